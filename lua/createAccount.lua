@@ -1,0 +1,58 @@
+--[[
+  createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
+  KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
+  KEYS[2] cycles        hash   archived cycle summaries
+  KEYS[3] journal       stream credit movements
+  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  ARGV[2] plan          string   plan name
+  ARGV[3] allowance     integer  credits per cycle
+  ARGV[4] rpmApi        integer  requests per window, surface api
+  ARGV[5] rpmWeb        integer  requests per window, surface web
+  ARGV[6] jobCap        integer  active-job cap
+  ARGV[7] maxVideos     integer  max videos per job
+  ARGV[8] bulk          0|1      bulk jobs allowed on surface api
+  ARGV[9] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
+  ARGV[10] unit         'd'|'m'  interval unit: days or calendar months
+  ARGV[11] length       integer  interval length in units
+  ARGV[12] journalTrim  string   'off' | 'maxlen' | 'minage'
+  ARGV[13] journalBound integer  max entries, or max age in ms
+  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, ACCOUNT_EXISTS
+]]
+--@include "lib/codes.lua"
+--@include "lib/clock.lua"
+--@include "lib/account.lua"
+
+local accountKey   = KEYS[1]
+local cyclesKey    = KEYS[2]
+local journalKey   = KEYS[3]
+local nowArg       = ARGV[1]
+local plan         = ARGV[2]
+local allowance    = tonumber(ARGV[3])
+local rpmApi       = tonumber(ARGV[4])
+local rpmWeb       = tonumber(ARGV[5])
+local jobCap       = tonumber(ARGV[6])
+local maxVideos    = tonumber(ARGV[7])
+local bulk         = tonumber(ARGV[8])
+local anchorMs     = tonumber(ARGV[9])
+local unit         = ARGV[10]
+local length       = tonumber(ARGV[11])
+local journalTrim  = ARGV[12]
+local journalBound = tonumber(ARGV[13])
+
+if redis.call('EXISTS', accountKey) == 1 then
+  return { CODE.ACCOUNT_EXISTS, 0, 0, 0 }
+end
+
+local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
+  journalTrim = journalTrim, journalBound = journalBound, now = clock_now(nowArg) }
+if anchorMs < 0 then
+  anchorMs = ctx.now
+end
+local _, startMs, endMs = current_period(anchorMs, unit, length, ctx.now)
+
+redis.call('HSET', accountKey, 'plan', plan, 'alw', allowance, 'nalw', allowance,
+  'bal', allowance, 'spent', 0, 'held', 0, 'cyc', 1, 'cs', startMs, 'ce', endMs,
+  'anc', anchorMs, 'unit', unit, 'len', length, 'rpa', rpmApi, 'rpw', rpmWeb,
+  'cap', jobCap, 'maxv', maxVideos, 'bulk', bulk)
+journal_append(ctx, 'grant', allowance, 1, '')
+return { CODE.OK, 1, startMs, endMs }

@@ -1,0 +1,80 @@
+/**
+ * Typed errors with a stable `name` and `code` (SPEC §8). Denied requests and insufficient
+ * credits are values, not errors; these are thrown only for bad input, missing records and an
+ * unreachable quota store. `isTollgateError` works across duplicate installs of the package.
+ */
+const BRAND = Symbol.for("tollgate.error");
+
+export type TollgateErrorCode =
+  | "invalid_input"
+  | "unknown_plan"
+  | "account_not_found"
+  | "account_exists"
+  | "job_not_found"
+  | "unavailable";
+
+export class TollgateError extends Error {
+  readonly [BRAND] = true;
+  override readonly name: string = "TollgateError";
+  constructor(
+    readonly code: TollgateErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Bad input to the library, thrown before Redis is touched (SPEC §8). */
+export class InvalidInputError extends TollgateError {
+  override readonly name = "InvalidInputError";
+  constructor(message: string) {
+    super("invalid_input", message);
+  }
+}
+
+export class UnknownPlanError extends TollgateError {
+  override readonly name = "UnknownPlanError";
+  constructor(readonly plan: string, known: readonly string[]) {
+    super("unknown_plan", `Unknown plan "${plan}"; known plans: ${known.join(", ")}`);
+  }
+}
+
+export class AccountNotFoundError extends TollgateError {
+  override readonly name = "AccountNotFoundError";
+  constructor(readonly accountId: string) {
+    super("account_not_found", `No account "${accountId}"`);
+  }
+}
+
+export class AccountExistsError extends TollgateError {
+  override readonly name = "AccountExistsError";
+  constructor(readonly accountId: string) {
+    super("account_exists", `Account "${accountId}" already exists`);
+  }
+}
+
+export class JobNotFoundError extends TollgateError {
+  override readonly name = "JobNotFoundError";
+  constructor(readonly jobId: string) {
+    super("job_not_found", `No job "${jobId}" for this account`);
+  }
+}
+
+/**
+ * The quota store (Redis) is unreachable, failed, or answered slower than the configured
+ * timeout. Charged operations fail closed on it (SPEC §8). When it is thrown after a script
+ * was sent, the script may still have run: retry charges with the same operation id.
+ */
+export class StoreUnavailableError extends TollgateError {
+  override readonly name = "StoreUnavailableError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("unavailable", message, options);
+  }
+}
+
+export function isTollgateError(error: unknown, code?: TollgateErrorCode): error is TollgateError {
+  if (typeof error !== "object" || error === null) return false;
+  const candidate = error as { [BRAND]?: unknown; code?: unknown };
+  return candidate[BRAND] === true && (code === undefined || candidate.code === code);
+}

@@ -1,0 +1,78 @@
+/**
+ * Idempotency-Key support for job creation (SPEC §7). Keys are scoped per account and stored
+ * with a fingerprint of the canonical request body. `begin` runs before validation and video
+ * resolution: it replays a stored outcome, refuses a reused key with another body, or marks
+ * the key pending for this request (so a concurrent duplicate gets "in use", never a second
+ * job). jobs.reserve re-checks the key and stores the outcome in the same atomic step.
+ * Scripts: lua/beginIdempotency.lua, lua/releaseIdempotency.lua.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { Context } from "./context.ts";
+import { Code } from "./scripts/codes.ts";
+import { printableKey } from "./validate.ts";
+
+/** The key, the body's fingerprint and the token that holds the key while it is pending. */
+export interface IdempotencyClaim {
+  key: string;
+  fingerprint: string;
+  token: string;
+}
+
+export type BeginOutcome =
+  | { state: "new"; claim: IdempotencyClaim }
+  | { state: "replay"; outcome: StoredOutcome }
+  | { state: "reused" }
+  | { state: "in_use" };
+
+/** A stored outcome: the created job, or the active-job-cap rejection (SPEC §7). */
+export type StoredOutcome =
+  | { kind: "job"; job: Record<string, unknown> }
+  | { kind: "job_limit_reached"; active: number; cap: number };
+
+/** JSON with object keys sorted at every depth, so equal bodies give equal fingerprints. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export function fingerprint(body: unknown): string {
+  return createHash("sha256").update(canonicalJson(body)).digest("hex");
+}
+
+export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
+  const data = JSON.parse(payload) as Record<string, unknown>;
+  if (code === Code.JOB_LIMIT) return { kind: "job_limit_reached", active: Number(data.active), cap: Number(data.cap) };
+  return { kind: "job", job: data };
+}
+
+export class Idempotency {
+  constructor(private readonly ctx: Context) {}
+
+  /** Looks the key up before the request is validated (SPEC §7 order). */
+  async begin(accountId: string, key: string, body: unknown): Promise<BeginOutcome> {
+    const keys = this.ctx.keys(accountId);
+    const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
+    const reply = await this.ctx.runner.run(
+      "beginIdempotency",
+      { record: keys.idempotency(claim.key) },
+      { fingerprint: claim.fingerprint, token: claim.token, lockTtlMs: this.ctx.idempotencyLockMs },
+    );
+    const code = Number(reply[0]);
+    if (code === Code.REPLAYED) return { state: "replay", outcome: decodeStoredOutcome(Number(reply[2]), String(reply[1])) };
+    if (code === Code.IDEMPOTENCY_REUSED) return { state: "reused" };
+    if (code === Code.IDEMPOTENCY_IN_USE) return { state: "in_use" };
+    return { state: "new", claim };
+  }
+
+  /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
+  async release(accountId: string, claim: IdempotencyClaim): Promise<void> {
+    const keys = this.ctx.keys(accountId);
+    await this.ctx.runner.run("releaseIdempotency", { record: keys.idempotency(claim.key) }, { token: claim.token });
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Resolves the `--@include "path"` directives of the Lua sources (STYLE: shared helpers in
+ * lua/lib/). Each file is included once, helpers before the code that uses them, and a
+ * missing file or an include cycle is reported with the file and line that asked for it.
+ * Pure: the caller supplies how to read a file, so the same code serves the build step and
+ * the tests.
+ */
+import { posix } from "node:path";
+
+const INCLUDE = /^--@include\s+"([^"]+)"\s*$/;
+
+export class LuaIncludeError extends Error {
+  override readonly name = "LuaIncludeError";
+}
+
+/** Reads a file by its path relative to the Lua root, or returns undefined if it is absent. */
+export type ReadLua = (path: string) => string | undefined;
+
+export function resolveIncludes(entry: string, read: ReadLua): string {
+  const included = new Set<string>();
+  const chunks: string[] = [];
+
+  // open: files being read, outermost first; via: the include line that opened each of them.
+  const visit = (path: string, open: string[], via: string[]): void => {
+    const source = read(path);
+    if (source === undefined) {
+      throw new LuaIncludeError(`${via.at(-1) ?? path}: include not found: ${path}`);
+    }
+    const body: string[] = [];
+    source.split("\n").forEach((line, index) => {
+      const match = INCLUDE.exec(line.trim());
+      if (!match) {
+        body.push(line);
+        return;
+      }
+      const target = posix.normalize(posix.join(posix.dirname(path), match[1]!));
+      const at = `${path}:${index + 1}`;
+      const loopStart = [...open, path].indexOf(target);
+      if (loopStart >= 0) {
+        const loop = [...via, at].slice(loopStart).join(" -> ");
+        throw new LuaIncludeError(`include cycle: ${loop} -> ${target}`);
+      }
+      if (included.has(target)) return;
+      visit(target, [...open, path], [...via, at]);
+      included.add(target);
+    });
+    chunks.push(`-- ${path}\n${body.join("\n").trim()}\n`);
+  };
+
+  visit(entry, [], []);
+  return chunks.join("\n");
+}
+
+export interface LuaParam {
+  index: number;
+  name: string;
+}
+
+export interface LuaHeader {
+  name: string;
+  keys: LuaParam[];
+  args: LuaParam[];
+}
+
+/**
+ * Reads the header block of a script: its name, then one `KEYS[n] name ...` or
+ * `ARGV[n] name ...` line per key and argument (STYLE: BullMQ-style headers).
+ */
+export function parseHeader(source: string, file: string): LuaHeader {
+  const open = source.indexOf("--[[");
+  const close = source.indexOf("]]", open);
+  if (open !== 0 || close < 0) {
+    throw new LuaIncludeError(`${file}: a script must open with a --[[ header ]]`);
+  }
+  const lines = source.slice(4, close).split("\n").map((l) => l.trim()).filter(Boolean);
+  const title = /^(\w+):/.exec(lines[0] ?? "");
+  if (!title) throw new LuaIncludeError(`${file}: the header must start with "<name>: <summary>"`);
+  const keys: LuaParam[] = [];
+  const args: LuaParam[] = [];
+  for (const line of lines) {
+    const m = /^(KEYS|ARGV)\[(\d+)\]\s+(\w+)/.exec(line);
+    if (!m) continue;
+    const list = m[1] === "KEYS" ? keys : args;
+    const index = Number(m[2]);
+    if (index !== list.length + 1) {
+      throw new LuaIncludeError(`${file}: ${m[1]}[${index}] is out of order in the header`);
+    }
+    list.push({ index, name: m[3]! });
+  }
+  return { name: title[1]!, keys, args };
+}
