@@ -7,8 +7,10 @@ export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
 
 /** Tests move time by hand; nothing sleeps (STYLE). */
+export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
+
 export class ManualClock {
-  constructor(public now: number = Date.UTC(2026, 0, 15, 12, 0, 0)) {}
+  constructor(public now: number = TEST_START) {}
   advance(ms: number): number {
     this.now += ms;
     return this.now;

@@ -1,0 +1,112 @@
+// Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+
+describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
+  let gate: TestGate;
+  beforeAll(async () => {
+    gate = await openTollgate(kind, 'credits');
+  });
+  afterAll(() => gate.close());
+  beforeEach(() => void gate.clock.set(TEST_START));
+
+  async function account(plan = 'free') {
+    const id = accountId();
+    await gate.tg.accounts.create(id, { plan });
+    return id;
+  }
+
+  it('takes required + min(optional, balance - required)', async () => {
+    const id = await account();
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
+    await gate.tg.credits.charge(id, { required: 27 });
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({ ok: true, charged: 1, balance: 0, replayed: false });
+  });
+
+  it('an insufficient charge is a value with remaining and needed, and takes nothing', async () => {
+    const id = await account();
+    await gate.tg.credits.charge(id, { required: 29 });
+    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', remaining: 1, needed: 2 });
+    expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 1, spent: 29 });
+  });
+
+  it('a retried charge with the same operation id is applied once', async () => {
+    const id = await account();
+    const first = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' });
+    const again = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' });
+    expect(first).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
+    expect(again).toEqual({ ok: true, charged: 2, balance: 28, replayed: true });
+    expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 28, spent: 2 });
+  });
+
+  it('an insufficient charge does not use up its operation id', async () => {
+    const id = await account();
+    await gate.tg.credits.charge(id, { required: 30 });
+    expect((await gate.tg.credits.charge(id, { required: 1, operationId: 'op-x' })).ok).toBe(false);
+    gate.clock.advance(30 * 86_400_000);
+    expect(await gate.tg.credits.charge(id, { required: 1, operationId: 'op-x' })).toMatchObject({ ok: true, replayed: false });
+  });
+
+  it('race: 64 concurrent charges of 1 against a balance of 37 -> exactly 37 succeed, balance 0, never negative', async () => {
+    const id = accountId();
+    await gate.tg.accounts.create(id, { plan: 'starter' });
+    await gate.tg.credits.charge(id, { required: 1000 - 37 });
+    const outcomes = await Promise.all(Array.from({ length: 64 }, () => gate.tg.credits.charge(id, { required: 1 })));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(37);
+    expect(outcomes.filter((o) => !o.ok).every((o) => !o.ok && o.remaining === 0 && o.needed === 1)).toBe(true);
+    const balances = outcomes.flatMap((o) => (o.ok ? [o.balance] : [])).sort((a, b) => a - b);
+    expect(balances).toEqual(Array.from({ length: 37 }, (_, i) => i));
+    expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 0, spent: 1000, held: 0 });
+  });
+
+  it('the journal reconciles with the balance, spent and held of the cycle', async () => {
+    const id = await account('pro');
+    await gate.tg.credits.charge(id, { required: 3, optional: 2 });
+    const job = await gate.tg.jobs.reserve(id, { videos: 10, includeComments: true });
+    if (!job.ok) throw new Error('reserve failed');
+    await gate.tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', commentPage: 'nonempty' });
+    await gate.tg.jobs.recordResult(id, job.job.id, { transcript: 'no_captions' });
+    await gate.tg.jobs.cancel(id, job.job.id);
+    const r = await gate.tg.credits.reconcile(id);
+    expect(r).toMatchObject({ complete: true, matches: true, cycle: 1, stored: { balance: 4993, spent: 7, held: 0 } });
+    expect(r.journal).toEqual(r.stored);
+  });
+
+  it('the journal restarts with the grant of each new cycle', async () => {
+    const id = await account();
+    await gate.tg.credits.charge(id, { required: 5 });
+    gate.clock.advance(31 * 86_400_000);
+    await gate.tg.credits.charge(id, { required: 2 });
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, cycle: 2, entries: 2, journal: { balance: 28, spent: 2, held: 0 } });
+  });
+});
+
+describe('the journal can be bounded or switched off', () => {
+  it('switched off: no stream is written and reconcile says it is incomplete', async () => {
+    const gate = await openTollgate('node-redis', 'journal-off', { journal: false });
+    try {
+      const id = accountId();
+      await gate.tg.accounts.create(id, { plan: 'free' });
+      await gate.tg.credits.charge(id, { required: 1 });
+      expect(await gate.command(['EXISTS', `${gate.prefix}:{${id}}:jn`])).toBe(0);
+      expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: false, matches: false });
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('bounded by entries: the stream is trimmed near the bound', async () => {
+    const gate = await openTollgate('ioredis', 'journal-len', { journal: { maxEntries: 10 } });
+    try {
+      const id = accountId();
+      await gate.tg.accounts.create(id, { plan: 'starter' });
+      for (let i = 0; i < 300; i++) await gate.tg.credits.charge(id, { required: 1 });
+      const length = Number(await gate.command(['XLEN', `${gate.prefix}:{${id}}:jn`]));
+      expect(length).toBeLessThan(150);
+      expect(length).toBeGreaterThanOrEqual(10);
+      expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: false });
+    } finally {
+      await gate.close();
+    }
+  });
+});
