@@ -137,7 +137,7 @@ export class Jobs {
   constructor(private readonly ctx: Context) {}
 
   /** Creates a bulk job: N credits reserved, 2N with comments (SPEC §6). */
-  reserve(accountId: string, request: ReserveRequest): Promise<ReserveOutcome> {
+  async reserve(accountId: string, request: ReserveRequest): Promise<ReserveOutcome> {
     const videos = count("videos", request.videos, 1);
     return this.create(accountId, {
       kind: "bulk",
@@ -151,7 +151,7 @@ export class Jobs {
   }
 
   /** Creates a standalone comments collection reserving its limit L (SPEC §6). */
-  reserveCollection(accountId: string, request: CollectionRequest): Promise<ReserveOutcome> {
+  async reserveCollection(accountId: string, request: CollectionRequest): Promise<ReserveOutcome> {
     const limit = count("Collection limit", request.limit, COLLECTION_LIMIT.min, COLLECTION_LIMIT.max);
     return this.create(accountId, {
       kind: "collection",
@@ -272,12 +272,12 @@ export class Jobs {
   }
 
   /** Ends a job now as completed, refunding whatever it did not use. */
-  finish(accountId: string, jobId: string): Promise<EndOutcome> {
+  async finish(accountId: string, jobId: string): Promise<EndOutcome> {
     return this.end(accountId, jobId, "completed", "finished");
   }
 
   /** Cancels a job: refunds every undelivered item; a second cancel refunds nothing (SPEC §6). */
-  cancel(accountId: string, jobId: string): Promise<EndOutcome> {
+  async cancel(accountId: string, jobId: string): Promise<EndOutcome> {
     return this.end(accountId, jobId, "canceled", "canceled");
   }
 
