@@ -7,6 +7,7 @@ import type { Context } from "./context.ts";
 import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
 import { AccountExistsError, AccountNotFoundError } from "./errors.ts";
 import { planArgs, planNamed } from "./plans.ts";
+import { jobFromFields, type Job } from "./jobs.ts";
 import { Code } from "./scripts/codes.ts";
 
 export interface Cycle {
@@ -25,6 +26,18 @@ export interface EndedCycle extends Cycle {
   held: number;
   /** Refunded to the ended cycle after it ended; never added to a later balance. */
   refunded: number;
+}
+
+/** Everything stored for an account, as is (see Accounts.inspect). */
+export interface AccountSnapshot {
+  plan: string;
+  credits: { allowance: number; balance: number; spent: number; held: number; nextAllowance: number };
+  cycle: Cycle;
+  cycleSpec: { anchor: number; unit: "d" | "m"; length: number };
+  limits: { api: number; web: number; activeJobCap: number; maxVideosPerJob: number; bulkOnApi: boolean };
+  windows: { api: { window: number; used: number }; web: { window: number; used: number } };
+  endedCycles: EndedCycle[];
+  jobs: Job[];
 }
 
 export interface CreateAccountOptions {
@@ -91,26 +104,61 @@ export class Accounts {
   async endedCycles(accountId: string): Promise<EndedCycle[]> {
     const keys = this.ctx.keys(accountId);
     const reply = await this.ctx.runner.run("readCycles", { cycles: keys.cycles }, {});
-    const byId = new Map<number, Record<string, number>>();
-    for (let i = 1; i < reply.length; i += 2) {
-      const [id, field] = String(reply[i]).split(":");
-      const entry = byId.get(Number(id)) ?? {};
-      entry[field!] = Number(reply[i + 1]);
-      byId.set(Number(id), entry);
-    }
-    return [...byId.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([id, f]) => ({
-        id,
-        start: f.cs ?? 0,
-        end: f.ce ?? 0,
-        allowance: f.a ?? 0,
-        unused: f.b ?? 0,
-        spent: f.s ?? 0,
-        held: f.h ?? 0,
-        refunded: f.r ?? 0,
-      }));
+    const fields: Record<string, number> = {};
+    for (let i = 1; i < reply.length; i += 2) fields[String(reply[i])] = Number(reply[i + 1]);
+    return endedCyclesFrom(fields);
   }
+
+  /**
+   * Everything stored for the account, read as is: no rollover and no lapsed-job ending
+   * happen on this read. For audits, admin views and model-based tests.
+   */
+  async inspect(accountId: string): Promise<AccountSnapshot> {
+    const keys = this.ctx.keys(accountId);
+    const reply = await this.ctx.runner.run(
+      "inspectAccount",
+      { account: keys.account, cycles: keys.cycles, jobList: keys.jobList },
+      { jobKeyPrefix: keys.jobPrefix },
+    );
+    if (Number(reply[0]) === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
+    const state = JSON.parse(String(reply[1])) as { account: Record<string, number | string>; cycles: Record<string, number>; jobs: unknown };
+    const a = state.account;
+    const n = (field: string) => Number(a[field] ?? 0);
+    return {
+      plan: String(a.plan),
+      credits: { allowance: n("alw"), balance: n("bal"), spent: n("spent"), held: n("held"), nextAllowance: n("nalw") },
+      cycle: { id: n("cyc"), start: n("cs"), end: n("ce") },
+      cycleSpec: { anchor: n("anc"), unit: a.unit === "m" ? "m" : "d", length: n("len") },
+      limits: { api: n("rpa"), web: n("rpw"), activeJobCap: n("cap"), maxVideosPerJob: n("maxv"), bulkOnApi: n("bulk") === 1 },
+      windows: { api: { window: a.wa === undefined ? -1 : n("wa"), used: n("ca") }, web: { window: a.ww === undefined ? -1 : n("ww"), used: n("cw") } },
+      // cjson encodes an empty table as {}: no jobs.
+      endedCycles: endedCyclesFrom(state.cycles),
+      jobs: Array.isArray(state.jobs) ? state.jobs.map((j) => jobFromFields(j as Record<string, unknown>)) : [],
+    };
+  }
+}
+
+/** Ended cycles from the cycles hash ("<cycle>:<field>" -> number), oldest first. */
+function endedCyclesFrom(fields: Record<string, number>): EndedCycle[] {
+  const byId = new Map<number, Record<string, number>>();
+  for (const [key, value] of Object.entries(fields)) {
+    const [id, field] = key.split(":");
+    const entry = byId.get(Number(id)) ?? {};
+    entry[field!] = value;
+    byId.set(Number(id), entry);
+  }
+  return [...byId.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([id, f]) => ({
+      id,
+      start: f.cs ?? 0,
+      end: f.ce ?? 0,
+      allowance: f.a ?? 0,
+      unused: f.b ?? 0,
+      spent: f.s ?? 0,
+      held: f.h ?? 0,
+      refunded: f.r ?? 0,
+    }));
 }
 
 function cycleFrom(reply: unknown[]): Cycle {

@@ -5,7 +5,7 @@ export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient } from "./redis/client.ts";
 export { DEFAULT_PLANS, validatePlans, type Plan, type PlanTable } from "./plans.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
-export type { Accounts, Cycle, EndedCycle, CreateAccountOptions } from "./accounts.ts";
+export type { Accounts, AccountSnapshot, Cycle, EndedCycle, CreateAccountOptions } from "./accounts.ts";
 export { SURFACES, type Limits, type Admission, type AdmitOptions, type RateLimitState, type Surface } from "./limits.ts";
 export type { Credits, ChargeRequest, ChargeOutcome, Reconciliation } from "./credits.ts";
 export type { Usage } from "./usage.ts";
