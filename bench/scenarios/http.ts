@@ -1,0 +1,135 @@
+/**
+ * HTTP through Express, driven by autocannon from a worker thread (so the load generator does
+ * not share the server's event loop). Each connection is its own account (x-api-key).
+ *   bare Express              a trivial JSON route: the ceiling for any middleware;
+ *   express-rate-limit        + rate-limit-redis on the same node-redis client, keyed by account;
+ *   tollgate admit middleware the few lines a host writes around tg.limits.admit;
+ *   the example server        its free endpoint and the charged transcript endpoint, when
+ *                             examples/express exports an app factory (see exampleApp).
+ */
+import { existsSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import express, { type Express } from "express";
+import { rateLimit } from "express-rate-limit";
+import { RedisStore, type RedisReply } from "rate-limit-redis";
+import { rateLimitHeaders, type Tollgate } from "../../src/index.ts";
+import type { BenchClient } from "../clients.ts";
+import type { Measurement } from "../measure.ts";
+
+export const HTTP_SCENARIO = {
+  bare: "bare Express",
+  erl: "Express + express-rate-limit + rate-limit-redis",
+  admit: "Express + tollgate admit middleware",
+  exampleFree: "example server: free endpoint",
+  exampleCharged: "example server: charged transcript",
+} as const;
+
+export interface HttpTarget {
+  name: string;
+  app: Express;
+  path: string;
+}
+
+const CONNECTION_SETUP = fileURLToPath(new URL("./connection.cjs", import.meta.url));
+
+function ok(_req: express.Request, res: express.Response) {
+  res.json({ ok: true });
+}
+
+export function bareApp(): Express {
+  const app = express();
+  app.get("/ping", ok);
+  return app;
+}
+
+export function expressRateLimitApp(client: BenchClient): Express {
+  const app = express();
+  app.use(
+    rateLimit({
+      windowMs: 60_000,
+      limit: 1_000_000_000,
+      standardHeaders: "draft-7",
+      legacyHeaders: true,
+      keyGenerator: (req) => req.get("x-api-key") ?? "anonymous",
+      store: new RedisStore({
+        prefix: "erl:",
+        sendCommand: (...args: string[]) => client.command(args) as Promise<RedisReply>,
+      }),
+    }),
+  );
+  app.get("/ping", ok);
+  return app;
+}
+
+export function tollgateAdmitApp(tg: Tollgate): Express {
+  const app = express();
+  app.use(async (req, res, next) => {
+    const admission = await tg.limits.admit(req.get("x-api-key") ?? "");
+    res.set(rateLimitHeaders(admission.rateLimit));
+    if (!admission.allowed) {
+      res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
+      return;
+    }
+    next();
+  });
+  app.get("/ping", ok);
+  return app;
+}
+
+/**
+ * The Express example's free and charged endpoints, once examples/express/app.ts exports an
+ * app factory; until then a gap the report names.
+ */
+export async function exampleApps(_redisUrl: string): Promise<{ gap: string } | { targets: Array<HttpTarget & { key: string }>; close(): Promise<void> }> {
+  const file = fileURLToPath(new URL("../../examples/express/app.ts", import.meta.url));
+  if (!existsSync(file)) return { gap: "examples/express/app.ts does not exist yet" };
+  const module = (await import(file)) as { createApp?: unknown };
+  if (typeof module.createApp !== "function") return { gap: "examples/express/app.ts exports no createApp" };
+  return { gap: "examples/express exports createApp, but the bench does not drive it yet" };
+}
+
+async function listen(app: Express): Promise<{ url: string; server: Server }> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(0, "127.0.0.1", (error?: Error) => {
+      if (error) return reject(error);
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
+    });
+  });
+}
+
+function fire(url: string, connections: number, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url,
+    connections,
+    duration: seconds,
+    workers: 1,
+    setupClient: CONNECTION_SETUP,
+  } as unknown as autocannon.Options); // the types predate workers mode, where setupClient is a file path
+}
+
+/** Warm-up, then a measured run; any error or non-2xx response fails the scenario. */
+export async function measureHttp(target: HttpTarget, connections: number, seconds: number, warmupSeconds: number): Promise<Measurement> {
+  const { url, server } = await listen(target.app);
+  try {
+    if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, Math.max(1, Math.round(warmupSeconds)));
+    const result = await fire(`${url}${target.path}`, connections, seconds);
+    if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
+      throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
+    }
+    return {
+      concurrency: connections,
+      ops: result.requests.total,
+      seconds: result.duration,
+      opsPerSec: result.requests.total / result.duration,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      maxMs: result.latency.max,
+    };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
