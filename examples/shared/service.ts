@@ -1,0 +1,92 @@
+/**
+ * The whole example service, framework-free: tollgate over node-redis, the fake platform, API
+ * keys, sessions, the demo OAuth verifier, the job store and runner, and the route table.
+ * The Express and Koa adapters only translate requests and replies to and from it.
+ */
+import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../../src/index.ts';
+import { ApiKeys } from './apiKeys.ts';
+import { replyForThrown } from './errors.ts';
+import { fail, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
+import { JobStore } from './jobStore.ts';
+import { mcpHandler } from './mcp.ts';
+import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './oauth.ts';
+import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
+import { connectRedis } from './redis.ts';
+import { buildRoutes, type Route } from './routes.ts';
+import { Sessions } from './sessions.ts';
+import { JobRunner, type WorkerMode } from './worker.ts';
+
+export interface ServiceOptions {
+  redisUrl: string;
+  /** Key prefix of tollgate's keys; the example's own keys use `<prefix>:ex`. Default "tg". */
+  prefix?: string;
+  /** Injected clock (tests); default the Redis server's TIME. */
+  clock?: () => number;
+  /** Enables /admin with `Authorization: Bearer <adminToken>`. */
+  adminToken?: string;
+  worker?: WorkerMode;
+  platform?: VideoPlatform;
+  plans?: PlanTable;
+  /** Also send the IETF RateLimit-Policy / RateLimit fields. */
+  ietfHeaders?: boolean;
+  /** Lapsed-job sweep period; 0 turns it off. Default 30 s. */
+  sweepEveryMs?: number;
+  /** OAuth hook; default the demo verifier whose tokens the admin endpoint mints. */
+  verifyToken?: TokenVerifier;
+}
+
+export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
+
+export interface Service {
+  routes: Array<Omit<Route, 'handler'> & { handle(request: IncomingRequest): Promise<HttpReply> }>;
+  notFound(request: IncomingRequest): HttpReply;
+  tollgate: Tollgate;
+  oauth: DemoOAuth;
+  /** Creates an account with a fresh API key (the key is shown once, here). */
+  createAccount(plan: string): Promise<{ accountId: string; apiKey: string }>;
+  close(): Promise<void>;
+}
+
+export async function createService(options: ServiceOptions): Promise<Service> {
+  const prefix = options.prefix ?? 'tg';
+  const redis = await connectRedis(options.redisUrl);
+  const tollgate = createTollgate({ redis: fromNodeRedis(redis), prefix, clock: options.clock, plans: options.plans });
+  const platform = options.platform ?? createFakePlatform();
+  const apiKeys = new ApiKeys(redis, `${prefix}:ex`);
+  const sessions = new Sessions(redis, `${prefix}:ex`);
+  const store = new JobStore(redis, `${prefix}:ex`);
+  const oauth = createDemoOAuth();
+  const runner = new JobRunner(
+    { tollgate, platform, store },
+    { mode: options.worker ?? 'auto', redisUrl: options.redisUrl, queuePrefix: `${prefix}:bull`, sweepEveryMs: options.sweepEveryMs },
+  );
+  runner.start();
+  const verifyToken = options.verifyToken ?? oauth.verify;
+  const deps = { tollgate, platform, apiKeys, sessions, store, runner, oauth, verifyToken, ietfHeaders: options.ietfHeaders ?? false, adminToken: options.adminToken };
+  const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
+  const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
+
+  return {
+    routes: routes.map(({ method, path, handler }) => ({
+      method,
+      path,
+      async handle(request) {
+        const withRequestId = withId(request);
+        const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));
+        return { ...reply, headers: { 'X-Request-Id': withRequestId.requestId, ...reply.headers } };
+      },
+    })),
+    notFound: (request) => fail(withId(request), 'not_found', `No route for ${request.method} ${request.path}`),
+    tollgate,
+    oauth,
+    async createAccount(plan) {
+      const accountId = `acct_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+      await tollgate.accounts.create(accountId, { plan });
+      return { accountId, apiKey: await apiKeys.issue(accountId) };
+    },
+    async close() {
+      await runner.close();
+      await redis.close();
+    },
+  };
+}
