@@ -45,7 +45,15 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: '/web/collections/:id', handler: g(jobs.get, { accept: 'session' }) },
     { method: 'DELETE', path: '/web/collections/:id', handler: g(jobs.cancel, { accept: 'session' }) },
   ];
-  if (deps.mcp) routes.push({ method: 'POST', path: '/mcp', handler: deps.mcp });
+  if (deps.mcp) {
+    // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+    const onlyPost: Handler = async () => ({ status: 405, headers: { Allow: 'POST' }, body: undefined });
+    routes.push(
+      { method: 'POST', path: '/mcp', handler: deps.mcp },
+      { method: 'GET', path: '/mcp', handler: onlyPost },
+      { method: 'DELETE', path: '/mcp', handler: onlyPost },
+    );
+  }
   if (deps.adminToken) {
     const admin = adminHandlers({ ...deps, adminToken: deps.adminToken });
     routes.push(

@@ -1,0 +1,183 @@
+// SPEC §5, §9 MCP endpoint, driven by the SDK's own Client over Streamable HTTP against both
+// example servers: tools and their charges, the `api` counter shared with REST (API key and
+// OAuth token alike), housekeeping that counts nothing, and 401/429 as HTTP responses.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ADAPTERS, type Harness, startHarness, videoIds } from './harness.ts';
+
+const VIDEO = 'dQw4w9WgXcQ';
+
+describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
+  let h: Harness;
+  const clients: Client[] = [];
+  beforeAll(async () => {
+    h = await startHarness(adapter, 'mcp');
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function connect(token: string): Promise<Client> {
+    const client = new Client({ name: 'contract-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${h.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+    const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text: string }> };
+    return { isError: result.isError === true, value: JSON.parse(result.content[0]!.text) };
+  }
+
+  const apiRemaining = async (key: string) => Number((await h.request('/api/v1/usage', { key })).headers.get('x-ratelimit-remaining'));
+  const balance = async (id: string) => (await h.service.tollgate.usage(id)).credits.balance;
+
+  it('lists the four tools; initialize and tools/list count nothing', async () => {
+    const { key } = await h.account('starter');
+    const client = await connect(key);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['create_job', 'get_transcript', 'get_usage', 'get_video_comments']);
+    expect(await apiRemaining(key)).toBe(100);
+  });
+
+  it('each tools/call counts one request on the api counter REST uses', async () => {
+    const { key } = await h.account('starter');
+    const client = await connect(key);
+    const usage = await call(client, 'get_usage');
+    expect(usage.isError).toBe(false);
+    expect(usage.value).toMatchObject({ plan: 'starter', rate_limit: { limit: 100, remaining: 99 } });
+    await h.request('/api/v1/search?q=x', { key });
+    await call(client, 'get_usage');
+    expect(await apiRemaining(key)).toBe(97);
+  });
+
+  it('get_transcript costs 1; with include_comments 2 when the Top page is nonempty', async () => {
+    const { id, key } = await h.account('starter');
+    const client = await connect(key);
+    const plain = await call(client, 'get_transcript', { video_id: VIDEO, format: 'srt' });
+    expect(plain.value).toMatchObject({ video_id: VIDEO, format: 'srt', credits_charged: 1, comments: null });
+    expect(plain.value.transcript).toMatch(/-->/);
+    const both = await call(client, 'get_transcript', { video_id: VIDEO, include_comments: true });
+    expect(both.value).toMatchObject({ credits_charged: 2, comments_status: 'delivered' });
+    expect(both.value.comments.comments).toHaveLength(20);
+    expect(await balance(id)).toBe(997);
+  });
+
+  it('only 1 credit when comments fail or come back empty, and the transcript is kept', async () => {
+    const { id, key } = await h.account('starter');
+    const client = await connect(key);
+    const failed = await call(client, 'get_transcript', { video_id: 'errcomm0001', include_comments: true });
+    expect(failed.isError).toBe(false);
+    expect(failed.value).toMatchObject({ credits_charged: 1, comments_status: 'failed', comments: null });
+    expect(failed.value.transcript.segments.length).toBeGreaterThan(0);
+    const empty = await call(client, 'get_transcript', { video_id: 'nocomm00001', include_comments: true });
+    expect(empty.value).toMatchObject({ credits_charged: 1, comments_status: 'empty' });
+    expect(await balance(id)).toBe(998);
+  });
+
+  it('only 1 credit when only 1 is left after the transcript', async () => {
+    const { id, key } = await h.account('starter');
+    await h.leave(id, 1);
+    const client = await connect(key);
+    const r = await call(client, 'get_transcript', { video_id: VIDEO, include_comments: true });
+    expect(r.value).toMatchObject({ credits_charged: 1, comments_status: 'insufficient_credits', comments: null });
+    expect(r.value.transcript.video_id).toBe(VIDEO);
+    expect(await balance(id)).toBe(0);
+  });
+
+  it('credit errors are tool results with isError and the SPEC §8 error object; failed fetches charge nothing', async () => {
+    const { id, key } = await h.account('free');
+    const client = await connect(key);
+    const gone = await call(client, 'get_transcript', { video_id: 'unavail0001' });
+    expect(gone.isError).toBe(true);
+    expect(gone.value.error.type).toBe('video_unavailable');
+    expect(gone.value.request_id).toMatch(/^req_/);
+    expect(await balance(id)).toBe(30);
+    await h.leave(id, 0);
+    const broke = await call(client, 'get_transcript', { video_id: VIDEO });
+    expect(broke.isError).toBe(true);
+    expect(broke.value.error).toMatchObject({ type: 'insufficient_quota', remaining: 0, needed: 1 });
+    const comments = await call(client, 'get_video_comments', { video_id: VIDEO });
+    expect(comments.value.error.type).toBe('insufficient_quota');
+  });
+
+  it('get_video_comments: 1 per nonempty page, 0 for an empty one', async () => {
+    const { id, key } = await h.account('starter');
+    const client = await connect(key);
+    const top = await call(client, 'get_video_comments', { video_id: VIDEO, sort: 'newest' });
+    expect(top.value).toMatchObject({ sort: 'newest', credits_charged: 1 });
+    const replies = await call(client, 'get_video_comments', { video_id: VIDEO, reply_to: top.value.comments[0].id });
+    expect(replies.value.credits_charged).toBe(1);
+    const empty = await call(client, 'get_video_comments', { video_id: 'nocomm00001' });
+    expect(empty.value).toMatchObject({ comments: [], credits_charged: 0 });
+    expect(await balance(id)).toBe(998);
+  });
+
+  it('create_job: Free -> plan_not_allowed; paid plans reserve N and honour idempotency_key', async () => {
+    const free = await h.account('free');
+    const denied = await call(await connect(free.key), 'create_job', { video_ids: videoIds('vid', 3) });
+    expect(denied.isError).toBe(true);
+    expect(denied.value.error.type).toBe('plan_not_allowed');
+    expect(await balance(free.id)).toBe(30);
+
+    const { id, key } = await h.account('starter');
+    const client = await connect(key);
+    const args = { video_ids: videoIds('vid', 3), include_comments: true, idempotency_key: 'mcp-1' };
+    const first = await call(client, 'create_job', args);
+    expect(first.value).toMatchObject({ idempotent_replayed: false, job: { reserved: 6, videos: 3, status: 'queued' } });
+    const again = await call(client, 'create_job', args);
+    expect(again.value).toMatchObject({ idempotent_replayed: true, job: { id: first.value.job.id } });
+    const reused = await call(client, 'create_job', { ...args, video_ids: videoIds('vid', 4) });
+    expect(reused.value.error.type).toBe('idempotency_key_reused');
+    expect(await balance(id)).toBe(994);
+    // The REST endpoint sees the same job.
+    expect((await h.request(`/jobs/${first.value.job.id}`, { key })).body.reserved).toBe(6);
+  });
+
+  it('an OAuth token resolves to the same account: same api counter, same credits', async () => {
+    const { id, key } = await h.account('starter');
+    const minted = await h.admin(`/admin/accounts/${id}/oauth-tokens`);
+    expect(minted.status).toBe(201);
+    const client = await connect(minted.body.access_token);
+    const r = await call(client, 'get_transcript', { video_id: VIDEO });
+    expect(r.value.credits_charged).toBe(1);
+    await h.request(`/transcript/${VIDEO}`, { key });
+    expect(await apiRemaining(key)).toBe(98);
+    expect(await balance(id)).toBe(998);
+    // The same token also works on REST.
+    expect((await h.request('/api/v1/search?q=a', { key: minted.body.access_token })).status).toBe(200);
+  });
+
+  it('401 and the per-minute 429 are HTTP responses; the 429 is not counted', async () => {
+    await expect(connect('tgk_0000000000000000_' + '0'.repeat(64))).rejects.toMatchObject({ code: 401 });
+    const raw = await h.request('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
+    expect(raw.status).toBe(401);
+    expect(raw.headers.get('x-ratelimit-limit')).toBeNull();
+
+    const { id, key } = await h.account('free');
+    const client = await connect(key);
+    for (let i = 0; i < 30; i++) await h.request('/api/v1/search?q=a', { key });
+    await expect(call(client, 'get_transcript', { video_id: VIDEO })).rejects.toMatchObject({ code: 429 });
+    const limited = await h.request('/mcp', {
+      key,
+      body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_usage', arguments: {} } },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toMatchObject({ type: 'rate_limited', message: 'Rate limit exceeded' });
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Housekeeping still works while the budget is spent, and the denied calls spent nothing.
+    expect((await client.listTools()).tools).toHaveLength(4);
+    expect(await balance(id)).toBe(30);
+    h.clock.advance(60_000);
+    expect((await call(client, 'get_usage')).value.rate_limit.remaining).toBe(29);
+  });
+});
