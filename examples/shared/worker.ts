@@ -33,6 +33,7 @@ export class JobRunner {
   private worker?: Worker;
   private connection?: Redis;
   private sweepTimer?: NodeJS.Timeout;
+  private closing = false;
 
   constructor(
     private readonly deps: WorkDeps,
@@ -63,7 +64,7 @@ export class JobRunner {
   /** Hands a newly reserved job to the queue (auto mode); manual mode waits for the admin. */
   async enqueue(jobId: string): Promise<void> {
     if (!this.queue) return;
-    await this.queue.add('run', { jobId }, { jobId, removeOnComplete: 1000, removeOnFail: 1000 });
+    await this.queue.add('run', { jobId }, { jobId, attempts: 100, removeOnComplete: 1000, removeOnFail: 1000 });
   }
 
   /** Processes up to `count` units of a job now (videos, or pages of a collection). */
@@ -83,9 +84,12 @@ export class JobRunner {
     const lanes = meta.kind === 'bulk' ? (this.options.itemConcurrency ?? 4) : 1;
     await Promise.all(
       Array.from({ length: lanes }, async () => {
-        while ((await this.step(jobId, meta)) === 'processed');
+        while (!this.closing && (await this.step(jobId, meta)) === 'processed');
       }),
     );
+    // Stopping mid-job: fail this attempt so the queue hands the job to the next worker, which
+    // resumes from the cursor. Every video started here was recorded before the lanes stopped.
+    if (this.closing) throw new Error(`worker stopping; job ${jobId} goes back to the queue`);
   }
 
   private async step(jobId: string, meta: JobMeta): Promise<StepOutcome> {
@@ -100,6 +104,7 @@ export class JobRunner {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.sweepTimer);
     await this.worker?.close();
     await this.queue?.close();

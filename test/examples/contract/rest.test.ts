@@ -20,7 +20,8 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     it('401 without a key, with a wrong key, and with a malformed one; no rate-limit headers on 401', async () => {
       const { key } = await h.account('starter');
       const wrong = key.slice(0, -4) + (key.endsWith('aaaa') ? 'bbbb' : 'aaaa');
-      for (const headers of [{}, { authorization: `Bearer ${wrong}` }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }]) {
+      const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${wrong}` }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }];
+      for (const headers of attempts) {
         const r = await h.request(`/transcript/${VIDEO}`, { headers });
         expect(r.status).toBe(401);
         expect(r.body.error.type).toBe('unauthorized');

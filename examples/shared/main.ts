@@ -1,0 +1,58 @@
+/**
+ * Start-up shared by `npm start` (Express) and `npm run start:koa` (SPEC §9): reads PORT
+ * (default 3000), HOST (default 127.0.0.1), REDIS_URL (default: a local redis-server started
+ * here), ADMIN_TOKEN (enables /admin) and WORKER=auto|manual; creates a demo account and
+ * prints the URL, its API key (shown once) and a curl to try.
+ */
+import type { Listening } from './listen.ts';
+import { redisFromEnv } from './redisDefault.ts';
+import { createService, type Service } from './service.ts';
+import type { WorkerMode } from './worker.ts';
+
+export type ListenFn = (service: Service, port: number, host?: string) => Promise<Listening>;
+
+export async function main(framework: string, listenFn: ListenFn, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const worker = (env.WORKER ?? 'auto') as WorkerMode;
+  if (worker !== 'auto' && worker !== 'manual') throw new Error(`WORKER must be auto or manual, got ${env.WORKER}`);
+  const redis = await redisFromEnv(env);
+  let service: Service | undefined;
+  let server: Listening | undefined;
+  const shutdown = async () => {
+    await server?.close();
+    await service?.close();
+    await redis.stop();
+  };
+  try {
+    service = await createService({ redisUrl: redis.url, adminToken: env.ADMIN_TOKEN || undefined, worker });
+    const demo = await service.createAccount('starter');
+    server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
+    const lines = [
+      `tollgate example (${framework}) listening on ${server.url}`,
+      `  redis: ${redis.url}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
+      `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}`,
+      `  demo account: ${demo.accountId} (plan starter)`,
+      `  demo API key (shown once): ${demo.apiKey}`,
+      `  try: curl -H "Authorization: Bearer ${demo.apiKey}" ${server.url}/transcript/dQw4w9WgXcQ`,
+    ];
+    console.log(lines.join('\n'));
+  } catch (error) {
+    await shutdown();
+    throw error;
+  }
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      shutdown().then(
+        () => process.exit(0),
+        (error) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
