@@ -17,7 +17,6 @@ const ON_CLUSTER = [
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
-    globalSetup: ['test/helpers/globalSetup.ts'],
     reporters: ['default', './test/helpers/summaryReporter.ts'],
     testTimeout: 30_000,
     // Starting a Redis Cluster (three servers, slot assignment, gossip) takes a few seconds.
@@ -34,6 +33,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'standalone',
+          globalSetup: ['test/helpers/globalSetup.ts'],
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/cluster/**'],
         },
@@ -42,6 +42,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'cluster',
+          globalSetup: ['test/helpers/globalSetup.ts'],
           // The model-based suites keep their full counts here: with fewer runs their checks that
           // the generators reached every rule (e.g. a replayed job-cap 429) fail by chance.
           include: ON_CLUSTER,

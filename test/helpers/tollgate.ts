@@ -1,6 +1,12 @@
 // A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
-// node-redis and ioredis are supported, so core tests run through both).
-import { createTollgate, fromIoredis, fromNodeRedis, type Tollgate, type TollgateOptions } from '../../src/index.ts';
+// node-redis and ioredis are supported, so core tests run through both). In the `cluster`
+// project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
+// same test files run unchanged against cluster key routing.
+import { Cluster, Redis } from 'ioredis';
+import { createCluster } from 'redis';
+import { inject } from 'vitest';
+import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient, type Tollgate, type TollgateOptions } from '../../src/index.ts';
+import type { ClusterNode } from './globalSetup.ts';
 import { connectIoredis, connectNodeRedis, redisUrl, uniquePrefix } from './redis.ts';
 
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
@@ -26,36 +32,131 @@ export interface TestGate {
   tg: Tollgate;
   clock: ManualClock;
   prefix: string;
-  /** Raw commands for assertions on stored state. */
+  /** Raw commands for assertions on stored state (routed by key on a cluster). */
   command(args: string[]): Promise<unknown>;
   close(): Promise<void>;
 }
 
+/** Where a test client connects: one server by URL, or a cluster by its seed nodes. */
+export type RedisTarget = { url: string } | { cluster: ClusterNode[] };
+
+/** The cluster of this run's `cluster` project, or undefined in the standalone project. */
+export function clusterNodes(): ClusterNode[] | undefined {
+  return inject('redisCluster') ?? undefined;
+}
+
+/** The Redis this test file runs against: the project's cluster, else the shared server. */
+export function defaultTarget(): RedisTarget {
+  const nodes = clusterNodes();
+  return nodes ? { cluster: nodes } : { url: redisUrl() };
+}
+
+/** One connected client of either kind and topology, seen through what the tests need. */
+export interface TestClient {
+  kind: ClientKind;
+  topology: 'standalone' | 'cluster';
+  /** For createTollgate({ redis }). */
+  adapter: RedisScriptClient;
+  /**
+   * A raw command. On a cluster, a command with a key goes to the key's node (the key is the
+   * first argument after the command name, as for every command the tests send); commands
+   * without a key (KEYS, SCRIPT, DBSIZE, ...) go to every master and the replies are merged.
+   */
+  command(args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+// Commands with no key: sent to every master of a cluster.
+const KEYLESS = new Set(['KEYS', 'SCAN', 'SCRIPT', 'DBSIZE', 'FLUSHALL', 'FLUSHDB', 'PING', 'INFO', 'CONFIG', 'CLUSTER', 'TIME', 'DEBUG']);
+
+function mergeReplies(args: string[], replies: unknown[]): unknown {
+  const name = args[0]!.toUpperCase();
+  if (name === 'KEYS') return replies.flatMap((r) => r as unknown[]);
+  if (name === 'DBSIZE') return replies.reduce((sum: number, r) => sum + Number(r), 0);
+  // SCRIPT EXISTS: a script counts as cached when some master has it (each node has its own cache).
+  if (name === 'SCRIPT' && args[1]?.toUpperCase() === 'EXISTS') {
+    return (replies[0] as number[]).map((_, i) => Math.max(...replies.map((r) => Number((r as unknown[])[i]))));
+  }
+  return replies[0];
+}
+
+function isKeyless(args: string[]): boolean {
+  return args.length < 2 || KEYLESS.has(args[0]!.toUpperCase());
+}
+
+export async function connectTestClient(kind: ClientKind, target: RedisTarget = defaultTarget()): Promise<TestClient> {
+  if ('url' in target) {
+    if (kind === 'node-redis') {
+      const client = await connectNodeRedis(target.url);
+      return {
+        kind,
+        topology: 'standalone',
+        adapter: fromNodeRedis(client),
+        command: (args) => client.sendCommand(args),
+        close: async () => void (await client.close()),
+      };
+    }
+    const client = await connectIoredis(target.url);
+    return {
+      kind,
+      topology: 'standalone',
+      adapter: fromIoredis(client),
+      command: (args) => client.call(args[0]!, ...args.slice(1)),
+      close: async () => void (await client.quit()),
+    };
+  }
+  if (kind === 'node-redis') {
+    const cluster = createCluster({ rootNodes: target.cluster.map(({ host, port }) => ({ url: `redis://${host}:${port}` })) });
+    // Without a listener, a dropped connection would crash the worker; commands still reject.
+    cluster.on('error', () => {});
+    await cluster.connect();
+    return {
+      kind,
+      topology: 'cluster',
+      adapter: fromNodeRedis(cluster),
+      async command(args) {
+        if (!isKeyless(args)) return cluster.sendCommand(args[1], false, args);
+        const clients = await Promise.all(cluster.masters.map((master) => cluster.nodeClient(master)));
+        return mergeReplies(args, await Promise.all(clients.map((client) => client.sendCommand(args))));
+      },
+      close: async () => void (await cluster.close()),
+    };
+  }
+  const cluster = new Cluster(target.cluster, { lazyConnect: true, redisOptions: { maxRetriesPerRequest: 1 } });
+  cluster.on('error', () => {});
+  await cluster.connect();
+  return {
+    kind,
+    topology: 'cluster',
+    adapter: fromIoredis(cluster),
+    async command(args) {
+      if (!isKeyless(args)) return cluster.call(args[0]!, ...args.slice(1));
+      const masters: Redis[] = cluster.nodes('master');
+      return mergeReplies(args, await Promise.all(masters.map((node) => node.call(args[0]!, ...args.slice(1)))));
+    },
+    close: async () => void (await cluster.quit()),
+  };
+}
+
+/**
+ * A tollgate for one test file under a prefix of its own. Without `url` it runs against the
+ * project's Redis: the shared server, or in the `cluster` project the cluster.
+ */
 export async function openTollgate(
   kind: ClientKind,
   name: string,
   options: Partial<TollgateOptions> = {},
-  url: string = redisUrl(),
+  url?: string,
 ): Promise<TestGate> {
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
-  if (kind === 'node-redis') {
-    const client = await connectNodeRedis(url);
-    return {
-      tg: createTollgate({ redis: fromNodeRedis(client), prefix, clock: clock.fn, ...options }),
-      clock,
-      prefix,
-      command: (args) => client.sendCommand(args),
-      close: async () => void (await client.close()),
-    };
-  }
-  const client = await connectIoredis(url);
+  const client = await connectTestClient(kind, url === undefined ? defaultTarget() : { url });
   return {
-    tg: createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, ...options }),
+    tg: createTollgate({ redis: client.adapter, prefix, clock: clock.fn, ...options }),
     clock,
     prefix,
-    command: (args) => client.call(args[0]!, ...args.slice(1)),
-    close: async () => void (await client.quit()),
+    command: (args) => client.command(args),
+    close: () => client.close(),
   };
 }
 
