@@ -1,11 +1,31 @@
 /**
  * Thrown errors to SPEC §8 replies: the platform's typed errors keep their own status and type,
- * tollgate's map through replyForError (503 + Retry-After when the quota store is down), and
- * anything else is a 500 that is logged, never shown.
+ * tollgate's map through replyForError (503 + Retry-After when the quota store is down), our
+ * own Redis being unreachable is the same 503 (fail closed), and anything else is a 500 that
+ * is logged, never shown.
  */
-import { isTollgateError, replyForError } from '../../src/index.ts';
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  DisconnectsClientError,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  TimeoutError,
+} from 'redis';
+import { isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
 import { isPlatformError } from './platform/index.ts';
 import { fail, json, type ApiRequest, type HttpReply } from './http.ts';
+
+const REDIS_DOWN = [
+  ClientClosedError,
+  ClientOfflineError,
+  ConnectionTimeoutError,
+  DisconnectsClientError,
+  SocketClosedUnexpectedlyError,
+  SocketTimeoutError,
+  TimeoutError,
+];
 
 export function replyForThrown(request: ApiRequest, error: unknown, headers: Record<string, string> = {}): HttpReply {
   if (isPlatformError(error)) {
@@ -13,6 +33,7 @@ export function replyForThrown(request: ApiRequest, error: unknown, headers: Rec
     return fail(request, error.code, error.message, { extra, headers });
   }
   if (isTollgateError(error)) return replyForError(error, request.requestId, headers)!;
+  if (REDIS_DOWN.some((kind) => error instanceof kind)) return unavailableReply(request.requestId, 1, headers);
   console.error(`${request.requestId} ${request.method} ${request.path}:`, error);
   return json(
     500,

@@ -1,7 +1,8 @@
 /**
  * Start-up shared by `npm start` (Express) and `npm run start:koa` (SPEC §9): reads PORT
  * (default 3000), HOST (default 127.0.0.1), REDIS_URL (default: a local redis-server started
- * here), ADMIN_TOKEN (enables /admin) and WORKER=auto|manual; creates a demo account and
+ * here), ADMIN_TOKEN (enables /admin), WORKER=auto|manual and IETF_RATELIMIT_HEADERS=1 (adds
+ * the IETF draft RateLimit fields); creates a demo account and
  * prints the URL, its API key (shown once) and a curl to try.
  */
 import type { Listening } from './listen.ts';
@@ -25,7 +26,12 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
     await redis.stop();
   };
   try {
-    service = await createService({ redisUrl: redis.url, adminToken: env.ADMIN_TOKEN || undefined, worker });
+    service = await createService({
+      redisUrl: redis.url,
+      adminToken: env.ADMIN_TOKEN || undefined,
+      worker,
+      ietfHeaders: env.IETF_RATELIMIT_HEADERS === '1',
+    });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
     const lines = [

@@ -207,4 +207,22 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
       expect(r.body.error.type).toBe('not_found');
     });
   });
+
+  describe('IETF draft fields (SPEC §4, opt-in)', () => {
+    let ietf: Harness;
+    beforeAll(async () => {
+      ietf = await startHarness(adapter, 'rest-ietf', { ietfHeaders: true });
+    });
+    afterAll(async () => {
+      await ietf?.close();
+    });
+
+    it('RateLimit-Policy and RateLimit sit beside the legacy headers', async () => {
+      const { key } = await ietf.account('starter');
+      const r = await ietf.request('/api/v1/search?q=x', { key });
+      expect(r.headers.get('ratelimit-policy')).toBe('"api";q=100;w=60');
+      expect(r.headers.get('ratelimit')).toMatch(/^"api";r=99;t=\d+$/);
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('99');
+    });
+  });
 });
