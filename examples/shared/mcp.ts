@@ -16,6 +16,7 @@ import { fail, type Handler, type HttpReply } from './http.ts';
 import { registerTools, type ToolDeps } from './mcpTools.ts';
 
 const CHARGED_TOOLS = new Set(['get_transcript', 'get_video_comments']);
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'keep-alive']);
 
 export function mcpHandler(deps: ToolDeps & { ietfHeaders: boolean }): Handler {
   return async (request) => {
@@ -56,7 +57,10 @@ async function runSdk(body: unknown, headers: Record<string, string | undefined>
   await server.connect(transport);
   try {
     const forwarded = new Headers();
-    for (const [name, value] of Object.entries(headers)) if (value !== undefined) forwarded.set(name, value);
+    for (const [name, value] of Object.entries(headers)) {
+      // The body is handed over parsed; its framing headers no longer describe anything.
+      if (value !== undefined && !HOP_HEADERS.has(name)) forwarded.set(name, value);
+    }
     const response = await transport.handleRequest(new Request('http://mcp.local/mcp', { method: 'POST', headers: forwarded }), {
       parsedBody: body,
     });

@@ -3,6 +3,7 @@
  * keys, sessions, the demo OAuth verifier, the job store and runner, and the route table.
  * The Express and Koa adapters only translate requests and replies to and from it.
  */
+import { randomBytes } from 'node:crypto';
 import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../../src/index.ts';
 import { ApiKeys } from './apiKeys.ts';
 import { replyForThrown } from './errors.ts';
@@ -80,7 +81,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     tollgate,
     oauth,
     async createAccount(plan) {
-      const accountId = `acct_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+      const accountId = `acct_${randomBytes(8).toString('hex')}`;
       await tollgate.accounts.create(accountId, { plan });
       return { accountId, apiKey: await apiKeys.issue(accountId) };
     },
