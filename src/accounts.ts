@@ -7,7 +7,7 @@ import type { Context } from "./context.ts";
 import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
 import { AccountExistsError, AccountNotFoundError } from "./errors.ts";
 import { planArgs, planNamed } from "./plans.ts";
-import { jobFromFields, type Job } from "./jobs.ts";
+import { jobFromFields, type Job } from "./jobRecord.ts";
 import { Code } from "./scripts/codes.ts";
 
 export interface Cycle {

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   job_limit_reached: 429,
   upstream_error: 502,
   unavailable: 503,
+  /** Not in SPEC §8: an unexpected server fault, so hosts keep one error shape for it too. */
+  internal_error: 500,
 } as const;
 
 export type ErrorType = keyof typeof ERROR_STATUS;

@@ -8,6 +8,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "./context.ts";
+import { jobFromFields, type Job } from "./jobRecord.ts";
 import { Code } from "./scripts/codes.ts";
 import { printableKey } from "./validate.ts";
 
@@ -26,7 +27,7 @@ export type BeginOutcome =
 
 /** A stored outcome: the created job, or the active-job-cap rejection (SPEC §7). */
 export type StoredOutcome =
-  | { kind: "job"; job: Record<string, unknown> }
+  | { kind: "job"; job: Job }
   | { kind: "job_limit_reached"; active: number; cap: number };
 
 /** JSON with object keys sorted at every depth, so equal bodies give equal fingerprints. */
@@ -48,7 +49,7 @@ export function fingerprint(body: unknown): string {
 export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
   const data = JSON.parse(payload) as Record<string, unknown>;
   if (code === Code.JOB_LIMIT) return { kind: "job_limit_reached", active: Number(data.active), cap: Number(data.cap) };
-  return { kind: "job", job: data };
+  return { kind: "job", job: jobFromFields(data) };
 }
 
 export class Idempotency {

@@ -9,13 +9,11 @@ export type { Accounts, AccountSnapshot, Cycle, EndedCycle, CreateAccountOptions
 export { SURFACES, type Limits, type Admission, type AdmitOptions, type RateLimitState, type Surface } from "./limits.ts";
 export type { Credits, ChargeRequest, ChargeOutcome, Reconciliation } from "./credits.ts";
 export type { Usage } from "./usage.ts";
+export { jobFromFields, type Job, type JobKind, type JobStatus } from "./jobRecord.ts";
 export {
   COLLECTION_LIMIT,
   newJobId,
   type Jobs,
-  type Job,
-  type JobKind,
-  type JobStatus,
   type ReserveRequest,
   type CollectionRequest,
   type ReserveOutcome,

@@ -11,74 +11,16 @@ import type { Context } from "./context.ts";
 import { AccountNotFoundError, InvalidInputError, JobNotFoundError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
 import { sweepIndexKey } from "./keys.ts";
+import { jobFromFields, type Job, type JobKind } from "./jobRecord.ts";
 import { SURFACES, type Surface } from "./limits.ts";
 import { Code } from "./scripts/codes.ts";
 import { count, oneOf, printableKey } from "./validate.ts";
 
-export type JobStatus = "queued" | "running" | "completed" | "canceled";
-export type JobKind = "bulk" | "collection";
 export type TranscriptResult = "delivered" | "video_unavailable" | "no_captions";
 export type CommentPageResult = "nonempty" | "empty" | "failed";
 
 /** Bounds of a collection's credit limit (SPEC §6). */
 export const COLLECTION_LIMIT = { min: 1, max: 10_000 } as const;
-
-export interface Job {
-  id: string;
-  kind: JobKind;
-  surface: Surface;
-  status: JobStatus;
-  /** N videos (bulk); 0 for a collection. */
-  videos: number;
-  includeComments: boolean;
-  /** A collection's credit limit L; 0 for bulk. */
-  limit: number;
-  reserved: number;
-  delivered: number;
-  failed: { videoUnavailable: number; noCaptions: number };
-  /** Nonempty comment pages paid for. */
-  commentPages: number;
-  /** Comment results that spent nothing (empty or failed). */
-  commentMisses: number;
-  spent: number;
-  refunded: number;
-  /** Part of `refunded` that went to an ended cycle and raised no balance. */
-  refundedToEndedCycle: number;
-  /** Still reserved: reserved - spent - refunded. 0 once the job has ended. */
-  held: number;
-  cycleId: number;
-  createdAt: number;
-  finishedAt: number | null;
-  leaseExpiresAt: number;
-  endReason: "completed" | "finished" | "canceled" | "limit_reached" | "lease_expired" | null;
-}
-
-export function jobFromFields(f: Record<string, unknown>): Job {
-  const n = (k: string) => Number(f[k] ?? 0);
-  return {
-    id: String(f.id),
-    kind: f.kind as JobKind,
-    surface: f.sf as Surface,
-    status: f.st as JobStatus,
-    videos: n("n"),
-    includeComments: n("cm") === 1,
-    limit: n("lim"),
-    reserved: n("rsv"),
-    delivered: n("dlv"),
-    failed: { videoUnavailable: n("fu"), noCaptions: n("fn") },
-    commentPages: n("cp"),
-    commentMisses: n("ce"),
-    spent: n("sp"),
-    refunded: n("rf"),
-    refundedToEndedCycle: n("rfe"),
-    held: n("rsv") - n("sp") - n("rf"),
-    cycleId: n("cyc"),
-    createdAt: n("ca"),
-    finishedAt: n("fa") > 0 ? n("fa") : null,
-    leaseExpiresAt: n("ls"),
-    endReason: f.er ? (f.er as Job["endReason"]) : null,
-  };
-}
 
 /** An Idempotency-Key: the claim from idempotency.begin, or a key and body given here. */
 export type IdempotencyInput = IdempotencyClaim | { key: string; body: unknown };
@@ -215,7 +157,7 @@ export class Jobs {
       case Code.REPLAYED: {
         const stored = decodeStoredOutcome(Number(reply[2]), payload);
         return stored.kind === "job"
-          ? { ok: true, job: jobFromFields(stored.job), replayed: true }
+          ? { ok: true, job: stored.job, replayed: true }
           : { ok: false, reason: "job_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.JOB_LIMIT:

@@ -46,7 +46,7 @@ describe('error replies (SPEC §8)', () => {
     expect(ERROR_STATUS).toEqual({
       invalid_request: 400, unauthorized: 401, insufficient_quota: 402, plan_not_allowed: 403, not_found: 404,
       video_unavailable: 404, no_captions: 404, idempotency_key_in_use: 409, idempotency_key_reused: 422,
-      rate_limited: 429, job_limit_reached: 429, upstream_error: 502, unavailable: 503,
+      rate_limited: 429, job_limit_reached: 429, upstream_error: 502, unavailable: 503, internal_error: 500,
     });
     expect(errorReply('plan_not_allowed', 'no', { requestId: 'req_8' }).status).toBe(403);
   });

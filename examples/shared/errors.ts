@@ -13,9 +13,9 @@ import {
   SocketTimeoutError,
   TimeoutError,
 } from 'redis';
-import { isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
+import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
 import { isPlatformError } from './platform/index.ts';
-import { fail, json, type ApiRequest, type HttpReply } from './http.ts';
+import { fail, type ApiRequest, type HttpReply } from './http.ts';
 
 const REDIS_DOWN = [
   ClientClosedError,
@@ -35,9 +35,5 @@ export function replyForThrown(request: ApiRequest, error: unknown, headers: Rec
   if (isTollgateError(error)) return replyForError(error, request.requestId, headers)!;
   if (REDIS_DOWN.some((kind) => error instanceof kind)) return unavailableReply(request.requestId, 1, headers);
   console.error(`${request.requestId} ${request.method} ${request.path}:`, error);
-  return json(
-    500,
-    { error: { type: 'internal_error', message: 'Internal server error' }, request_id: request.requestId },
-    { ...headers, 'X-Request-Id': request.requestId },
-  );
+  return errorReply('internal_error', 'Internal server error', { requestId: request.requestId, headers });
 }

@@ -6,7 +6,6 @@
  */
 import { newJobId, type BeginOutcome, type IdempotencyClaim, type ReserveOutcome, type StoredOutcome, type Tollgate } from '../../../src/index.ts';
 // Stored outcomes carry the job as raw fields; the public API has no decoder for them yet.
-import { jobFromFields } from '../../../src/jobs.ts';
 import { insufficientReply } from '../../../src/index.ts';
 import { jobBody } from '../bodies.ts';
 import type { AuthedHandler, Call } from '../guard.ts';
@@ -100,7 +99,7 @@ function earlyOutcome(request: ApiRequest, begun: Exclude<BeginOutcome, { state:
 
 function replayed(request: ApiRequest, stored: StoredOutcome): HttpReply {
   const headers = { 'Idempotent-Replayed': 'true' };
-  if (stored.kind === 'job') return created(jobFromFields(stored.job), headers);
+  if (stored.kind === 'job') return created(stored.job, headers);
   return jobLimitReply(request, stored.active, stored.cap, headers);
 }
 
