@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { createTollgate, type Tollgate } from "../src/index.ts";
 import { startRedisServer } from "../test/helpers/redisServer.ts";
 import { CLIENT_NAMES, connect, type BenchClient } from "./clients.ts";
-import { BENCH_PLANS, createBenchAccounts } from "./fixture.ts";
+import { BENCH_PLANS, accountOf, createBenchAccounts } from "./fixture.ts";
 import { measure, type Measurement } from "./measure.ts";
 import { resetStats, scriptStats, serverVersion } from "./redisInfo.ts";
 import { markdown, summary, svg } from "./report.ts";
@@ -149,15 +149,16 @@ async function main(): Promise<void> {
 
 async function runHttp(url: string, results: Results): Promise<void> {
   const client = await connect("node-redis", url);
+  const example = await exampleApps(url);
   try {
     const tg: Tollgate = createTollgate({ redis: client.tollgate, plans: BENCH_PLANS });
     await createBenchAccounts(tg);
-    const targets: Array<HttpTarget & { key: string }> = [
-      { key: "bare", name: HTTP_SCENARIO.bare, app: bareApp(), path: "/ping" },
-      { key: "erl", name: HTTP_SCENARIO.erl, app: expressRateLimitApp(client), path: "/ping" },
-      { key: "admit", name: HTTP_SCENARIO.admit, app: tollgateAdmitApp(tg), path: "/ping" },
+    const accounts = Array.from({ length: 64 }, (_, i) => accountOf(i));
+    const targets: HttpTarget[] = [
+      { key: "bare", name: HTTP_SCENARIO.bare, app: bareApp(), path: "/ping", apiKeys: accounts },
+      { key: "erl", name: HTTP_SCENARIO.erl, app: expressRateLimitApp(client), path: "/ping", apiKeys: accounts },
+      { key: "admit", name: HTTP_SCENARIO.admit, app: tollgateAdmitApp(tg), path: "/ping", apiKeys: accounts },
     ];
-    const example = await exampleApps(url);
     if ("gap" in example) results.gaps.push(`HTTP through the Express example (free and charged endpoints): ${example.gap}.`);
     else targets.push(...example.targets);
     // Bare Express runs first and last, so drift over the section shows.
@@ -170,8 +171,8 @@ async function runHttp(url: string, results: Results): Promise<void> {
         progress(`http connections=${c} ${target.name}${run > 1 ? ` #${run}` : ""}`, m);
       }
     }
-    if ("close" in example) await example.close();
   } finally {
+    if ("close" in example) await example.close();
     await client.close();
   }
 }

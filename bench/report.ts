@@ -154,12 +154,12 @@ export function markdown(results: Results): string {
     const m = results.memory;
     parts.push(
       "",
-      `## Redis memory (INFO memory used_memory delta, ${int(m.accounts)} accounts)`,
+      `## Redis memory (INFO memory used_memory delta, ${int(m.accounts)} accounts on the default "pro" plan)`,
       "",
       table(["what", "bytes"], [
         ["per idle account, journal off", m.perAccountJournalOff.toFixed(0)],
         ["per idle account, journal on (stream with the cycle's opening grant)", m.perAccountJournalOn.toFixed(0)],
-        [`per journal entry (${m.entriesPerAccount} charges on every account)`, m.perJournalEntry.toFixed(0)],
+        [`per journal entry (${m.entriesPerAccount} charges on each of ${int(m.entryAccounts)} accounts)`, m.perJournalEntry.toFixed(0)],
       ]),
     );
   }

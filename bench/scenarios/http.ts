@@ -4,8 +4,8 @@
  *   bare Express              a trivial JSON route: the ceiling for any middleware;
  *   express-rate-limit        + rate-limit-redis on the same node-redis client, keyed by account;
  *   tollgate admit middleware the few lines a host writes around tg.limits.admit;
- *   the example server        its free endpoint and the charged transcript endpoint, when
- *                             examples/express exports an app factory (see exampleApp).
+ *   the example server        its free endpoint and the charged transcript endpoint, with
+ *                             its own authentication (API keys) and guard.
  */
 import { existsSync } from "node:fs";
 import type { Server } from "node:http";
@@ -17,6 +17,7 @@ import { rateLimit } from "express-rate-limit";
 import { RedisStore, type RedisReply } from "rate-limit-redis";
 import { rateLimitHeaders, type Tollgate } from "../../src/index.ts";
 import type { BenchClient } from "../clients.ts";
+import { BENCH_PLANS, parallel } from "../fixture.ts";
 import type { Measurement } from "../measure.ts";
 
 export const HTTP_SCENARIO = {
@@ -28,9 +29,12 @@ export const HTTP_SCENARIO = {
 } as const;
 
 export interface HttpTarget {
+  key: string;
   name: string;
   app: Express;
   path: string;
+  /** Sent as x-api-key, one per connection: account ids for the bench's apps, real keys for the example. */
+  apiKeys: string[];
 }
 
 const CONNECTION_SETUP = fileURLToPath(new URL("./connection.cjs", import.meta.url));
@@ -80,15 +84,29 @@ export function tollgateAdmitApp(tg: Tollgate): Express {
 }
 
 /**
- * The Express example's free and charged endpoints, once examples/express/app.ts exports an
- * app factory; until then a gap the report names.
+ * The Express example (examples/express/app.ts over examples/shared/service.ts) with its own
+ * API keys: a free read (GET /api/v1/videos/:id) and the charged GET /transcript/:id. A gap
+ * the report names when the example is not there.
  */
-export async function exampleApps(_redisUrl: string): Promise<{ gap: string } | { targets: Array<HttpTarget & { key: string }>; close(): Promise<void> }> {
-  const file = fileURLToPath(new URL("../../examples/express/app.ts", import.meta.url));
-  if (!existsSync(file)) return { gap: "examples/express/app.ts does not exist yet" };
-  const module = (await import(file)) as { createApp?: unknown };
-  if (typeof module.createApp !== "function") return { gap: "examples/express/app.ts exports no createApp" };
-  return { gap: "examples/express exports createApp, but the bench does not drive it yet" };
+export async function exampleApps(redisUrl: string): Promise<{ gap: string } | { targets: HttpTarget[]; close(): Promise<void> }> {
+  const appFile = new URL("../../examples/express/app.ts", import.meta.url);
+  const serviceFile = new URL("../../examples/shared/service.ts", import.meta.url);
+  if (!existsSync(appFile) || !existsSync(serviceFile)) return { gap: "examples/express/app.ts or examples/shared/service.ts does not exist" };
+  const { createExpressApp } = (await import(appFile.href)) as typeof import("../../examples/express/app.ts");
+  const { createService } = (await import(serviceFile.href)) as typeof import("../../examples/shared/service.ts");
+  const service = await createService({ redisUrl, prefix: "ex", plans: BENCH_PLANS, worker: "manual", sweepEveryMs: 0 });
+  const apiKeys: string[] = [];
+  await parallel(64, 16, async (i) => {
+    apiKeys[i] = (await service.createAccount("bench")).apiKey;
+  });
+  const app = createExpressApp(service);
+  return {
+    targets: [
+      { key: "exampleFree", name: HTTP_SCENARIO.exampleFree, app, path: "/api/v1/videos/dQw4w9WgXcQ", apiKeys },
+      { key: "exampleCharged", name: HTTP_SCENARIO.exampleCharged, app, path: "/transcript/dQw4w9WgXcQ", apiKeys },
+    ],
+    close: () => service.close(),
+  };
 }
 
 async function listen(app: Express): Promise<{ url: string; server: Server }> {
@@ -100,7 +118,8 @@ async function listen(app: Express): Promise<{ url: string; server: Server }> {
   });
 }
 
-function fire(url: string, connections: number, seconds: number): Promise<autocannon.Result> {
+function fire(url: string, connections: number, seconds: number, apiKeys: string[]): Promise<autocannon.Result> {
+  process.env.BENCH_API_KEYS = apiKeys.join(","); // the worker thread copies the environment
   return autocannon({
     url,
     connections,
@@ -114,8 +133,8 @@ function fire(url: string, connections: number, seconds: number): Promise<autoca
 export async function measureHttp(target: HttpTarget, connections: number, seconds: number, warmupSeconds: number): Promise<Measurement> {
   const { url, server } = await listen(target.app);
   try {
-    if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, Math.max(1, Math.round(warmupSeconds)));
-    const result = await fire(`${url}${target.path}`, connections, seconds);
+    if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, warmupSeconds, target.apiKeys);
+    const result = await fire(`${url}${target.path}`, connections, seconds, target.apiKeys);
     if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
       throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
     }
