@@ -166,8 +166,8 @@ async function runHttp(url: string, results: Results): Promise<void> {
     cellsPlanned += order.length * config.concurrency.length;
     for (const c of config.concurrency) {
       for (const [target, run] of order) {
-        const m = await measureHttp(target, c, config.seconds, config.warmupSeconds);
-        results.rows.push({ section: "http", key: target.key, name: target.name, client: "node-redis", run, m });
+        const { m, bytesPerResponse } = await measureHttp(target, c, config.seconds, config.warmupSeconds);
+        results.rows.push({ section: "http", key: target.key, name: target.name, client: "node-redis", run, m, bytesPerResponse });
         progress(`http connections=${c} ${target.name}${run > 1 ? ` #${run}` : ""}`, m);
       }
     }

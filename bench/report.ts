@@ -98,7 +98,10 @@ export function markdown(results: Results): string {
     `Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
       "operations spread round-robin over 1,000 accounts. All cells ran in one process against one Redis; ratios compare cells of the same run. " +
       "Rows marked #2 repeat a key row later in the same sequence, so the difference between #1 and #2 shows this machine's noise. " +
-      "Redis µs/call is INFO commandstats (EVAL + EVALSHA usec / calls) over the measured time.",
+      "Redis µs/call is INFO commandstats (EVAL + EVALSHA usec / calls) over the measured time. " +
+      "With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client µs + Redis µs per op): " +
+      "a script's Redis time counts in full. rate-limiter-flexible sends EVAL with its script text on node-redis and EVALSHA (defineCommand) on ioredis; " +
+      "tollgate runs with its defaults (Redis TIME clock, journal on).",
     "",
     "## Targets",
     "",
@@ -136,18 +139,26 @@ export function markdown(results: Results): string {
   }
 
   if (results.rows.some((r) => r.section === "http")) {
-    parts.push("", "## HTTP (autocannon, one worker thread; latency resolution 1 ms)", "");
+    parts.push(
+      "",
+      "## HTTP through Express, node-redis",
+      "",
+      "autocannon in a worker thread of this process, Express on the main thread, redis-server beside them: three busy threads on this machine's cores. " +
+        "Each connection sends its own account's x-api-key. autocannon records latency in whole ms.",
+      "",
+    );
     const lines: string[][] = [];
     for (const c of config.concurrency) {
       const bare = meanOps(rowsOf(results, "http", "bare", "node-redis", c));
       const erl = meanOps(rowsOf(results, "http", "erl", "node-redis", c));
       for (const { key, name } of keysIn(results, "http")) {
         for (const r of rowsOf(results, "http", key, "node-redis", c)) {
-          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), ms(r.m.p50Ms), ms(r.m.p99Ms), x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
+          const bytes = r.bytesPerResponse === undefined ? "–" : int(r.bytesPerResponse);
+          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), ms(r.m.p50Ms), ms(r.m.p99Ms), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
         }
       }
     }
-    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "× bare Express", "× express-rate-limit"], lines));
+    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "bytes/response", "× bare Express", "× express-rate-limit"], lines));
   }
 
   if (results.memory) {

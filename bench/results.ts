@@ -17,6 +17,8 @@ export interface Row {
   redisUsPerCall?: number;
   /** Script calls per operation. */
   callsPerOp?: number;
+  /** HTTP: mean response size, headers included. */
+  bytesPerResponse?: number;
 }
 
 export interface Results {

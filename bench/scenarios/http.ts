@@ -130,7 +130,12 @@ function fire(url: string, connections: number, seconds: number, apiKeys: string
 }
 
 /** Warm-up, then a measured run; any error or non-2xx response fails the scenario. */
-export async function measureHttp(target: HttpTarget, connections: number, seconds: number, warmupSeconds: number): Promise<Measurement> {
+export async function measureHttp(
+  target: HttpTarget,
+  connections: number,
+  seconds: number,
+  warmupSeconds: number,
+): Promise<{ m: Measurement; bytesPerResponse: number }> {
   const { url, server } = await listen(target.app);
   try {
     if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, warmupSeconds, target.apiKeys);
@@ -138,7 +143,7 @@ export async function measureHttp(target: HttpTarget, connections: number, secon
     if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
       throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
     }
-    return {
+    const m = {
       concurrency: connections,
       ops: result.requests.total,
       seconds: result.duration,
@@ -147,6 +152,7 @@ export async function measureHttp(target: HttpTarget, connections: number, secon
       p99Ms: result.latency.p99,
       maxMs: result.latency.max,
     };
+    return { m, bytesPerResponse: result.throughput.total / result.requests.total };
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
