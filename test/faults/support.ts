@@ -13,16 +13,28 @@ import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
 
 export const isUnavailable = (error: unknown): boolean => isTollgateError(error, 'unavailable');
 
+export interface ClientSetup {
+  /**
+   * Queue commands while the connection is down (both clients' default). Off, a command
+   * issued then fails at once instead of running later, after its caller was told
+   * "unavailable" (SPEC §8: nothing charged while the store is unreachable).
+   */
+  offlineQueue?: boolean;
+}
+
 /**
- * A client to one server, set up as tollgate's fail-closed policy needs: no offline queue (a
- * command issued while the connection is down fails at once instead of running later, after
- * the caller was told "unavailable"), and quick reconnects of its own.
+ * A client of one server that reconnects by itself, quickly. ioredis always gets
+ * autoResendUnfulfilledCommands: false: by default it sends a command again after a
+ * reconnect when its reply was lost, so a script that had run runs twice, and its caller
+ * is told of one run (a job result counted twice, a charge without an operation id taken
+ * twice). node-redis rejects such a command instead, which is what callers can handle.
  */
-export async function connectResilient(kind: ClientKind, url: string): Promise<TestClient> {
+export async function connectClient(kind: ClientKind, url: string, setup: ClientSetup = {}): Promise<TestClient> {
+  const offlineQueue = setup.offlineQueue ?? true;
   if (kind === 'node-redis') {
     const client = createClient({
       url,
-      disableOfflineQueue: true,
+      disableOfflineQueue: !offlineQueue,
       socket: { connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 250) },
     });
     client.on('error', () => {});
@@ -37,8 +49,9 @@ export async function connectResilient(kind: ClientKind, url: string): Promise<T
   }
   const client = new Redis(url, {
     lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
+    enableOfflineQueue: offlineQueue,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: offlineQueue ? 1 : 0,
     connectTimeout: 1_000,
     retryStrategy: (times: number) => Math.min(20 * 2 ** times, 250),
   });
@@ -152,6 +165,8 @@ export interface ChargeAudit {
   doubled: number;
   /** Charges in the journal that no caller was told about, with an id of the ledger's. */
   unacknowledged: number;
+  /** The operation ids lost, doubled or unacknowledged, for the failure message. */
+  details: string[];
 }
 
 /** Compares the journal's charges with what callers were told, operation id by operation id. */
@@ -163,13 +178,23 @@ export function auditCharges(journal: JournalEntry[], ledger: ChargeLedger, owns
   }
   let lost = 0;
   let doubled = 0;
+  const details: string[] = [];
   for (const [operationId, amount] of ledger.acknowledged) {
     const found = charged.get(operationId) ?? [];
-    if (found.length === 0 || found[0] !== amount) lost++;
+    if (found.length === 0 || found[0] !== amount) {
+      lost++;
+      details.push(`lost: ${operationId} acknowledged ${amount}, journal [${found.join(', ')}]`);
+    }
   }
-  for (const amounts of charged.values()) if (amounts.length > 1) doubled++;
-  const unacknowledged = [...charged.keys()].filter((id) => !ledger.acknowledged.has(id)).length;
-  return { acknowledged: ledger.acknowledged.size, lost, doubled, unacknowledged };
+  for (const [operationId, amounts] of charged) {
+    if (amounts.length > 1) {
+      doubled++;
+      details.push(`doubled: ${operationId} charged [${amounts.join(', ')}]`);
+    }
+  }
+  const unacknowledged = [...charged.keys()].filter((id) => !ledger.acknowledged.has(id));
+  for (const id of unacknowledged) details.push(`unacknowledged: ${id}`);
+  return { acknowledged: ledger.acknowledged.size, lost, doubled, unacknowledged: unacknowledged.length, details: details.slice(0, 20) };
 }
 
 /** The stored account in the reference model's shape, so its invariants are checked on Redis itself. */
