@@ -1,0 +1,80 @@
+// Script cache loss (issue "Scale-out and faults"): SCRIPT FLUSH in the middle of a load run
+// is invisible to callers. Every call still answers (EVALSHA meets NOSCRIPT, the runner sends
+// the source once), and the balances are exactly what the callers were told.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTollgate, type Job, type RedisScriptClient, type Tollgate } from '../../src/index.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
+import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
+import { auditWorkload, Workload } from './load.ts';
+import { connectClient, expectSound, readJournal, type JournalEntry } from './support.ts';
+
+const FLUSHES = 6;
+
+/** Counts the calls that had to send the script source (after a NOSCRIPT). */
+function counting(inner: RedisScriptClient, counter: { evals: number }): RedisScriptClient {
+  return {
+    evalsha: (sha1, keys, args) => inner.evalsha(sha1, keys, args),
+    eval(source, keys, args) {
+      counter.evals++;
+      return inner.eval(source, keys, args);
+    },
+  };
+}
+
+describe('SCRIPT FLUSH under load', () => {
+  let server: RedisServer;
+  let clients: TestClient[];
+  let gates: Tollgate[];
+  const clock = new ManualClock();
+  const prefix = 'flush';
+  const counter = { evals: 0 };
+
+  beforeAll(async () => {
+    // A server of its own: other test files must not see their script cache flushed.
+    server = await startRedisServer();
+    clients = await Promise.all(CLIENT_KINDS.map((kind) => connectClient(kind, server.url)));
+    gates = clients.map((client) => createTollgate({ redis: counting(client.adapter, counter), prefix, clock: clock.fn }));
+  });
+  afterAll(async () => {
+    await Promise.all((clients ?? []).map((client) => client.close()));
+    await server?.stop();
+  });
+
+  it('is invisible to callers: no call fails, and every balance is exactly what they were told', async () => {
+    const accounts = Array.from({ length: 4 }, () => accountId('flush'));
+    for (const id of accounts) await gates[0]!.accounts.create(id, { plan: 'business' });
+    const load = new Workload({ gates, accounts, chargeWorkers: 6, jobWorkers: 4 });
+    load.start();
+    for (let flush = 0; flush < FLUSHES; flush++) {
+      await load.progress(150);
+      const evalsBefore = counter.evals;
+      expect(await clients[flush % clients.length]!.command(['SCRIPT', 'FLUSH', flush % 2 === 0 ? 'SYNC' : 'ASYNC'])).toBe('OK');
+      await load.progress(50);
+      expect(counter.evals, `flush ${flush} made callers send the scripts again`).toBeGreaterThan(evalsBefore);
+    }
+    await load.progress(150);
+    await load.stop();
+
+    expect(load.errors).toEqual([]);
+    // Invisible: not one StoreUnavailableError, so nothing was retried and nothing is in doubt.
+    expect(load.figures.unavailable).toBe(0);
+    expect(load.ledger.retries).toBe(0);
+
+    const journals = new Map<string, JournalEntry[]>();
+    const jobs = new Map<string, Job>();
+    let charged = 0;
+    for (const id of accounts) {
+      journals.set(id, await readJournal(clients[1]!.command, prefix, id));
+      const stored = await expectSound(gates[0]!, id);
+      for (const job of stored.jobs) jobs.set(`${id}/${job.id}`, job);
+      charged += stored.credits.spent - stored.jobs.reduce((sum, job) => sum + job.spent, 0);
+    }
+    const audit = auditWorkload(load, journals, jobs);
+    expect(audit.details).toEqual([]);
+    expect(audit).toMatchObject({ lost: 0, doubled: 0, unacknowledged: 0, doubtfulResultsCounted: 0 });
+    // Exact: what the accounts spent on charges is what callers were told they were charged.
+    expect(charged).toBe([...load.ledger.acknowledged.values()].reduce((sum, n) => sum + n, 0));
+    for (const tally of load.jobs.values()) expect(jobs.get(`${tally.accountId}/${tally.jobId}`)!.spent, tally.jobId).toBe(tally.ackedSpend);
+    if (process.env.TOLLGATE_FAULT_STATS) console.log({ flushes: FLUSHES, evals: counter.evals, ...load.figures, ...audit });
+  }, 60_000);
+});
