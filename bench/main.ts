@@ -42,7 +42,7 @@ const REQUEST_ORDER = [
   ["floor", 1], ["admit", 1], ["rlf", 1], ["precheck", 1], ["charge", 1], ["rawAdmit", 1],
   ["floor", 2], ["admit", 2], ["rlf", 2],
 ] as const;
-const JOB_ORDER = [["reserve1", 1], ["reserve5000", 1], ["recordResult", 1]] as const;
+const JOB_ORDER = [["reserve1", 1], ["reserve5000", 1], ["recordResult", 1], ["reserve1", 2], ["reserve5000", 2]] as const;
 
 // HTTP cells are added once we know whether the example server can run.
 let cellsPlanned =

@@ -154,7 +154,8 @@ export function markdown(results: Results): string {
       for (const { key, name } of keysIn(results, "http")) {
         for (const r of rowsOf(results, "http", key, "node-redis", c)) {
           const bytes = r.bytesPerResponse === undefined ? "–" : int(r.bytesPerResponse);
-          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), ms(r.m.p50Ms), ms(r.m.p99Ms), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
+          const whole = (v: number) => (v === 0 ? "<1" : String(v)); // autocannon: whole ms
+          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), whole(r.m.p50Ms), whole(r.m.p99Ms), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
         }
       }
     }
@@ -215,7 +216,7 @@ export function svg(results: Results): string {
 
   body.push(`<text x="20" y="${y}" font-size="16" font-weight="bold">tollgate benchmark: ops/s per scenario and concurrency (mean of runs)</text>`);
   y += 18;
-  body.push(`<text x="20" y="${y}" font-size="11" fill="#555">${escape(`${results.machine.cpu}, ${results.machine.cores} cores · Node ${results.machine.node} · Redis ${results.machine.redis} · ${results.startedAt}`)}</text>`);
+  body.push(`<text x="20" y="${y}" font-size="11" fill="#555">${escape(`${results.machine.cpu}, ${results.machine.cores} cores · Node ${results.machine.node} · Redis ${results.machine.redis} · ${results.startedAt} · each panel has its own scale`)}</text>`);
   y += 16;
   concurrency.forEach((c, i) => {
     const lx = 20 + i * 130;
