@@ -1,0 +1,165 @@
+// Ambiguous outcome (issue "Scale-out and faults", SPEC §5): a charge whose reply is lost after
+// the script ran (the connection cut by a proxy, or CLIENT KILL) reaches its caller as
+// StoreUnavailableError; retried with the same operation id it is applied exactly once.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StoreUnavailableError, createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
+import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
+import { startRedisProxy, type RedisProxy } from './proxy.ts';
+import { connectClient, readJournal, untilAnswered, waitUntil } from './support.ts';
+
+// Keeps the server busy for a while, so commands sent meanwhile are read in one batch.
+const BUSY_SCRIPT = `local t = redis.call('TIME')
+local start = t[1] * 1000000 + t[2]
+while true do
+  local n = redis.call('TIME')
+  if n[1] * 1000000 + n[2] - start > tonumber(ARGV[1]) then return 1 end
+end`;
+
+let server: RedisServer;
+let admin: TestClient;
+const clock = new ManualClock();
+const prefix = 'ambiguous';
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  admin = await connectClient('node-redis', server.url);
+});
+afterAll(async () => {
+  await admin?.close();
+  await server?.stop();
+});
+
+const chargesOf = async (id: string, operationId: string) =>
+  (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === 'charge' && e.ref === operationId);
+
+async function account(tg: Tollgate): Promise<string> {
+  const id = accountId('ambiguous');
+  await tg.accounts.create(id, { plan: 'pro' });
+  return id;
+}
+
+describe.each(CLIENT_KINDS)('a charge whose reply is lost, through %s', (kind) => {
+  let proxy: RedisProxy;
+  let client: TestClient;
+  let tg: Tollgate;
+  beforeAll(async () => {
+    proxy = await startRedisProxy(server.port);
+    client = await connectClient(kind, proxy.url);
+    tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await proxy?.close();
+  });
+
+  it('the connection is cut after the script ran: the caller sees unavailable, the retry replays, charged once', async () => {
+    const id = await account(tg);
+    // The scripts are cached first, so the reply cut is the charge's own and not a NOSCRIPT.
+    await tg.credits.charge(id, { required: 1 });
+    const lost = proxy.dropReplyTo('req_7:transcript');
+    const first = await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }).catch((e: unknown) => e);
+    await lost;
+    expect(first).toBeInstanceOf(StoreUnavailableError);
+    // It did run: the journal has it, though no caller was told.
+    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+
+    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }));
+    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
+    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+    expect((await tg.usage(id)).credits).toMatchObject({ balance: 4997, spent: 3 });
+    expect((await tg.credits.reconcile(id)).matches).toBe(true);
+  });
+
+  it('many charges in flight when every connection is cut: each retried with its id lands exactly once', async () => {
+    const id = await account(tg);
+    const attempt = (i: number) => tg.credits.charge(id, { required: 1, optional: i % 3, operationId: `burst-${i}` });
+    await tg.credits.charge(id, { required: 1, operationId: 'warm-up' });
+    // The connection is cut as soon as the server answers anything after burst-30 was sent:
+    // the charges sent with it ran, and their callers hear nothing.
+    const cut = proxy.dropReplyTo('burst-30');
+    const firstTry = Array.from({ length: 60 }, (_, i) => attempt(i).then((o) => ({ i, o }), () => ({ i, o: undefined as ChargeOutcome | undefined })));
+    await cut;
+    const outcomes = await Promise.all(firstTry);
+    const failed = outcomes.filter((x) => x.o === undefined).map((x) => x.i);
+    const ranUnheard = (await readJournal(admin.command, prefix, id)).filter((e) => failed.some((i) => e.ref === `burst-${i}`));
+    expect(ranUnheard.length, 'charges that ran while their callers heard nothing').toBeGreaterThan(0);
+    const retried = await Promise.all(failed.map(async (i) => ({ i, o: (await untilAnswered(() => attempt(i))).value })));
+    const told = new Map([...outcomes.filter((x) => x.o !== undefined), ...retried].map(({ i, o }) => [i, o!]));
+    expect(told.size).toBe(60);
+
+    const journal = (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === 'charge');
+    for (const [i, outcome] of told) {
+      if (!outcome.ok) throw new Error(`burst-${i} was refused`);
+      const entries = journal.filter((e) => e.ref === `burst-${i}`);
+      expect(entries.map((e) => e.amount), `burst-${i}`).toEqual([outcome.charged]);
+    }
+    const spent = [...told.values()].reduce((sum, o) => sum + (o.ok ? o.charged : 0), 0);
+    // A read right after the cut can be lost too (ioredis drops it unanswered; the timeout
+    // turns that into unavailable): read as a caller would, until answered.
+    expect((await untilAnswered(() => tg.usage(id))).value.credits).toMatchObject({ spent: spent + 1, balance: 5000 - spent - 1 });
+    expect((await untilAnswered(() => tg.credits.reconcile(id))).value.matches).toBe(true);
+  });
+
+  it('CLIENT KILL right after the script ran: the retry with the same id replays, charged once', async () => {
+    // Redis writes replies once it has processed what a read brought in: while a script keeps
+    // it busy, the charge and the CLIENT KILL of its connection arrive together, the charge
+    // runs, and its connection is closed before the reply goes out. The kill may win the
+    // race and come first instead; each case must charge exactly once, and the test goes on
+    // until it has seen the first.
+    const direct = await connectClient(kind, server.url);
+    const killer = await connectClient('node-redis', server.url);
+    const gate = createTollgate({ redis: direct.adapter, prefix, clock: clock.fn, timeoutMs: 2_000 });
+    try {
+      const id = await account(gate);
+      await gate.credits.charge(id, { required: 1 });
+      let ranThenKilled = 0;
+      for (let round = 0; round < 20 && ranThenKilled === 0; round++) {
+        await waitUntil('the client to reconnect', async () => (await direct.command(['PING'])) === 'PONG');
+        const clientId = String(await direct.command(['CLIENT', 'ID']));
+        const operationId = `killed-${round}`;
+        const busy = admin.command(['EVAL', BUSY_SCRIPT, '0', '150000']);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const charge = gate.credits.charge(id, { required: 1, operationId }).catch((e: unknown) => e);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const killed = killer.command(['CLIENT', 'KILL', 'ID', clientId]);
+        await busy;
+        await killed;
+        const first = await charge;
+        const ran = (await chargesOf(id, operationId)).length;
+        if (first instanceof StoreUnavailableError && ran === 1) ranThenKilled++;
+        const retried = await untilAnswered(() => gate.credits.charge(id, { required: 1, operationId }));
+        expect(retried.value).toMatchObject({ ok: true, charged: 1 });
+        expect(await chargesOf(id, operationId), operationId).toHaveLength(1);
+      }
+      expect(ranThenKilled, 'a charge that ran and then lost its connection').toBeGreaterThan(0);
+      expect((await gate.credits.reconcile(id)).matches).toBe(true);
+    } finally {
+      await direct.close();
+      await killer.close();
+    }
+  });
+});
+
+describe('ioredis with its default autoResendUnfulfilledCommands', () => {
+  it("resends a charge whose reply was lost by itself: the operation id makes that resend a replay", async () => {
+    const proxy = await startRedisProxy(server.port);
+    const client = new Redis(proxy.url, { maxRetriesPerRequest: 1, lazyConnect: true });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      const tg = createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 });
+      const id = await account(tg);
+      const lost = proxy.dropReplyTo('resent-op');
+      const outcome = await tg.credits.charge(id, { required: 3, operationId: 'resent-op' });
+      await lost;
+      // The caller never saw the failure: the client's resend answered, as a replay.
+      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4997, replayed: true });
+      expect(await chargesOf(id, 'resent-op')).toHaveLength(1);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
+  });
+});
