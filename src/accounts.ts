@@ -28,6 +28,11 @@ export interface EndedCycle extends Cycle {
   refunded: number;
 }
 
+export interface WindowCount {
+  window: number;
+  used: number;
+}
+
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
   plan: string;
@@ -35,7 +40,8 @@ export interface AccountSnapshot {
   cycle: Cycle;
   cycleSpec: { anchor: number; unit: "d" | "m"; length: number };
   limits: { api: number; web: number; activeJobCap: number; maxVideosPerJob: number; bulkOnApi: boolean };
-  windows: { api: { window: number; used: number }; web: { window: number; used: number } };
+  /** Requests counted in the window containing "now", per surface. */
+  windows: { api: WindowCount; web: WindowCount };
   endedCycles: EndedCycle[];
   jobs: Job[];
 }
@@ -118,10 +124,10 @@ export class Accounts {
     const reply = await this.ctx.runner.run(
       "inspectAccount",
       { account: keys.account, cycles: keys.cycles, jobList: keys.jobList },
-      { jobKeyPrefix: keys.jobPrefix },
+      { jobKeyPrefix: keys.jobPrefix, nowMs: this.ctx.now(), windowMs: this.ctx.windowMs, apiCounters: keys.counters("api"), webCounters: keys.counters("web") },
     );
     if (Number(reply[0]) === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-    const state = JSON.parse(String(reply[1])) as { account: Record<string, number | string>; cycles: Record<string, number>; jobs: unknown };
+    const state = JSON.parse(String(reply[1])) as { account: Record<string, number | string>; cycles: Record<string, number>; jobs: unknown; api: WindowCount; web: WindowCount };
     const a = state.account;
     const n = (field: string) => Number(a[field] ?? 0);
     return {
@@ -130,7 +136,7 @@ export class Accounts {
       cycle: { id: n("cyc"), start: n("cs"), end: n("ce") },
       cycleSpec: { anchor: n("anc"), unit: a.unit === "m" ? "m" : "d", length: n("len") },
       limits: { api: n("rpa"), web: n("rpw"), activeJobCap: n("cap"), maxVideosPerJob: n("maxv"), bulkOnApi: n("bulk") === 1 },
-      windows: { api: { window: a.wa === undefined ? -1 : n("wa"), used: n("ca") }, web: { window: a.ww === undefined ? -1 : n("ww"), used: n("cw") } },
+      windows: { api: state.api, web: state.web },
       // cjson encodes an empty table as {}: no jobs.
       endedCycles: endedCyclesFrom(state.cycles),
       jobs: Array.isArray(state.jobs) ? state.jobs.map((j) => jobFromFields(j as Record<string, unknown>)) : [],

@@ -25,7 +25,7 @@ export interface Context {
   /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
   now(): number;
   /** Validates the account id (SPEC §2) and returns its keys. */
-  keys(accountId: unknown): AccountKeys & { id: string };
+  keys(accountId: unknown): AccountKeys;
 }
 
 export function makeContext(parts: Omit<Context, "keys" | "now"> & { clock?: () => number }): Context {
@@ -33,9 +33,6 @@ export function makeContext(parts: Omit<Context, "keys" | "now"> & { clock?: () 
   return {
     ...rest,
     now: clock ? () => Math.floor(clock()) : () => -1,
-    keys(accountId) {
-      const id = checkAccountId(accountId);
-      return { id, ...accountKeys(parts.prefix, id) };
-    },
+    keys: (accountId) => accountKeys(parts.prefix, checkAccountId(accountId)),
   };
 }

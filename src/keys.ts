@@ -1,36 +1,58 @@
 /**
- * Redis key names. Every key of an account carries the hash tag {<accountId>} so
- * each script touches one cluster slot (SPEC §2); the only other key is the deployment-wide
- * sweep index, touched alone.
+ * Redis key names. Every key of an account carries the hash tag {<accountId>} so each script
+ * touches one cluster slot (SPEC §2); the only other key is the deployment-wide sweep index,
+ * touched alone. Names are built on demand: a request needs two or three of them.
  */
-export interface AccountKeys {
-  account: string;
-  cycles: string;
-  journal: string;
-  activeJobs: string;
-  jobList: string;
-  /** Job hashes are jobPrefix + jobId, in the account's slot. */
-  jobPrefix: string;
-  job(jobId: string): string;
-  operation(operationId: string): string;
-  idempotency(key: string): string;
-}
+export class AccountKeys {
+  private readonly base: string;
 
-export function accountKeys(prefix: string, accountId: string): AccountKeys {
-  const base = `${prefix}:{${accountId}}:`;
-  return {
-    account: `${base}a`,
-    cycles: `${base}cy`,
-    journal: `${base}jn`,
-    activeJobs: `${base}ja`,
-    jobList: `${base}jl`,
-    jobPrefix: `${base}j:`,
-    job: (jobId) => `${base}j:${jobId}`,
-    operation: (operationId) => `${base}op:${operationId}`,
-    idempotency: (key) => `${base}ik:${key}`,
-  };
+  constructor(
+    prefix: string,
+    /** The validated account id. */
+    readonly id: string,
+  ) {
+    this.base = `${prefix}:{${id}}:`;
+  }
+
+  get account(): string {
+    return `${this.base}a`;
+  }
+  get cycles(): string {
+    return `${this.base}cy`;
+  }
+  get journal(): string {
+    return `${this.base}jn`;
+  }
+  get activeJobs(): string {
+    return `${this.base}ja`;
+  }
+  get jobList(): string {
+    return `${this.base}jl`;
+  }
+  /** Job hashes are jobPrefix + jobId, in the account's slot. */
+  get jobPrefix(): string {
+    return `${this.base}j:`;
+  }
+  job(jobId: string): string {
+    return `${this.base}j:${jobId}`;
+  }
+  /** Prefix of a surface's window counters: prefix + window number (lua/lib/window.lua). */
+  counters(surface: "api" | "web"): string {
+    return `${this.base}rl:${surface}:`;
+  }
+  operation(operationId: string): string {
+    return `${this.base}op:${operationId}`;
+  }
+  idempotency(key: string): string {
+    return `${this.base}ik:${key}`;
+  }
 }
 
 export function sweepIndexKey(prefix: string): string {
   return `${prefix}:sweep`;
+}
+
+/** The key names of an account whose id is already validated. */
+export function accountKeys(prefix: string, accountId: string): AccountKeys {
+  return new AccountKeys(prefix, accountId);
 }

@@ -44,8 +44,8 @@ export class Limits {
     const credits = count("Credits to pre-check", options.credits ?? 0);
     const reply = (await this.ctx.runner.run(
       "admit",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal },
-      { nowMs: this.ctx.now(), surface, windowMs: this.ctx.windowMs, credits, ...this.ctx.journal },
+      { account: keys.account },
+      { nowMs: this.ctx.now(), surface, windowMs: this.ctx.windowMs, credits, counterPrefix: keys.counters(surface) },
     )) as number[];
     const [code, limit, remaining, resetMs, balance, needed] = reply.map(Number) as [number, number, number, number, number, number];
     if (code === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);

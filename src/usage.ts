@@ -24,7 +24,7 @@ export async function readUsage(ctx: Context, accountId: string, surfaceName: Su
   const reply = await ctx.runner.run(
     "usage",
     { account: keys.account, cycles: keys.cycles, journal: keys.journal, activeJobs: keys.activeJobs },
-    { nowMs: ctx.now(), surface, windowMs: ctx.windowMs, jobKeyPrefix: keys.jobPrefix, ...ctx.journal },
+    { nowMs: ctx.now(), windowMs: ctx.windowMs, jobKeyPrefix: keys.jobPrefix, ...ctx.journal, counterPrefix: keys.counters(surface) },
   );
   if (Number(reply[0]) === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
   const a = JSON.parse(String(reply[1])) as Record<string, number | string>;

@@ -49,11 +49,8 @@ export async function requestScenarios(client: BenchClient, tg: Tollgate, tgPref
   });
 
   // The admit script's keys and arguments as the library builds them, prepared once.
-  const rawAdmitKeys = Array.from({ length: 1_000 }, (_, i) => {
-    const k = accountKeys(tgPrefix, accountOf(i));
-    return [k.account, k.cycles, k.journal];
-  });
-  const rawAdmitArgs = ["-1", "api", "60000", "0", "maxlen", "10000"];
+  const rawAdmitKeys = Array.from({ length: 1_000 }, (_, i) => [accountKeys(tgPrefix, accountOf(i)).account]);
+  const rawAdmitArgs = Array.from({ length: 1_000 }, (_, i) => ["-1", "api", "60000", "0", accountKeys(tgPrefix, accountOf(i)).counters("api")]);
 
   const scenarios = {
     floor: async (i: number) => client.evalsha(floorSha, [`floor:{${accountOf(i)}}`], ["60000"]),
@@ -70,7 +67,7 @@ export async function requestScenarios(client: BenchClient, tg: Tollgate, tgPref
       if (!outcome.ok) throw new Error("charge found no credits");
     },
     rawAdmit: async (i: number) => {
-      const reply = (await client.evalsha(SCRIPTS.admit.sha1, rawAdmitKeys[i % 1_000]!, rawAdmitArgs)) as unknown[];
+      const reply = (await client.evalsha(SCRIPTS.admit.sha1, rawAdmitKeys[i % 1_000]!, rawAdmitArgs[i % 1_000]!)) as unknown[];
       if (Number(reply[0]) !== 0) throw new Error(`admit.lua answered code ${String(reply[0])}`);
     },
     rlf: async (i: number) => limiter.consume(accountOf(i)),

@@ -6,8 +6,7 @@
     bal spent held                     credits of the current cycle: bal + spent + held == alw
     cyc         current cycle number (1, 2, ...)   cs ce  current cycle start / end (ms)
     anc unit len  cycle spec: anchor (ms), 'd' days or 'm' calendar months, interval length
-    rpa rpw     requests per window on surface api / web
-    wa ca ww cw window number and count used, for api / web
+    rpa rpw     requests per window on surface api / web (counts: lua/lib/window.lua)
     cap         active-job cap         maxv  max videos per job   bulk  1 if api bulk jobs allowed
   Ended cycles are archived in the cycles hash as "<cyc>:<field>" with fields
     a allowance, b unused balance, s spent, h held, r refunded, cs, ce

@@ -169,10 +169,14 @@ export class TollgateModel {
     if (startNow) this.reanchor(a, now);
   }
 
-  /** SPEC §4: fixed window; a denied request is not counted; pre-check after counting. */
+  /**
+   * SPEC §4: fixed window; a denied request is not counted; pre-check after counting. Admit
+   * does not roll the cycle over: past the cycle end the pre-check sees the next allowance,
+   * which is what the next credit movement will find.
+   */
   admit(id: string, now: number, surface: Surface, credits: number) {
     const a = this.account(id);
-    if (credits > 0) this.roll(id, now);
+    const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
     const limit = a.limits[surface];
     const window = Math.floor(now / this.windowMs);
     const w = a.windows[surface];
@@ -180,8 +184,8 @@ export class TollgateModel {
     const resetMs = (window + 1) * this.windowMs - now;
     if (used >= limit) return { allowed: false as const, limit, remaining: 0, resetMs };
     a.windows[surface] = { window, used: used + 1 };
-    const sufficient = credits === 0 || a.balance >= credits;
-    return { allowed: true as const, limit, remaining: limit - used - 1, resetMs, sufficient, balance: a.balance };
+    const sufficient = credits === 0 || balance >= credits;
+    return { allowed: true as const, limit, remaining: limit - used - 1, resetMs, sufficient, balance };
   }
 
   /** SPEC §5: required + min(optional, balance - required), once per operation id. */

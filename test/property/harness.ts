@@ -190,7 +190,7 @@ export async function runSequence(
     if (stored.cycle.id > 1) note(reached, 'new_cycle');
     if (stored.jobs.some((j) => j.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
     if (stored.jobs.some((j) => j.endReason === 'lease_expired')) note(reached, 'lease_expired');
-    expect(project(stored), where).toEqual(projectModel(model.accounts.get(accountId)!));
+    expect(project(stored), where).toEqual(projectModel(model.accounts.get(accountId)!, clock.now));
     expect(checkInvariants(fromSnapshot(stored)), where).toEqual([]);
   }
 }
@@ -215,13 +215,15 @@ function project(s: AccountSnapshot) {
   };
 }
 
-function projectModel(a: ModelAccount) {
+function projectModel(a: ModelAccount, now: number) {
+  const window = Math.floor(now / 60_000);
+  const inWindow = (w: { window: number; used: number }) => ({ window, used: w.window === window ? w.used : 0 });
   return {
     plan: a.plan,
     credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
     cycle: { id: a.cycle, start: a.cycleStart, end: a.cycleEnd },
     cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-    windows: a.windows,
+    windows: { api: inWindow(a.windows.api), web: inWindow(a.windows.web) },
     ended: [...a.ended.entries()].sort(([x], [y]) => x - y).map(([id, c]) => ({ id, ...c })),
     jobs: [...a.jobs.values()]
       .map((j: ModelJob) => ({
