@@ -130,9 +130,9 @@ describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster cl
     const keys = accountKeys(prefix, id);
     const base = keys.account.slice(0, -1);
     // Account hash, cycle summaries, journal, active jobs, job list, job hashes, operation ids,
-    // Idempotency-Key records: all written, all tagged.
+    // Idempotency-Key records, request counters: all written, all tagged.
     const kinds = new Set(own.map((key) => key.slice(base.length).split(':')[0]));
-    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'ja', 'jl', 'j', 'op', 'ik']));
+    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'ja', 'jl', 'j', 'op', 'ik', 'rl']));
     const accountSlot = await slotOf(id);
     for (const key of own) {
       expect(key.startsWith(base), key).toBe(true);
@@ -141,7 +141,7 @@ describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster cl
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
     // Names built for any job, operation or key land there too.
-    for (const key of [keys.job('job_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.jobPrefix]) {
+    for (const key of [keys.job('job_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.jobPrefix, `${keys.counters('web')}29474679`]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });
