@@ -18,7 +18,7 @@ import { startRedisServer } from "../test/helpers/redisServer.ts";
 import { CLIENT_NAMES, connect, type BenchClient } from "./clients.ts";
 import { BENCH_PLANS, accountOf, createBenchAccounts } from "./fixture.ts";
 import { measure, type Measurement } from "./measure.ts";
-import { resetStats, scriptStats, serverVersion } from "./redisInfo.ts";
+import { resetStats, scriptStats, serverCpuUs, serverVersion } from "./redisInfo.ts";
 import { markdown, summary, svg } from "./report.ts";
 import type { Results, Row, Section } from "./results.ts";
 import { HTTP_SCENARIO, bareApp, exampleApps, expressRateLimitApp, measureHttp, tollgateAdmitApp, type HttpTarget } from "./scenarios/http.ts";
@@ -59,12 +59,17 @@ function progress(label: string, m: Measurement, extra = ""): void {
 
 async function runRedisCell(admin: BenchClient, client: BenchClient, section: Section, key: string, scenario: Scenario, run: number, concurrency: number): Promise<Row> {
   await scenario.prepare?.();
+  let cpuBefore = 0;
   const m = await measure(scenario.op, {
     concurrency,
     seconds: config.seconds,
     warmupSeconds: config.warmupSeconds,
-    beforeMeasure: () => resetStats(admin),
+    beforeMeasure: async () => {
+      await resetStats(admin);
+      cpuBefore = await serverCpuUs(admin);
+    },
   });
+  const redisCpuUsPerOp = ((await serverCpuUs(admin)) - cpuBefore) / m.ops;
   const stats = await scriptStats(admin);
   const row: Row = {
     section,
@@ -75,9 +80,11 @@ async function runRedisCell(admin: BenchClient, client: BenchClient, section: Se
     m,
     redisUsPerCall: stats.calls > 0 ? stats.usec / stats.calls : undefined,
     callsPerOp: stats.calls / m.ops,
+    redisCpuUsPerOp,
   };
-  const redis = row.redisUsPerCall === undefined ? "" : `  redis ${row.redisUsPerCall.toFixed(1)} µs/call`;
-  progress(`${client.name} c=${concurrency} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, redis);
+  const redis = row.redisUsPerCall === undefined ? "" : `  script ${row.redisUsPerCall.toFixed(1)} µs/call`;
+  const cpu = `  cpu/op: client ${m.cpuUsPerOp.toFixed(1)} µs, redis ${redisCpuUsPerOp.toFixed(1)} µs`;
+  progress(`${client.name} c=${concurrency} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, redis + cpu);
   return row;
 }
 

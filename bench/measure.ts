@@ -23,6 +23,8 @@ export interface Measurement {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** CPU time of this process (user + system, all threads) per operation, in µs. */
+  cpuUsPerOp: number;
 }
 
 /** One operation; `i` counts operations across all loops (use it to spread keys). */
@@ -35,9 +37,11 @@ export async function measure(op: Operation, options: MeasureOptions): Promise<M
   if (warmupSeconds > 0) await runLoops(op, concurrency, warmupSeconds, counter, new Histogram());
   await options.beforeMeasure?.();
   const histogram = new Histogram();
+  const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
   await runLoops(op, concurrency, seconds, counter, histogram);
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpu);
   return {
     concurrency,
     ops: histogram.count,
@@ -46,6 +50,7 @@ export async function measure(op: Operation, options: MeasureOptions): Promise<M
     p50Ms: histogram.percentile(50) / 1e6,
     p99Ms: histogram.percentile(99) / 1e6,
     maxMs: histogram.max / 1e6,
+    cpuUsPerOp: (used.user + used.system) / histogram.count,
   };
 }
 

@@ -27,6 +27,12 @@ export async function scriptStats(admin: BenchClient): Promise<{ calls: number; 
   return { calls, usec };
 }
 
+/** CPU time redis-server has used (user + system, all threads), in µs. */
+export async function serverCpuUs(admin: BenchClient): Promise<number> {
+  const info = String(await admin.command(["INFO", "cpu"]));
+  return (Number(field(info, "used_cpu_user")) + Number(field(info, "used_cpu_sys"))) * 1e6;
+}
+
 export async function usedMemory(admin: BenchClient): Promise<number> {
   return Number(field(String(await admin.command(["INFO", "memory"])), "used_memory"));
 }

@@ -98,8 +98,9 @@ export function markdown(results: Results): string {
     `Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
       "operations spread round-robin over 1,000 accounts. All cells ran in one process against one Redis; ratios compare cells of the same run. " +
       "Rows marked #2 repeat a key row later in the same sequence, so the difference between #1 and #2 shows this machine's noise. " +
-      "Redis µs/call is INFO commandstats (EVAL + EVALSHA usec / calls) over the measured time. " +
-      "With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client µs + Redis µs per op): " +
+      "Where the time goes, per cell: script µs/call is Redis's time inside EVAL/EVALSHA (INFO commandstats); " +
+      "Redis CPU µs/op is redis-server's whole CPU (INFO cpu: scripts, parsing, network I/O); client CPU µs/op is this process's CPU (the client library, tollgate, the loop). " +
+      "With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client + Redis µs per op): " +
       "a script's Redis time counts in full. rate-limiter-flexible sends EVAL with its script text on node-redis and EVALSHA (defineCommand) on ioredis; " +
       "tollgate runs with its defaults (Redis TIME clock, journal on).",
     "",
@@ -126,13 +127,15 @@ export function markdown(results: Results): string {
               ms(r.m.p99Ms),
               r.redisUsPerCall === undefined ? "–" : r.redisUsPerCall.toFixed(1),
               r.callsPerOp === undefined ? "–" : r.callsPerOp.toFixed(2),
+              r.m.cpuUsPerOp.toFixed(1),
+              r.redisCpuUsPerOp === undefined ? "–" : r.redisCpuUsPerOp.toFixed(1),
             ];
             if (section === "requests") row.push(x(div(r.m.opsPerSec, floor)), x(div(r.m.opsPerSec, rlf)));
             lines.push(row);
           }
         }
       }
-      const head = ["scenario", "c", "ops/s", "p50 ms", "p99 ms", "Redis µs/call", "calls/op"];
+      const head = ["scenario", "c", "ops/s", "p50 ms", "p99 ms", "script µs/call", "calls/op", "client CPU µs/op", "Redis CPU µs/op"];
       if (section === "requests") head.push("× floor", "× rate-limiter-flexible");
       parts.push(table(head, lines));
     }
@@ -144,7 +147,8 @@ export function markdown(results: Results): string {
       "## HTTP through Express, node-redis",
       "",
       "autocannon in a worker thread of this process, Express on the main thread, redis-server beside them: three busy threads on this machine's cores. " +
-        "Each connection sends its own account's x-api-key. autocannon records latency in whole ms.",
+        "Each connection sends its own account's x-api-key. autocannon records latency in whole ms. " +
+        "Server busy µs/req is the Express thread's event-loop busy time per request.",
       "",
     );
     const lines: string[][] = [];
@@ -155,11 +159,11 @@ export function markdown(results: Results): string {
         for (const r of rowsOf(results, "http", key, "node-redis", c)) {
           const bytes = r.bytesPerResponse === undefined ? "–" : int(r.bytesPerResponse);
           const whole = (v: number) => (v === 0 ? "<1" : String(v)); // autocannon: whole ms
-          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), whole(r.m.p50Ms), whole(r.m.p99Ms), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
+          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), whole(r.m.p50Ms), whole(r.m.p99Ms), r.m.cpuUsPerOp.toFixed(1), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
         }
       }
     }
-    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "bytes/response", "× bare Express", "× express-rate-limit"], lines));
+    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "server busy µs/req", "bytes/response", "× bare Express", "× express-rate-limit"], lines));
   }
 
   if (results.memory) {

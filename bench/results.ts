@@ -17,6 +17,8 @@ export interface Row {
   redisUsPerCall?: number;
   /** Script calls per operation. */
   callsPerOp?: number;
+  /** redis-server CPU (INFO cpu, user + system) per operation: scripts plus network I/O. */
+  redisCpuUsPerOp?: number;
   /** HTTP: mean response size, headers included. */
   bytesPerResponse?: number;
 }

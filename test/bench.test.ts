@@ -31,6 +31,7 @@ describe('bench measure', () => {
     expect(m.p50Ms).toBeGreaterThan(0);
     expect(m.p50Ms).toBeLessThanOrEqual(m.p99Ms);
     expect(m.p99Ms).toBeLessThanOrEqual(m.maxMs);
+    expect(m.cpuUsPerOp).toBeGreaterThan(0);
     // Warm-up and measured operations all ran; none is counted twice.
     expect(Number(await client.get(key))).toBeGreaterThanOrEqual(m.ops);
   });
@@ -52,7 +53,7 @@ describe('bench histogram', () => {
 });
 
 describe('bench report', () => {
-  const m = (opsPerSec: number, c: number) => ({ concurrency: c, ops: opsPerSec, seconds: 1, opsPerSec, p50Ms: 0.1, p99Ms: 0.5, maxMs: 1 });
+  const m = (opsPerSec: number, c: number) => ({ concurrency: c, ops: opsPerSec, seconds: 1, opsPerSec, p50Ms: 0.1, p99Ms: 0.5, maxMs: 1, cpuUsPerOp: 5 });
   const results: Results = {
     startedAt: '2026-01-01T00:00:00.000Z',
     machine: { cpu: 'test cpu', cores: 2, node: 'v24', redis: '7.0', clients: 'node-redis x' },

@@ -8,6 +8,7 @@
  *                             its own authentication (API keys) and guard.
  */
 import { existsSync } from "node:fs";
+import { performance } from "node:perf_hooks";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -139,7 +140,9 @@ export async function measureHttp(
   const { url, server } = await listen(target.app);
   try {
     if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, warmupSeconds, target.apiKeys);
+    const elu = performance.eventLoopUtilization();
     const result = await fire(`${url}${target.path}`, connections, seconds, target.apiKeys);
+    const busy = performance.eventLoopUtilization(elu);
     if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
       throw new Error(`${target.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`);
     }
@@ -151,6 +154,8 @@ export async function measureHttp(
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,
       maxMs: result.latency.max,
+      // The server's event loop (this thread; autocannon has its own): busy µs per request.
+      cpuUsPerOp: (busy.active * 1000) / result.requests.total,
     };
     return { m, bytesPerResponse: result.throughput.total / result.requests.total };
   } finally {
