@@ -35,18 +35,16 @@ local journalBound = tonumber(ARGV[7])
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   journalTrim = journalTrim, journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0, required }
 end
 if operationId ~= '' then
   local earlier = redis.call('GET', operationKey)
   if earlier then
-    account_roll(ctx, a)
     return { CODE.REPLAYED, tonumber(earlier), a.bal, required }
   end
 end
-account_roll(ctx, a)
 
 if a.bal < required then
   return { CODE.INSUFFICIENT, 0, a.bal, required }

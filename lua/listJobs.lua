@@ -34,11 +34,10 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0 }
 end
-account_roll(ctx, a)
 jobs_expire_lapsed(ctx, a)
 local reply = { CODE.OK, redis.call('ZCARD', jobListKey), redis.call('ZCARD', activeKey) }
 if count > 0 then

@@ -31,11 +31,10 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-account_roll(ctx, a)
 jobs_expire_lapsed(ctx, a)
 local job = job_load(jobKey)
 if not job then

@@ -25,11 +25,10 @@ local journalBound = tonumber(ARGV[3])
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   journalTrim = journalTrim, journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 end
-account_roll(ctx, a)
 
 local complete, bal, spent, held, entries = 0, 0, 0, 0, 0
 local cycle = tostring(a.cyc)

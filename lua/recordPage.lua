@@ -38,11 +38,10 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-account_roll(ctx, a)
 local job, refused, seen = job_accepting(ctx, a, jobKey, 'collection')
 if not job then
   return { refused, seen and job_json(seen) or '' }

@@ -64,7 +64,7 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx, { 'plan', 'bulk', 'maxv', 'cap' })
 if not a then
   return { CODE.NO_ACCOUNT, '', 0 }
 end
@@ -84,7 +84,6 @@ local function refuse(code, payload)
   return { code, payload, 0 }
 end
 
-account_roll(ctx, a)
 jobs_expire_lapsed(ctx, a)
 
 if kind == 'bulk' and surface == 'api' and a.bulk ~= 1 then

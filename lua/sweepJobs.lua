@@ -30,10 +30,9 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, -1 }
 end
-account_roll(ctx, a)
 local ended = jobs_expire_lapsed(ctx, a)
 return { CODE.OK, ended, jobs_next_lease(ctx) }

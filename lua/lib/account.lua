@@ -63,6 +63,36 @@ local function account_roll(ctx, a)
   return true
 end
 
+local CREDIT_FIELDS = { 'bal', 'spent', 'held', 'cyc', 'ce' }
+
+-- The account in the cycle that contains ctx.now, reading only the credit fields and the
+-- extra ones the caller names (HGETALL of the whole hash costs several times more), unless
+-- the cycle has ended: then the whole account is loaded and rolled over. nil: no account.
+local function account_current(ctx, extra)
+  local fields = { unpack(CREDIT_FIELDS) }
+  for _, field in ipairs(extra or {}) do
+    fields[#fields + 1] = field
+  end
+  local values = redis.call('HMGET', ctx.accountKey, unpack(fields))
+  if not values[1] then
+    return nil
+  end
+  if ctx.now >= tonumber(values[5]) then
+    local a = account_load(ctx)
+    account_roll(ctx, a)
+    return a
+  end
+  local a = {}
+  for i, field in ipairs(fields) do
+    if ACCOUNT_TEXT_FIELDS[field] then
+      a[field] = values[i]
+    else
+      a[field] = tonumber(values[i])
+    end
+  end
+  return a
+end
+
 -- Write balance / spent / held back after a credit movement.
 local function account_save_credits(ctx, a)
   redis.call('HSET', ctx.accountKey, 'bal', a.bal, 'spent', a.spent, 'held', a.held)

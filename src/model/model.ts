@@ -259,6 +259,8 @@ export class TollgateModel {
     spec: { jobId: string; kind: "bulk" | "collection"; surface: Surface; videos: number; comments: boolean; limit: number; idempotency?: { key: string; fingerprint: string } },
   ): ModelReserve {
     const a = this.account(id);
+    // SPEC §3: a script that touches an account first works out the current cycle.
+    this.roll(id, now);
     const idem = spec.idempotency;
     if (idem) {
       const stored = a.idempotency.get(idem.key);
@@ -269,7 +271,6 @@ export class TollgateModel {
         return { ok: false, reason: "job_limit_reached", active: p.active, cap: p.cap, replayed: true };
       }
     }
-    this.roll(id, now);
     this.expireLapsed(id, now);
     if (spec.kind === "bulk" && spec.surface === "api" && !a.limits.bulk) return { ok: false, reason: "plan_not_allowed" };
     if (spec.kind === "bulk" && spec.videos > a.limits.maxVideos) return { ok: false, reason: "too_many_videos" };
