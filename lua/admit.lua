@@ -25,11 +25,12 @@ local windowMs      = tonumber(ARGV[3])
 local credits       = tonumber(ARGV[4])
 local counterPrefix = ARGV[5]
 
-local limitField = surface == 'web' and 'rpw' or 'rpa'
+-- Stored names of rpa / rpw, bal, ce and nalw (ACCOUNT_FIELD in lua/lib/account.lua).
+local limitField = surface == 'web' and 'rw' or 'ra'
 local now = clock_now(nowArg)
 local limit, balance
 if credits > 0 then
-  local v = redis.call('HMGET', accountKey, limitField, 'bal', 'ce', 'nalw')
+  local v = redis.call('HMGET', accountKey, limitField, 'b', 'ce', 'na')
   limit = tonumber(v[1])
   balance = tonumber(v[2])
   if limit and now >= tonumber(v[3]) then

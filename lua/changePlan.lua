@@ -49,9 +49,9 @@ if not a then
   return { CODE.NO_ACCOUNT, 0, 0, 0 }
 end
 account_roll(ctx, a)
-a.nalw = allowance
-redis.call('HSET', accountKey, 'plan', plan, 'nalw', allowance, 'rpa', rpmApi, 'rpw', rpmWeb,
-  'cap', jobCap, 'maxv', maxVideos, 'bulk', bulk)
+a.plan, a.nalw, a.rpa, a.rpw = plan, allowance, rpmApi, rpmWeb
+a.cap, a.maxv, a.bulk = jobCap, maxVideos, bulk
+account_write(ctx, a, { 'plan', 'nalw', 'rpa', 'rpw', 'cap', 'maxv', 'bulk' })
 if startNow == 1 then
   account_reanchor(ctx, a, unit, length)
 end

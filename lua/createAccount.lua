@@ -50,9 +50,10 @@ if anchorMs < 0 then
 end
 local _, startMs, endMs = current_period(anchorMs, unit, length, ctx.now)
 
-redis.call('HSET', accountKey, 'plan', plan, 'alw', allowance, 'nalw', allowance,
-  'bal', allowance, 'spent', 0, 'held', 0, 'cyc', 1, 'cs', startMs, 'ce', endMs,
-  'anc', anchorMs, 'unit', unit, 'len', length, 'rpa', rpmApi, 'rpw', rpmWeb,
-  'cap', jobCap, 'maxv', maxVideos, 'bulk', bulk)
+local a = { plan = plan, alw = allowance, nalw = allowance, bal = allowance, spent = 0, held = 0,
+  cyc = 1, cs = startMs, ce = endMs, anc = anchorMs, unit = unit, len = length, rpa = rpmApi,
+  rpw = rpmWeb, cap = jobCap, maxv = maxVideos, bulk = bulk }
+account_write(ctx, a, { 'plan', 'alw', 'nalw', 'bal', 'spent', 'held', 'cyc', 'cs', 'ce', 'anc',
+  'interval', 'rpa', 'rpw', 'cap', 'maxv', 'bulk' })
 journal_append(ctx, 'grant', allowance, 1, '')
 return { CODE.OK, 1, startMs, endMs }

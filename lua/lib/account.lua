@@ -1,11 +1,13 @@
 --[[
-  account: load an account hash and roll its billing cycle over lazily (SPEC §3).
-  Account hash fields (short names keep idle accounts small):
+  account: load an account, write it back, and roll its billing cycle over lazily (SPEC §3).
+  Scripts work with these attributes; the hash stores each under a one- or two-letter field
+  (ACCOUNT_FIELD), which keeps an idle account small:
     plan        plan name              alw   allowance of the current cycle
     nalw        allowance from the next cycle on (plan changes apply there, SPEC §3)
     bal spent held                     credits of the current cycle: bal + spent + held == alw
     cyc         current cycle number (1, 2, ...)   cs ce  current cycle start / end (ms)
-    anc unit len  cycle spec: anchor (ms), 'd' days or 'm' calendar months, interval length
+    anc         cycle anchor (ms)      unit len  interval: 'd' days or 'm' calendar months, and
+                how many (stored together as "<unit><len>", e.g. "m1")
     rpa rpw     requests per window on surface api / web (counts: lua/lib/window.lua)
     cap         active-job cap         maxv  max videos per job   bulk  1 if api bulk jobs allowed
   Ended cycles are archived in the cycles hash as "<cyc>:<field>" with fields
@@ -16,7 +18,26 @@
 --@include "journal.lua"
 --@include "calendar.lua"
 
-local ACCOUNT_TEXT_FIELDS = { plan = true, unit = true }
+local ACCOUNT_FIELD = {
+  plan = 'p', alw = 'a', nalw = 'na', bal = 'b', spent = 's', held = 'h', cyc = 'c', cs = 'cs',
+  ce = 'ce', anc = 'an', interval = 'iv', rpa = 'ra', rpw = 'rw', cap = 'jc', maxv = 'mv', bulk = 'bk',
+}
+local ACCOUNT_ATTRIBUTE = {
+  p = 'plan', a = 'alw', na = 'nalw', b = 'bal', s = 'spent', h = 'held', c = 'cyc', cs = 'cs',
+  ce = 'ce', an = 'anc', iv = 'interval', ra = 'rpa', rw = 'rpw', jc = 'cap', mv = 'maxv', bk = 'bulk',
+}
+
+-- Set attribute `name` of table a from its stored value.
+local function account_set(a, name, stored)
+  if name == 'plan' then
+    a.plan = stored
+  elseif name == 'interval' then
+    a.unit = string.sub(stored, 1, 1)
+    a.len = tonumber(string.sub(stored, 2))
+  else
+    a[name] = tonumber(stored)
+  end
+end
 
 local function account_load(ctx)
   local flat = redis.call('HGETALL', ctx.accountKey)
@@ -25,14 +46,23 @@ local function account_load(ctx)
   end
   local a = {}
   for i = 1, #flat, 2 do
-    local field = flat[i]
-    if ACCOUNT_TEXT_FIELDS[field] then
-      a[field] = flat[i + 1]
-    else
-      a[field] = tonumber(flat[i + 1])
-    end
+    account_set(a, ACCOUNT_ATTRIBUTE[flat[i]], flat[i + 1])
   end
   return a
+end
+
+-- Store the named attributes of a.
+local function account_write(ctx, a, names)
+  local args = {}
+  for _, name in ipairs(names) do
+    args[#args + 1] = ACCOUNT_FIELD[name]
+    if name == 'interval' then
+      args[#args + 1] = a.unit .. a.len
+    else
+      args[#args + 1] = a[name]
+    end
+  end
+  redis.call('HSET', ctx.accountKey, unpack(args))
 end
 
 -- Archive the current cycle and open [startMs, endMs) with the next allowance.
@@ -48,8 +78,7 @@ local function account_open_cycle(ctx, a, startMs, endMs)
   a.held = 0
   a.cs = startMs
   a.ce = endMs
-  rcall('HSET', ctx.accountKey, 'cyc', a.cyc, 'alw', a.alw, 'bal', a.bal, 'spent', 0,
-    'held', 0, 'cs', startMs, 'ce', endMs)
+  account_write(ctx, a, { 'cyc', 'alw', 'bal', 'spent', 'held', 'cs', 'ce' })
   journal_append(ctx, 'grant', a.alw, a.cyc, '')
 end
 
@@ -63,15 +92,19 @@ local function account_roll(ctx, a)
   return true
 end
 
-local CREDIT_FIELDS = { 'bal', 'spent', 'held', 'cyc', 'ce' }
+local CREDIT_ATTRIBUTES = { 'bal', 'spent', 'held', 'cyc', 'ce' }
 
--- The account in the cycle that contains ctx.now, reading only the credit fields and the
+-- The account in the cycle that contains ctx.now, reading only the credit attributes and the
 -- extra ones the caller names (HGETALL of the whole hash costs several times more), unless
 -- the cycle has ended: then the whole account is loaded and rolled over. nil: no account.
 local function account_current(ctx, extra)
-  local fields = { unpack(CREDIT_FIELDS) }
-  for _, field in ipairs(extra or {}) do
-    fields[#fields + 1] = field
+  local names = { unpack(CREDIT_ATTRIBUTES) }
+  for _, name in ipairs(extra or {}) do
+    names[#names + 1] = name
+  end
+  local fields = {}
+  for i, name in ipairs(names) do
+    fields[i] = ACCOUNT_FIELD[name]
   end
   local values = redis.call('HMGET', ctx.accountKey, unpack(fields))
   if not values[1] then
@@ -83,19 +116,15 @@ local function account_current(ctx, extra)
     return a
   end
   local a = {}
-  for i, field in ipairs(fields) do
-    if ACCOUNT_TEXT_FIELDS[field] then
-      a[field] = values[i]
-    else
-      a[field] = tonumber(values[i])
-    end
+  for i, name in ipairs(names) do
+    account_set(a, name, values[i])
   end
   return a
 end
 
 -- Write balance / spent / held back after a credit movement.
 local function account_save_credits(ctx, a)
-  redis.call('HSET', ctx.accountKey, 'bal', a.bal, 'spent', a.spent, 'held', a.held)
+  account_write(ctx, a, { 'bal', 'spent', 'held' })
 end
 
 -- Start a new cycle at ctx.now (SPEC §3 billing webhook): the account is re-anchored there,
@@ -108,6 +137,6 @@ local function account_reanchor(ctx, a, unit, length)
     a.len = length
   end
   a.anc = ctx.now
-  redis.call('HSET', ctx.accountKey, 'anc', a.anc, 'unit', a.unit, 'len', a.len)
+  account_write(ctx, a, { 'anc', 'interval' })
   account_open_cycle(ctx, a, ctx.now, period_start(a.anc, a.unit, a.len, 1))
 end
