@@ -20,6 +20,8 @@ export interface LoadOptions {
   tag?: string;
   /** Pick the next random number (so a run can be replayed from a seed). */
   random?: () => number;
+  /** Now and then walk away from a job without ending it, as a crashed worker would (the sweep reclaims it). */
+  abandonJobs?: boolean;
 }
 
 /** What a job's worker was told, per job: the results it may count on and those left in doubt. */
@@ -33,6 +35,8 @@ export interface JobTally {
   doubtfulSpend: number;
   ackedResults: number;
   doubtfulResults: number;
+  /** Left without being ended, for the lease sweep to reclaim. */
+  abandoned?: boolean;
   /** The last few outcomes, for a failure message. */
   trace: string[];
 }
@@ -51,12 +55,13 @@ export interface LoadFigures {
   results: number;
   cancels: number;
   cycleChanges: number;
+  abandoned: number;
 }
 
 export class Workload {
   readonly ledger = new ChargeLedger();
   readonly jobs = new Map<string, JobTally>();
-  readonly figures: LoadFigures = { operations: 0, unavailable: 0, charges: 0, jobsCreated: 0, results: 0, cancels: 0, cycleChanges: 0 };
+  readonly figures: LoadFigures = { operations: 0, unavailable: 0, charges: 0, jobsCreated: 0, results: 0, cancels: 0, cycleChanges: 0, abandoned: 0 };
   /** Errors other than StoreUnavailableError: any of them fails the run. */
   readonly errors: unknown[] = [];
   private running = false;
@@ -191,6 +196,11 @@ export class Workload {
       }
       if (r < 0.03) {
         await this.answered(() => tg.jobs.finish(accountId, job.id));
+        return;
+      }
+      if (this.options.abandonJobs && r < 0.034) {
+        tally.abandoned = true;
+        this.figures.abandoned++;
         return;
       }
       let spend: number;

@@ -1,10 +1,10 @@
 // What the fault, cluster and soak tests share: clients configured the way a host should
 // configure them, retries that keep an operation id, a ledger of what callers were told, and
-// an audit of the stored state against that ledger (journal, reconcile, invariants).
+// an audit of the stored state against that ledger (journal, reconcile, invariants). No
+// vitest import at the top: the soak's child processes load this file too.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { expect } from 'vitest';
 import { fromIoredis, fromNodeRedis, isTollgateError, type AccountSnapshot, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
 import { accountKeys } from '../../src/keys.ts';
 import { checkInvariants, type InvariantViolation, type ModelAccount } from '../../src/model/index.ts';
@@ -245,8 +245,9 @@ export async function auditAccount(tg: Tollgate, accountId: string): Promise<Acc
   return { reconciles: reconciliation.matches, violations: checkInvariants(snapshotToModel(snapshot)), snapshot };
 }
 
-/** auditAccount, asserted. */
+/** auditAccount, asserted (in a vitest run; the soak's processes use auditAccount). */
 export async function expectSound(tg: Tollgate, accountId: string): Promise<AccountSnapshot> {
+  const { expect } = await import('vitest');
   const audit = await auditAccount(tg, accountId);
   expect(audit.violations, accountId).toEqual([]);
   expect(audit.reconciles, `${accountId}: the journal reconciles with balance, spent and held`).toBe(true);
