@@ -55,7 +55,7 @@ async function main(): Promise<number> {
   // The app servers.
   const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url));
   const children: ChildProcess[] = [];
-  const reports: WorkerReport[] = [];
+  const reported: Promise<WorkerReport>[] = [];
   const exited: Promise<void>[] = [];
   const ready: Promise<void>[] = [];
   for (let index = 0; index < PROCESSES; index++) {
@@ -66,9 +66,16 @@ async function main(): Promise<number> {
       new Promise((resolve, reject) => {
         child.on('message', (message: FromWorker) => {
           if (message.type === 'ready') resolve();
-          if (message.type === 'report') reports.push(message.report);
         });
         child.once('exit', (code) => reject(new Error(`soak worker ${index} exited (${code}) before it started`)));
+      }),
+    );
+    reported.push(
+      new Promise((resolve, reject) => {
+        child.on('message', (message: FromWorker) => {
+          if (message.type === 'report') resolve(message.report);
+        });
+        child.once('exit', (code) => setTimeout(() => reject(new Error(`soak worker ${index} exited (${code}) without a report`)), 1_000));
       }),
     );
     const config: WorkerConfig = { index, url, prefix, accounts, timeoutMs: TIMEOUT_MS, leaseMs: LEASE_MS, chargeWorkers: 4, jobWorkers: 3, sweeps: index === 0 };
@@ -91,8 +98,8 @@ async function main(): Promise<number> {
 
   // Stop the load, collect what every caller was told.
   for (const child of children) child.send({ type: 'stop' } satisfies ToWorker);
+  const reports = await Promise.all(reported);
   await Promise.all(exited);
-  if (reports.length !== PROCESSES) throw new Error(`${PROCESSES - reports.length} soak workers sent no report`);
 
   // Jobs whose worker walked away hold credits and cap slots until their lease runs out: once
   // it has, the deployment-wide sweep must release every one of them.

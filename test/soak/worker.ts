@@ -38,7 +38,8 @@ export const tollgateOptions = (config: Pick<WorkerConfig, 'prefix' | 'timeoutMs
   journal: { maxEntries: 10_000_000 },
 });
 
-const send = (message: FromWorker) => process.send!(message);
+const send = (message: FromWorker) =>
+  new Promise<void>((resolve, reject) => process.send!(message, undefined, {}, (error: Error | null) => (error ? reject(error) : resolve())));
 // helpers/tollgate.ts needs a vitest run; this process is a plain Node one.
 const KINDS: ClientKind[] = ['node-redis', 'ioredis'];
 
@@ -71,7 +72,7 @@ async function run(config: WorkerConfig): Promise<void> {
       if (message.type === 'stop') resolve();
     });
     load.start();
-    send({ type: 'ready', index: config.index });
+    void send({ type: 'ready', index: config.index });
   });
   sweeping = false;
   await load.stop();
@@ -79,7 +80,7 @@ async function run(config: WorkerConfig): Promise<void> {
   // Closing waits for every command still queued, so the audit sees their effects.
   await Promise.all(clients.map((client) => client.close()));
 
-  send({
+  await send({
     type: 'report',
     report: {
       index: config.index,
