@@ -95,13 +95,14 @@ export function markdown(results: Results): string {
     "",
     `Command: \`npm run bench\` · ${results.startedAt} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node} · Redis ${machine.redis} (private redis-server, no persistence, 127.0.0.1) · ${machine.clients}`,
     "",
-    `Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
-      "operations spread round-robin over 1,000 accounts. All cells ran in one process against one Redis; ratios compare cells of the same run. " +
-      "Rows marked #2 repeat a key row later in the same sequence, so the difference between #1 and #2 shows this machine's noise. " +
-      "Where the time goes, per cell: script µs/call is Redis's time inside EVAL/EVALSHA (INFO commandstats); " +
-      "Redis CPU µs/op is redis-server's whole CPU (INFO cpu: scripts, parsing, network I/O); client CPU µs/op is this process's CPU (the client library, tollgate, the loop). " +
-      "With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client + Redis µs per op): " +
-      "a script's Redis time counts in full. rate-limiter-flexible sends EVAL with its script text on node-redis and EVALSHA (defineCommand) on ioredis; " +
+    `- Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
+      "operations spread round-robin over 1,000 accounts.",
+    "- All cells ran in one process against one Redis, and ratios compare cells of the same run. Rows marked #2 repeat a key row later in the " +
+      "same sequence: the difference between #1 and #2 is this machine's noise.",
+    "- Where the time goes: *script µs/call* is Redis's time inside EVAL/EVALSHA (INFO commandstats); *Redis CPU µs/op* is all of " +
+      "redis-server's CPU (INFO cpu: scripts, parsing, network I/O); *client CPU µs/op* is this process's CPU (the Redis client, tollgate, the loop, GC).",
+    "- With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client + Redis µs per op): a script's Redis time counts in full.",
+    "- rate-limiter-flexible sends EVAL with its script text on node-redis and EVALSHA (defineCommand) on ioredis. " +
       "tollgate runs with its defaults (Redis TIME clock, journal on).",
     "",
     "## Targets",
