@@ -6,3 +6,4 @@
  */
 export { TollgateModel, type ModelAccount, type ModelJob, type ModelCycle } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
+export { accountFromSnapshot } from "./snapshot.ts";

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { fingerprint, type AccountSnapshot, type PlanTable, type Tollgate } from '../../src/index.ts';
-import { checkInvariants, TollgateModel, type ModelAccount, type ModelJob } from '../../src/model/index.ts';
+import { accountFromSnapshot, checkInvariants, TollgateModel, type ModelAccount, type ModelJob } from '../../src/model/index.ts';
 import type { ManualClock } from '../helpers/tollgate.ts';
 
 export const LEASE_MS = 60_000;
@@ -191,7 +191,7 @@ export async function runSequence(
     if (stored.jobs.some((j) => j.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
     if (stored.jobs.some((j) => j.endReason === 'lease_expired')) note(reached, 'lease_expired');
     expect(project(stored), where).toEqual(projectModel(model.accounts.get(accountId)!, clock.now));
-    expect(checkInvariants(fromSnapshot(stored)), where).toEqual([]);
+    expect(checkInvariants(accountFromSnapshot(stored)), where).toEqual([]);
   }
 }
 
@@ -233,41 +233,6 @@ function projectModel(a: ModelAccount, now: number) {
         lease: j.leaseExpiresAt, finishedAt: j.finishedAt, endReason: j.endReason,
       }))
       .sort((a, b) => a.id.localeCompare(b.id)),
-  };
-}
-
-/** The stored state in the model's shape, so the invariants are checked on Redis itself. */
-function fromSnapshot(s: AccountSnapshot): ModelAccount {
-  return {
-    plan: s.plan,
-    limits: { api: s.limits.api, web: s.limits.web, cap: s.limits.activeJobCap, maxVideos: s.limits.maxVideosPerJob, bulk: s.limits.bulkOnApi },
-    allowance: s.credits.allowance,
-    nextAllowance: s.credits.nextAllowance,
-    balance: s.credits.balance,
-    spent: s.credits.spent,
-    held: s.credits.held,
-    cycle: s.cycle.id,
-    cycleStart: s.cycle.start,
-    cycleEnd: s.cycle.end,
-    anchor: s.cycleSpec.anchor,
-    unit: s.cycleSpec.unit,
-    length: s.cycleSpec.length,
-    windows: s.windows,
-    ended: new Map(s.endedCycles.map((c) => [c.id, { allowance: c.allowance, unused: c.unused, spent: c.spent, held: c.held, refunded: c.refunded, start: c.start, end: c.end }])),
-    jobs: new Map(
-      s.jobs.map((j) => [
-        j.id,
-        {
-          id: j.id, kind: j.kind, surface: j.surface, status: j.status, videos: j.videos, comments: j.includeComments, limit: j.limit,
-          reserved: j.reserved, delivered: j.delivered, failedUnavailable: j.failed.videoUnavailable, failedNoCaptions: j.failed.noCaptions,
-          commentPages: j.commentPages, commentMisses: j.commentMisses, spent: j.spent, refunded: j.refunded,
-          refundedToEndedCycle: j.refundedToEndedCycle, cycle: j.cycleId, createdAt: j.createdAt, finishedAt: j.finishedAt ?? 0,
-          leaseExpiresAt: j.leaseExpiresAt, endReason: j.endReason ?? '',
-        },
-      ]),
-    ),
-    operations: new Map(),
-    idempotency: new Map(),
   };
 }
 
