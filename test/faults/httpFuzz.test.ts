@@ -7,9 +7,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountSnapshot } from '../../src/index.ts';
-import { checkInvariants } from '../../src/model/index.ts';
+import { accountFromSnapshot, checkInvariants } from '../../src/model/index.ts';
 import { ADAPTERS, type Harness, startHarness } from '../examples/contract/harness.ts';
-import { snapshotToModel } from './support.ts';
 
 const RUNS = Number(process.env.TOLLGATE_FUZZ_RUNS ?? 100);
 const MINUTE = 60_000;
@@ -214,7 +213,7 @@ describe.each(ADAPTERS)('$name server under fuzzed HTTP', (adapter) => {
 
         const mine = await h.service.tollgate.accounts.inspect(me.id);
         expect(mine.credits.balance).toBeGreaterThanOrEqual(0);
-        expect(checkInvariants(snapshotToModel(mine))).toEqual([]);
+        expect(checkInvariants(accountFromSnapshot(mine))).toEqual([]);
         expect((await h.service.tollgate.credits.reconcile(me.id)).matches).toBe(true);
         // Nothing sent as this account touched the other one: not its credits, counters or jobs
         // (read at the instant of the first reading: request counts are per window).

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { fromIoredis, fromNodeRedis, isTollgateError, type AccountSnapshot, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
 import { accountKeys } from '../../src/keys.ts';
-import { checkInvariants, type InvariantViolation, type ModelAccount } from '../../src/model/index.ts';
+import { accountFromSnapshot, checkInvariants, type InvariantViolation } from '../../src/model/index.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
 
@@ -197,41 +197,6 @@ export function auditCharges(journal: JournalEntry[], ledger: ChargeLedger, owns
   return { acknowledged: ledger.acknowledged.size, lost, doubled, unacknowledged: unacknowledged.length, details: details.slice(0, 20) };
 }
 
-/** The stored account in the reference model's shape, so its invariants are checked on Redis itself. */
-export function snapshotToModel(s: AccountSnapshot): ModelAccount {
-  return {
-    plan: s.plan,
-    limits: { api: s.limits.api, web: s.limits.web, cap: s.limits.activeJobCap, maxVideos: s.limits.maxVideosPerJob, bulk: s.limits.bulkOnApi },
-    allowance: s.credits.allowance,
-    nextAllowance: s.credits.nextAllowance,
-    balance: s.credits.balance,
-    spent: s.credits.spent,
-    held: s.credits.held,
-    cycle: s.cycle.id,
-    cycleStart: s.cycle.start,
-    cycleEnd: s.cycle.end,
-    anchor: s.cycleSpec.anchor,
-    unit: s.cycleSpec.unit,
-    length: s.cycleSpec.length,
-    windows: s.windows,
-    ended: new Map(s.endedCycles.map((c) => [c.id, { allowance: c.allowance, unused: c.unused, spent: c.spent, held: c.held, refunded: c.refunded, start: c.start, end: c.end }])),
-    jobs: new Map(
-      s.jobs.map((j) => [
-        j.id,
-        {
-          id: j.id, kind: j.kind, surface: j.surface, status: j.status, videos: j.videos, comments: j.includeComments, limit: j.limit,
-          reserved: j.reserved, delivered: j.delivered, failedUnavailable: j.failed.videoUnavailable, failedNoCaptions: j.failed.noCaptions,
-          commentPages: j.commentPages, commentMisses: j.commentMisses, spent: j.spent, refunded: j.refunded,
-          refundedToEndedCycle: j.refundedToEndedCycle, cycle: j.cycleId, createdAt: j.createdAt, finishedAt: j.finishedAt ?? 0,
-          leaseExpiresAt: j.leaseExpiresAt, endReason: j.endReason ?? '',
-        },
-      ]),
-    ),
-    operations: new Map(),
-    idempotency: new Map(),
-  };
-}
-
 export interface AccountAudit {
   reconciles: boolean;
   violations: InvariantViolation[];
@@ -242,7 +207,7 @@ export interface AccountAudit {
 export async function auditAccount(tg: Tollgate, accountId: string): Promise<AccountAudit> {
   const reconciliation = await tg.credits.reconcile(accountId);
   const snapshot = await tg.accounts.inspect(accountId);
-  return { reconciles: reconciliation.matches, violations: checkInvariants(snapshotToModel(snapshot)), snapshot };
+  return { reconciles: reconciliation.matches, violations: checkInvariants(accountFromSnapshot(snapshot)), snapshot };
 }
 
 /** auditAccount, asserted (in a vitest run; the soak's processes use auditAccount). */
