@@ -9,6 +9,7 @@
   KEYS[3] journal       stream credit movements
   KEYS[4] activeJobs    zset   open job ids scored by lease expiry (ms)
   KEYS[5] job           hash   the job (fields: lua/lib/jobs.lua)
+  KEYS[6] jobItems      set    item ids whose results the job took
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] transcript    'delivered'|'video_unavailable'|'no_captions'
   ARGV[3] commentPage   'nonempty'|'empty'|'failed'|'none'
@@ -16,8 +17,10 @@
   ARGV[5] jobKeyPrefix  string   job hashes are <prefix><jobId> (same hash slot)
   ARGV[6] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[7] journalBound  integer  max entries, or max age in ms
+  ARGV[8] itemId        string   which item this result is for; a repeat is a replay
   Returns: {code, job}   job as JSON ('' when there is none)
-    Codes: OK, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED, TOO_MANY_RESULTS
+    REPLAYED: this item's result was taken before; nothing changed.
+    Codes: OK, REPLAYED, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED, TOO_MANY_RESULTS
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -29,6 +32,7 @@ local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
 local activeKey    = KEYS[4]
 local jobKey       = KEYS[5]
+local jobItemsKey  = KEYS[6]
 local nowArg       = ARGV[1]
 local transcript   = ARGV[2]
 local commentPage  = ARGV[3]
@@ -36,6 +40,7 @@ local leaseMs      = tonumber(ARGV[4])
 local jobKeyPrefix = ARGV[5]
 local journalTrim  = ARGV[6]
 local journalBound = tonumber(ARGV[7])
+local itemId       = ARGV[8]
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
@@ -44,6 +49,9 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
 local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
+end
+if redis.call('SISMEMBER', jobItemsKey, itemId) == 1 then
+  return { CODE.REPLAYED, job_json(job_load(jobKey)) }
 end
 local job, refused, seen = job_accepting(ctx, a, jobKey, 'bulk')
 if not job then
@@ -70,6 +78,7 @@ else
   job.fn = job.fn + 1
 end
 
+redis.call('SADD', jobItemsKey, itemId)
 job_renew(ctx, job, leaseMs)
 if job.dlv + job.fu + job.fn == job.n then
   job_end(ctx, a, job, 'completed', 'completed')

@@ -26,7 +26,8 @@
   ARGV[14] journalTrim  string   'off' | 'maxlen' | 'minage'
   ARGV[15] journalBound integer  max entries, or max age in ms
   Returns: {code, payload, storedCode}
-    OK: payload = the job (JSON). REPLAYED: payload and storedCode = the stored outcome.
+    OK: payload = the job (JSON). REPLAYED: payload and storedCode = the stored outcome (of the
+    Idempotency-Key, or the job already created under this job id).
     JOB_LIMIT (stored): payload = {"active":n,"cap":n}. INSUFFICIENT: {"balance":n,"needed":n}.
     Codes: also NO_ACCOUNT, PLAN_NOT_ALLOWED, TOO_MANY_VIDEOS, IDEMPOTENCY_REUSED,
     IDEMPOTENCY_IN_USE, JOB_EXISTS
@@ -92,7 +93,14 @@ end
 if kind == 'bulk' and videos > a.maxv then
   return refuse(CODE.TOO_MANY_VIDEOS, cjson.encode({ max = a.maxv }))
 end
-if redis.call('EXISTS', jobKey) == 1 then
+-- The job id is the creation's own operation id: the same request sent again (a retry, a
+-- client resending after a reconnect) gets the job back; another request with it is refused.
+local existing = job_load(jobKey)
+if existing then
+  if existing.kind == kind and existing.sf == surface and existing.n == videos
+    and existing.cm == comments and existing.lim == limit then
+    return { CODE.REPLAYED, job_json(existing), CODE.OK }
+  end
   return refuse(CODE.JOB_EXISTS, '')
 end
 

@@ -11,7 +11,10 @@ import { count, printableKey } from "./validate.ts";
 export interface ChargeRequest {
   required: number;
   optional?: number;
-  /** Makes a retried charge (e.g. after a timeout) apply once. 1-255 printable ASCII. */
+  /**
+   * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept 24 h.
+   * Without one the charge gets a random id, so a client's own resend is still applied once.
+   */
   operationId?: string;
 }
 
@@ -39,16 +42,19 @@ export class Credits {
     const required = count("required", request.required);
     const optional = count("optional", request.optional ?? 0);
     if (required + optional === 0) throw new InvalidInputError("A charge must ask for at least 1 credit");
-    const operationId = request.operationId === undefined ? "" : printableKey("Operation id", request.operationId);
+    const own = request.operationId !== undefined;
+    const operationId = own ? printableKey("Operation id", request.operationId) : this.ctx.newId();
+    const opTtlMs = own ? this.ctx.operationTtlMs : this.ctx.resendWindowMs;
     const reply = (await this.ctx.runner.run(
       "charge",
       { account: keys.account, cycles: keys.cycles, journal: keys.journal, operation: keys.operation(operationId) },
-      { nowMs: this.ctx.now(), required, optional, operationId, opTtlMs: this.ctx.operationTtlMs, ...this.ctx.journal },
+      { nowMs: this.ctx.now(), required, optional, operationId, opTtlMs, ...this.ctx.journal },
     )).map(Number);
     const [code, charged, balance, needed] = reply as [number, number, number, number];
     if (code === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
-    return { ok: true, charged, balance, replayed: code === Code.REPLAYED };
+    // A replay of an id the library made up is a resent command: to the caller, one charge.
+    return { ok: true, charged, balance, replayed: own && code === Code.REPLAYED };
   }
 
   /** Recomputes the current cycle from the journal and compares it with the account. */

@@ -53,7 +53,8 @@ export type ReserveOutcome =
   | { ok: false; reason: "idempotency_key_in_use" };
 
 export type SettleOutcome =
-  | { accepted: true; job: Job }
+  /** replayed: this item's result had been taken before, and nothing changed now. */
+  | { accepted: true; job: Job; replayed: boolean }
   | { accepted: false; reason: "job_ended" | "lease_expired" | "too_many_results"; job: Job };
 
 export interface EndOutcome {
@@ -112,7 +113,8 @@ export class Jobs {
   ): Promise<ReserveOutcome> {
     const keys = this.ctx.keys(accountId);
     const surface = oneOf("Surface", spec.surface, SURFACES);
-    const jobId = spec.jobId === undefined ? newJobId() : checkJobId(spec.jobId);
+    const ownJobId = spec.jobId !== undefined;
+    const jobId = ownJobId ? checkJobId(spec.jobId) : newJobId();
     const claim = claimOf(spec.idempotency);
     const leaseMs = this.ctx.leaseMs;
     // The sweep index learns of the account before the job exists, so a crash between the two
@@ -156,8 +158,10 @@ export class Jobs {
         return { ok: true, job: jobFromFields(data), replayed: false };
       case Code.REPLAYED: {
         const stored = decodeStoredOutcome(Number(reply[2]), payload);
+        // The same job id answered by its job: a resent command unless the caller chose the id.
+        const resent = !claim && !ownJobId;
         return stored.kind === "job"
-          ? { ok: true, job: stored.job, replayed: true }
+          ? { ok: true, job: stored.job, replayed: !resent }
           : { ok: false, reason: "job_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.JOB_LIMIT:
@@ -188,29 +192,41 @@ export class Jobs {
   async recordResult(
     accountId: string,
     jobId: string,
-    result: { transcript: TranscriptResult; commentPage?: CommentPageResult },
+    result: { transcript: TranscriptResult; commentPage?: CommentPageResult; itemId?: string },
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(accountId);
+    const id = checkJobId(jobId);
     const transcript = oneOf("Transcript result", result.transcript, ["delivered", "video_unavailable", "no_captions"] as const);
     const commentPage = result.commentPage === undefined ? "none" : oneOf("Comment page result", result.commentPage, ["nonempty", "empty", "failed"] as const);
+    const itemId = this.itemId(result.itemId);
     const reply = await this.ctx.runner.run(
       "recordResult",
-      this.jobKeys(keys, checkJobId(jobId)),
-      { nowMs: this.ctx.now(), transcript, commentPage, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal },
+      { ...this.jobKeys(keys, id), jobItems: keys.jobItems(id) },
+      { nowMs: this.ctx.now(), transcript, commentPage, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
     );
-    return settleOutcome(reply, keys.id, jobId);
+    return settleOutcome(reply, keys.id, jobId, itemId.own);
   }
 
   /** Settles one page fetched by a comments collection (replies included). */
-  async recordPage(accountId: string, jobId: string, page: CommentPageResult): Promise<SettleOutcome> {
+  async recordPage(accountId: string, jobId: string, page: CommentPageResult, options: { itemId?: string } = {}): Promise<SettleOutcome> {
     const keys = this.ctx.keys(accountId);
+    const id = checkJobId(jobId);
     const checked = oneOf("Comment page result", page, ["nonempty", "empty", "failed"] as const);
+    const itemId = this.itemId(options.itemId);
     const reply = await this.ctx.runner.run(
       "recordPage",
-      this.jobKeys(keys, checkJobId(jobId)),
-      { nowMs: this.ctx.now(), page: checked, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal },
+      { ...this.jobKeys(keys, id), jobItems: keys.jobItems(id) },
+      { nowMs: this.ctx.now(), page: checked, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
     );
-    return settleOutcome(reply, keys.id, jobId);
+    return settleOutcome(reply, keys.id, jobId, itemId.own);
+  }
+
+  /**
+   * The item a result is for: the caller's id (a video id, a page token), so a retried result
+   * counts once, or a random one that still makes a client's resend count once.
+   */
+  private itemId(given: string | undefined): { id: string; own: boolean } {
+    return given === undefined ? { id: this.ctx.newId(), own: false } : { id: printableKey("Item id", given), own: true };
   }
 
   /** Ends a job now as completed, refunding whatever it did not use. */
@@ -334,13 +350,13 @@ function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefi
   return { key: printableKey("Idempotency-Key", input.key), fingerprint: fingerprint(input.body), token: "" };
 }
 
-function settleOutcome(reply: unknown[], accountId: string, jobId: string): SettleOutcome {
+function settleOutcome(reply: unknown[], accountId: string, jobId: string, ownItemId: boolean): SettleOutcome {
   const code = Number(reply[0]);
   if (code === Code.NO_ACCOUNT) throw new AccountNotFoundError(accountId);
   if (code === Code.NO_JOB) throw new JobNotFoundError(jobId);
   if (code === Code.WRONG_JOB_KIND) throw new InvalidInputError(`Job "${jobId}" is not of the kind this call settles`);
   const job = jobFromFields(JSON.parse(String(reply[1])));
-  if (code === Code.OK) return { accepted: true, job };
+  if (code === Code.OK || code === Code.REPLAYED) return { accepted: true, job, replayed: ownItemId && code === Code.REPLAYED };
   const reason = code === Code.LEASE_EXPIRED ? "lease_expired" : code === Code.TOO_MANY_RESULTS ? "too_many_results" : "job_ended";
   return { accepted: false, reason, job };
 }

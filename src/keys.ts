@@ -36,6 +36,10 @@ export class AccountKeys {
   job(jobId: string): string {
     return `${this.base}j:${jobId}`;
   }
+  /** Item ids whose results a job took (lua/lib/jobs.lua). */
+  jobItems(jobId: string): string {
+    return `${this.base}j:${jobId}:i`;
+  }
   /** Prefix of a surface's window counters: prefix + window number (lua/lib/window.lua). */
   counters(surface: "api" | "web"): string {
     return `${this.base}rl:${surface}:`;

@@ -32,6 +32,12 @@ export interface TollgateOptions {
   leaseMs?: number;
   /** How long a charge's operation id is remembered. Default 24 h. */
   operationTtlMs?: number;
+  /**
+   * Charges and job results without a caller's id get a random one, remembered this long, so
+   * a command a client resends after a reconnect (ioredis does by default) applies once.
+   * Default 10 minutes.
+   */
+  resendWindowMs?: number;
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long a pending Idempotency-Key survives a crashed holder. Default 60 s. */
@@ -66,6 +72,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     windowMs: 60_000,
     leaseMs: count("leaseMs", options.leaseMs ?? 5 * 60_000, 1),
     operationTtlMs: count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1),
+    resendWindowMs: count("resendWindowMs", options.resendWindowMs ?? 10 * 60_000, 1),
     idempotencyTtlMs: count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1),
     idempotencyLockMs: count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1),
     clock: options.clock,

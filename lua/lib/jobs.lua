@@ -9,12 +9,16 @@
     cyc paying cycle   ca created (ms)   fa finished (ms, 0 while active)   ls lease expiry (ms)
     er end reason: '' | completed | finished | canceled | limit_reached | lease_expired
   Credits still held by a job: rsv - sp - rf. They belong to the cycle that paid (cyc).
+  Each job also has a set <job key>:i of the item ids whose results it took, so a result sent
+  twice (a retry, a client resending after a reconnect) counts once; the set is kept for
+  JOB_ITEMS_KEPT_MS after the job ends, then expires.
   ctx fields used: accountKey, cyclesKey, activeKey, jobKeyPrefix, now (+ journal fields).
 ]]
 --@include "codes.lua"
 --@include "account.lua"
 
 local JOB_TEXT_FIELDS = { id = true, kind = true, sf = true, st = true, er = true }
+local JOB_ITEMS_KEPT_MS = 3600000
 
 local function job_load(jobKey)
   local flat = redis.call('HGETALL', jobKey)
@@ -89,6 +93,7 @@ local function job_end(ctx, a, job, status, reason)
   redis.call('HSET', ctx.jobKeyPrefix .. job.id, 'st', status, 'er', reason, 'fa', ctx.now,
     'sp', job.sp, 'rf', job.rf, 'rfe', job.rfe)
   redis.call('ZREM', ctx.activeKey, job.id)
+  redis.call('PEXPIRE', ctx.jobKeyPrefix .. job.id .. ':i', JOB_ITEMS_KEPT_MS)
 end
 
 -- End every job whose lease ran out (its worker stopped reporting), with its refunds.
