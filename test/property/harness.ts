@@ -30,7 +30,8 @@ export type Op =
   | { op: 'result'; job: number; transcript: 'delivered' | 'video_unavailable' | 'no_captions'; comment: 'nonempty' | 'empty' | 'failed' }
   | { op: 'page'; job: number; page: 'nonempty' | 'empty' | 'failed' }
   | { op: 'end'; job: number; status: 'completed' | 'canceled' }
-  | { op: 'sweep' };
+  | { op: 'sweep' }
+  | { op: 'retry' };
 
 const advance = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: 0, max: 90_000 }).map((ms) => ({ op: 'advance' as const, ms })) },
@@ -48,12 +49,16 @@ export const coreOps: fc.Arbitrary<Op> = fc.oneof(
 
 export const jobOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: coreOps },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('reserve' as const), videos: fc.integer({ min: 1, max: 9 }), comments: fc.boolean(), key: fc.option(fc.integer({ min: 0, max: 2 })), bodyVariant: fc.integer({ min: 0, max: 1 }) }) },
+  // Few keys and mostly one body per key, so retries of a stored outcome (replays of a job or
+  // of a job-cap refusal) come up often next to reused keys with another body.
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('reserve' as const), videos: fc.integer({ min: 1, max: 9 }), comments: fc.boolean(), key: fc.option(fc.integer({ min: 0, max: 1 }), { freq: 3 }), bodyVariant: fc.constantFrom(0, 0, 0, 1) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('collection' as const), limit: fc.integer({ min: 1, max: 6 }), key: fc.option(fc.integer({ min: 0, max: 2 })) }) },
   { weight: 8, arbitrary: fc.record({ op: fc.constant('result' as const), job: fc.nat(), transcript: fc.constantFrom('delivered' as const, 'delivered' as const, 'video_unavailable' as const, 'no_captions' as const), comment: fc.constantFrom('nonempty' as const, 'empty' as const, 'failed' as const) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('page' as const), job: fc.nat(), page: fc.constantFrom('nonempty' as const, 'empty' as const, 'failed' as const) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('end' as const), job: fc.nat(), status: fc.constantFrom('completed' as const, 'canceled' as const) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'sweep' as const }) },
+  // A client retrying its last creation as it was: replays of stored outcomes.
+  { weight: 2, arbitrary: fc.constant({ op: 'retry' as const }) },
 );
 
 export const accountSetup = fc.record({
@@ -88,7 +93,10 @@ export async function runSequence(
   const opIds = new Map<number, string>();
   const at = (step: number, op: Op) => `step ${step}: ${JSON.stringify(op)}`;
 
-  for (const [step, op] of ops.entries()) {
+  let lastCreation: Op | undefined;
+  for (const [step, given] of ops.entries()) {
+    const op = given.op === 'retry' ? lastCreation ?? given : given;
+    if (op.op === 'reserve' || op.op === 'collection') lastCreation = op;
     const now = clock.now;
     const where = at(step, op);
     switch (op.op) {
@@ -179,6 +187,8 @@ export async function runSequence(
         }
         break;
       }
+      case 'retry':
+        break;
       case 'sweep': {
         const got = await tg.jobs.sweepAccount(accountId);
         model.roll(accountId, now);
