@@ -13,6 +13,11 @@ export function createExpressApp(service: Service): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use((req, res, next) => {
+    const refused = service.screen(toIncoming(req));
+    if (refused) send(res, refused);
+    else next();
+  });
   // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
   app.use((req, res, next) => {
     jsonBody(req, res, (error?: unknown) => {
@@ -25,6 +30,11 @@ export function createExpressApp(service: Service): express.Express {
     app[method](route.path, async (req, res) => send(res, await route.handle(toIncoming(req))));
   }
   app.use((req, res) => send(res, service.notFound(toIncoming(req))));
+  // Anything thrown around the routes gets the SPEC §8 body, not Express's HTML page.
+  app.use((error: unknown, req: Request, res: Response, next: express.NextFunction) => {
+    if (res.headersSent) return next(error);
+    send(res, service.failed(toIncoming(req), error));
+  });
   return app;
 }
 

@@ -12,6 +12,19 @@ import type { IncomingRequest, Service } from '../shared/service.ts';
 export function createKoaApp(service: Service): Koa {
   const app = new Koa();
   const router = new Router();
+  // Anything thrown below gets the SPEC §8 body, not Koa's plain-text error.
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      send(ctx, service.failed(toIncoming(ctx), error));
+    }
+  });
+  app.use(async (ctx, next) => {
+    const refused = service.screen(toIncoming(ctx));
+    if (refused) send(ctx, refused);
+    else await next();
+  });
   // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
   app.use(
     bodyParser({

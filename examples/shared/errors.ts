@@ -37,3 +37,15 @@ export function replyForThrown(request: ApiRequest, error: unknown, headers: Rec
   console.error(`${request.requestId} ${request.method} ${request.path}:`, error);
   return errorReply('internal_error', 'Internal server error', { requestId: request.requestId, headers });
 }
+
+/**
+ * An error the web framework raised around the routes rather than a handler: its 4xx (a
+ * request it could not read) is 400 invalid_request, anything else goes through
+ * replyForThrown. Never the framework's own HTML page, whose stack trace leaks our internals.
+ */
+export function replyForFrameworkError(request: ApiRequest, error: unknown): HttpReply {
+  const { status, statusCode } = (error ?? {}) as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  if (typeof code === 'number' && code >= 400 && code < 500) return fail(request, 'invalid_request', 'The request could not be read');
+  return replyForThrown(request, error);
+}

@@ -45,6 +45,16 @@ export function withHeaders(reply: HttpReply, headers: Record<string, string>): 
 
 export { newRequestId };
 
+/** False when the path holds a `%` that does not start valid UTF-8 percent-encoding (`/jobs/%zz`). */
+export function isDecodablePath(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The value of one cookie from a Cookie header. */
 export function cookie(request: ApiRequest, name: string): string | undefined {
   const header = request.headers.cookie;

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../../src/index.ts';
 import { ApiKeys } from './apiKeys.ts';
-import { replyForThrown } from './errors.ts';
-import { fail, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
+import { replyForFrameworkError, replyForThrown } from './errors.ts';
+import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
 import { JobStore } from './jobStore.ts';
 import { mcpHandler } from './mcp.ts';
 import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './oauth.ts';
@@ -41,6 +41,14 @@ export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
 export interface Service {
   routes: Array<Omit<Route, 'handler'> & { handle(request: IncomingRequest): Promise<HttpReply> }>;
   notFound(request: IncomingRequest): HttpReply;
+  /**
+   * Adapters ask this before routing: the 400 for a request no route can read (a path that is
+   * not valid percent-encoding, which Express would refuse with its own page and Koa would pass
+   * on raw), else undefined. Both servers so answer it the same way.
+   */
+  screen(request: IncomingRequest): HttpReply | undefined;
+  /** The SPEC §8 reply for an error the framework raised outside the routes (its error handler). */
+  failed(request: IncomingRequest, error: unknown): HttpReply;
   tollgate: Tollgate;
   oauth: DemoOAuth;
   /** Creates an account with a fresh API key (the key is shown once, here). */
@@ -78,6 +86,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       },
     })),
     notFound: (request) => fail(withId(request), 'not_found', `No route for ${request.method} ${request.path}`),
+    screen: (request) =>
+      isDecodablePath(request.path) ? undefined : fail(withId(request), 'invalid_request', 'The request path is not valid percent-encoding', { extra: { param: 'path' } }),
+    failed: (request, error) => replyForFrameworkError(withId(request), error),
     tollgate,
     oauth,
     async createAccount(plan) {

@@ -1,6 +1,7 @@
 // SPEC §4, §5, §8, §9 over real HTTP, against both example servers: auth, rate-limit headers,
 // the free and charged sync endpoints, their charging order and the race for the last credit.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Service } from '../../../examples/shared/service.ts';
 import { ADAPTERS, type Harness, startHarness } from './harness.ts';
 
 const VIDEO = 'dQw4w9WgXcQ';
@@ -205,6 +206,61 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
       const r = await h.request('/nowhere');
       expect(r.status).toBe(404);
       expect(r.body.error.type).toBe('not_found');
+    });
+  });
+
+  describe('requests no route can read (SPEC §8)', () => {
+    it('a path that is not valid percent-encoding is 400 invalid_request with the error body and X-Request-Id, before any auth or counting', async () => {
+      const { id, key } = await h.account('starter');
+      const attempts: Array<[string, string]> = [
+        ['GET', '/jobs/%zz'],
+        ['GET', '/transcript/%zz'],
+        ['GET', '/api/v1/videos/%E0%A4%A'],
+        ['GET', '/jobs/%zz/results'],
+        ['DELETE', '/jobs/%zz'],
+        ['POST', '/admin/accounts/%zz/cycles'],
+        ['GET', '/%zz'],
+      ];
+      for (const [method, path] of attempts) {
+        const r = await h.request(path, { key, method });
+        expect(r.status, `${method} ${path}`).toBe(400);
+        expect(r.headers.get('content-type'), `${method} ${path}`).toContain('application/json');
+        expect(r.body.error, `${method} ${path}`).toMatchObject({ type: 'invalid_request', message: expect.any(String) });
+        expect(r.body.request_id).toMatch(/^req_/);
+        expect(r.headers.get('x-request-id')).toBe(r.body.request_id);
+        expect(r.text).not.toMatch(/URIError|at .*\.js|<html/i);
+      }
+      expect((await h.service.tollgate.usage(id)).rateLimit.remaining).toBe(100);
+    });
+
+    it("an error thrown past the routes gets the error body from the adapter's error handler, not the framework's page", async () => {
+      const thrower = (error: Error) => async (): Promise<never> => {
+        throw error;
+      };
+      const service: Service = {
+        ...h.service,
+        routes: [
+          { method: 'GET', path: '/unreadable', handle: thrower(Object.assign(new Error('bad header'), { status: 400, expose: true })) },
+          { method: 'GET', path: '/broken', handle: thrower(new Error('secret internals')) },
+        ],
+      };
+      const server = await adapter.listen(service, 0);
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        for (const [path, status, type] of [['/unreadable', 400, 'invalid_request'], ['/broken', 500, 'internal_error']] as const) {
+          const response = await fetch(`${server.url}${path}`);
+          const text = await response.text();
+          expect(response.status, path).toBe(status);
+          expect(response.headers.get('content-type'), path).toContain('application/json');
+          const body = JSON.parse(text);
+          expect(body.error.type, path).toBe(type);
+          expect(response.headers.get('x-request-id')).toBe(body.request_id);
+          expect(text).not.toMatch(/secret internals|bad header|at .*\.ts/);
+        }
+      } finally {
+        errors.mockRestore();
+        await server.close();
+      }
     });
   });
 
