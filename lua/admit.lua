@@ -44,13 +44,10 @@ if not limit then
   return { CODE.NO_ACCOUNT, 0, 0, 0, -1, credits }
 end
 
-local window, used = window_used(counterPrefix, now, windowMs)
-local resetMs = (window + 1) * windowMs - now
-if used >= limit then
+local counted, used, resetMs = window_admit(counterPrefix, now, windowMs, limit)
+if not counted then
   return { CODE.RATE_LIMITED, limit, 0, resetMs, balance, credits }
 end
-used = used + 1
-window_count(counterPrefix, window, windowMs)
 
 if credits > 0 and balance < credits then
   return { CODE.INSUFFICIENT, limit, limit - used, resetMs, balance, credits }

@@ -53,6 +53,6 @@ local charged = required + math.min(optional, a.bal - required)
 a.bal = a.bal - charged
 a.spent = a.spent + charged
 account_save_credits(ctx, a)
-journal_append(ctx, 'charge', charged, a.cyc, operationId)
+journal_append(ctx, a, 'charge', charged, a.cyc, operationId)
 redis.call('SET', operationKey, charged, 'PX', opTtlMs)
 return { CODE.OK, charged, a.bal, required }

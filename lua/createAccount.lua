@@ -1,8 +1,6 @@
 --[[
   createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
   KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
-  KEYS[2] cycles        hash   archived cycle summaries
-  KEYS[3] journal       stream credit movements
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] plan          string   plan name
   ARGV[3] allowance     integer  credits per cycle
@@ -14,8 +12,6 @@
   ARGV[9] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[10] unit         'd'|'m'  interval unit: days or calendar months
   ARGV[11] length       integer  interval length in units
-  ARGV[12] journalTrim  string   'off' | 'maxlen' | 'minage'
-  ARGV[13] journalBound integer  max entries, or max age in ms
   Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, ACCOUNT_EXISTS
 ]]
 --@include "lib/codes.lua"
@@ -23,8 +19,6 @@
 --@include "lib/account.lua"
 
 local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
 local nowArg       = ARGV[1]
 local plan         = ARGV[2]
 local allowance    = tonumber(ARGV[3])
@@ -36,15 +30,13 @@ local bulk         = tonumber(ARGV[8])
 local anchorMs     = tonumber(ARGV[9])
 local unit         = ARGV[10]
 local length       = tonumber(ARGV[11])
-local journalTrim  = ARGV[12]
-local journalBound = tonumber(ARGV[13])
 
 if redis.call('EXISTS', accountKey) == 1 then
   return { CODE.ACCOUNT_EXISTS, 0, 0, 0 }
 end
 
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  journalTrim = journalTrim, journalBound = journalBound, now = clock_now(nowArg) }
+-- The journal starts with the cycle's first movement (lua/lib/journal.lua).
+local ctx = { accountKey = accountKey, now = clock_now(nowArg) }
 if anchorMs < 0 then
   anchorMs = ctx.now
 end
@@ -55,5 +47,4 @@ local a = { plan = plan, alw = allowance, nalw = allowance, bal = allowance, spe
   rpw = rpmWeb, cap = jobCap, maxv = maxVideos, bulk = bulk }
 account_write(ctx, a, { 'plan', 'alw', 'nalw', 'bal', 'spent', 'held', 'cyc', 'cs', 'ce', 'anc',
   'interval', 'rpa', 'rpw', 'cap', 'maxv', 'bulk' })
-journal_append(ctx, 'grant', allowance, 1, '')
 return { CODE.OK, 1, startMs, endMs }

@@ -1,7 +1,8 @@
 --[[
   reconcile: recompute the current cycle's balance, spent and held from the journal and
-  return them beside the stored ones (SPEC §3 invariant, issue "journal"). complete is 0 when
-  the cycle's opening grant was trimmed from the journal (or the journal is off).
+  return them beside the stored ones (SPEC §3 invariant). A cycle without a movement yet has
+  no journal entry and reconciles to its allowance. complete is 0 when the cycle's opening
+  grant was trimmed from the journal, or the journal is off.
   KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
   KEYS[2] cycles        hash   archived cycle summaries (written on rollover)
   KEYS[3] journal       stream credit movements
@@ -53,5 +54,8 @@ for _, entry in ipairs(redis.call('XRANGE', journalKey, '-', '+')) do
       held, bal = held - n, bal + n
     end
   end
+end
+if complete == 0 and journalTrim ~= 'off' and a.jg ~= a.cyc then
+  complete, bal, spent, held = 1, a.alw, 0, 0
 end
 return { CODE.OK, complete, a.cyc, bal, spent, held, a.bal, a.spent, a.held, entries }

@@ -124,7 +124,7 @@ end
 a.bal = a.bal - reserve
 a.held = a.held + reserve
 account_save_credits(ctx, a)
-journal_append(ctx, 'reserve', reserve, a.cyc, jobId)
+journal_append(ctx, a, 'reserve', reserve, a.cyc, jobId)
 
 local job = { id = jobId, kind = kind, sf = surface, st = 'queued', n = videos, cm = comments,
   lim = limit, rsv = reserve, dlv = 0, fu = 0, fn = 0, cp = 0, ce = 0, sp = 0, rf = 0, rfe = 0,

@@ -65,8 +65,8 @@ export class Accounts {
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
     const reply = await this.ctx.runner.run(
       "createAccount",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal },
-      { nowMs: this.ctx.now(), ...planArgs(plan), ...cycle, ...this.ctx.journal },
+      { account: keys.account },
+      { nowMs: this.ctx.now(), ...planArgs(plan), ...cycle },
     );
     if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.id);
     return { accountId: keys.id, plan: plan.name, cycle: cycleFrom(reply) };

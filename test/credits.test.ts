@@ -72,6 +72,14 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
     expect(r.journal).toEqual(r.stored);
   });
 
+  it('an idle account has no journal yet and reconciles to its allowance; the grant comes with the first movement', async () => {
+    const id = await account();
+    expect(await gate.command(['EXISTS', `${gate.prefix}:{${id}}:jn`])).toBe(0);
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, entries: 0, journal: { balance: 30, spent: 0, held: 0 } });
+    await gate.tg.credits.charge(id, { required: 4 });
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, entries: 2, journal: { balance: 26, spent: 4, held: 0 } });
+  });
+
   it('the journal restarts with the grant of each new cycle', async () => {
     const id = await account();
     await gate.tg.credits.charge(id, { required: 5 });

@@ -10,6 +10,7 @@
                 how many (stored together as "<unit><len>", e.g. "m1")
     rpa rpw     requests per window on surface api / web (counts: lua/lib/window.lua)
     cap         active-job cap         maxv  max videos per job   bulk  1 if api bulk jobs allowed
+    jg          last cycle whose opening grant is in the journal (lua/lib/journal.lua)
   Ended cycles are archived in the cycles hash as "<cyc>:<field>" with fields
     a allowance, b unused balance, s spent, h held, r refunded, cs, ce
   and keep b + s + h + r == a while their jobs settle.
@@ -21,10 +22,12 @@
 local ACCOUNT_FIELD = {
   plan = 'p', alw = 'a', nalw = 'na', bal = 'b', spent = 's', held = 'h', cyc = 'c', cs = 'cs',
   ce = 'ce', anc = 'an', interval = 'iv', rpa = 'ra', rpw = 'rw', cap = 'jc', maxv = 'mv', bulk = 'bk',
+  jg = 'jg',
 }
 local ACCOUNT_ATTRIBUTE = {
   p = 'plan', a = 'alw', na = 'nalw', b = 'bal', s = 'spent', h = 'held', c = 'cyc', cs = 'cs',
   ce = 'ce', an = 'anc', iv = 'interval', ra = 'rpa', rw = 'rpw', jc = 'cap', mv = 'maxv', bk = 'bulk',
+  jg = 'jg',
 }
 
 -- Set attribute `name` of table a from its stored value.
@@ -79,7 +82,6 @@ local function account_open_cycle(ctx, a, startMs, endMs)
   a.cs = startMs
   a.ce = endMs
   account_write(ctx, a, { 'cyc', 'alw', 'bal', 'spent', 'held', 'cs', 'ce' })
-  journal_append(ctx, 'grant', a.alw, a.cyc, '')
 end
 
 -- Bring the account to the cycle that contains ctx.now. Unused credits never roll over.
@@ -92,7 +94,7 @@ local function account_roll(ctx, a)
   return true
 end
 
-local CREDIT_ATTRIBUTES = { 'bal', 'spent', 'held', 'cyc', 'ce' }
+local CREDIT_ATTRIBUTES = { 'bal', 'spent', 'held', 'cyc', 'ce', 'alw', 'jg' }
 
 -- The account in the cycle that contains ctx.now, reading only the credit attributes and the
 -- extra ones the caller names (HGETALL of the whole hash costs several times more), unless

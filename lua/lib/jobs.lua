@@ -61,7 +61,7 @@ local function job_spend(ctx, a, job, n)
     redis.call('HINCRBY', ctx.cyclesKey, job.cyc .. ':s', n)
   end
   job.sp = job.sp + n
-  journal_append(ctx, 'spend', n, job.cyc, job.id)
+  journal_append(ctx, a, 'spend', n, job.cyc, job.id)
 end
 
 -- Give back n reserved credits to the cycle that paid. If that cycle has ended the refund is
@@ -73,12 +73,12 @@ local function job_refund(ctx, a, job, n)
   if job.cyc == a.cyc then
     a.held = a.held - n
     a.bal = a.bal + n
-    journal_append(ctx, 'refund', n, job.cyc, job.id)
+    journal_append(ctx, a, 'refund', n, job.cyc, job.id)
   else
     redis.call('HINCRBY', ctx.cyclesKey, job.cyc .. ':h', -n)
     redis.call('HINCRBY', ctx.cyclesKey, job.cyc .. ':r', n)
     job.rfe = job.rfe + n
-    journal_append(ctx, 'refund_ended', n, job.cyc, job.id)
+    journal_append(ctx, a, 'refund_ended', n, job.cyc, job.id)
   end
   job.rf = job.rf + n
 end
