@@ -4,28 +4,10 @@
  * own Redis being unreachable is the same 503 (fail closed), and anything else is a 500 that
  * is logged, never shown.
  */
-import {
-  ClientClosedError,
-  ClientOfflineError,
-  ConnectionTimeoutError,
-  DisconnectsClientError,
-  SocketClosedUnexpectedlyError,
-  SocketTimeoutError,
-  TimeoutError,
-} from 'redis';
 import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
 import { isPlatformError } from './platform/index.ts';
 import { fail, type ApiRequest, type HttpReply } from './http.ts';
-
-const REDIS_DOWN = [
-  ClientClosedError,
-  ClientOfflineError,
-  ConnectionTimeoutError,
-  DisconnectsClientError,
-  SocketClosedUnexpectedlyError,
-  SocketTimeoutError,
-  TimeoutError,
-];
+import { isRedisDown } from './redis.ts';
 
 export function replyForThrown(request: ApiRequest, error: unknown, headers: Record<string, string> = {}): HttpReply {
   if (isPlatformError(error)) {
@@ -33,7 +15,7 @@ export function replyForThrown(request: ApiRequest, error: unknown, headers: Rec
     return fail(request, error.code, error.message, { extra, headers });
   }
   if (isTollgateError(error)) return replyForError(error, request.requestId, headers)!;
-  if (REDIS_DOWN.some((kind) => error instanceof kind)) return unavailableReply(request.requestId, 1, headers);
+  if (isRedisDown(error)) return unavailableReply(request.requestId, 1, headers);
   console.error(`${request.requestId} ${request.method} ${request.path}:`, error);
   return errorReply('internal_error', 'Internal server error', { requestId: request.requestId, headers });
 }

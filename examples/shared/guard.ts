@@ -3,9 +3,14 @@
  * rate-limit headers) -> admit on the caller's surface, with the credit pre-check of a charged
  * endpoint in the same round trip (429 not counted) -> the endpoint -> rate-limit headers on
  * whatever it answers, errors included.
+ *
+ * Redis unreachable: 503 unavailable (fail closed), except on a route marked `failOpen` (the
+ * free catalog reads, only when the host turns failOpenFreeEndpoints on): it is served,
+ * uncounted and without rate-limit headers, to a caller whose credential this process verified
+ * recently, or that needs no Redis to verify (an OAuth token the hook checks by itself).
  */
 import { isTollgateError, rateLimitedReply, rateLimitHeaders, type Tollgate } from '../../src/index.ts';
-import { authenticate, type Accept, type AuthDeps, type Caller } from './auth.ts';
+import { authenticate, recallCaller, type Accept, type AuthDeps, type Caller } from './auth.ts';
 import { replyForThrown } from './errors.ts';
 import { fail, withHeaders, type ApiRequest, type Handler, type HttpReply } from './http.ts';
 
@@ -26,6 +31,11 @@ export interface GuardOptions {
   credits?: number;
   /** Credentials taken; default keys or the website's session cookie. */
   accept?: Accept;
+  /**
+   * Serve even when Redis is unreachable (SPEC §8: free endpoints may fail open). Only for
+   * endpoints that spend no credit and need no Redis themselves.
+   */
+  failOpen?: boolean;
 }
 
 export interface GuardDeps extends AuthDeps {
@@ -34,32 +44,43 @@ export interface GuardDeps extends AuthDeps {
 }
 
 export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions = {}): Handler {
+  if (options.failOpen && options.credits) throw new Error('A charged endpoint never fails open (SPEC §8)');
+  const accept = options.accept ?? 'keys_or_session';
   return async (request) => {
-    let headers: Record<string, string> = {};
+    let caller: Caller | null = null;
+    let call: Call;
     try {
-      const caller = await authenticate(request, deps, options.accept ?? 'keys_or_session');
+      caller = await authenticate(request, deps, accept);
       if (caller === null) return unauthorized(request);
-      const surface = caller.surface;
-      const headerOptions = { ietf: deps.ietfHeaders, policy: surface };
-      let credits: Call['credits'];
-      if (options.count === false) {
-        const usage = await deps.tollgate.usage(caller.accountId, surface);
-        headers = rateLimitHeaders(usage.rateLimit, headerOptions);
-      } else {
-        const admission = await deps.tollgate.limits.admit(caller.accountId, { surface, credits: options.credits ?? 0 });
-        if (!admission.allowed) {
-          return rateLimitedReply(admission.rateLimit, admission.retryAfterMs, request.requestId, headerOptions);
-        }
-        headers = rateLimitHeaders(admission.rateLimit, headerOptions);
-        credits = admission.credits;
-      }
-      return withHeaders(await handler(request, { caller, headers, credits }), headers);
+      const admitted = await admit(deps, request, caller, options);
+      if ('status' in admitted) return admitted;
+      call = admitted;
     } catch (error) {
       // A key whose account is gone proves nothing.
-      if (isTollgateError(error, 'account_not_found') && Object.keys(headers).length === 0) return unauthorized(request);
-      return replyForThrown(request, error, headers);
+      if (isTollgateError(error, 'account_not_found')) return unauthorized(request);
+      const known = options.failOpen && isTollgateError(error, 'unavailable') ? (caller ?? recallCaller(request, deps, accept)) : null;
+      if (known === null) return replyForThrown(request, error);
+      call = { caller: known, headers: {} };
+    }
+    try {
+      return withHeaders(await handler(request, call), call.headers);
+    } catch (error) {
+      return replyForThrown(request, error, call.headers);
     }
   };
+}
+
+/** The request counted (or only read, for usage): the call to run, or the 429 to send. */
+async function admit(deps: GuardDeps, request: ApiRequest, caller: Caller, options: GuardOptions): Promise<Call | HttpReply> {
+  const surface = caller.surface;
+  const headerOptions = { ietf: deps.ietfHeaders, policy: surface };
+  if (options.count === false) {
+    const usage = await deps.tollgate.usage(caller.accountId, surface);
+    return { caller, headers: rateLimitHeaders(usage.rateLimit, headerOptions) };
+  }
+  const admission = await deps.tollgate.limits.admit(caller.accountId, { surface, credits: options.credits ?? 0 });
+  if (!admission.allowed) return rateLimitedReply(admission.rateLimit, admission.retryAfterMs, request.requestId, headerOptions);
+  return { caller, headers: rateLimitHeaders(admission.rateLimit, headerOptions), credits: admission.credits };
 }
 
 export function unauthorized(request: ApiRequest): HttpReply {

@@ -2,6 +2,8 @@
  * What the example servers keep beside tollgate's own job record: which account and videos a
  * job is for, a cursor handing each video to exactly one worker, a collection's crawl state,
  * and the saved results that GET /jobs/:id/results exports for free. Kept for 7 days.
+ * Every key of a job carries the hash tag {<job id>}, so the commands that touch several of
+ * them (MULTI, DEL) stay in one slot of a Redis Cluster.
  */
 import type { AppRedis } from './redis.ts';
 
@@ -24,18 +26,20 @@ export class JobStore {
   /** Written before the credits are reserved, so a reserved job always has its videos. */
   async saveBulk(jobId: string, account: string, videos: string[], includeComments: boolean): Promise<void> {
     const k = this.keys(jobId);
-    await this.redis
-      .multi()
-      .hSet(k.meta, { account, kind: 'bulk', comments: includeComments ? '1' : '0' })
-      .rPush(k.videos, videos)
-      .expire(k.meta, TTL_S)
-      .expire(k.videos, TTL_S)
-      .exec();
+    await this.redis.atomically([
+      ['HSET', k.meta, 'account', account, 'kind', 'bulk', 'comments', includeComments ? '1' : '0'],
+      ['RPUSH', k.videos, ...videos],
+      ['EXPIRE', k.meta, String(TTL_S)],
+      ['EXPIRE', k.videos, String(TTL_S)],
+    ]);
   }
 
   async saveCollection(jobId: string, account: string, videoId: string): Promise<void> {
     const k = this.keys(jobId);
-    await this.redis.multi().hSet(k.meta, { account, kind: 'collection', video: videoId }).expire(k.meta, TTL_S).exec();
+    await this.redis.atomically([
+      ['HSET', k.meta, 'account', account, 'kind', 'collection', 'video', videoId],
+      ['EXPIRE', k.meta, String(TTL_S)],
+    ]);
   }
 
   /** Forgets a job whose reservation was refused. */
@@ -66,16 +70,19 @@ export class JobStore {
 
   async addResult(jobId: string, result: unknown): Promise<void> {
     const k = this.keys(jobId);
-    await this.redis.multi().rPush(k.results, JSON.stringify(result)).expire(k.results, TTL_S).exec();
+    await this.redis.atomically([
+      ['RPUSH', k.results, JSON.stringify(result)],
+      ['EXPIRE', k.results, String(TTL_S)],
+    ]);
   }
 
   async results(jobId: string, offset: number, limit: number): Promise<{ total: number; items: unknown[] }> {
     const k = this.keys(jobId);
     const [total, raw] = await Promise.all([
       this.redis.lLen(k.results),
-      limit === 0 ? Promise.resolve([]) : this.redis.lRange(k.results, offset, offset + limit - 1),
+      limit === 0 ? Promise.resolve<string[]>([]) : this.redis.lRange(k.results, offset, offset + limit - 1),
     ]);
-    return { total, items: raw.map((item) => JSON.parse(String(item)) as unknown) };
+    return { total, items: raw.map((item) => JSON.parse(item) as unknown) };
   }
 
   async readState<T>(jobId: string): Promise<T | null> {
@@ -91,15 +98,14 @@ export class JobStore {
   async lock(jobId: string, ms: number): Promise<(() => Promise<void>) | null> {
     const key = this.keys(jobId).lock;
     const token = `${process.pid}:${Math.random()}`;
-    const ok = await this.redis.set(key, token, { NX: true, PX: ms });
-    if (ok !== 'OK') return null;
+    if (!(await this.redis.set(key, token, { NX: true, PX: ms }))) return null;
     return async () => {
-      if ((await this.redis.get(key)) === token) await this.redis.del(key);
+      if ((await this.redis.get(key)) === token) await this.redis.del([key]);
     };
   }
 
   private keys(jobId: string) {
-    const base = `${this.prefix}:job:${jobId}`;
+    const base = `${this.prefix}:job:{${jobId}}`;
     return {
       meta: base,
       videos: `${base}:videos`,

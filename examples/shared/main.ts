@@ -1,11 +1,13 @@
 /**
  * Start-up shared by `npm start` (Express) and `npm run start:koa` (SPEC §9): reads PORT
  * (default 3000), HOST (default 127.0.0.1), REDIS_URL (default: a local redis-server started
- * here), ADMIN_TOKEN (enables /admin), WORKER=auto|manual and IETF_RATELIMIT_HEADERS=1 (adds
- * the IETF draft RateLimit fields); creates a demo account and
- * prints the URL, its API key (shown once) and a curl to try.
+ * here) or REDIS_CLUSTER_NODES (a Redis Cluster), REDIS_TIMEOUT_MS (default 2000),
+ * ADMIN_TOKEN (enables /admin), WORKER=auto|manual, IETF_RATELIMIT_HEADERS=1 (adds the IETF
+ * draft RateLimit fields) and FAIL_OPEN_FREE=1 (free catalog reads survive a Redis outage);
+ * creates a demo account and prints the URL, its API key (shown once) and a curl to try.
  */
 import type { Listening } from './listen.ts';
+import { describeTarget } from './redis.ts';
 import { redisFromEnv } from './redisDefault.ts';
 import { createService, type Service } from './service.ts';
 import type { WorkerMode } from './worker.ts';
@@ -17,6 +19,8 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
   const worker = (env.WORKER ?? 'auto') as WorkerMode;
   if (worker !== 'auto' && worker !== 'manual') throw new Error(`WORKER must be auto or manual, got ${env.WORKER}`);
+  const timeoutMs = Number(env.REDIS_TIMEOUT_MS ?? 2000);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new Error(`REDIS_TIMEOUT_MS must be a whole number of milliseconds, got ${env.REDIS_TIMEOUT_MS}`);
   const redis = await redisFromEnv(env);
   let service: Service | undefined;
   let server: Listening | undefined;
@@ -27,17 +31,19 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
   };
   try {
     service = await createService({
-      redisUrl: redis.url,
+      ...('url' in redis.target ? { redisUrl: redis.target.url } : { redisClusterNodes: redis.target.clusterNodes }),
+      timeoutMs,
       adminToken: env.ADMIN_TOKEN || undefined,
       worker,
       ietfHeaders: env.IETF_RATELIMIT_HEADERS === '1',
+      failOpenFreeEndpoints: env.FAIL_OPEN_FREE === '1',
     });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
     const lines = [
       `tollgate example (${framework}) listening on ${server.url}`,
-      `  redis: ${redis.url}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
-      `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}`,
+      `  redis: ${describeTarget(redis.target)}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
+      `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}; free catalog reads when Redis is down: ${env.FAIL_OPEN_FREE === '1' ? 'served (FAIL_OPEN_FREE=1)' : 'refused (503)'}`,
       `  demo account: ${demo.accountId} (plan starter)`,
       `  demo API key (shown once): ${demo.apiKey}`,
       `  try: curl -H "Authorization: Bearer ${demo.apiKey}" ${server.url}/transcript/dQw4w9WgXcQ`,

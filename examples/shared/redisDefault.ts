@@ -9,16 +9,22 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseClusterNodes, type RedisTarget } from './redis.ts';
 
 export interface LocalRedis {
-  url: string;
+  target: RedisTarget;
   /** True when we started it (and so must stop it). */
   started: boolean;
   stop(): Promise<void>;
 }
 
+/** REDIS_CLUSTER_NODES (a cluster), else REDIS_URL, else a redis-server started here. */
 export async function redisFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<LocalRedis> {
-  if (env.REDIS_URL) return { url: env.REDIS_URL, started: false, stop: async () => {} };
+  if (env.REDIS_CLUSTER_NODES) {
+    if (env.REDIS_URL) throw new Error('Set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+    return { target: { clusterNodes: parseClusterNodes(env.REDIS_CLUSTER_NODES) }, started: false, stop: async () => {} };
+  }
+  if (env.REDIS_URL) return { target: { url: env.REDIS_URL }, started: false, stop: async () => {} };
   return startLocalRedis();
 }
 
@@ -48,7 +54,7 @@ async function startLocalRedis(): Promise<LocalRedis> {
     }
     await rm(dir, { recursive: true, force: true });
   };
-  return { url: `redis://127.0.0.1:${port}`, started: true, stop };
+  return { target: { url: `redis://127.0.0.1:${port}` }, started: true, stop };
 }
 
 function freePort(): Promise<number> {

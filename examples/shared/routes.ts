@@ -19,21 +19,32 @@ export interface Route {
   handler: Handler;
 }
 
-export type RouteDeps = GuardDeps & CreateJobDeps & WebDeps & Omit<AdminDeps, 'adminToken'> & { adminToken?: string; mcp?: Handler };
+export type RouteDeps = GuardDeps &
+  CreateJobDeps &
+  WebDeps &
+  Omit<AdminDeps, 'adminToken'> & {
+    adminToken?: string;
+    mcp?: Handler;
+    /** The free catalog reads are served while Redis is unreachable (SPEC §8, opt-in). */
+    failOpenFree?: boolean;
+  };
 
 export function buildRoutes(deps: RouteDeps): Route[] {
   const jobs = jobHandlers(deps);
   const catalog = catalogHandlers(deps.platform);
   const web = webHandlers(deps);
   const g = (handler: Parameters<typeof guard>[1], options?: Parameters<typeof guard>[2]) => guard(deps, handler, options);
+  // Only the catalog reads: they spend nothing and the fake platform needs no Redis. Usage,
+  // jobs and everything charged stay closed.
+  const free = { failOpen: deps.failOpenFree ?? false };
   const routes: Route[] = [
     { method: 'GET', path: '/transcript/:id', handler: g(getTranscript(deps), { credits: 1 }) },
     { method: 'GET', path: '/api/v1/comments/:videoId', handler: g(getComments(deps), { credits: 1 }) },
     { method: 'GET', path: '/api/v1/usage', handler: g(getUsage(deps.tollgate), { count: false }) },
-    { method: 'GET', path: '/api/v1/search', handler: g(catalog.search) },
-    { method: 'GET', path: '/api/v1/videos/:id', handler: g(catalog.video) },
-    { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(catalog.channelVideos) },
-    { method: 'GET', path: '/api/v1/playlists/:id/videos', handler: g(catalog.playlistVideos) },
+    { method: 'GET', path: '/api/v1/search', handler: g(catalog.search, free) },
+    { method: 'GET', path: '/api/v1/videos/:id', handler: g(catalog.video, free) },
+    { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(catalog.channelVideos, free) },
+    { method: 'GET', path: '/api/v1/playlists/:id/videos', handler: g(catalog.playlistVideos, free) },
     { method: 'POST', path: '/jobs', handler: g(createJob(deps)) },
     { method: 'GET', path: '/jobs', handler: g(jobs.list) },
     { method: 'GET', path: '/jobs/:id', handler: g(jobs.get) },

@@ -4,21 +4,31 @@
  * The Express and Koa adapters only translate requests and replies to and from it.
  */
 import { randomBytes } from 'node:crypto';
-import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../../src/index.ts';
+import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.ts';
 import { ApiKeys } from './apiKeys.ts';
+import { RecentCallers } from './auth.ts';
 import { replyForFrameworkError, replyForThrown } from './errors.ts';
 import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
 import { JobStore } from './jobStore.ts';
 import { mcpHandler } from './mcp.ts';
 import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './oauth.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
-import { connectRedis } from './redis.ts';
+import { connectRedis, type ClusterNode, type RedisTarget } from './redis.ts';
 import { buildRoutes, type Route } from './routes.ts';
 import { Sessions } from './sessions.ts';
 import { JobRunner, type WorkerMode } from './worker.ts';
 
 export interface ServiceOptions {
-  redisUrl: string;
+  /** One Redis server; or give redisClusterNodes instead. */
+  redisUrl?: string;
+  /** Seed masters of a Redis Cluster (REDIS_CLUSTER_NODES); every key the service writes is hash-tagged for it. */
+  redisClusterNodes?: ClusterNode[];
+  /**
+   * How long any Redis call may take, tollgate's scripts and the service's own commands alike
+   * (API keys, sessions, job store, enqueue); a slower call fails closed with 503 unavailable
+   * (SPEC §8). Default 2000 ms.
+   */
+  timeoutMs?: number;
   /** Key prefix of tollgate's keys; the example's own keys use `<prefix>:ex`. Default "tg". */
   prefix?: string;
   /** Injected clock (tests); default the Redis server's TIME. */
@@ -34,6 +44,14 @@ export interface ServiceOptions {
   sweepEveryMs?: number;
   /** OAuth hook; default the demo verifier whose tokens the admin endpoint mints. */
   verifyToken?: TokenVerifier;
+  /**
+   * SPEC §8 lets free endpoints fail open: on, the free catalog reads (search, video details,
+   * channel and playlist listings) are still served while Redis is unreachable, uncounted and
+   * without rate-limit headers, to callers whose credential was verified in the last 5 minutes
+   * (or an OAuth token the hook verifies without Redis). Everything else stays closed (503).
+   * Default off (FAIL_OPEN_FREE=1).
+   */
+  failOpenFreeEndpoints?: boolean;
 }
 
 export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
@@ -58,8 +76,10 @@ export interface Service {
 
 export async function createService(options: ServiceOptions): Promise<Service> {
   const prefix = options.prefix ?? 'tg';
-  const redis = await connectRedis(options.redisUrl);
-  const tollgate = createTollgate({ redis: fromNodeRedis(redis), prefix, clock: options.clock, plans: options.plans });
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const target = redisTarget(options);
+  const redis = await connectRedis(target, timeoutMs);
+  const tollgate = createTollgate({ redis: redis.scripts, prefix, clock: options.clock, plans: options.plans, timeoutMs });
   const platform = options.platform ?? createFakePlatform();
   const apiKeys = new ApiKeys(redis, `${prefix}:ex`);
   const sessions = new Sessions(redis, `${prefix}:ex`);
@@ -67,11 +87,26 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const oauth = createDemoOAuth();
   const runner = new JobRunner(
     { tollgate, platform, store },
-    { mode: options.worker ?? 'auto', redisUrl: options.redisUrl, queuePrefix: `${prefix}:bull`, sweepEveryMs: options.sweepEveryMs },
+    // A hash tag, so that BullMQ's keys share a slot on a cluster.
+    { mode: options.worker ?? 'auto', redis: target, queuePrefix: `{${prefix}:bull}`, timeoutMs, sweepEveryMs: options.sweepEveryMs },
   );
   runner.start();
   const verifyToken = options.verifyToken ?? oauth.verify;
-  const deps = { tollgate, platform, apiKeys, sessions, store, runner, oauth, verifyToken, ietfHeaders: options.ietfHeaders ?? false, adminToken: options.adminToken };
+  const failOpenFree = options.failOpenFreeEndpoints ?? false;
+  const deps = {
+    tollgate,
+    platform,
+    apiKeys,
+    sessions,
+    store,
+    runner,
+    oauth,
+    verifyToken,
+    ietfHeaders: options.ietfHeaders ?? false,
+    adminToken: options.adminToken,
+    failOpenFree,
+    recentCallers: failOpenFree ? new RecentCallers() : undefined,
+  };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
 
@@ -101,4 +136,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await redis.close();
     },
   };
+}
+
+function redisTarget(options: ServiceOptions): RedisTarget {
+  const nodes = options.redisClusterNodes;
+  if (nodes !== undefined && nodes.length > 0) {
+    if (options.redisUrl !== undefined) throw new Error('Give redisUrl or redisClusterNodes, not both');
+    return { clusterNodes: nodes };
+  }
+  if (options.redisUrl === undefined) throw new Error('createService needs redisUrl or redisClusterNodes');
+  return { url: options.redisUrl };
 }

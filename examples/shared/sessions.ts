@@ -26,7 +26,7 @@ export class Sessions {
   }
 
   async close(id: string): Promise<void> {
-    await this.redis.del(this.key(id));
+    await this.redis.del([this.key(id)]);
   }
 
   private key(id: string): string {

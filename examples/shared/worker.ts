@@ -7,17 +7,23 @@
  * In both modes a periodic tollgate.jobs.sweep() ends jobs whose worker vanished, with refunds.
  */
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { JobMeta } from './jobStore.ts';
 import { processBulkItem, processCollectionPage, type StepOutcome, type WorkDeps } from './processing.ts';
+import { withDeadline, type RedisTarget } from './redis.ts';
 
 export type WorkerMode = 'auto' | 'manual';
 
 export interface RunnerOptions {
   mode: WorkerMode;
-  redisUrl: string;
-  /** BullMQ key prefix; give each deployment (or test file) its own. */
+  redis: RedisTarget;
+  /**
+   * BullMQ key prefix; give each deployment (or test file) its own. On a cluster it must be a
+   * hash tag (`{tg:bull}`) so that every key of the queue lands in one slot.
+   */
   queuePrefix: string;
+  /** How long POST /jobs waits for the queue to take a job. Default 2000 ms. */
+  timeoutMs?: number;
   /** Jobs run at once by this process. Default 2. */
   jobConcurrency?: number;
   /** Videos in flight per job. Default 4. */
@@ -31,7 +37,7 @@ const QUEUE = 'tollgate-jobs';
 export class JobRunner {
   private queue?: Queue;
   private worker?: Worker;
-  private connection?: Redis;
+  private connections: Array<Redis | Cluster> = [];
   private sweepTimer?: NodeJS.Timeout;
   private closing = false;
 
@@ -49,22 +55,43 @@ export class JobRunner {
       this.sweepTimer.unref();
     }
     if (this.options.mode !== 'auto') return;
-    this.connection = new Redis(this.options.redisUrl, { maxRetriesPerRequest: null });
-    this.connection.on('error', () => {});
     const prefix = this.options.queuePrefix;
-    this.queue = new Queue(QUEUE, { connection: this.connection, prefix });
+    // The queue is written to while a request waits: no offline queue, so an enqueue during an
+    // outage fails at once instead of running later. The worker is BullMQ's own loop: it keeps
+    // its commands across a reconnect, and BullMQ requires maxRetriesPerRequest: null for it.
+    this.queue = new Queue(QUEUE, { connection: this.connect({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }), prefix });
     this.worker = new Worker(QUEUE, async (job) => this.runToEnd(String(job.data.jobId)), {
-      connection: this.connection,
+      connection: this.connect({ maxRetriesPerRequest: null }),
       prefix,
       concurrency: this.options.jobConcurrency ?? 2,
     });
     this.worker.on('error', (error) => console.error('job worker:', error));
   }
 
-  /** Hands a newly reserved job to the queue (auto mode); manual mode waits for the admin. */
+  private connect(options: RedisOptions): Redis | Cluster {
+    const target = this.options.redis;
+    let connection: Redis | Cluster;
+    if ('url' in target) {
+      connection = new Redis(target.url, options);
+    } else {
+      const { enableOfflineQueue, ...redisOptions } = options;
+      const clusterOptions: ClusterOptions = { redisOptions, ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }) };
+      connection = new Cluster(target.clusterNodes, clusterOptions);
+    }
+    // Commands reject while the connection is down; without a listener an error would crash the process.
+    connection.on('error', () => {});
+    this.connections.push(connection);
+    return connection;
+  }
+
+  /**
+   * Hands a newly reserved job to the queue (auto mode); manual mode waits for the admin.
+   * Fails with StoreUnavailableError after timeoutMs; the job id makes a late add harmless.
+   */
   async enqueue(jobId: string): Promise<void> {
     if (!this.queue) return;
-    await this.queue.add('run', { jobId }, { jobId, attempts: 100, removeOnComplete: 1000, removeOnFail: 1000 });
+    const added = this.queue.add('run', { jobId }, { jobId, attempts: 100, removeOnComplete: 1000, removeOnFail: 1000 });
+    await withDeadline(`enqueue of ${jobId}`, this.options.timeoutMs ?? 2_000, added);
   }
 
   /** Processes up to `count` units of a job now (videos, or pages of a collection). */
@@ -108,6 +135,6 @@ export class JobRunner {
     clearInterval(this.sweepTimer);
     await this.worker?.close();
     await this.queue?.close();
-    this.connection?.disconnect();
+    for (const connection of this.connections) connection.disconnect();
   }
 }

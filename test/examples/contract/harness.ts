@@ -30,6 +30,8 @@ export interface RequestOptions {
   body?: unknown;
   raw?: string;
   headers?: Record<string, string>;
+  /** Give up (the fetch rejects) when no reply came within this long. */
+  timeoutMs?: number;
 }
 
 export interface Harness {
@@ -68,7 +70,8 @@ export async function startHarness(adapter: Adapter, name: string, overrides: Pa
     let body: string | undefined = options.raw;
     if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(`${server.url}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
+    const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+    const response = await fetch(`${server.url}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, signal });
     const text = await response.text();
     const isJson = (response.headers.get('content-type') ?? '').includes('json');
     return { status: response.status, headers: response.headers, text, body: isJson && text ? JSON.parse(text) : text };
