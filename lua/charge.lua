@@ -7,11 +7,11 @@
   KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
   KEYS[2] cycles        hash   archived cycle summaries (written on rollover)
   KEYS[3] journal       stream credit movements
-  KEYS[4] operation     string amount charged by this operation id
+  KEYS[4] operation     string amount charged by this operation id (unused without one)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] required      integer  credits that must all be available
   ARGV[3] optional      integer  credits taken as far as the balance allows
-  ARGV[4] operationId   string   the caller's id, or a random one
+  ARGV[4] operationId   string   the caller's id, a random one, or '' for none
   ARGV[5] opTtlMs       integer  how long an operation id is remembered
   ARGV[6] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[7] journalBound  integer  max entries, or max age in ms
@@ -41,9 +41,11 @@ local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0, required }
 end
-local earlier = redis.call('GET', operationKey)
-if earlier then
-  return { CODE.REPLAYED, tonumber(earlier), a.bal, required }
+if operationId ~= '' then
+  local earlier = redis.call('GET', operationKey)
+  if earlier then
+    return { CODE.REPLAYED, tonumber(earlier), a.bal, required }
+  end
 end
 
 if a.bal < required then
@@ -54,5 +56,7 @@ a.bal = a.bal - charged
 a.spent = a.spent + charged
 account_save_credits(ctx, a)
 journal_append(ctx, a, 'charge', charged, a.cyc, operationId)
-redis.call('SET', operationKey, charged, 'PX', opTtlMs)
+if operationId ~= '' then
+  redis.call('SET', operationKey, charged, 'PX', opTtlMs)
+end
 return { CODE.OK, charged, a.bal, required }

@@ -15,7 +15,7 @@
   ARGV[4] jobKeyPrefix  string   job hashes are <prefix><jobId> (same hash slot)
   ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[6] journalBound  integer  max entries, or max age in ms
-  ARGV[7] itemId        string   which item this result is for; a repeat is a replay
+  ARGV[7] itemId        string   which item this result is for (a repeat is a replay), '' for none
   Returns: {code, job}   job as JSON ('' when there is none)
     REPLAYED: this item's result was taken before; nothing changed.
     Codes: OK, REPLAYED, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED
@@ -47,7 +47,7 @@ local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-if redis.call('SISMEMBER', jobItemsKey, itemId) == 1 then
+if itemId ~= '' and redis.call('SISMEMBER', jobItemsKey, itemId) == 1 then
   return { CODE.REPLAYED, job_json(job_load(jobKey)) }
 end
 local job, refused, seen = job_accepting(ctx, a, jobKey, 'collection')
@@ -61,7 +61,9 @@ if page == 'nonempty' then
 else
   job.ce = job.ce + 1
 end
-redis.call('SADD', jobItemsKey, itemId)
+if itemId ~= '' then
+  redis.call('SADD', jobItemsKey, itemId)
+end
 job_renew(ctx, job, leaseMs)
 if job.cp >= job.lim then
   job_end(ctx, a, job, 'completed', 'limit_reached')

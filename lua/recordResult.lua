@@ -17,7 +17,7 @@
   ARGV[5] jobKeyPrefix  string   job hashes are <prefix><jobId> (same hash slot)
   ARGV[6] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[7] journalBound  integer  max entries, or max age in ms
-  ARGV[8] itemId        string   which item this result is for; a repeat is a replay
+  ARGV[8] itemId        string   which item this result is for (a repeat is a replay), '' for none
   Returns: {code, job}   job as JSON ('' when there is none)
     REPLAYED: this item's result was taken before; nothing changed.
     Codes: OK, REPLAYED, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED, TOO_MANY_RESULTS
@@ -50,7 +50,7 @@ local a = account_current(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-if redis.call('SISMEMBER', jobItemsKey, itemId) == 1 then
+if itemId ~= '' and redis.call('SISMEMBER', jobItemsKey, itemId) == 1 then
   return { CODE.REPLAYED, job_json(job_load(jobKey)) }
 end
 local job, refused, seen = job_accepting(ctx, a, jobKey, 'bulk')
@@ -78,7 +78,9 @@ else
   job.fn = job.fn + 1
 end
 
-redis.call('SADD', jobItemsKey, itemId)
+if itemId ~= '' then
+  redis.call('SADD', jobItemsKey, itemId)
+end
 job_renew(ctx, job, leaseMs)
 if job.dlv + job.fu + job.fn == job.n then
   job_end(ctx, a, job, 'completed', 'completed')

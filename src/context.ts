@@ -25,7 +25,10 @@ export interface Context {
   resendWindowMs: number;
   idempotencyTtlMs: number;
   idempotencyLockMs: number;
-  /** A random id for a call the caller gave none, so a resent command still applies once. */
+  /**
+   * A random id for a call the caller gave none, so a resent command still applies once;
+   * "" (no id) when resendWindowMs is 0.
+   */
   newId(): string;
   /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
   now(): number;
@@ -38,7 +41,7 @@ export function makeContext(parts: Omit<Context, "keys" | "now" | "newId"> & { c
   return {
     ...rest,
     now: clock ? () => Math.floor(clock()) : () => -1,
-    newId: () => `~${randomBytes(12).toString("base64url")}`,
+    newId: parts.resendWindowMs > 0 ? () => `~${randomBytes(12).toString("base64url")}` : () => "",
     keys: (accountId) => accountKeys(parts.prefix, checkAccountId(accountId)),
   };
 }

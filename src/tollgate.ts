@@ -35,7 +35,8 @@ export interface TollgateOptions {
   /**
    * Charges and job results without a caller's id get a random one, remembered this long, so
    * a command a client resends after a reconnect (ioredis does by default) applies once.
-   * Default 10 minutes.
+   * Default 60 s. 0 gives them none: then turn client resends off
+   * (ioredis `autoResendUnfulfilledCommands: false`).
    */
   resendWindowMs?: number;
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
@@ -72,7 +73,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     windowMs: 60_000,
     leaseMs: count("leaseMs", options.leaseMs ?? 5 * 60_000, 1),
     operationTtlMs: count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1),
-    resendWindowMs: count("resendWindowMs", options.resendWindowMs ?? 10 * 60_000, 1),
+    resendWindowMs: count("resendWindowMs", options.resendWindowMs ?? 60_000, 0),
     idempotencyTtlMs: count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1),
     idempotencyLockMs: count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1),
     clock: options.clock,

@@ -61,6 +61,29 @@ describe('a command that reaches Redis twice applies once', () => {
   });
 });
 
+describe('resendWindowMs: 0 keeps no ids for calls the caller gave none', () => {
+  it('charges and results write no operation key or item set', async () => {
+    const client = await connectNodeRedis();
+    try {
+      const prefix = uniquePrefix('noids');
+      const tg = createTollgate({ redis: fromNodeRedis(client), prefix, clock: new ManualClock().fn, resendWindowMs: 0 });
+      const id = accountId();
+      await tg.accounts.create(id, { plan: 'pro' });
+      await tg.credits.charge(id, { required: 1 });
+      const job = await tg.jobs.reserve(id, { videos: 2 });
+      if (!job.ok) throw new Error(job.reason);
+      await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered' });
+      await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', itemId: 'v2' });
+      const keys = (await client.keys(`${prefix}:*`)).map((k) => k.slice(k.indexOf('}:') + 2));
+      expect(keys.filter((k) => k.startsWith('op:'))).toEqual([]);
+      expect(await client.sMembers(`${prefix}:{${id}}:j:${job.job.id}:i`)).toEqual(['v2']);
+      expect((await tg.usage(id)).credits).toMatchObject({ spent: 3, held: 0 });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('item ids make a retried result count once', () => {
   let client: Awaited<ReturnType<typeof connectNodeRedis>>;
   let tg: Tollgate;
