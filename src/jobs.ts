@@ -3,7 +3,7 @@
  * item by item, finish or cancel with refunds to the cycle that paid, and reclaim jobs whose
  * worker stopped reporting (leases and sweep). Outcomes a client can cause are values; only
  * missing accounts/jobs, bad input and store failures throw.
- * Scripts: lua/reserveJob.lua, lua/recordResult.lua, lua/recordPage.lua, lua/endJob.lua,
+ * Scripts: lua/reserveJob.lua, lua/recordResult.lua (results and pages), lua/endJob.lua,
  * lua/readJob.lua, lua/listJobs.lua, lua/sweepJobs.lua, lua/sweepHint.lua, lua/dueSweeps.lua.
  */
 import { randomBytes } from "node:crypto";
@@ -202,7 +202,7 @@ export class Jobs {
     const reply = await this.ctx.runner.run(
       "recordResult",
       { ...this.jobKeys(keys, id), jobItems: keys.jobItems(id) },
-      { nowMs: this.ctx.now(), transcript, commentPage, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
+      { nowMs: this.ctx.now(), kind: "bulk", transcript, commentPage, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
     );
     return settleOutcome(reply, keys.id, jobId, itemId.own);
   }
@@ -214,9 +214,9 @@ export class Jobs {
     const checked = oneOf("Comment page result", page, ["nonempty", "empty", "failed"] as const);
     const itemId = this.itemId(options.itemId);
     const reply = await this.ctx.runner.run(
-      "recordPage",
+      "recordResult",
       { ...this.jobKeys(keys, id), jobItems: keys.jobItems(id) },
-      { nowMs: this.ctx.now(), page: checked, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
+      { nowMs: this.ctx.now(), kind: "collection", transcript: "", commentPage: checked, leaseMs: this.ctx.leaseMs, jobKeyPrefix: keys.jobPrefix, ...this.ctx.journal, itemId: itemId.id },
     );
     return settleOutcome(reply, keys.id, jobId, itemId.own);
   }
