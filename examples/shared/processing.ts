@@ -32,7 +32,8 @@ export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMe
       commentPage = 'failed';
     }
   }
-  const settled = await deps.tollgate.jobs.recordResult(meta.account, jobId, { transcript: outcome, commentPage });
+  // The item's position is its id: a worker that retries this video counts it once.
+  const settled = await deps.tollgate.jobs.recordResult(meta.account, jobId, { transcript: outcome, commentPage, itemId: String(item.index) });
   if (!settled.accepted) return 'ended';
   await deps.store.addResult(jobId, {
     index: item.index,
@@ -75,7 +76,8 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
     if (!isPlatformError(error)) throw error;
   }
   const result: CommentPageResult = page === null ? 'failed' : page.comments.length > 0 ? 'nonempty' : 'empty';
-  const settled = await deps.tollgate.jobs.recordPage(meta.account, jobId, result);
+  // The page's place in the crawl is its id: a retried page counts once.
+  const settled = await deps.tollgate.jobs.recordPage(meta.account, jobId, result, { itemId: `${next.replyTo ?? 'top'}:${next.pageToken ?? 'first'}` });
   if (!settled.accepted) {
     await deps.store.writeState(jobId, { ...state, done: true });
     return 'ended';
