@@ -183,9 +183,10 @@ const BUSY_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/;
 export function isRedisDown(error: unknown): boolean {
   if (CONNECTION_ERRORS.some((kind) => error instanceof kind)) return true;
   if (error instanceof ErrorReply) return BUSY_REPLY.test(error.message);
-  // ioredis (BullMQ's client) says so in words.
-  const message = error instanceof Error ? error.message : '';
-  return /Connection is closed|Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/.test(message);
+  if (!(error instanceof Error)) return false;
+  // ioredis (BullMQ's client) says so by name or in words.
+  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'ClusterAllFailedError') return true;
+  return /Connection is closed|Stream isn't writeable|enableOfflineQueue|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE/.test(error.message);
 }
 
 /**

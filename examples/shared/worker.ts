@@ -6,6 +6,7 @@
  * last video was handed out. WORKER=manual: nothing runs until POST /admin/jobs/:id/process.
  * In both modes a periodic tollgate.jobs.sweep() ends jobs whose worker vanished, with refunds.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { JobMeta } from './jobStore.ts';
@@ -33,6 +34,8 @@ export interface RunnerOptions {
 }
 
 const QUEUE = 'tollgate-jobs';
+/** How long close() waits for the worker to stop: its jobs stop after the unit in hand. */
+const CLOSE_GRACE_MS = 5_000;
 
 export class JobRunner {
   private queue?: Queue;
@@ -56,10 +59,12 @@ export class JobRunner {
     }
     if (this.options.mode !== 'auto') return;
     const prefix = this.options.queuePrefix;
-    // The queue is written to while a request waits: no offline queue, so an enqueue during an
-    // outage fails at once instead of running later. The worker is BullMQ's own loop: it keeps
-    // its commands across a reconnect, and BullMQ requires maxRetriesPerRequest: null for it.
-    this.queue = new Queue(QUEUE, { connection: this.connect({ enableOfflineQueue: false, maxRetriesPerRequest: 1 }), prefix });
+    // The queue is written to while a request waits: no offline queue and no resend after a
+    // reconnect, so an enqueue during an outage fails at once instead of running later. The
+    // worker is BullMQ's own loop: it keeps its commands across a reconnect, and BullMQ
+    // requires maxRetriesPerRequest: null for it.
+    const queueConnection = this.connect({ enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 });
+    this.queue = new Queue(QUEUE, { connection: queueConnection, prefix });
     this.worker = new Worker(QUEUE, async (job) => this.runToEnd(String(job.data.jobId)), {
       connection: this.connect({ maxRetriesPerRequest: null }),
       prefix,
@@ -133,7 +138,10 @@ export class JobRunner {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweepTimer);
-    await this.worker?.close();
+    // BullMQ's close waits for its blocking connection to end, and ioredis never ends one
+    // caught between two reconnect attempts (its retry is dropped, no socket is left to close):
+    // after an outage that wait can last forever, so it is bounded.
+    if (this.worker) await Promise.race([this.worker.close(), sleep(CLOSE_GRACE_MS, undefined, { ref: false })]);
     await this.queue?.close();
     for (const connection of this.connections) connection.disconnect();
   }

@@ -6,6 +6,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { redisFromEnv } from '../../examples/shared/redisDefault.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const running = new Set<ChildProcess>();
@@ -91,5 +92,15 @@ describe.each([
     while ((await accepts(redisPort)) && Date.now() < deadline) await sleep(100);
     expect(await accepts(redisPort)).toBe(false);
     expect(await accepts(port)).toBe(false);
+  });
+});
+
+describe('where the servers find Redis', () => {
+  it('REDIS_CLUSTER_NODES names a cluster by its masters; with REDIS_URL too, or malformed, start-up refuses', async () => {
+    const found = await redisFromEnv({ REDIS_CLUSTER_NODES: 'redis-a:7000, 10.0.0.2:7001' });
+    expect(found).toMatchObject({ target: { clusterNodes: [{ host: 'redis-a', port: 7000 }, { host: '10.0.0.2', port: 7001 }] }, started: false });
+    await expect(redisFromEnv({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:2' })).rejects.toThrow(/not both/);
+    await expect(redisFromEnv({ REDIS_CLUSTER_NODES: 'a:1,b' })).rejects.toThrow(/host:port,host:port/);
+    expect((await redisFromEnv({ REDIS_URL: 'redis://b:2' })).target).toEqual({ url: 'redis://b:2' });
   });
 });

@@ -190,13 +190,13 @@ describe('the job queue (BullMQ) during an outage', () => {
       } finally {
         process.kill(pid, 'SIGCONT');
       }
-      expect(isTollgateError(paused.error, 'unavailable')).toBe(true);
+      expect(isTollgateError(paused.error, 'unavailable'), String(paused.error)).toBe(true);
       expect(paused.ms).toBeLessThan(TIMEOUT_MS + SLACK_MS);
 
       await redis.kill('SIGKILL');
       const started = performance.now();
       const down = await jobs.enqueue('job_down').then(() => undefined, (e: unknown) => e);
-      expect(isTollgateError(down, 'unavailable')).toBe(true);
+      expect(isTollgateError(down, 'unavailable'), String(down)).toBe(true);
       expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + SLACK_MS);
 
       await redis.restart();

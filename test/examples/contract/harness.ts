@@ -1,10 +1,12 @@
 // One running example server for a contract test file: real HTTP on an ephemeral port, real
-// Redis under a prefix of its own, an injected clock, WORKER=manual and an admin token.
+// Redis under a prefix of its own, an injected clock, WORKER=manual and an admin token. In the
+// `cluster` project (test/vitest.config.ts) the server runs on the Redis Cluster instead.
 import { listenExpress } from '../../../examples/express/app.ts';
 import { listenKoa } from '../../../examples/koa/app.ts';
 import type { Listening } from '../../../examples/shared/listen.ts';
 import { createService, type Service, type ServiceOptions } from '../../../examples/shared/service.ts';
 import { redisUrl, uniquePrefix } from '../../helpers/redis.ts';
+import { clusterNodes } from '../../helpers/tollgate.ts';
 
 export const ADMIN_TOKEN = 'admin-token-for-tests';
 
@@ -53,8 +55,10 @@ export async function startHarness(adapter: Adapter, name: string, overrides: Pa
       clock.now += ms;
     },
   };
+  const nodes = clusterNodes();
+  const redis = overrides.redisUrl !== undefined || nodes === undefined ? { redisUrl: overrides.redisUrl ?? redisUrl() } : { redisClusterNodes: nodes };
   const service = await createService({
-    redisUrl: redisUrl(),
+    ...redis,
     prefix: uniquePrefix(`${name}-${adapter.name}`),
     clock: () => clock.now,
     adminToken: ADMIN_TOKEN,
