@@ -2,11 +2,12 @@
 // their own redis-server, print the URL and a demo API key that gets a 200, and stop that
 // redis-server again when the process group is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisFromEnv } from '../../examples/shared/redisDefault.ts';
+import net from 'node:net';
+import { findFreePort } from '../helpers/redisServer.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const running = new Set<ChildProcess>();
@@ -22,17 +23,6 @@ function stopGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   } catch {
     // already gone
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {
@@ -71,7 +61,7 @@ describe.each([
   { command: 'npm run start:koa', script: ['run', 'start:koa'] },
 ])('$command', ({ script }) => {
   it('prints the URL and a demo API key that gets a 200, and stops the redis-server it started', { timeout: 90_000 }, async () => {
-    const port = await freePort();
+    const port = await findFreePort();
     const { child, output, exited } = await start(script, port);
     const url = /listening on (http:\/\/\S+)/.exec(output())![1]!;
     expect(url).toBe(`http://127.0.0.1:${port}`);
