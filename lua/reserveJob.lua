@@ -65,7 +65,7 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
   journalBound = journalBound, now = clock_now(nowArg) }
 
-local a = account_current(ctx, { 'plan', 'bulk', 'maxv', 'cap' })
+local a = account_current(ctx, true)
 if not a then
   return { CODE.NO_ACCOUNT, '', 0 }
 end

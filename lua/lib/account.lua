@@ -94,32 +94,29 @@ local function account_roll(ctx, a)
   return true
 end
 
-local CREDIT_ATTRIBUTES = { 'bal', 'spent', 'held', 'cyc', 'ce', 'alw', 'jg' }
-
--- The account in the cycle that contains ctx.now, reading only the credit attributes and the
--- extra ones the caller names (HGETALL of the whole hash costs several times more), unless
--- the cycle has ended: then the whole account is loaded and rolled over. nil: no account.
-local function account_current(ctx, extra)
-  local names = { unpack(CREDIT_ATTRIBUTES) }
-  for _, name in ipairs(extra or {}) do
-    names[#names + 1] = name
+-- The account in the cycle that contains ctx.now. Reads only the credit attributes (and, with
+-- withPlan, the plan's limits for job creation): HGETALL of the whole hash costs several times
+-- more. Past the cycle end the whole account is loaded and rolled over. nil: no account.
+-- The field names are the stored ones of ACCOUNT_FIELD, spelled out for this hot path.
+local function account_current(ctx, withPlan)
+  local v
+  if withPlan then
+    v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'h', 'c', 'ce', 'a', 'jg', 'p', 'bk', 'mv', 'jc')
+  else
+    v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'h', 'c', 'ce', 'a', 'jg')
   end
-  local fields = {}
-  for i, name in ipairs(names) do
-    fields[i] = ACCOUNT_FIELD[name]
-  end
-  local values = redis.call('HMGET', ctx.accountKey, unpack(fields))
-  if not values[1] then
+  if not v[1] then
     return nil
   end
-  if ctx.now >= tonumber(values[5]) then
+  if ctx.now >= tonumber(v[5]) then
     local a = account_load(ctx)
     account_roll(ctx, a)
     return a
   end
-  local a = {}
-  for i, name in ipairs(names) do
-    account_set(a, name, values[i])
+  local a = { bal = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
+    cyc = tonumber(v[4]), ce = tonumber(v[5]), alw = tonumber(v[6]), jg = tonumber(v[7]) }
+  if withPlan then
+    a.plan, a.bulk, a.maxv, a.cap = v[8], tonumber(v[9]), tonumber(v[10]), tonumber(v[11])
   end
   return a
 end
