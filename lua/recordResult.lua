@@ -4,8 +4,8 @@
   failures and empty pages spend nothing; the last video completes the job. A comments
   collection's item is a page: a nonempty page (replies included) spends 1 from the limit,
   empty pages and failures nothing; when the limit is used up the collection completes.
-  Refused, changing nothing, when the job has ended, was canceled, its lease ran out, every
-  video already has its result, or the job is not of the expected kind. Each result renews
+  Refused, changing nothing, when the job has ended (so also once every video has its
+  result), was canceled, its lease ran out, or the job is not of the expected kind. Each result renews
   the lease; an item id seen before makes the call a replay. Ending refunds what is unused.
   KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
   KEYS[2] cycles        hash   archived cycle summaries
@@ -24,7 +24,7 @@
   ARGV[9] itemId        string   which item this result is for (a repeat is a replay), '' for none
   Returns: {code, job}   job as JSON ('' when there is none)
     REPLAYED: this item's result was taken before; nothing changed.
-    Codes: OK, REPLAYED, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED, TOO_MANY_RESULTS
+    Codes: OK, REPLAYED, NO_ACCOUNT, NO_JOB, WRONG_JOB_KIND, JOB_ENDED, LEASE_EXPIRED
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -75,9 +75,6 @@ end
 
 local finished, reason
 if kind == 'bulk' then
-  if job.dlv + job.fu + job.fn >= job.n then
-    return { CODE.TOO_MANY_RESULTS, job_json(job) }
-  end
   if transcript == 'delivered' then
     job.dlv = job.dlv + 1
     job_spend(ctx, a, job, 1)

@@ -55,7 +55,7 @@ export type ReserveOutcome =
 export type SettleOutcome =
   /** replayed: this item's result had been taken before, and nothing changed now. */
   | { accepted: true; job: Job; replayed: boolean }
-  | { accepted: false; reason: "job_ended" | "lease_expired" | "too_many_results"; job: Job };
+  | { accepted: false; reason: "job_ended" | "lease_expired"; job: Job };
 
 export interface EndOutcome {
   /** False when the job had already ended: nothing was refunded again. */
@@ -357,6 +357,6 @@ function settleOutcome(reply: unknown[], accountId: string, jobId: string, ownIt
   if (code === Code.WRONG_JOB_KIND) throw new InvalidInputError(`Job "${jobId}" is not of the kind this call settles`);
   const job = jobFromFields(JSON.parse(String(reply[1])));
   if (code === Code.OK || code === Code.REPLAYED) return { accepted: true, job, replayed: ownItemId && code === Code.REPLAYED };
-  const reason = code === Code.LEASE_EXPIRED ? "lease_expired" : code === Code.TOO_MANY_RESULTS ? "too_many_results" : "job_ended";
-  return { accepted: false, reason, job };
+  // A job takes no more results once every video has one: it has ended (job_ended).
+  return { accepted: false, reason: code === Code.LEASE_EXPIRED ? "lease_expired" : "job_ended", job };
 }

@@ -65,7 +65,7 @@ export type ModelReserve =
   | { ok: false; reason: "insufficient"; remaining: number; needed: number }
   | { ok: false; reason: "plan_not_allowed" | "too_many_videos" | "idempotency_key_reused" };
 
-export type ModelSettle = { accepted: true } | { accepted: false; reason: "job_ended" | "lease_expired" | "too_many_results" };
+export type ModelSettle = { accepted: true } | { accepted: false; reason: "job_ended" | "lease_expired" };
 
 /** The rules of SPEC §3-7 over plain objects. Every method takes "now" in ms. */
 export class TollgateModel {
@@ -331,7 +331,6 @@ export class TollgateModel {
     const job = a.jobs.get(jobId)!;
     const refused = this.accepting(a, job, now);
     if (refused) return refused;
-    if (job.delivered + job.failedUnavailable + job.failedNoCaptions >= job.videos) return { accepted: false, reason: "too_many_results" };
     if (transcript === "delivered") {
       job.delivered += 1;
       this.spend(a, job, 1);

@@ -12,7 +12,6 @@ export enum Code {
   NO_JOB = 9,
   JOB_ENDED = 10,
   LEASE_EXPIRED = 11,
-  TOO_MANY_RESULTS = 12,
   REPLAYED = 13,
   TOO_MANY_VIDEOS = 14,
   JOB_EXISTS = 15,
