@@ -1,8 +1,8 @@
 --[[
   beginIdempotency: look up an Idempotency-Key before the request is validated and its
-  videos resolved (SPEC §7). A new key is marked pending for the caller's token, so a
-  concurrent request with the same key gets IDEMPOTENCY_IN_USE instead of a second job.
-  KEYS[1] record        hash   the key's record (fields: lua/lib/idempotency.lua)
+  work started (SPEC §7). A new key is marked pending for the caller's token, so a
+  concurrent request with the same key gets IDEMPOTENCY_IN_USE instead of a second hold.
+  KEYS[1] record        hash   the key's record (lib/idempotency.lua)
   ARGV[1] fingerprint   string  hash of the canonical request body
   ARGV[2] token         string  identifies this request while the key is pending
   ARGV[3] lockTtlMs     integer how long a pending mark survives a crashed holder

@@ -1,62 +1,97 @@
 --[[
   charge: take required + optional credits atomically (SPEC §5): insufficient when the
-  balance is below required, else required + min(optional, balance - required). With an
-  operation id a retried charge is applied once: the first outcome is kept for opTtlMs. The
-  library gives every charge an id (the caller's, or a random one kept for a shorter time),
-  so a command resent by a client after a reconnect is applied once too.
-  KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
-  KEYS[2] cycles        hash   archived cycle summaries (written on rollover)
-  KEYS[3] journal       stream credit movements
-  KEYS[4] operation     string amount charged by this operation id (unused without one)
+  balance is below required, else required + min(optional, balance - required). A caller's
+  operation id makes a retried charge apply once (its outcome is kept opTtlMs). A charge
+  without one carries a short id the library made up, remembered with the account's last few
+  such charges (ACCOUNT.recent), so a command a client resends after a reconnect applies once
+  too, without a key per charge. Straight-line: the rollover runs only past the cycle's end.
+  KEYS[1] account       hash   the account (lib/account.lua)
+  KEYS[2] cycles        hash   ended cycles (written on rollover)
+  KEYS[3] journal       stream credit movements (lib/journal.lua)
+  KEYS[4] history       hash   credits per day (lib/history.lua)
+  KEYS[5] operation     string what this operation id charged (untouched without one)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] required      integer  credits that must all be available
   ARGV[3] optional      integer  credits taken as far as the balance allows
-  ARGV[4] operationId   string   the caller's id, a random one, or '' for none
-  ARGV[5] opTtlMs       integer  how long an operation id is remembered
-  ARGV[6] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[7] journalBound  integer  max entries, or max age in ms
+  ARGV[4] operationId   string   the caller's id, or ''
+  ARGV[5] resendId      string   12 hex digits the library chose when the caller gave no id, or ''
+  ARGV[6] opTtlMs       integer  how long a caller's operation id is remembered
+  ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
+  ARGV[8] journalBound  integer  max entries, or max age in ms
+  ARGV[9] historyDays   integer  days of history kept; 0 keeps none
   Returns: {code, charged, balance, needed}
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
 --@include "lib/account.lua"
+--@include "lib/cycle.lua"
+--@include "lib/journal.lua"
+--@include "lib/history.lua"
 
 local accountKey   = KEYS[1]
 local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
-local operationKey = KEYS[4]
+local historyKey   = KEYS[4]
+local operationKey = KEYS[5]
 local nowArg       = ARGV[1]
 local required     = tonumber(ARGV[2])
 local optional     = tonumber(ARGV[3])
 local operationId  = ARGV[4]
-local opTtlMs      = tonumber(ARGV[5])
-local journalTrim  = ARGV[6]
-local journalBound = tonumber(ARGV[7])
+local resendId     = ARGV[5]
+local opTtlMs      = tonumber(ARGV[6])
+local journalTrim  = ARGV[7]
+local journalBound = tonumber(ARGV[8])
+local historyDays  = tonumber(ARGV[9])
+
+-- Library-made ids of recent charges, 'id=charged ' each; bounded to this many characters.
+local RECENT_CHARS = 128
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  journalTrim = journalTrim, journalBound = journalBound, now = clock_now(nowArg) }
+  historyKey = historyKey, journalTrim = journalTrim, journalBound = journalBound,
+  historyDays = historyDays, now = clock_now(nowArg) }
 
-local a = account_current(ctx)
-if not a then
+local v = redis.call('HMGET', accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycle,
+  ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.recent)
+if not v[1] then
   return { CODE.NO_ACCOUNT, 0, 0, required }
 end
+local balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), tonumber(v[3]), tonumber(v[5]), v[6] or ''
+if ctx.now >= tonumber(v[4]) then
+  local a = cycle_current_account(ctx)
+  balance, spent, cycle, grant, recent = a.balance, a.spent, a.cycle, a.journalGrant, a.recent or ''
+end
+
 if operationId ~= '' then
   local earlier = redis.call('GET', operationKey)
   if earlier then
-    return { CODE.REPLAYED, tonumber(earlier), a.bal, required }
+    return { CODE.REPLAYED, tonumber(earlier), balance, required }
+  end
+elseif resendId ~= '' then
+  local at = string.find(recent, resendId .. '=', 1, true)
+  if at then
+    return { CODE.REPLAYED, tonumber(string.match(recent, '^%d+', at + #resendId + 1)), balance, required }
   end
 end
 
-if a.bal < required then
-  return { CODE.INSUFFICIENT, 0, a.bal, required }
+if balance < required then
+  return { CODE.INSUFFICIENT, 0, balance, required }
 end
-local charged = required + math.min(optional, a.bal - required)
-a.bal = a.bal - charged
-a.spent = a.spent + charged
-account_save_credits(ctx, a)
-journal_append(ctx, a, 'charge', charged, a.cyc, operationId)
+local charged = required + math.min(optional, balance - required)
+balance = balance - charged
+spent = spent + charged
+if resendId ~= '' then
+  recent = recent .. resendId .. '=' .. charged .. ' '
+  if #recent > RECENT_CHARS then
+    recent = string.sub(recent, string.find(recent, ' ', #recent - RECENT_CHARS, true) + 1)
+  end
+  redis.call('HSET', accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent, ACCOUNT.recent, recent)
+else
+  redis.call('HSET', accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
+end
 if operationId ~= '' then
   redis.call('SET', operationKey, charged, 'PX', opTtlMs)
 end
-return { CODE.OK, charged, a.bal, required }
+journal_append(ctx, 'charge', charged, cycle, operationId ~= '' and operationId or resendId, cycle, grant)
+history_add(ctx, 's', charged)
+return { CODE.OK, charged, balance, required }

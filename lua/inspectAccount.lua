@@ -1,50 +1,44 @@
 --[[
-  inspectAccount: everything stored for one account, read as is (no rollover, no lapsed-job
-  ending), for audits, admin views and the model-based tests. Jobs are listed newest first;
-  request counts are those of the window containing nowMs.
-  KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
-  KEYS[2] cycles        hash   archived cycle summaries
-  KEYS[3] jobList       zset   every job id scored by creation time (ms)
-  ARGV[1] jobKeyPrefix  string   job hashes are <prefix><jobId> (same hash slot)
-  ARGV[2] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[3] windowMs      integer  window length (60000)
-  ARGV[4] apiCounters   string   window counters of surface api (lua/lib/window.lua)
-  ARGV[5] webCounters   string   window counters of surface web
-  Returns: {code, state}   state as JSON {account, cycles, jobs, api, web}
-    api / web: {window, used} in the window containing nowMs
+  inspectAccount: everything stored for one account, read as is (no rollover, no lapsed-hold
+  ending), for audits, admin views and the model-based tests. Holds are listed newest first;
+  window counts are those of the windows containing nowMs.
+  KEYS[1] account       hash   the account (lib/account.lua)
+  KEYS[2] cycles        hash   ended cycles (lib/cycle.lua)
+  KEYS[3] holdList      zset   every hold id scored by creation time (ms)
+  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
+  ARGV[3] counterBase   string   counters are <counterBase><surface>:<seconds>:<window>
+  ARGV[4] stagger       integer  the subject's offset of fixed windows in ms
+  Returns: {code, state}   state as JSON {account, cycles, holds, windows}, where windows maps
+    each surface to its flat window states (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/account.lua"
---@include "lib/jobs.lua"
 --@include "lib/clock.lua"
---@include "lib/window.lua"
+--@include "lib/cycle.lua"
+--@include "lib/holds.lua"
+--@include "lib/windows.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local jobListKey   = KEYS[3]
-local jobKeyPrefix = ARGV[1]
-local nowArg       = ARGV[2]
-local windowMs     = tonumber(ARGV[3])
-local apiCounters  = ARGV[4]
-local webCounters  = ARGV[5]
+local accountKey  = KEYS[1]
+local cyclesKey   = KEYS[2]
+local holdListKey = KEYS[3]
+local nowArg      = ARGV[1]
+local holdPrefix  = ARGV[2]
+local counterBase = ARGV[3]
+local stagger     = tonumber(ARGV[4])
 
-local a = account_load({ accountKey = accountKey })
+local a = account_load(accountKey)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-local cycles = {}
-local flat = redis.call('HGETALL', cyclesKey)
-for i = 1, #flat, 2 do
-  cycles[flat[i]] = tonumber(flat[i + 1])
-end
-local jobs = {}
-for _, id in ipairs(redis.call('ZREVRANGE', jobListKey, 0, -1)) do
-  jobs[#jobs + 1] = job_load(jobKeyPrefix .. id)
-end
 local now = clock_now(nowArg)
-local apiWindow, apiUsed = window_used(apiCounters, now, windowMs)
-local webWindow, webUsed = window_used(webCounters, now, windowMs)
-local api = { window = apiWindow, used = apiUsed }
-local web = { window = webWindow, used = webUsed }
-return { CODE.OK, cjson.encode({ account = a, cycles = cycles, jobs = jobs, api = api, web = web }) }
+local holds = {}
+for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, 0, -1)) do
+  holds[#holds + 1] = hold_load(holdPrefix .. id)
+end
+local counts = {}
+for surface, spec in pairs(a.windows) do
+  counts[surface] = {}
+  windows_admit(counts[surface], spec, counterBase .. surface .. ':', now, 0, stagger)
+end
+return { CODE.OK, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holds = holds, windows = counts }) }

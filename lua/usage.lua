@@ -1,51 +1,74 @@
 --[[
-  usage: the account's whole quota state, without counting a request (SPEC §4: the usage
-  endpoint is free). Rolls the cycle over and ends lapsed jobs first, so what it reports is
-  current.
-  KEYS[1] account       hash   the account (fields: lua/lib/account.lua)
-  KEYS[2] cycles        hash   archived cycle summaries
-  KEYS[3] journal       stream credit movements
-  KEYS[4] activeJobs    zset   open job ids scored by lease expiry (ms)
+  usage: the account's whole quota state on one surface, without counting a request (SPEC
+  §4: the usage endpoint is free). With a key id it first checks the API key, so a usage poll
+  is one round trip (src/apiKeys.ts#verify with usage). Rolls the cycle over and ends lapsed
+  holds first, so what it reports is current.
+  KEYS[1] account       hash   the account (lib/account.lua)
+  KEYS[2] cycles        hash   ended cycles
+  KEYS[3] journal       stream credit movements (lib/journal.lua)
+  KEYS[4] history       hash   credits per day (lib/history.lua)
+  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
+  KEYS[6] apiKeys       hash   the subject's API keys (lib/apiKeys.lua); read only with a key id
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] windowMs      integer  window length (60000)
-  ARGV[3] jobKeyPrefix  string   job hashes are <prefix><jobId> (same hash slot)
-  ARGV[4] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[5] journalBound  integer  max entries, or max age in ms
-  ARGV[6] counterPrefix string   the surface's window counters (lua/lib/window.lua)
-  Returns: {code, state}   state as JSON: the account fields plus now, used (in the counter's window), resetMs, active
-    Codes: OK, NO_ACCOUNT
+  ARGV[2] surface       string   the surface whose windows are reported
+  ARGV[3] counterBase   string   counters are <counterBase><surface>:<seconds>:<window>
+  ARGV[4] stagger       integer  the subject's offset of fixed windows in ms
+  ARGV[5] keyId         string   the presented key's id, '' without a key
+  ARGV[6] keyDigest     string   the presented key's digest
+  ARGV[7] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
+  ARGV[8] journalTrim   string   'off' | 'maxlen' | 'minage'
+  ARGV[9] journalBound  integer  max entries, or max age in ms
+  ARGV[10] historyDays  integer  days of history kept; 0 keeps none
+  Returns: {code, state, then per window: limit, remaining, resetMs, retryMs, seconds, sliding}
+    state as JSON: the account's attributes plus now and active (open holds).
+    KEY_REFUSED: {code, reason}.   Codes: OK, KEY_REFUSED, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
---@include "lib/account.lua"
---@include "lib/jobs.lua"
---@include "lib/window.lua"
+--@include "lib/apiKeys.lua"
+--@include "lib/holds.lua"
+--@include "lib/windows.lua"
 
 local accountKey   = KEYS[1]
 local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
-local activeKey    = KEYS[4]
+local historyKey   = KEYS[4]
+local activeKey    = KEYS[5]
+local apiKeysKey   = KEYS[6]
 local nowArg       = ARGV[1]
-local windowMs     = tonumber(ARGV[2])
-local jobKeyPrefix = ARGV[3]
-local journalTrim  = ARGV[4]
-local journalBound = tonumber(ARGV[5])
-local counterPrefix = ARGV[6]
+local surface      = ARGV[2]
+local counterBase  = ARGV[3]
+local stagger      = tonumber(ARGV[4])
+local keyId        = ARGV[5]
+local keyDigest    = ARGV[6]
+local holdPrefix   = ARGV[7]
+local journalTrim  = ARGV[8]
+local journalBound = tonumber(ARGV[9])
+local historyDays  = tonumber(ARGV[10])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  activeKey = activeKey, jobKeyPrefix = jobKeyPrefix, journalTrim = journalTrim,
-  journalBound = journalBound, now = clock_now(nowArg) }
+  historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
+  journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
-local a = account_load(ctx)
+if keyId ~= '' then
+  local refusal = key_refusal(apiKeysKey, keyId, keyDigest, surface, ctx.now)
+  if refusal then
+    return { CODE.KEY_REFUSED, refusal }
+  end
+end
+local a = cycle_current_account(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-account_roll(ctx, a)
-jobs_expire_lapsed(ctx, a)
-
-local window, used = window_used(counterPrefix, ctx.now, windowMs)
-a.used = used
-a.now = ctx.now
-a.resetMs = (window + 1) * windowMs - ctx.now
+local windows = a.windows[surface]
+if not windows then
+  return { CODE.UNKNOWN_SURFACE, '' }
+end
+holds_expire_lapsed(ctx, a)
 a.active = redis.call('ZCARD', activeKey)
-return { CODE.OK, cjson.encode(a) }
+a.now = ctx.now
+a.recent = nil
+local reply = { CODE.OK, '' }
+windows_admit(reply, windows, counterBase .. surface .. ':', ctx.now, 0, stagger)
+reply[2] = cjson.encode(a)
+return reply

@@ -1,49 +1,42 @@
 /**
  * Accounts and their billing cycles (SPEC §2-3): create on a plan, start a new cycle now
- * (billing webhook), change plan, read the ended cycles' summaries.
- * Scripts: lua/createAccount.lua, lua/startCycle.lua, lua/changePlan.lua, lua/readCycles.lua.
+ * (a billing webhook), change plan, read the plan's numbers and the ended cycles.
+ * Scripts: lua/createAccount.lua, lua/startCycle.lua, lua/changePlan.lua, lua/readCycles.lua,
+ * lua/readAccount.lua, lua/inspectAccount.lua.
  */
 import type { Context } from "./context.ts";
 import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
-import { AccountExistsError, AccountNotFoundError } from "./errors.ts";
+import { AccountExistsError } from "./errors.ts";
 import { planArgs, planNamed } from "./plans.ts";
-import { jobFromFields, type Job } from "./jobRecord.ts";
+import {
+  creditsFrom,
+  cycleFrom,
+  cycleSpecFrom,
+  endedCyclesFrom,
+  holdFrom,
+  limitsFrom,
+  type AccountAttributes,
+  type AccountLimits,
+  type Credits,
+  type Cycle,
+  type EndedCycle,
+  type Hold,
+} from "./records.ts";
+import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-
-export interface Cycle {
-  /** 1 for the account's first cycle, then 2, 3, ... */
-  id: number;
-  start: number;
-  end: number;
-}
-
-export interface EndedCycle extends Cycle {
-  allowance: number;
-  /** Credits left unused when the cycle ended; they do not roll over. */
-  unused: number;
-  spent: number;
-  /** Still held by jobs that cycle paid for. */
-  held: number;
-  /** Refunded to the ended cycle after it ended; never added to a later balance. */
-  refunded: number;
-}
-
-export interface WindowCount {
-  window: number;
-  used: number;
-}
+import { windowStates, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
-  plan: string;
-  credits: { allowance: number; balance: number; spent: number; held: number; nextAllowance: number };
+  plan: AccountLimits;
+  credits: Credits;
   cycle: Cycle;
   cycleSpec: { anchor: number; unit: "d" | "m"; length: number };
-  limits: { api: number; web: number; activeJobCap: number; maxVideosPerJob: number; bulkOnApi: boolean };
-  /** Requests counted in the window containing "now", per surface. */
-  windows: { api: WindowCount; web: WindowCount };
+  /** Each surface's windows as counted at the inspected instant. */
+  windows: Record<string, RateLimitState[]>;
   endedCycles: EndedCycle[];
-  jobs: Job[];
+  /** Every hold, newest first. */
+  holds: Hold[];
 }
 
 export interface CreateAccountOptions {
@@ -54,120 +47,82 @@ export interface CreateAccountOptions {
   cycle?: { anchor?: Date | number; every: Interval };
 }
 
+export interface ChangePlanOptions {
+  /** Start a new cycle now, with the new plan's allowance at once (SPEC §3). */
+  startNewCycle?: boolean;
+  /** With startNewCycle: a new interval. */
+  every?: Interval;
+}
+
+const cycleOf = (reply: unknown[]): Cycle => ({ id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) });
+
 export class Accounts {
   constructor(private readonly ctx: Context) {}
 
-  async create(accountId: string, options: CreateAccountOptions): Promise<{ accountId: string; plan: string; cycle: Cycle }> {
-    const keys = this.ctx.keys(accountId);
-    const plan = planNamed(this.ctx.plans, options.plan);
-    const every = options.cycle?.every ?? plan.cycle;
+  /** Opens an account on a plan with its first billing cycle. */
+  async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
+    const keys = this.ctx.keys(subject);
+    const plan = planNamed(this.ctx.plans, options?.plan);
+    const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
-    const reply = await this.ctx.runner.run(
-      "createAccount",
-      { account: keys.account },
-      { nowMs: this.ctx.now(), ...planArgs(plan), ...cycle },
-    );
-    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.id);
-    return { accountId: keys.id, plan: plan.name, cycle: cycleFrom(reply) };
+    const reply = await this.ctx.runner.run(createAccount, keys, { ...planArgs(plan), ...cycle });
+    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
+    return { subject: keys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
   /** Starts a new cycle now, re-anchoring the account here (a billing webhook, SPEC §3). */
-  async startCycle(accountId: string, options: { every?: Interval } = {}): Promise<Cycle> {
-    const keys = this.ctx.keys(accountId);
+  async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
+    const keys = this.ctx.keys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    const reply = await this.ctx.runner.run(
-      "startCycle",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal },
-      { nowMs: this.ctx.now(), ...interval, ...this.ctx.journal },
-    );
-    if (reply[0] === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-    return cycleFrom(reply);
+    return cycleOf(await this.ctx.runner.run(startCycle, keys, interval));
   }
 
   /**
-   * Moves the account to another plan: request budgets and job cap at once, the allowance
+   * Moves the account to another plan: its windows and holds rules at once, the allowance
    * from the next cycle, or at once with startNewCycle (SPEC §3).
    */
-  async changePlan(
-    accountId: string,
-    planName: string,
-    options: { startNewCycle?: boolean; every?: Interval } = {},
-  ): Promise<Cycle> {
-    const keys = this.ctx.keys(accountId);
+  async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
+    const keys = this.ctx.keys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    const reply = await this.ctx.runner.run(
-      "changePlan",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal },
-      { nowMs: this.ctx.now(), ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval, ...this.ctx.journal },
-    );
-    if (reply[0] === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-    return cycleFrom(reply);
+    const reply = await this.ctx.runner.run(changePlan, keys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
+    this.ctx.denyCache?.forget(keys.subject);
+    return cycleOf(reply);
+  }
+
+  /** The plan's numbers as the account holds them: one cheap read, counting nothing. */
+  async limits(subject: string): Promise<AccountLimits> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(readAccount, keys, {});
+    return limitsFrom(JSON.parse(String(reply[1])) as AccountAttributes);
   }
 
   /** Summaries of the account's ended cycles, oldest first. */
-  async endedCycles(accountId: string): Promise<EndedCycle[]> {
-    const keys = this.ctx.keys(accountId);
-    const reply = await this.ctx.runner.run("readCycles", { cycles: keys.cycles }, {});
-    const fields: Record<string, number> = {};
-    for (let i = 1; i < reply.length; i += 2) fields[String(reply[i])] = Number(reply[i + 1]);
-    return endedCyclesFrom(fields);
+  async endedCycles(subject: string): Promise<EndedCycle[]> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(readCycles, keys, {});
+    return endedCyclesFrom(JSON.parse(String(reply[1])));
   }
 
   /**
-   * Everything stored for the account, read as is: no rollover and no lapsed-job ending
+   * Everything stored for the account, read as is: no rollover and no lapsed-hold ending
    * happen on this read. For audits, admin views and model-based tests.
    */
-  async inspect(accountId: string): Promise<AccountSnapshot> {
-    const keys = this.ctx.keys(accountId);
-    const reply = await this.ctx.runner.run(
-      "inspectAccount",
-      { account: keys.account, cycles: keys.cycles, jobList: keys.jobList },
-      { jobKeyPrefix: keys.jobPrefix, nowMs: this.ctx.now(), windowMs: this.ctx.windowMs, apiCounters: keys.counters("api"), webCounters: keys.counters("web") },
-    );
-    if (Number(reply[0]) === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-    const state = JSON.parse(String(reply[1])) as { account: Record<string, number | string>; cycles: Record<string, number>; jobs: unknown; api: WindowCount; web: WindowCount };
+  async inspect(subject: string): Promise<AccountSnapshot> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(inspectAccount, keys, { counterBase: keys.counterBase, stagger: this.ctx.staggerOf(keys.subject) });
+    const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holds: unknown; windows: Record<string, unknown[]> | unknown[] };
     const a = state.account;
-    const n = (field: string) => Number(a[field] ?? 0);
+    const windows = Array.isArray(state.windows) ? {} : state.windows;
     return {
-      plan: String(a.plan),
-      credits: { allowance: n("alw"), balance: n("bal"), spent: n("spent"), held: n("held"), nextAllowance: n("nalw") },
-      cycle: { id: n("cyc"), start: n("cs"), end: n("ce") },
-      cycleSpec: { anchor: n("anc"), unit: a.unit === "m" ? "m" : "d", length: n("len") },
-      limits: { api: n("rpa"), web: n("rpw"), activeJobCap: n("cap"), maxVideosPerJob: n("maxv"), bulkOnApi: n("bulk") === 1 },
-      windows: { api: state.api, web: state.web },
-      // cjson encodes an empty table as {}: no jobs.
+      plan: limitsFrom(a),
+      credits: creditsFrom(a),
+      cycle: cycleFrom(a),
+      cycleSpec: cycleSpecFrom(a),
+      windows: Object.fromEntries(Object.entries(windows).map(([surface, flat]) => [surface, windowStates(flat, 0)])),
       endedCycles: endedCyclesFrom(state.cycles),
-      jobs: Array.isArray(state.jobs) ? state.jobs.map((j) => jobFromFields(j as Record<string, unknown>)) : [],
+      holds: Array.isArray(state.holds) ? state.holds.map((h) => holdFrom(h as Record<string, unknown>)) : [],
     };
   }
 }
-
-/** Ended cycles from the cycles hash ("<cycle>:<field>" -> number), oldest first. */
-function endedCyclesFrom(fields: Record<string, number>): EndedCycle[] {
-  const byId = new Map<number, Record<string, number>>();
-  for (const [key, value] of Object.entries(fields)) {
-    const [id, field] = key.split(":");
-    const entry = byId.get(Number(id)) ?? {};
-    entry[field!] = value;
-    byId.set(Number(id), entry);
-  }
-  return [...byId.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([id, f]) => ({
-      id,
-      start: f.cs ?? 0,
-      end: f.ce ?? 0,
-      allowance: f.a ?? 0,
-      unused: f.b ?? 0,
-      spent: f.s ?? 0,
-      held: f.h ?? 0,
-      refunded: f.r ?? 0,
-    }));
-}
-
-function cycleFrom(reply: unknown[]): Cycle {
-  return { id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) };
-}
-

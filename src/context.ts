@@ -1,47 +1,52 @@
 /**
- * What every concept module shares: the script runner, the key names, the plan table, the
- * clock and the configured bounds. Built once by createTollgate from validated options.
+ * What every concept module shares: the script runner, the key names, the plan and policy
+ * tables, the clock and the configured bounds. Built once by createTollgate from validated
+ * options; internal (not in the public types).
  */
 import { randomBytes } from "node:crypto";
-import { accountKeys, type AccountKeys } from "./keys.ts";
-import type { PlanTable } from "./plans.ts";
+import type { DenyCache } from "./denyCache.ts";
+import type { PlanTable, PolicyTable } from "./plans.ts";
+import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
-import { accountId as checkAccountId } from "./validate.ts";
+import { subjectId } from "./validate.ts";
+import { staggerOf } from "./windows.ts";
 
-export interface JournalArgs {
-  journalTrim: "off" | "maxlen" | "minage";
-  journalBound: number;
-}
-
-export interface Context {
+export interface ContextParts {
   runner: ScriptRunner;
   prefix: string;
   plans: PlanTable;
-  journal: JournalArgs;
-  windowMs: number;
+  policies: PolicyTable;
   leaseMs: number;
-  operationTtlMs: number;
-  /** How long an id the library made up (for a charge or a job result) is remembered. */
-  resendWindowMs: number;
-  idempotencyTtlMs: number;
-  idempotencyLockMs: number;
-  /**
-   * A random id for a call the caller gave none, so a resent command still applies once;
-   * "" (no id) when resendWindowMs is 0.
-   */
-  newId(): string;
-  /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
-  now(): number;
-  /** Validates the account id (SPEC §2) and returns its keys. */
-  keys(accountId: unknown): AccountKeys;
+  /** Whether fixed windows are offset per subject (createTollgate's `stagger`). */
+  stagger: boolean;
+  /** Ids the library makes up for charges without an operation id (false: none). */
+  resendIds: boolean;
+  denyCache: DenyCache | undefined;
+  keyPrefix: string;
+  maxKeys: number;
+  maxExpiringKeys: number;
+  historyDays: number;
+  clock: (() => number) | undefined;
 }
 
-export function makeContext(parts: Omit<Context, "keys" | "now" | "newId"> & { clock?: () => number }): Context {
-  const { clock, ...rest } = parts;
+export interface Context extends ContextParts {
+  /** Validates the subject id (SPEC §10) and returns its keys. */
+  keys(subject: unknown): SubjectKeys;
+  /** The subject's offset of fixed windows: 0 without stagger. */
+  staggerOf(subject: string): number;
+  /** A short random id for a charge the caller named none ('' when resendIds is off). */
+  resendId(): string;
+  /** This process's time for the deny cache: the injected clock, or Date.now(). */
+  localNow(): number;
+}
+
+export function makeContext(parts: ContextParts): Context {
+  const { prefix, clock } = parts;
   return {
-    ...rest,
-    now: clock ? () => Math.floor(clock()) : () => -1,
-    newId: parts.resendWindowMs > 0 ? () => `~${randomBytes(12).toString("base64url")}` : () => "",
-    keys: (accountId) => accountKeys(parts.prefix, checkAccountId(accountId)),
+    ...parts,
+    keys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
+    staggerOf: parts.stagger ? staggerOf : () => 0,
+    resendId: parts.resendIds ? () => randomBytes(6).toString("hex") : () => "",
+    localNow: clock ? () => Math.floor(clock()) : () => Date.now(),
   };
 }

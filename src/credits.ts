@@ -1,10 +1,12 @@
 /**
- * Charges (SPEC §5) and the journal reconciliation. A charge takes `required` credits, or
- * none, plus as many `optional` ones as the balance allows, in one atomic script; an
- * operation id makes a retried charge apply once. Scripts: lua/charge.lua, lua/reconcile.lua.
+ * Charges (SPEC §5), the journal reconciliation and the per-day history. A charge takes
+ * `required` credits, or none, plus as many `optional` ones as the balance allows, in one
+ * atomic script; an operation id makes a retried charge apply once.
+ * Scripts: lua/charge.lua, lua/reconcile.lua, lua/creditHistory.lua.
  */
 import type { Context } from "./context.ts";
-import { AccountNotFoundError, InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from "./errors.ts";
+import { charge, creditHistory, reconcile } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count, printableKey } from "./validate.ts";
 
@@ -12,8 +14,9 @@ export interface ChargeRequest {
   required: number;
   optional?: number;
   /**
-   * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept 24 h.
-   * Without one the charge gets a random id, so a client's own resend is still applied once.
+   * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
+   * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
+   * applies once.
    */
   operationId?: string;
 }
@@ -34,48 +37,68 @@ export interface Reconciliation {
   matches: boolean;
 }
 
+/** Credits spent and refunded on one UTC day. */
+export interface DayUsage {
+  /** The day's start, ms since the epoch (UTC midnight). */
+  day: number;
+  spent: number;
+  refunded: number;
+}
+
+const DAY_MS = 86_400_000;
+
 export class Credits {
   constructor(private readonly ctx: Context) {}
 
-  async charge(accountId: string, request: ChargeRequest): Promise<ChargeOutcome> {
-    const keys = this.ctx.keys(accountId);
-    const required = count("required", request.required);
+  /** Takes required + min(optional, balance - required) credits, or none when the balance is short. */
+  async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
+    const keys = this.ctx.keys(subject);
+    const required = count("required", request?.required);
     const optional = count("optional", request.optional ?? 0);
     if (required + optional === 0) throw new InvalidInputError("A charge must ask for at least 1 credit");
     const own = request.operationId !== undefined;
-    const operationId = own ? printableKey("Operation id", request.operationId) : this.ctx.newId();
-    const opTtlMs = own ? this.ctx.operationTtlMs : this.ctx.resendWindowMs;
-    const reply = (await this.ctx.runner.run(
-      "charge",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal, operation: keys.operation(operationId) },
-      { nowMs: this.ctx.now(), required, optional, operationId, opTtlMs, ...this.ctx.journal },
-    )).map(Number);
+    const operationId = own ? printableKey("Operation id", request.operationId) : "";
+    const reply = await this.ctx.runner.run(charge, keys, {
+      operation: keys.operation(operationId),
+      required,
+      optional,
+      operationId,
+      resendId: own ? "" : this.ctx.resendId(),
+    });
     const [code, charged, balance, needed] = reply as [number, number, number, number];
-    if (code === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.
     return { ok: true, charged, balance, replayed: own && code === Code.REPLAYED };
   }
 
   /** Recomputes the current cycle from the journal and compares it with the account. */
-  async reconcile(accountId: string): Promise<Reconciliation> {
-    const keys = this.ctx.keys(accountId);
-    const reply = (await this.ctx.runner.run(
-      "reconcile",
-      { account: keys.account, cycles: keys.cycles, journal: keys.journal },
-      { nowMs: this.ctx.now(), ...this.ctx.journal },
-    )).map(Number);
-    if (reply[0] === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-    const [, complete, cycle, jb, js, jh, b, s, h, entries] = reply as number[] as [number, number, number, number, number, number, number, number, number, number];
-    const journal = { balance: jb, spent: js, held: jh };
-    const stored = { balance: b, spent: s, held: h };
+  async reconcile(subject: string): Promise<Reconciliation> {
+    const keys = this.ctx.keys(subject);
+    const reply = (await this.ctx.runner.run(reconcile, keys, {})) as number[];
+    const [, complete, cycle, jb, js, jh, b, s, h, entries] = reply as [number, number, number, number, number, number, number, number, number, number];
     return {
       complete: complete === 1,
       cycle,
-      journal,
-      stored,
+      journal: { balance: jb, spent: js, held: jh },
+      stored: { balance: b, spent: s, held: h },
       entries,
       matches: complete === 1 && jb === b && js === s && jh === h,
     };
+  }
+
+  /**
+   * Credits spent and refunded per UTC day over the last `days` days (today included), oldest
+   * first; days without a movement are left out. A charge counts when made, a hold's credits
+   * when settled. Kept for the `history.days` of createTollgate (default 92).
+   */
+  async history(subject: string, options: { days?: number } = {}): Promise<DayUsage[]> {
+    const keys = this.ctx.keys(subject);
+    const days = count("days", options.days ?? 30, 1, Math.max(1, this.ctx.historyDays));
+    const reply = (await this.ctx.runner.run(creditHistory, keys, { days })) as number[];
+    const out: DayUsage[] = [];
+    for (let i = 1; i + 2 < reply.length; i += 3) {
+      out.push({ day: Number(reply[i]) * DAY_MS, spent: Number(reply[i + 1]), refunded: Number(reply[i + 2]) });
+    }
+    return out;
   }
 }

@@ -10,7 +10,8 @@ export type TollgateErrorCode =
   | "unknown_plan"
   | "account_not_found"
   | "account_exists"
-  | "job_not_found"
+  | "hold_not_found"
+  | "key_limit"
   | "unavailable";
 
 export class TollgateError extends Error {
@@ -54,10 +55,18 @@ export class AccountExistsError extends TollgateError {
   }
 }
 
-export class JobNotFoundError extends TollgateError {
-  override readonly name = "JobNotFoundError";
-  constructor(readonly jobId: string) {
-    super("job_not_found", `No job "${jobId}" for this account`);
+export class HoldNotFoundError extends TollgateError {
+  override readonly name = "HoldNotFoundError";
+  constructor(readonly holdId: string) {
+    super("hold_not_found", `No hold "${holdId}" for this subject`);
+  }
+}
+
+/** A subject already has as many keys that never expire as allowed; revoke one first. */
+export class KeyLimitError extends TollgateError {
+  override readonly name = "KeyLimitError";
+  constructor(readonly subject: string, readonly max: number) {
+    super("key_limit", `Subject "${subject}" already has ${max} keys that never expire; revoke one first`);
   }
 }
 

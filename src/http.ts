@@ -5,20 +5,24 @@
  */
 import { randomBytes } from "node:crypto";
 import { isTollgateError } from "./errors.ts";
-import type { RateLimitState } from "./limits.ts";
+import type { RateLimitState } from "./windows.ts";
 
+/** The status of each error type a tollgate host answers with (SPEC §8). */
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   insufficient_quota: 402,
   plan_not_allowed: 403,
+  forbidden: 403,
   not_found: 404,
-  video_unavailable: 404,
-  no_captions: 404,
+  method_not_allowed: 405,
+  account_exists: 409,
   idempotency_key_in_use: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
   idempotency_key_reused: 422,
   rate_limited: 429,
-  job_limit_reached: 429,
+  hold_limit_reached: 429,
   upstream_error: 502,
   unavailable: 503,
   /** Not in SPEC §8: an unexpected server fault, so hosts keep one error shape for it too. */
@@ -36,8 +40,16 @@ export interface HttpReply {
 export interface HeaderOptions {
   /** Also send the IETF draft fields RateLimit-Policy and RateLimit (opt-in, SPEC §4). */
   ietf?: boolean;
-  /** Policy name in the IETF fields; default "api". */
+  /** Policy name in the IETF fields, usually the surface; default "api". */
   policy?: string;
+}
+
+/** What the headers are taken from: an admission, a peek, or usage. */
+export interface Limited {
+  /** The most restrictive window: the X-RateLimit-* fields. */
+  rateLimit: RateLimitState;
+  /** Every window of the surface: one RateLimit-Policy item each. */
+  windows?: readonly RateLimitState[];
 }
 
 export function newRequestId(): string {
@@ -49,7 +61,8 @@ function wholeSeconds(ms: number): number {
 }
 
 /** Headers for every authenticated response, errors and 429 included (SPEC §4). */
-export function rateLimitHeaders(state: RateLimitState, options: HeaderOptions = {}): Record<string, string> {
+export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}): Record<string, string> {
+  const state = limited.rateLimit;
   const reset = wholeSeconds(state.resetMs);
   const remaining = Math.max(0, state.remaining);
   const headers: Record<string, string> = {
@@ -59,8 +72,11 @@ export function rateLimitHeaders(state: RateLimitState, options: HeaderOptions =
   };
   if (options.ietf) {
     const policy = options.policy ?? "api";
-    headers["RateLimit-Policy"] = `"${policy}";q=${state.limit};w=60`;
-    headers["RateLimit"] = `"${policy}";r=${remaining};t=${reset}`;
+    const windows = limited.windows && limited.windows.length > 0 ? limited.windows : [state];
+    // One window keeps the surface's own name ("api"); several are told apart by length.
+    const name = (w: RateLimitState) => (windows.length === 1 ? policy : `${policy}-${w.windowMs / 1000}s`);
+    headers["RateLimit-Policy"] = windows.map((w) => `"${name(w)}";q=${w.limit};w=${w.windowMs / 1000}`).join(", ");
+    headers["RateLimit"] = `"${name(state)}";r=${remaining};t=${reset}`;
   }
   return headers;
 }
@@ -70,29 +86,33 @@ export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-export function errorBody(type: ErrorType, message: string, requestId: string, extra: Record<string, unknown> = {}) {
+export function errorBody(type: string, message: string, requestId: string, extra: Record<string, unknown> = {}) {
   return { error: { ...extra, type, message }, request_id: requestId };
 }
 
-/** An error reply with the SPEC §8 body; rate-limit headers when the caller passes them. */
+/**
+ * An error reply with the SPEC §8 body; rate-limit headers when the caller passes them. A
+ * host's own error types give their status.
+ */
 export function errorReply(
-  type: ErrorType,
+  type: ErrorType | (string & {}),
   message: string,
-  options: { requestId: string; extra?: Record<string, unknown>; headers?: Record<string, string> },
+  options: { requestId: string; status?: number; extra?: Record<string, unknown>; headers?: Record<string, string> },
 ): HttpReply {
   return {
-    status: ERROR_STATUS[type],
+    status: options.status ?? (ERROR_STATUS as Record<string, number>)[type] ?? 500,
     headers: { "Content-Type": "application/json", "X-Request-Id": options.requestId, ...options.headers },
     body: errorBody(type, message, options.requestId, options.extra),
   };
 }
 
-/** 429 rate_limited with Retry-After; the message is exactly "Rate limit exceeded" (SPEC §8). */
-export function rateLimitedReply(state: RateLimitState, retryAfterMs: number, requestId: string, options: HeaderOptions = {}): HttpReply {
-  return errorReply("rate_limited", "Rate limit exceeded", {
-    requestId,
-    headers: { ...rateLimitHeaders(state, options), "Retry-After": String(retryAfterSeconds(retryAfterMs)) },
-  });
+/**
+ * 429 rate_limited with Retry-After; the message is exactly "Rate limit exceeded" (SPEC §8).
+ * A cost that no window can ever take has no Retry-After.
+ */
+export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null }, requestId: string, options: HeaderOptions = {}): HttpReply {
+  const retry: Record<string, string> = denial.retryAfterMs === null ? {} : { "Retry-After": String(retryAfterSeconds(denial.retryAfterMs)) };
+  return errorReply("rate_limited", "Rate limit exceeded", { requestId, headers: { ...rateLimitHeaders(denial, options), ...retry } });
 }
 
 /** 402 insufficient_quota naming the remaining and needed counts (SPEC §5). */
@@ -118,11 +138,10 @@ export function replyForError(error: unknown, requestId: string, headers: Record
   switch (error.code) {
     case "unavailable":
       return unavailableReply(requestId, 1, headers);
-    case "invalid_input":
-    case "unknown_plan":
-      return errorReply("invalid_request", error.message, { requestId, headers });
+    case "account_exists":
+      return errorReply("account_exists", error.message, { requestId, headers });
     case "account_not_found":
-    case "job_not_found":
+    case "hold_not_found":
       return errorReply("not_found", error.message, { requestId, headers });
     default:
       return errorReply("invalid_request", error.message, { requestId, headers });

@@ -1,14 +1,15 @@
 /**
- * Idempotency-Key support for job creation (SPEC §7). Keys are scoped per account and stored
- * with a fingerprint of the canonical request body. `begin` runs before validation and video
- * resolution: it replays a stored outcome, refuses a reused key with another body, or marks
- * the key pending for this request (so a concurrent duplicate gets "in use", never a second
- * job). jobs.reserve re-checks the key and stores the outcome in the same atomic step.
- * Scripts: lua/beginIdempotency.lua, lua/releaseIdempotency.lua.
+ * Idempotency-Key support for opening holds (SPEC §7). Keys are scoped per subject and stored
+ * with a fingerprint of the canonical request body. `begin` runs before validation and before
+ * the host does its own work: it replays a stored outcome, refuses a reused key with another
+ * body, or marks the key pending for this request (so a concurrent duplicate gets "in use",
+ * never a second hold). holds.open re-checks the key and stores the outcome in the same
+ * atomic step. Scripts: lua/beginIdempotency.lua, lua/releaseIdempotency.lua.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "./context.ts";
-import { jobFromFields, type Job } from "./jobRecord.ts";
+import { holdFrom, type Hold } from "./records.ts";
+import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { printableKey } from "./validate.ts";
 
@@ -25,10 +26,10 @@ export type BeginOutcome =
   | { state: "reused" }
   | { state: "in_use" };
 
-/** A stored outcome: the created job, or the active-job-cap rejection (SPEC §7). */
+/** A stored outcome: the opened hold, or the open-hold cap refusal (SPEC §7). */
 export type StoredOutcome =
-  | { kind: "job"; job: Job }
-  | { kind: "job_limit_reached"; active: number; cap: number };
+  | { kind: "hold"; hold: Hold }
+  | { kind: "hold_limit_reached"; active: number; cap: number };
 
 /** JSON with object keys sorted at every depth, so equal bodies give equal fingerprints. */
 export function canonicalJson(value: unknown): string {
@@ -46,25 +47,22 @@ export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
 }
 
+/** A stored outcome from its code and JSON (lua/lib/idempotency.lua). */
 export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
   const data = JSON.parse(payload) as Record<string, unknown>;
-  if (code === Code.JOB_LIMIT) return { kind: "job_limit_reached", active: Number(data.active), cap: Number(data.cap) };
-  return { kind: "job", job: jobFromFields(data) };
+  if (code === Code.HOLD_LIMIT) return { kind: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap) };
+  return { kind: "hold", hold: holdFrom(data) };
 }
 
 export class Idempotency {
   constructor(private readonly ctx: Context) {}
 
   /** Looks the key up before the request is validated (SPEC §7 order). */
-  async begin(accountId: string, key: string, body: unknown): Promise<BeginOutcome> {
-    const keys = this.ctx.keys(accountId);
+  async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
+    const keys = this.ctx.keys(subject);
     const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
-    const reply = await this.ctx.runner.run(
-      "beginIdempotency",
-      { record: keys.idempotency(claim.key) },
-      { fingerprint: claim.fingerprint, token: claim.token, lockTtlMs: this.ctx.idempotencyLockMs },
-    );
-    const code = Number(reply[0]);
+    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
+    const code = reply[0];
     if (code === Code.REPLAYED) return { state: "replay", outcome: decodeStoredOutcome(Number(reply[2]), String(reply[1])) };
     if (code === Code.IDEMPOTENCY_REUSED) return { state: "reused" };
     if (code === Code.IDEMPOTENCY_IN_USE) return { state: "in_use" };
@@ -72,8 +70,8 @@ export class Idempotency {
   }
 
   /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
-  async release(accountId: string, claim: IdempotencyClaim): Promise<void> {
-    const keys = this.ctx.keys(accountId);
-    await this.ctx.runner.run("releaseIdempotency", { record: keys.idempotency(claim.key) }, { token: claim.token });
+  async release(subject: string, claim: IdempotencyClaim): Promise<void> {
+    const keys = this.ctx.keys(subject);
+    await this.ctx.runner.run(releaseIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });
   }
 }

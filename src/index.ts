@@ -1,27 +1,18 @@
 /** The public API of tollgate: everything not listed here is internal. */
 export { createTollgate, type Tollgate, type TollgateOptions } from "./tollgate.ts";
-export { fromNodeRedis, type NodeRedisLike } from "./redis/nodeRedis.ts";
+export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeRedisClusterLike } from "./redis/nodeRedis.ts";
 export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient } from "./redis/client.ts";
-export { DEFAULT_PLANS, validatePlans, type Plan, type PlanTable } from "./plans.ts";
+export { DEFAULT_PLANS, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "./plans.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
-export type { Accounts, AccountSnapshot, Cycle, EndedCycle, CreateAccountOptions } from "./accounts.ts";
-export { SURFACES, type Limits, type Admission, type AdmitOptions, type RateLimitState, type Surface } from "./limits.ts";
-export type { Credits, ChargeRequest, ChargeOutcome, Reconciliation } from "./credits.ts";
+export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
+export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
+export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
+export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
+export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
-export { jobFromFields, type Job, type JobKind, type JobStatus } from "./jobRecord.ts";
-export {
-  COLLECTION_LIMIT,
-  newJobId,
-  type Jobs,
-  type ReserveRequest,
-  type CollectionRequest,
-  type ReserveOutcome,
-  type SettleOutcome,
-  type EndOutcome,
-  type TranscriptResult,
-  type CommentPageResult,
-} from "./jobs.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "./records.ts";
 export { canonicalJson, fingerprint, type Idempotency, type IdempotencyClaim, type BeginOutcome, type StoredOutcome } from "./idempotency.ts";
 export {
   TollgateError,
@@ -29,7 +20,8 @@ export {
   UnknownPlanError,
   AccountNotFoundError,
   AccountExistsError,
-  JobNotFoundError,
+  HoldNotFoundError,
+  KeyLimitError,
   StoreUnavailableError,
   isTollgateError,
   type TollgateErrorCode,
@@ -48,4 +40,5 @@ export {
   type ErrorType,
   type HeaderOptions,
   type HttpReply,
+  type Limited,
 } from "./http.ts";

@@ -1,78 +1,132 @@
 /**
- * Plan tables (SPEC §2). DEFAULT_PLANS is the seed's preset; a host passes its own table,
- * checked once at start-up by validatePlans. An account keeps a copy of its plan's numbers
- * (taken at creation and on every plan change), so the scripts need no table lookup.
+ * Plans and policies (SPEC §2, §10). A plan gives an account its surfaces' windows, its
+ * credits per cycle and its holds rules; a policy gives windows to subjects that have no
+ * account (sign-in attempts per IP). Both tables are checked once at start-up, with messages
+ * that name the plan and the field. An account keeps a copy of its plan's numbers (taken at
+ * creation and on every plan change), so the scripts need no table lookup and a plan change
+ * moves the limits at once.
  */
-import { InvalidInputError, UnknownPlanError } from "./errors.ts";
 import { intervalArgs, type Interval } from "./cycles.ts";
+import { InvalidInputError, UnknownPlanError } from "./errors.ts";
 import { count } from "./validate.ts";
+import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
 export interface Plan {
-  /** Requests per 60 s window on surface `api` (REST and MCP share it). */
-  requestsPerMinute: number;
-  /** Requests per window on surface `web`; defaults to requestsPerMinute. */
-  webRequestsPerMinute?: number;
-  creditsPerCycle: number;
-  /** Whether bulk jobs may be created on surface `api`. */
-  bulkJobs: boolean;
-  activeJobCap: number;
-  maxVideosPerJob: number;
-  /** Cycle interval of new accounts on this plan: free counts 30 days from signup. */
-  cycle: Interval;
+  /** Each surface's windows (1 to 4), by the host's surface names. */
+  limits: SurfaceWindows;
+  /** Credits per billing cycle, and the cycle of new accounts (free: 30 days from signup). */
+  credits: { allowance: number; cycle: Interval };
+  /**
+   * Holds: how many may be open at once (cap), items per items hold (maxItems), and the
+   * surfaces they may be opened on (a subset of the plan's surfaces).
+   */
+  holds: { cap: number; maxItems: number; surfaces: readonly string[] };
 }
 
 export type PlanTable = Readonly<Record<string, Plan>>;
 
+/** Named windows for subjects without an account: { policy: { surface: windows } }. */
+export type PolicyTable = Readonly<Record<string, SurfaceWindows>>;
+
+const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
+
+/** The seed's plan table (SPEC §2): `api` and `web` per plan; free holds only on `web`. */
 export const DEFAULT_PLANS = {
-  free: { requestsPerMinute: 30, creditsPerCycle: 30, bulkJobs: false, activeJobCap: 1, maxVideosPerJob: 5000, cycle: { days: 30 } },
-  starter: { requestsPerMinute: 100, creditsPerCycle: 1000, bulkJobs: true, activeJobCap: 2, maxVideosPerJob: 5000, cycle: { months: 1 } },
-  pro: { requestsPerMinute: 300, creditsPerCycle: 5000, bulkJobs: true, activeJobCap: 5, maxVideosPerJob: 5000, cycle: { months: 1 } },
-  business: { requestsPerMinute: 1000, creditsPerCycle: 20000, bulkJobs: true, activeJobCap: 10, maxVideosPerJob: 5000, cycle: { months: 1 } },
+  free: {
+    limits: { api: minute(30), web: minute(30) },
+    credits: { allowance: 30, cycle: { days: 30 } },
+    holds: { cap: 1, maxItems: 5000, surfaces: ["web"] },
+  },
+  starter: {
+    limits: { api: minute(100), web: minute(100) },
+    credits: { allowance: 1000, cycle: { months: 1 } },
+    holds: { cap: 2, maxItems: 5000, surfaces: ["api", "web"] },
+  },
+  pro: {
+    limits: { api: minute(300), web: minute(300) },
+    credits: { allowance: 5000, cycle: { months: 1 } },
+    holds: { cap: 5, maxItems: 5000, surfaces: ["api", "web"] },
+  },
+  business: {
+    limits: { api: minute(1000), web: minute(1000) },
+    credits: { allowance: 20000, cycle: { months: 1 } },
+    holds: { cap: 10, maxItems: 5000, surfaces: ["api", "web"] },
+  },
 } as const satisfies PlanTable;
 
-const PLAN_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** Checks every plan of a host's table; throws InvalidInputError naming the bad field. */
-export function validatePlans(table: unknown): PlanTable {
-  if (typeof table !== "object" || table === null || Object.keys(table).length === 0) {
-    throw new InvalidInputError("The plan table must name at least one plan");
+function table(what: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
+    throw new InvalidInputError(`The ${what} table must name at least one ${what}`);
   }
+  for (const name of Object.keys(value)) {
+    if (!NAME.test(name)) throw new InvalidInputError(`${what} name ${JSON.stringify(name)} must be 1-64 of A-Z a-z 0-9 _ . -`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Checks every plan of a host's table; throws InvalidInputError naming the plan and field. */
+export function validatePlans(value: unknown): PlanTable {
   const checked: Record<string, Plan> = {};
-  for (const [name, raw] of Object.entries(table)) {
-    if (!PLAN_NAME.test(name)) throw new InvalidInputError(`Plan name ${JSON.stringify(name)} must be 1-64 of A-Z a-z 0-9 _ . -`);
+  for (const [name, raw] of Object.entries(table("plan", value))) {
     const plan = (raw ?? {}) as Partial<Plan>;
     const at = (field: string) => `Plan "${name}": ${field}`;
-    if (typeof plan.bulkJobs !== "boolean") throw new InvalidInputError(`${at("bulkJobs")} must be true or false`);
-    intervalArgs(plan.cycle);
-    checked[name] = {
-      requestsPerMinute: count(at("requestsPerMinute"), plan.requestsPerMinute, 1),
-      webRequestsPerMinute: count(at("webRequestsPerMinute"), plan.webRequestsPerMinute ?? plan.requestsPerMinute, 1),
-      creditsPerCycle: count(at("creditsPerCycle"), plan.creditsPerCycle, 0),
-      bulkJobs: plan.bulkJobs,
-      activeJobCap: count(at("activeJobCap"), plan.activeJobCap, 0),
-      maxVideosPerJob: count(at("maxVideosPerJob"), plan.maxVideosPerJob, 1),
-      cycle: plan.cycle!,
-    };
+    const limits = validateSurfaceWindows(at("limits"), plan.limits);
+    const credits = (plan.credits ?? {}) as Partial<Plan["credits"]>;
+    const holds = (plan.holds ?? {}) as Partial<Plan["holds"]>;
+    if (typeof plan.credits !== "object" || plan.credits === null) throw new InvalidInputError(`${at("credits")} must be { allowance, cycle }`);
+    if (typeof plan.holds !== "object" || plan.holds === null) throw new InvalidInputError(`${at("holds")} must be { cap, maxItems, surfaces }`);
+    try {
+      intervalArgs(credits.cycle);
+    } catch (error) {
+      throw new InvalidInputError(`${at("credits.cycle")}: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(holds.surfaces)) throw new InvalidInputError(`${at("holds.surfaces")} must be a list of the plan's surfaces`);
+    const surfaces = holds.surfaces.map((s: unknown) => surfaceName(at("holds.surfaces"), s));
+    for (const s of surfaces) {
+      if (!Object.hasOwn(limits, s)) throw new InvalidInputError(`${at("holds.surfaces")}: "${s}" is not one of the plan's surfaces (${Object.keys(limits).join(", ")})`);
+    }
+    checked[name] = Object.freeze({
+      limits,
+      credits: Object.freeze({ allowance: count(at("credits.allowance"), credits.allowance, 0), cycle: credits.cycle! }),
+      holds: Object.freeze({
+        cap: count(at("holds.cap"), holds.cap, 0),
+        maxItems: count(at("holds.maxItems"), holds.maxItems, 1),
+        surfaces: Object.freeze([...new Set(surfaces)]),
+      }),
+    });
   }
   return Object.freeze(checked);
 }
 
-export function planNamed(table: PlanTable, name: unknown): Plan & { name: string } {
-  if (typeof name !== "string" || !Object.hasOwn(table, name)) {
-    throw new UnknownPlanError(String(name), Object.keys(table));
+/** Checks a host's policy table: each policy names its surfaces' windows. */
+export function validatePolicies(value: unknown): PolicyTable {
+  if (value === undefined) return Object.freeze({});
+  const checked: Record<string, SurfaceWindows> = {};
+  for (const [name, raw] of Object.entries(table("policy", value))) {
+    checked[name] = validateSurfaceWindows(`Policy "${name}"`, raw);
   }
-  return { name, ...table[name]! };
+  return Object.freeze(checked);
 }
 
-/** The plan's numbers as the createAccount / changePlan scripts take them. */
+export function planNamed(plans: PlanTable, name: unknown): Plan & { name: string } {
+  if (typeof name !== "string" || !Object.hasOwn(plans, name)) {
+    throw new UnknownPlanError(String(name), Object.keys(plans));
+  }
+  return { name, ...plans[name]! };
+}
+
+/** The plan's numbers as createAccount / changePlan take them. */
 export function planArgs(plan: Plan & { name: string }) {
   return {
     plan: plan.name,
-    allowance: plan.creditsPerCycle,
-    rpmApi: plan.requestsPerMinute,
-    rpmWeb: plan.webRequestsPerMinute ?? plan.requestsPerMinute,
-    jobCap: plan.activeJobCap,
-    maxVideos: plan.maxVideosPerJob,
-    bulk: plan.bulkJobs ? 1 : 0,
+    allowance: plan.credits.allowance,
+    holdsCap: plan.holds.cap,
+    holdsMaxItems: plan.holds.maxItems,
+    holdsSurfaces: plan.holds.surfaces.join(","),
+    windows: Object.entries(plan.limits)
+      .map(([surface, windows]) => `${surface}=${windowsSpec(windows)}`)
+      .join(";"),
   };
 }

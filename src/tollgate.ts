@@ -3,15 +3,19 @@
  * script runner. Everything a server needs hangs off the returned object.
  */
 import { Accounts } from "./accounts.ts";
-import { makeContext, type JournalArgs } from "./context.ts";
+import { Keys } from "./apiKeys.ts";
+import { makeContext } from "./context.ts";
 import { Credits } from "./credits.ts";
+import { DenyCache } from "./denyCache.ts";
 import { InvalidInputError } from "./errors.ts";
+import { Holds } from "./holds.ts";
 import { Idempotency } from "./idempotency.ts";
-import { Jobs } from "./jobs.ts";
-import { Limits, type Surface } from "./limits.ts";
-import { DEFAULT_PLANS, validatePlans, type PlanTable } from "./plans.ts";
-import type { RedisScriptClient } from "./redis/client.ts";
+import { Limits } from "./limits.ts";
+import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
+import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
+import type { Settings } from "./scripts/script.ts";
+import { Sweeper } from "./sweep.ts";
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
@@ -20,78 +24,118 @@ export interface TollgateOptions {
   redis: RedisScriptClient;
   /** Plan table; default DEFAULT_PLANS (SPEC §2). Validated here. */
   plans?: PlanTable;
+  /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
+  policies?: PolicyTable;
   /** Key prefix; default "tg". */
   prefix?: string;
   /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree (SPEC §3). */
   clock?: () => number;
   /** Credit journal: bounded by entries or age, or false to keep none. Default 10,000 entries. */
   journal?: false | { maxEntries: number } | { maxAgeMs: number };
+  /** Credits spent and refunded per day (credits.history): days kept, or false. Default 92 days. */
+  history?: false | { days: number };
   /** A quota-store call slower than this fails closed with StoreUnavailableError. Default 2000. */
   timeoutMs?: number;
-  /** Job lease; every recorded result renews it. Default 5 minutes. */
+  /** Hold lease; every settlement renews it. Default 5 minutes. */
   leaseMs?: number;
   /** How long a charge's operation id is remembered. Default 24 h. */
   operationTtlMs?: number;
   /**
-   * Charges and job results without a caller's id get a random one, remembered this long, so
-   * a command a client resends after a reconnect (ioredis does by default) applies once.
-   * Default 60 s. 0 gives them none: then turn client resends off
-   * (ioredis `autoResendUnfulfilledCommands: false`).
+   * Charges without an operation id carry a short id the library makes up, remembered among
+   * the account's last few, so a command a client resends after a reconnect (ioredis does by
+   * default) applies once. Default true; false sends none (then turn client resends off).
    */
-  resendWindowMs?: number;
+  resendIds?: boolean;
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long a pending Idempotency-Key survives a crashed holder. Default 60 s. */
   idempotencyLockMs?: number;
+  /**
+   * Offset each subject's fixed windows by a hash of its id, so that all subjects do not
+   * reset in the same second. Default false (SPEC §4's clock-aligned windows).
+   */
+  stagger?: boolean;
+  /**
+   * Answer a denied key's (or policy subject's) further requests from this process's memory
+   * until the denial runs out, without a Redis call (src/denyCache.ts). Default off.
+   */
+  denyCache?: boolean | { maxEntries?: number };
+  /** API keys: the prefix keys start with, and how many a subject may hold. */
+  keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
 }
 
 export interface Tollgate {
   accounts: Accounts;
   limits: Limits;
   credits: Credits;
-  jobs: Jobs;
+  holds: Holds;
+  keys: Keys;
   idempotency: Idempotency;
-  /** The account's whole quota state, read without counting a request. */
-  usage(accountId: string, surface?: Surface): Promise<Usage>;
-  plans: PlanTable;
+  /** The account's whole quota state on a surface, read without counting a request. */
+  usage(subject: string, options?: { surface?: string }): Promise<Usage>;
+  readonly plans: PlanTable;
+  readonly policies: PolicyTable;
 }
 
 const HOUR_MS = 3_600_000;
 
 export function createTollgate(options: TollgateOptions): Tollgate {
-  if (!options?.redis || typeof options.redis.evalsha !== "function") {
-    throw new InvalidInputError("createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client)");
+  if (!options || !isScriptClient(options.redis)) {
+    const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
+    const raw = given && (typeof given.evalSha === "function" ? "a raw node-redis client: wrap it with fromNodeRedis(client)" : typeof given.evalsha === "function" ? "a raw ioredis client: wrap it with fromIoredis(client)" : undefined);
+    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client)${raw ? ` (got ${raw})` : ""}`);
   }
   const prefix = options.prefix ?? "tg";
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
+  const keyPrefix = options.keys?.prefix ?? "tgk";
+  if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
   const plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+  const policies = validatePolicies(options.policies);
+  const leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
+  const historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
+  const settings: Settings = {
+    ...journalSettings(options.journal),
+    historyDays: String(historyDays),
+    leaseMs: String(leaseMs),
+    idemTtlMs: String(count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
+    lockTtlMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1)),
+    opTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
+  };
+  const clock = options.clock;
+  const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
+  const deny = options.denyCache;
   const ctx = makeContext({
-    runner: new ScriptRunner(options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1)),
+    runner: new ScriptRunner(options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock),
     prefix,
     plans,
-    journal: journalArgs(options.journal),
-    windowMs: 60_000,
-    leaseMs: count("leaseMs", options.leaseMs ?? 5 * 60_000, 1),
-    operationTtlMs: count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1),
-    resendWindowMs: count("resendWindowMs", options.resendWindowMs ?? 60_000, 0),
-    idempotencyTtlMs: count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1),
-    idempotencyLockMs: count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1),
-    clock: options.clock,
+    policies,
+    leaseMs,
+    stagger: options.stagger === true,
+    resendIds: options.resendIds !== false,
+    denyCache: deny ? new DenyCache(count("denyCache.maxEntries", (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
+    keyPrefix,
+    maxKeys: count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 1000),
+    maxExpiringKeys: count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 1000),
+    historyDays,
+    clock,
   });
+  const limits = new Limits(ctx);
   return {
     accounts: new Accounts(ctx),
-    limits: new Limits(ctx),
+    limits,
     credits: new Credits(ctx),
-    jobs: new Jobs(ctx),
+    holds: new Holds(ctx, new Sweeper(ctx)),
+    keys: new Keys(ctx, limits),
     idempotency: new Idempotency(ctx),
-    usage: (accountId, surface) => readUsage(ctx, accountId, surface),
+    usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
+    policies,
   };
 }
 
-function journalArgs(journal: TollgateOptions["journal"]): JournalArgs {
-  if (journal === false) return { journalTrim: "off", journalBound: 0 };
-  if (journal === undefined) return { journalTrim: "maxlen", journalBound: 10_000 };
-  if ("maxAgeMs" in journal) return { journalTrim: "minage", journalBound: count("journal.maxAgeMs", journal.maxAgeMs, 1) };
-  return { journalTrim: "maxlen", journalBound: count("journal.maxEntries", journal.maxEntries, 1) };
+function journalSettings(journal: TollgateOptions["journal"]): Pick<Settings, "journalTrim" | "journalBound"> {
+  if (journal === false) return { journalTrim: "off", journalBound: "0" };
+  if (journal === undefined) return { journalTrim: "maxlen", journalBound: "10000" };
+  if ("maxAgeMs" in journal) return { journalTrim: "minage", journalBound: String(count("journal.maxAgeMs", journal.maxAgeMs, 1)) };
+  return { journalTrim: "maxlen", journalBound: String(count("journal.maxEntries", journal.maxEntries, 1)) };
 }

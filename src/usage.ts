@@ -1,41 +1,51 @@
 /**
- * The whole quota state of an account (SPEC §9 usage body), read without counting a request
- * (SPEC §4: usage is free). Script: lua/usage.lua.
+ * The whole quota state of an account on one surface (SPEC §9 usage body), read without
+ * counting a request (SPEC §4: usage is free). Script: lua/usage.lua (also reached with a key
+ * through keys.verify(key, { usage: true }), one round trip).
  */
 import type { Context } from "./context.ts";
-import { AccountNotFoundError } from "./errors.ts";
-import { SURFACES, type RateLimitState, type Surface } from "./limits.ts";
-import { Code } from "./scripts/codes.ts";
-import { oneOf } from "./validate.ts";
+import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
+import { usage as usageScript } from "./scripts/bundle.generated.ts";
+import { mostRestrictive, surfaceName, windowRetries, windowStates, type RateLimitState } from "./windows.ts";
 
 export interface Usage {
   plan: string;
-  credits: { allowance: number; balance: number; spent: number; held: number; nextAllowance: number };
-  cycle: { id: number; start: number; end: number };
-  rateLimit: RateLimitState & { surface: Surface };
-  jobs: { active: number; cap: number; maxVideos: number; bulkOnApi: boolean };
+  credits: Credits;
+  cycle: Cycle;
+  /** The most restrictive window of the surface (what the headers show). */
+  rateLimit: RateLimitState & { surface: string };
+  windows: RateLimitState[];
+  holds: { active: number; cap: number; maxItems: number; surfaces: string[] };
   /** The time the state was read at (the injected clock or Redis TIME). */
   now: number;
 }
 
-export async function readUsage(ctx: Context, accountId: string, surfaceName: Surface = "api"): Promise<Usage> {
-  const keys = ctx.keys(accountId);
-  const surface = oneOf("Surface", surfaceName, SURFACES);
-  const reply = await ctx.runner.run(
-    "usage",
-    { account: keys.account, cycles: keys.cycles, journal: keys.journal, activeJobs: keys.activeJobs },
-    { nowMs: ctx.now(), windowMs: ctx.windowMs, jobKeyPrefix: keys.jobPrefix, ...ctx.journal, counterPrefix: keys.counters(surface) },
-  );
-  if (Number(reply[0]) === Code.NO_ACCOUNT) throw new AccountNotFoundError(keys.id);
-  const a = JSON.parse(String(reply[1])) as Record<string, number | string>;
-  const n = (field: string) => Number(a[field] ?? 0);
-  const limit = n(surface === "api" ? "rpa" : "rpw");
+/** Decodes usage.lua's reply. */
+export function usageFrom(reply: unknown[], surface: string): Usage {
+  const a = JSON.parse(String(reply[1])) as AccountAttributes;
+  const windows = windowStates(reply, 2);
+  const { index } = mostRestrictive(windows, windowRetries(reply, 2));
+  const surfaces = String(a.holdsSurfaces ?? "");
   return {
     plan: String(a.plan),
-    credits: { allowance: n("alw"), balance: n("bal"), spent: n("spent"), held: n("held"), nextAllowance: n("nalw") },
-    cycle: { id: n("cyc"), start: n("cs"), end: n("ce") },
-    rateLimit: { surface, limit, remaining: Math.max(0, limit - n("used")), resetMs: n("resetMs") },
-    jobs: { active: n("active"), cap: n("cap"), maxVideos: n("maxv"), bulkOnApi: n("bulk") === 1 },
-    now: n("now"),
+    credits: creditsFrom(a),
+    cycle: cycleFrom(a),
+    rateLimit: { ...windows[index]!, surface },
+    windows,
+    holds: { active: Number(a.active ?? 0), cap: Number(a.holdsCap ?? 0), maxItems: Number(a.holdsMaxItems ?? 0), surfaces: surfaces === "" ? [] : surfaces.split(",") },
+    now: Number(a.now),
   };
+}
+
+export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
+  const keys = ctx.keys(subject);
+  const surface = surfaceName("Surface", options.surface ?? "api");
+  const reply = await ctx.runner.run(usageScript, keys, {
+    surface,
+    counterBase: keys.counterBase,
+    stagger: ctx.staggerOf(keys.subject),
+    keyId: "",
+    keyDigest: "",
+  });
+  return usageFrom(reply, surface);
 }

@@ -4,14 +4,14 @@
  */
 import { InvalidInputError } from "./errors.ts";
 
-const ACCOUNT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const SUBJECT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
-/** SPEC §2: 1-128 chars of [A-Za-z0-9_.:-]; a brace would break the cluster hash tag. */
-export function accountId(value: unknown): string {
-  if (typeof value !== "string" || !ACCOUNT_ID.test(value)) {
+/** SPEC §2, §10: 1-128 chars of [A-Za-z0-9_.:-]; a brace would break the cluster hash tag. */
+export function subjectId(value: unknown): string {
+  if (typeof value !== "string" || !SUBJECT_ID.test(value)) {
     throw new InvalidInputError(
-      `Account id must be 1-128 characters of A-Z a-z 0-9 _ . : - (got ${describe(value)})`,
+      `Subject id must be 1-128 characters of A-Z a-z 0-9 _ . : - (got ${describe(value)})`,
     );
   }
   return value;
@@ -50,7 +50,15 @@ export function instant(what: string, value: unknown): number {
   return ms;
 }
 
-function describe(value: unknown): string {
+/** An optional id chosen by the caller (a hold id): 1-64 of A-Z a-z 0-9 _ -. */
+export function shortId(what: string, value: unknown): string {
+  if (typeof value !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(value)) {
+    throw new InvalidInputError(`${what} must be 1-64 characters of A-Z a-z 0-9 _ - (got ${describe(value)})`);
+  }
+  return value;
+}
+
+export function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
   if (typeof value === "number" || typeof value === "boolean" || value == null) return String(value);
   return typeof value;

@@ -1,22 +1,32 @@
 --[[
-  codes: the result codes every script returns as its first value.
-  Mirrored by src/scripts/codes.ts; test/scripts.test.ts checks that both agree.
+  codes: the result codes every script returns as its first value. The build replaces each
+  CODE.NAME with its number (src/scripts/compile.ts). Mirrored by src/scripts/codes.ts;
+  test/scripts.test.ts checks that both agree.
 ]]
+--@const
 local CODE = {
   OK = 0,
   RATE_LIMITED = 1,
   INSUFFICIENT = 2,
   NO_ACCOUNT = 3,
   ACCOUNT_EXISTS = 4,
-  PLAN_NOT_ALLOWED = 5,
-  JOB_LIMIT = 6,
+  SURFACE_NOT_ALLOWED = 5,
+  HOLD_LIMIT = 6,
   IDEMPOTENCY_REUSED = 7,
   IDEMPOTENCY_IN_USE = 8,
-  NO_JOB = 9,
-  JOB_ENDED = 10,
+  NO_HOLD = 9,
+  HOLD_ENDED = 10,
   LEASE_EXPIRED = 11,
-  REPLAYED = 13,
-  TOO_MANY_VIDEOS = 14,
-  JOB_EXISTS = 15,
-  WRONG_JOB_KIND = 16,
+  REPLAYED = 12,
+  TOO_MANY_ITEMS = 13,
+  HOLD_EXISTS = 14,
+  WRONG_HOLD_KIND = 15,
+  COST_EXCEEDS_LIMIT = 16,
+  UNKNOWN_SURFACE = 17,
+  KEY_REFUSED = 18,
+  BUDGET_EXHAUSTED = 19,
+  TOO_MANY_LABELS = 20,
+  BAD_SETTLEMENT = 21,
+  KEY_LIMIT = 22,
+  KEY_EXISTS = 23,
 }

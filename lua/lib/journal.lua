@@ -1,36 +1,59 @@
 --[[
-  journal: append one credit movement to the account's journal stream, so the balance can
-  be reconciled from it (lua/reconcile.lua). Bounded by length or by age; off when the host
-  runs memory-tight.
+  journal: append one credit movement to the account's journal stream, so the balance can be
+  reconciled from it (lua/reconcile.lua). Bounded by length or by age; off when the host runs
+  memory-tight.
   ctx fields used: accountKey, journalKey, journalTrim ('off' | 'maxlen' | 'minage'),
   journalBound, now.
-  Entry fields: k kind, n amount, c cycle it applies to, t time (ms), r reference (op/job id).
-  Kinds: grant (cycle opened, balance = n), charge (balance -> spent), reserve (balance ->
-  held), spend (held -> spent), refund (held -> balance), refund_ended (held -> refunded of
-  an ended cycle; the current balance does not change, SPEC §6).
+  Entry fields (JOURNAL_ENTRY): kind, amount, cycle it applies to, time (ms), ref (an
+  operation or hold id). Kinds: grant (cycle opened, balance = n), charge (balance -> spent),
+  reserve (balance -> held), spend (held -> spent), refund (held -> balance), refund_ended
+  (held -> refunded of an ended cycle; the current balance does not change, SPEC §6).
 ]]
+--@include "account.lua"
+
+--@const
+local JOURNAL_ENTRY = { kind = 'k', amount = 'n', cycle = 'c', time = 't', ref = 'r' }
+
 local function journal_add(ctx, kind, amount, cycle, ref)
+  local trim, bound = 'MAXLEN', ctx.journalBound
   if ctx.journalTrim == 'minage' then
-    local oldest = math.max(0, ctx.now - ctx.journalBound)
-    redis.call('XADD', ctx.journalKey, 'MINID', '~', oldest, '*',
-      'k', kind, 'n', amount, 'c', cycle, 't', ctx.now, 'r', ref)
-  else
-    redis.call('XADD', ctx.journalKey, 'MAXLEN', '~', ctx.journalBound, '*',
-      'k', kind, 'n', amount, 'c', cycle, 't', ctx.now, 'r', ref)
+    trim, bound = 'MINID', math.max(0, ctx.now - ctx.journalBound)
   end
+  redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', JOURNAL_ENTRY.kind, kind,
+    JOURNAL_ENTRY.amount, amount, JOURNAL_ENTRY.cycle, cycle, JOURNAL_ENTRY.time, ctx.now, JOURNAL_ENTRY.ref, ref)
 end
 
--- Journal a movement of account a. The cycle's opening grant is written just before its
--- first movement, not when the cycle opens: a new stream costs Redis about 4 KB, which idle
--- accounts would otherwise carry. a.jg is the last cycle whose grant was written.
-local function journal_append(ctx, a, kind, amount, cycle, ref)
-  if ctx.journalTrim == 'off' or amount == 0 then
-    return
+-- Every entry of the journal, oldest first, as {kind, amount, cycle, time, ref}.
+local function journal_read(journalKey)
+  local attribute, entries = {}, {}
+  for name, field in pairs(JOURNAL_ENTRY) do
+    attribute[field] = name
   end
-  if cycle == a.cyc and a.jg ~= a.cyc then
-    a.jg = a.cyc
-    journal_add(ctx, 'grant', a.alw, a.cyc, '')
-    redis.call('HSET', ctx.accountKey, 'jg', a.cyc)
+  for _, raw in ipairs(redis.call('XRANGE', journalKey, '-', '+')) do
+    local entry, kv = {}, raw[2]
+    for i = 1, #kv, 2 do
+      entry[attribute[kv[i]]] = kv[i + 1]
+    end
+    entry.amount, entry.cycle, entry.time = tonumber(entry.amount), tonumber(entry.cycle), tonumber(entry.time)
+    entries[#entries + 1] = entry
+  end
+  return entries
+end
+
+-- Journal a movement on cycle `cycle` of an account whose current cycle is currentCycle and
+-- whose journalGrant is grant. The current cycle's opening grant is written just before its
+-- first movement, not when the cycle opens: a new stream costs Redis about 4 KB, which idle
+-- accounts would otherwise carry. Returns the journalGrant after the call.
+local function journal_append(ctx, kind, amount, cycle, ref, currentCycle, grant)
+  if ctx.journalTrim == 'off' or amount == 0 then
+    return grant
+  end
+  if cycle == currentCycle and grant ~= currentCycle then
+    local allowance = redis.call('HGET', ctx.accountKey, ACCOUNT.allowance)
+    journal_add(ctx, 'grant', allowance, currentCycle, '')
+    redis.call('HSET', ctx.accountKey, ACCOUNT.journalGrant, currentCycle)
+    grant = currentCycle
   end
   journal_add(ctx, kind, amount, cycle, ref)
+  return grant
 end

@@ -1,15 +1,23 @@
 /**
- * All tollgate needs from a Redis client: run a cached script by SHA1, or send its source.
- * Adapters for node-redis and ioredis live beside this file; nothing else in the library
- * knows which client was passed (STYLE: one tiny interface).
+ * All tollgate needs from a Redis client: send one command, given as its words, and get the
+ * reply. Scripts go as ["EVALSHA", sha1, numkeys, key1, ..., arg1, ...]; on a cluster the
+ * adapter routes a command by its first key (words[3] of a script). Adapters for node-redis
+ * and ioredis live beside this file; nothing else in the library knows which client was
+ * passed (STYLE: one tiny interface).
  */
 export interface RedisScriptClient {
-  /** EVALSHA. Rejects with an error whose message starts with "NOSCRIPT" when not cached. */
-  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
-  /** EVAL: runs the script and caches it on the server. */
-  eval(source: string, keys: string[], args: string[]): Promise<unknown>;
+  /** Sends the command; rejects with the server's error (e.g. one starting "NOSCRIPT"). */
+  send(words: string[]): Promise<unknown>;
 }
 
 export function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
 }
+
+/** True for an object that is a RedisScriptClient (what fromNodeRedis / fromIoredis return). */
+export function isScriptClient(value: unknown): value is RedisScriptClient {
+  return typeof value === "object" && value !== null && typeof (value as { send?: unknown }).send === "function" && (value as { [ADAPTED]?: unknown })[ADAPTED] === true;
+}
+
+/** Marks the adapters' objects, so that a raw client passed by mistake is told apart. */
+export const ADAPTED = Symbol.for("tollgate.redisScriptClient");

@@ -1,15 +1,29 @@
-import type { RedisScriptClient } from "./client.ts";
+import { ADAPTED, type RedisScriptClient } from "./client.ts";
 
-/** The part of a node-redis client or cluster (`createClient` / `createCluster`) used here. */
-export interface NodeRedisLike {
-  evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+/** The part of a node-redis client (`createClient`) used here. */
+export interface NodeRedisClientLike {
+  sendCommand(args: string[], options?: unknown): Promise<unknown>;
 }
 
-/** Adapts a node-redis client or cluster; the cluster routes each call by its first key. */
+/** The part of a node-redis cluster (`createCluster`) used here. */
+export interface NodeRedisClusterLike {
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: unknown): Promise<unknown>;
+  masters: unknown;
+}
+
+export type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike;
+
+function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
+  return "masters" in client && Array.isArray((client as { masters?: unknown }).masters);
+}
+
+/**
+ * Adapts a node-redis client or cluster (redis >= 4). Commands go through sendCommand as they
+ * are; a cluster routes each by its first key.
+ */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
-  return {
-    evalsha: (sha1, keys, args) => client.evalSha(sha1, { keys, arguments: args }),
-    eval: (source, keys, args) => client.eval(source, { keys, arguments: args }),
-  };
+  if (isCluster(client)) {
+    return { [ADAPTED]: true, send: (words) => client.sendCommand(words[3], false, words) } as RedisScriptClient;
+  }
+  return { [ADAPTED]: true, send: (words) => client.sendCommand(words) } as RedisScriptClient;
 }

@@ -54,6 +54,8 @@ export function resolveIncludes(entry: string, read: ReadLua): string {
 export interface LuaParam {
   index: number;
   name: string;
+  /** The word after the name: integer, string, hash, 'a'|'b', ... */
+  type: string;
 }
 
 export interface LuaHeader {
@@ -78,14 +80,14 @@ export function parseHeader(source: string, file: string): LuaHeader {
   const keys: LuaParam[] = [];
   const args: LuaParam[] = [];
   for (const line of lines) {
-    const m = /^(KEYS|ARGV)\[(\d+)\]\s+(\w+)/.exec(line);
+    const m = /^(KEYS|ARGV)\[(\d+)\]\s+(\w+)\s*(\S*)/.exec(line);
     if (!m) continue;
     const list = m[1] === "KEYS" ? keys : args;
     const index = Number(m[2]);
     if (index !== list.length + 1) {
       throw new LuaIncludeError(`${file}: ${m[1]}[${index}] is out of order in the header`);
     }
-    list.push({ index, name: m[3]! });
+    list.push({ index, name: m[3]!, type: m[4] ?? "" });
   }
   return { name: title[1]!, keys, args };
 }

@@ -1,38 +1,67 @@
 /**
- * Runs the bundled Lua scripts: EVALSHA first, EVAL once on NOSCRIPT (a restarted or
- * flushed server), keys and arguments passed by the names of the script's header. Every
- * failure of the store, and every call slower than the timeout, becomes a
- * StoreUnavailableError so callers fail closed (SPEC §8).
+ * The one call path of every script: builds the command from the script's header (filling
+ * the subject's keys, the settings and "now" by name), sends it with EVALSHA and once more
+ * with EVAL on NOSCRIPT (a restarted or flushed server), and turns the replies that mean "not
+ * there" into their errors once (BullMQ's finishedErrors), so concept modules hold the rule
+ * and nothing else. Every failure of the store, and every call slower than the timeout,
+ * becomes a StoreUnavailableError so callers fail closed (SPEC §8).
  */
-import { StoreUnavailableError } from "../errors.ts";
+import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
 import { isNoScriptError, type RedisScriptClient } from "../redis/client.ts";
-import { SCRIPTS } from "./bundle.generated.ts";
+import { Code } from "./codes.ts";
+import type { Script, Settings, SubjectKeyNames } from "./script.ts";
 
-export type ScriptName = keyof typeof SCRIPTS;
-export type ScriptKeys<N extends ScriptName> = Record<(typeof SCRIPTS)[N]["keys"][number], string>;
-export type ScriptArgs<N extends ScriptName> = Record<
-  (typeof SCRIPTS)[N]["args"][number],
-  string | number
->;
+/** What a reply's "not found" codes name in their errors. */
+export interface CallSubject extends SubjectKeyNames {
+  readonly subject: string;
+}
 
 export class ScriptRunner {
   constructor(
     private readonly client: RedisScriptClient,
     private readonly timeoutMs: number,
+    readonly settings: Settings,
+    /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
+    private readonly clock: (() => number) | undefined,
   ) {}
 
-  run<N extends ScriptName>(name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>): Promise<unknown[]> {
-    const script = SCRIPTS[name];
-    const keyList = script.keys.map((k) => (keys as Record<string, string>)[k]!);
-    const argList = script.args.map((a) => String((args as Record<string, string | number>)[a]));
+  /** "now" as the scripts take it. */
+  now(): string {
+    return this.clock ? String(Math.floor(this.clock())) : "-1";
+  }
+
+  /**
+   * Runs a script for a subject. NO_ACCOUNT, NO_HOLD and the bad-input codes throw their
+   * errors here; every other code is the caller's to read.
+   */
+  async run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+    const reply = await this.send(script, script.command(this.now(), this.settings, keys, params));
+    switch (reply[0]) {
+      case Code.NO_ACCOUNT:
+        throw new AccountNotFoundError(keys.subject);
+      case Code.NO_HOLD:
+        throw new HoldNotFoundError(holdId ?? "");
+      case Code.UNKNOWN_SURFACE:
+        throw new InvalidInputError(`Surface "${(params as { surface?: string }).surface}" is not one of the surfaces of "${keys.subject}"'s plan`);
+      case Code.WRONG_HOLD_KIND:
+        throw new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
+      case Code.BAD_SETTLEMENT:
+        throw new InvalidInputError(`optionalSpent is above the optional credits per item of hold "${holdId}"`);
+      default:
+        return reply;
+    }
+  }
+
+  /** Sends a built command, with the timeout and the NOSCRIPT fallback. */
+  send(script: Script<unknown>, words: string[]): Promise<unknown[]> {
     // One promise and one timer per call, cleared by the call itself: measured as cheap as no
     // timeout at all, where Promise.race or a shared map of calls in flight cost GC time.
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new StoreUnavailableError(`Quota store did not answer ${name} within ${this.timeoutMs} ms`)),
+        () => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)),
         this.timeoutMs,
       );
-      this.call(script, keyList, argList).then(
+      this.sendOnce(script, words).then(
         (reply) => {
           clearTimeout(timer);
           resolve(reply as unknown[]);
@@ -40,18 +69,21 @@ export class ScriptRunner {
         (error: unknown) => {
           clearTimeout(timer);
           const detail = error instanceof Error ? error.message : String(error);
-          reject(new StoreUnavailableError(`Quota store failed on ${name}: ${detail}`, { cause: error }));
+          reject(new StoreUnavailableError(`Quota store failed on ${script.name}: ${detail}`, { cause: error }));
         },
       );
     });
   }
 
-  private async call(script: (typeof SCRIPTS)[ScriptName], keys: string[], args: string[]): Promise<unknown> {
+  private async sendOnce(script: Script<unknown>, words: string[]): Promise<unknown> {
     try {
-      return await this.client.evalsha(script.sha1, keys, args);
+      return await this.client.send(words);
     } catch (error) {
       if (!isNoScriptError(error)) throw error;
-      return this.client.eval(script.source, keys, args);
+      const withSource = words.slice();
+      withSource[0] = "EVAL";
+      withSource[1] = script.source;
+      return this.client.send(withSource);
     }
   }
 }

@@ -1,9 +1,9 @@
 --[[
-  dueSweeps: the accounts whose job leases may have run out by now, oldest first.
-  KEYS[1] sweepIndex    zset   account ids scored by when their jobs' leases may run out
+  sweepDue: the subjects whose hold leases may have run out by now, oldest first.
+  KEYS[1] sweepIndex    zset   subjects scored by when a hold lease of theirs may run out
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] count         integer  at most this many
-  Returns: {code, nowMs, accountId1, score1, accountId2, score2, ...}   Codes: OK
+  Returns: {code, nowMs, subject1, score1, subject2, score2, ...}   Codes: OK
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

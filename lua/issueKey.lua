@@ -1,0 +1,62 @@
+--[[
+  issueKey: store a new API key of a subject that has an account (src/apiKeys.ts#issue): its
+  digest, expiry and surfaces. Expired keys are dropped first. At most maxKeys keys that
+  never expire; of expiring ones (website sessions) at most maxExpiring, the one that
+  expires soonest giving way to a new one.
+  KEYS[1] account       hash   the subject's account (lib/account.lua); must exist
+  KEYS[2] apiKeys       hash   the subject's API keys (lib/apiKeys.lua)
+  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  ARGV[2] keyId         string   the new key's id
+  ARGV[3] keyDigest     string   the new key's digest
+  ARGV[4] ttlMs         integer  the key expires this long from now; 0 never
+  ARGV[5] surfaces      string   comma-separated surfaces the key may use, '*' for any
+  ARGV[6] name          string   a label for lists, '' for none
+  ARGV[7] maxKeys       integer  keys that never expire allowed at once
+  ARGV[8] maxExpiring   integer  expiring keys allowed at once
+  Returns: {code, createdAt, expiresAt}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
+]]
+--@include "lib/codes.lua"
+--@include "lib/clock.lua"
+--@include "lib/apiKeys.lua"
+
+local accountKey  = KEYS[1]
+local apiKeysKey  = KEYS[2]
+local nowArg      = ARGV[1]
+local keyId       = ARGV[2]
+local keyDigest   = ARGV[3]
+local ttlMs       = tonumber(ARGV[4])
+local surfaces    = ARGV[5]
+local name        = ARGV[6]
+local maxKeys     = tonumber(ARGV[7])
+local maxExpiring = tonumber(ARGV[8])
+
+if redis.call('EXISTS', accountKey) == 0 then
+  return { CODE.NO_ACCOUNT, 0, 0 }
+end
+local now = clock_now(nowArg)
+if redis.call('HEXISTS', apiKeysKey, keyId) == 1 then
+  return { CODE.KEY_EXISTS, 0, 0 }
+end
+local expiresAt = 0
+if ttlMs > 0 then
+  expiresAt = now + ttlMs
+end
+local lasting, expiring = {}, {}
+for _, key in ipairs(keys_load(apiKeysKey, now)) do
+  if key.expiresAt == 0 then
+    lasting[#lasting + 1] = key
+  else
+    expiring[#expiring + 1] = key
+  end
+end
+if expiresAt == 0 and #lasting >= maxKeys then
+  return { CODE.KEY_LIMIT, 0, 0 }
+end
+if expiresAt > 0 and #expiring >= maxExpiring then
+  table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
+  for i = 1, #expiring - maxExpiring + 1 do
+    redis.call('HDEL', apiKeysKey, expiring[i].keyId, expiring[i].keyId .. '.i')
+  end
+end
+redis.call('HSET', apiKeysKey, keyId, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, keyId .. '.i', now .. ' ' .. name)
+return { CODE.OK, now, expiresAt }

@@ -1,0 +1,96 @@
+--[[
+  cycle: billing-cycle rollover (SPEC §3). Rollover is lazy and atomic: a script that moves
+  credits first brings the account to the cycle that contains "now"; a new cycle archives the
+  old one's summary and opens with the next allowance. Unused credits never roll over.
+  Ended cycles live in the cycles hash under '<cycle>:<field>' (ENDED_CYCLE) and keep
+  unused + spent + held + refunded == allowance while their holds settle.
+  ctx fields used: accountKey, cyclesKey, now.
+  The hot scripts read the few fields they need themselves and call cycle_current_account
+  only when the cycle has ended: this file costs nothing on their common path.
+]]
+--@include "account.lua"
+--@include "calendar.lua"
+
+--@const
+local ENDED_CYCLE = { allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r',
+  cycleStart = 'cs', cycleEnd = 'ce' }
+
+-- Archive the current cycle of a and open [startMs, endMs) with the next allowance.
+local function cycle_open(ctx, a, startMs, endMs)
+  local p = a.cycle .. ':'
+  redis.call('HSET', ctx.cyclesKey, p .. ENDED_CYCLE.allowance, a.allowance, p .. ENDED_CYCLE.unused, a.balance,
+    p .. ENDED_CYCLE.spent, a.spent, p .. ENDED_CYCLE.held, a.held, p .. ENDED_CYCLE.refunded, 0,
+    p .. ENDED_CYCLE.cycleStart, a.cycleStart, p .. ENDED_CYCLE.cycleEnd, a.cycleEnd)
+  a.cycle = a.cycle + 1
+  a.allowance = a.nextAllowance
+  a.balance = a.nextAllowance
+  a.spent = 0
+  a.held = 0
+  a.cycleStart = startMs
+  a.cycleEnd = endMs
+  account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
+end
+
+local function cycle_unit(a)
+  return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+
+-- Bring a to the cycle that contains ctx.now. Returns whether a new cycle opened.
+local function cycle_roll(ctx, a)
+  if ctx.now < a.cycleEnd then
+    return false
+  end
+  local unit, length = cycle_unit(a)
+  local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
+  cycle_open(ctx, a, startMs, endMs)
+  return true
+end
+
+-- The whole account in the cycle that contains ctx.now; nil when there is no account.
+local function cycle_current_account(ctx)
+  local a = account_load(ctx.accountKey)
+  if a then
+    cycle_roll(ctx, a)
+  end
+  return a
+end
+
+-- Start a new cycle at ctx.now (a billing webhook, SPEC §3): the account is re-anchored there,
+-- optionally with a new interval ('' / 0 keep the current unit / length).
+local function cycle_reanchor(ctx, a, unit, length)
+  local oldUnit, oldLength = cycle_unit(a)
+  if unit == '' then
+    unit = oldUnit
+  end
+  if length == 0 then
+    length = oldLength
+  end
+  a.anchor = ctx.now
+  a.interval = unit .. length
+  account_write(ctx.accountKey, a, { 'anchor', 'interval' })
+  cycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))
+end
+
+-- The ended cycles as a list of attribute tables, oldest first (the one decoder of them).
+local function cycles_load(cyclesKey)
+  local flat = redis.call('HGETALL', cyclesKey)
+  local attribute, byId, ids = {}, {}, {}
+  for name, field in pairs(ENDED_CYCLE) do
+    attribute[field] = name
+  end
+  for i = 1, #flat, 2 do
+    local id, field = string.match(flat[i], '^(%d+):(.+)$')
+    id = tonumber(id)
+    if not byId[id] then
+      byId[id] = { id = id }
+      ids[#ids + 1] = id
+    end
+    byId[id][attribute[field]] = tonumber(flat[i + 1])
+  end
+  table.sort(ids)
+  local list = {}
+  for i, id in ipairs(ids) do
+    list[i] = byId[id]
+  end
+  return list
+end

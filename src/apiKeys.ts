@@ -1,0 +1,197 @@
+/**
+ * API keys (SPEC §9, §10): issued per subject, shown once, stored only as a digest in the
+ * subject's slot, and checked together with the admit in one script (lua/admit.lua), so an
+ * authenticated request is one round trip. A key reads
+ *   <keyPrefix>_<subject>_<keyId>_<secret>
+ * so that it carries what routes it to its subject's slot. Keys may expire (website sessions
+ * are keys that expire and may use only `web`); an unknown, revoked or expired key, or one
+ * used on a surface it may not use, counts nothing on the subject.
+ * Scripts: lua/issueKey.lua, lua/revokeKey.lua, lua/listKeys.lua, lua/admit.lua, lua/usage.lua.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Context } from "./context.ts";
+import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors.ts";
+import { admissionFrom, type Admission, type Limits } from "./limits.ts";
+import type { SubjectKeys } from "./redisKeys.ts";
+import { admit, issueKey, listKeys, revokeKey, usage as usageScript } from "./scripts/bundle.generated.ts";
+import { Code } from "./scripts/codes.ts";
+import { usageFrom, type Usage } from "./usage.ts";
+import { count, describe } from "./validate.ts";
+import { surfaceName } from "./windows.ts";
+
+export interface IssueKeyOptions {
+  /** A label shown by list (up to 64 printable characters). */
+  name?: string;
+  /** The key stops working this long after it is issued. Default: never. */
+  ttlMs?: number;
+  /** The surfaces the key may be used on. Default: every surface. */
+  surfaces?: string[];
+}
+
+export interface IssuedKey {
+  /** The key itself: show it once, it cannot be read back. */
+  key: string;
+  keyId: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface KeyInfo {
+  keyId: string;
+  name: string;
+  createdAt: number;
+  expiresAt: number | null;
+  /** null: every surface. */
+  surfaces: string[] | null;
+}
+
+export interface VerifyOptions {
+  /** Default "api". */
+  surface?: string;
+  /** Requests this one counts as. Default 1. */
+  cost?: number;
+  /** Credits the balance must hold (pre-check). Default 0. */
+  credits?: number;
+  /** Instead of admitting, read the subject's usage (counting nothing). */
+  usage?: boolean;
+}
+
+export type KeyRefusal = "malformed" | "unknown" | "expired" | "surface_not_allowed";
+
+export type Verification =
+  | { valid: false; reason: KeyRefusal }
+  | { valid: true; subject: string; keyId: string; admission: Admission };
+
+export type UsageVerification =
+  | { valid: false; reason: KeyRefusal }
+  | { valid: true; subject: string; keyId: string; usage: Usage };
+
+const KEY_ID = /^[0-9a-f]{10}$/;
+const SECRET = /^[0-9a-f]{32}$/;
+const SUBJECT = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The digest stored for a key: SHA-256 of the whole key, 22 base64url characters (132 bits). */
+export function keyDigest(key: string): string {
+  return createHash("sha256").update(key).digest("base64url").slice(0, 22);
+}
+
+/** The subject, key id and digest of a presented key, or null when it is not one of ours. */
+export function parseKey(key: unknown, keyPrefix: string): { subject: string; keyId: string; digest: string } | null {
+  if (typeof key !== "string" || key.length > 256 || !key.startsWith(`${keyPrefix}_`)) return null;
+  const parts = key.slice(keyPrefix.length + 1).split("_");
+  if (parts.length < 3) return null;
+  const secret = parts.pop()!;
+  const keyId = parts.pop()!;
+  const subject = parts.join("_");
+  if (!KEY_ID.test(keyId) || !SECRET.test(secret) || !SUBJECT.test(subject)) return null;
+  return { subject, keyId, digest: keyDigest(key) };
+}
+
+export class Keys {
+  constructor(
+    private readonly ctx: Context,
+    private readonly limits: Limits,
+  ) {}
+
+  /** Issues a key for a subject that has an account; the key is in the answer only. */
+  async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
+    const keys = this.ctx.keys(subject);
+    const name = options.name ?? "";
+    if (typeof name !== "string" || !/^[\x20-\x7e]{0,64}$/.test(name)) throw new InvalidInputError(`Key name must be 0-64 printable ASCII characters (got ${describe(name)})`);
+    const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
+    const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces);
+    const keyId = randomBytes(5).toString("hex");
+    const key = `${this.ctx.keyPrefix}_${keys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
+    const reply = await this.ctx.runner.run(issueKey, keys, {
+      keyId,
+      keyDigest: keyDigest(key),
+      ttlMs,
+      surfaces,
+      name,
+      maxKeys: this.ctx.maxKeys,
+      maxExpiring: this.ctx.maxExpiringKeys,
+    });
+    if (reply[0] === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
+    if (reply[0] === Code.KEY_EXISTS) return this.issue(subject, options);
+    const expiresAt = Number(reply[2]);
+    return { key, keyId, createdAt: Number(reply[1]), expiresAt: expiresAt === 0 ? null : expiresAt };
+  }
+
+  /** Deletes a key: it stops working at once. Returns whether it existed. */
+  async revoke(subject: string, keyId: string): Promise<boolean> {
+    const keys = this.ctx.keys(subject);
+    if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
+    const reply = await this.ctx.runner.run(revokeKey, keys, { keyId });
+    this.ctx.denyCache?.forget(keys.subject);
+    return reply[1] === 1;
+  }
+
+  /** The subject's keys that have not expired, oldest first (never the keys themselves). */
+  async list(subject: string): Promise<KeyInfo[]> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(listKeys, keys, {});
+    const raw = JSON.parse(String(reply[1])) as Array<{ keyId: string; name?: string; createdAt?: number; expiresAt: number; surfaces: string }>;
+    return (Array.isArray(raw) ? raw : []).map((k) => ({
+      keyId: k.keyId,
+      name: k.name ?? "",
+      createdAt: k.createdAt ?? 0,
+      expiresAt: k.expiresAt > 0 ? k.expiresAt : null,
+      surfaces: k.surfaces === "*" ? null : k.surfaces.split(","),
+    }));
+  }
+
+  /**
+   * Checks a presented key and admits its subject on the surface (with the credit pre-check)
+   * in one script; with `usage: true`, reads the subject's usage instead, counting nothing.
+   */
+  verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
+  verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
+  async verify(key: string, options: VerifyOptions = {}): Promise<Verification | UsageVerification> {
+    const surface = surfaceName("Surface", options.surface ?? "api");
+    const parsed = parseKey(key, this.ctx.keyPrefix);
+    if (parsed === null) return { valid: false, reason: "malformed" };
+    const keys = this.ctx.keys(parsed.subject);
+    try {
+      if (options.usage === true) return await this.verifyUsage(keys, surface, parsed);
+      return await this.verifyAdmit(keys, surface, parsed, options);
+    } catch (error) {
+      // A key whose account is gone proves nothing.
+      if (error instanceof AccountNotFoundError) return { valid: false, reason: "unknown" };
+      throw error;
+    }
+  }
+
+  private async verifyAdmit(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
+    const cost = count("cost", options.cost ?? 1, 1);
+    const credits = count("Credits to pre-check", options.credits ?? 0);
+    const cache = this.ctx.denyCache;
+    const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
+    if (cache && cacheKey) {
+      const cached = cache.get(cacheKey);
+      if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
+    }
+    const target = this.limits.target(keys, { surface });
+    const reply = await this.ctx.runner.run(admit, keys, { ...target, cost, credits, keyId: parsed.keyId, keyDigest: parsed.digest });
+    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    const admission = admissionFrom(reply, credits);
+    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission);
+    return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
+  }
+
+  private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
+    const reply = await this.ctx.runner.run(usageScript, keys, {
+      surface,
+      counterBase: keys.counterBase,
+      stagger: this.ctx.staggerOf(keys.subject),
+      keyId: parsed.keyId,
+      keyDigest: parsed.digest,
+    });
+    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
+  }
+}
+
+function surfacesArg(surfaces: unknown): string {
+  if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
+  return [...new Set(surfaces.map((s) => surfaceName("A key's surface", s)))].join(",");
+}

@@ -1,0 +1,282 @@
+/**
+ * Holds (SPEC §6, §10): credits reserved upfront in one atomic step and settled item by item,
+ * finished or cancelled with refunds to the cycle that paid. An items hold reserves
+ * items x (required + optional) and settles each item as delivered (its required credits and
+ * what it used of its optional ones are spent) or failed with a label (nothing spent). A
+ * budget hold reserves an amount drawn item by item. Outcomes a client can cause are values;
+ * only missing accounts or holds, bad input and store failures throw.
+ * Scripts: lua/openHold.lua, lua/settleHold.lua, lua/endHold.lua, lua/readHold.lua,
+ * lua/listHolds.lua; the sweep lives in src/sweep.ts.
+ */
+import { randomBytes } from "node:crypto";
+import type { Context } from "./context.ts";
+import { InvalidInputError } from "./errors.ts";
+import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
+import { holdFromJson, type Hold, type HoldKind } from "./records.ts";
+import type { SubjectKeys } from "./redisKeys.ts";
+import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
+import { Code } from "./scripts/codes.ts";
+import type { Sweeper } from "./sweep.ts";
+import { count, printableKey, shortId } from "./validate.ts";
+import { surfaceName } from "./windows.ts";
+
+/** An Idempotency-Key: the claim from idempotency.begin, or a key and the request body. */
+export type IdempotencyInput = IdempotencyClaim | { key: string; body: unknown };
+
+export interface OpenHoldRequest {
+  /** Items to reserve for (>= 1, at most the plan's holds.maxItems). */
+  items: number;
+  /** Credits per item: required (always spent by a delivered item) and optional (spent as used). */
+  perItem: { required: number; optional?: number };
+  /** Default "api"; must be one of the plan's holds.surfaces. */
+  surface?: string;
+  idempotency?: IdempotencyInput;
+  /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
+  holdId?: string;
+}
+
+export interface OpenBudgetRequest {
+  /** Credits reserved for the whole budget (>= 1). */
+  amount: number;
+  /** Default "web". */
+  surface?: string;
+  idempotency?: IdempotencyInput;
+  holdId?: string;
+}
+
+export type OpenOutcome =
+  | { ok: true; hold: Hold; replayed: boolean }
+  | { ok: false; reason: "hold_limit_reached"; active: number; cap: number; replayed: boolean }
+  | { ok: false; reason: "insufficient"; remaining: number; needed: number }
+  | { ok: false; reason: "surface_not_allowed"; surface: string; allowed: string[] }
+  | { ok: false; reason: "too_many_items"; max: number }
+  | { ok: false; reason: "idempotency_key_reused" }
+  | { ok: false; reason: "idempotency_key_in_use" };
+
+export interface Settlement {
+  /** Which item this is: an item settles once, a repeat is a replay. 1-255 printable ASCII. */
+  itemId: string;
+  /** The item failed: nothing is spent and the label is counted (1-64 of a-z 0-9 _ . -). */
+  failed?: string;
+  /** A delivered item: optional credits it used, 0..perItem.optional. Default 0. */
+  optionalSpent?: number;
+}
+
+export interface Spend {
+  itemId: string;
+  /** Credits to take from the budget; 0 takes nothing and renews the lease. Default 1. */
+  amount?: number;
+}
+
+export type SettleOutcome =
+  /** replayed: this item was settled before, and nothing changed now. */
+  | { accepted: true; hold: Hold; replayed: boolean }
+  | { accepted: false; reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels"; hold: Hold };
+
+export interface EndOutcome {
+  /** False when the hold had already ended: nothing was refunded again. */
+  ended: boolean;
+  hold: Hold;
+}
+
+const LABEL = /^[a-z0-9_.-]{1,64}$/;
+
+export function newHoldId(): string {
+  return `hold_${randomBytes(12).toString("base64url")}`;
+}
+
+export class Holds {
+  constructor(
+    private readonly ctx: Context,
+    private readonly sweeper: Sweeper,
+  ) {}
+
+  /** Reserves items x (required + optional) credits, in one script whatever `items` is. */
+  async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
+    const items = count("items", request?.items, 1);
+    const required = count("perItem.required", request.perItem?.required);
+    const optional = count("perItem.optional", request.perItem?.optional ?? 0);
+    if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
+    return this.openAny(subject, "items", request.surface ?? "api", { items, required, optional, amount: 0 }, request);
+  }
+
+  /** Reserves a budget of `amount` credits, drawn item by item with spend. */
+  async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
+    const amount = count("amount", request?.amount, 1);
+    return this.openAny(subject, "budget", request.surface ?? "web", { items: 0, required: 0, optional: 0, amount }, request);
+  }
+
+  private async openAny(
+    subject: string,
+    kind: HoldKind,
+    surfaceArg: string,
+    size: { items: number; required: number; optional: number; amount: number },
+    request: { idempotency?: IdempotencyInput; holdId?: string },
+  ): Promise<OpenOutcome> {
+    const keys = this.ctx.keys(subject);
+    const surface = surfaceName("Surface", surfaceArg);
+    const ownHoldId = request.holdId !== undefined;
+    const holdId = ownHoldId ? shortId("Hold id", request.holdId) : newHoldId();
+    const claim = claimOf(request.idempotency);
+    // The sweep index learns of the subject before the hold exists, so a crash between the
+    // two can never leave a hold that no sweep will find.
+    const [, reply] = await Promise.all([
+      this.sweeper.mark(keys.subject),
+      this.ctx.runner.run(openHold, keys, {
+        hold: keys.hold(holdId),
+        idempotency: keys.idempotency(claim?.key ?? ""),
+        holdId,
+        kind,
+        surface,
+        ...size,
+        idemKey: claim?.key ?? "",
+        fingerprint: claim?.fingerprint ?? "",
+        idemToken: claim?.token ?? "",
+      }),
+    ]);
+    const code = reply[0];
+    const payload = String(reply[1] ?? "");
+    const data = payload ? (JSON.parse(payload) as Record<string, unknown>) : {};
+    switch (code) {
+      case Code.OK:
+        return { ok: true, hold: holdFromJson(payload), replayed: false };
+      case Code.REPLAYED: {
+        const stored = decodeStoredOutcome(Number(reply[2]), payload);
+        // The same hold id answered by its hold: a resent command unless the caller chose the id.
+        const resent = !claim && !ownHoldId;
+        return stored.kind === "hold"
+          ? { ok: true, hold: stored.hold, replayed: !resent }
+          : { ok: false, reason: "hold_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
+      }
+      case Code.HOLD_LIMIT:
+        return { ok: false, reason: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap), replayed: false };
+      case Code.INSUFFICIENT:
+        return { ok: false, reason: "insufficient", remaining: Number(data.balance), needed: Number(data.needed) };
+      case Code.SURFACE_NOT_ALLOWED: {
+        const allowed = String(data.surfaces ?? "");
+        return { ok: false, reason: "surface_not_allowed", surface, allowed: allowed === "" ? [] : allowed.split(",") };
+      }
+      case Code.TOO_MANY_ITEMS:
+        return { ok: false, reason: "too_many_items", max: Number(data.max) };
+      case Code.IDEMPOTENCY_REUSED:
+        return { ok: false, reason: "idempotency_key_reused" };
+      case Code.IDEMPOTENCY_IN_USE:
+        return { ok: false, reason: "idempotency_key_in_use" };
+      case Code.HOLD_EXISTS:
+        throw new InvalidInputError(`Hold id "${holdId}" is already taken by a hold with other terms`);
+      default:
+        throw new Error(`openHold returned an unknown code ${String(code)}`);
+    }
+  }
+
+  /**
+   * Settles one item of an items hold: delivered (its required credits and optionalSpent of
+   * its optional ones are spent) or failed with a label. Renews the lease; the last item ends
+   * the hold with its refunds.
+   */
+  async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
+    const failed = settlement?.failed ?? "";
+    if (failed !== "" && (typeof failed !== "string" || !LABEL.test(failed))) {
+      throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(failed)})`);
+    }
+    const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
+    if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
+    return this.settleAny(subject, holdId, "items", settlement.itemId, { failed, optionalSpent, amount: 0 });
+  }
+
+  /** Takes `amount` credits from a budget hold; more than is left is refused and takes nothing. */
+  async spend(subject: string, holdId: string, spend: Spend): Promise<SettleOutcome> {
+    const amount = count("amount", spend?.amount ?? 1);
+    return this.settleAny(subject, holdId, "budget", spend.itemId, { failed: "", optionalSpent: 0, amount });
+  }
+
+  private async settleAny(
+    subject: string,
+    holdIdArg: string,
+    kind: HoldKind,
+    itemIdArg: string,
+    what: { failed: string; optionalSpent: number; amount: number },
+  ): Promise<SettleOutcome> {
+    const keys = this.ctx.keys(subject);
+    const holdId = shortId("Hold id", holdIdArg);
+    const itemId = printableKey("Item id", itemIdArg);
+    const reply = await this.ctx.runner.run(
+      settleHold,
+      keys,
+      { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, itemId, ...what },
+      holdId,
+    );
+    const code = reply[0];
+    const hold = holdFromJson(reply[1]);
+    switch (code) {
+      case Code.OK:
+        return { accepted: true, hold, replayed: false };
+      case Code.REPLAYED:
+        return { accepted: true, hold, replayed: true };
+      case Code.LEASE_EXPIRED:
+        return { accepted: false, reason: "lease_expired", hold };
+      case Code.BUDGET_EXHAUSTED:
+        return { accepted: false, reason: "budget_exhausted", hold };
+      case Code.TOO_MANY_LABELS:
+        return { accepted: false, reason: "too_many_labels", hold };
+      default:
+        return { accepted: false, reason: "hold_ended", hold };
+    }
+  }
+
+  /** Ends a hold now as completed, refunding whatever it did not use. */
+  finish(subject: string, holdId: string): Promise<EndOutcome> {
+    return this.end(subject, holdId, "completed", "finished");
+  }
+
+  /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing (SPEC §6). */
+  cancel(subject: string, holdId: string): Promise<EndOutcome> {
+    return this.end(subject, holdId, "canceled", "canceled");
+  }
+
+  private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
+    const keys = this.ctx.keys(subject);
+    const holdId = shortId("Hold id", holdIdArg);
+    const reply = await this.ctx.runner.run(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId);
+    return { ended: reply[0] === Code.OK, hold: holdFromJson(reply[1]) };
+  }
+
+  /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
+  async get(subject: string, holdIdArg: string): Promise<Hold> {
+    const keys = this.ctx.keys(subject);
+    const holdId = shortId("Hold id", holdIdArg);
+    const reply = await this.ctx.runner.run(readHold, keys, { hold: keys.hold(holdId) }, holdId);
+    return holdFromJson(reply[1]);
+  }
+
+  /** The subject's holds, newest first. */
+  async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(listHolds, keys, {
+      offset: count("offset", page.offset ?? 0),
+      count: count("limit", page.limit ?? 50, 0, 1000),
+    });
+    return { total: Number(reply[1]), active: Number(reply[2]), holds: reply.slice(3).map(holdFromJson) };
+  }
+
+  /**
+   * Ends every lapsed hold of the deployment, subject by subject, so no credit or cap place
+   * stays locked (SPEC §6). Safe to run from many servers at once (src/sweep.ts).
+   */
+  sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
+    return this.sweeper.sweep(options);
+  }
+
+  /** Ends one subject's lapsed holds now. */
+  sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
+    return this.sweeper.sweepSubject(subject);
+  }
+}
+
+function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefined {
+  if (input === undefined) return undefined;
+  if ("token" in input) return input;
+  return { key: printableKey("Idempotency-Key", input.key), fingerprint: fingerprint(input.body), token: "" };
+}
+
+export type { SubjectKeys };

@@ -1,0 +1,156 @@
+/**
+ * The stored records as the library reports them. The scripts decode each stored hash once
+ * (lua/lib/account.lua, lua/lib/holds.lua, lua/lib/cycle.lua) and send its attributes by
+ * name; this file is the one place that turns those attributes into the public shapes.
+ */
+import { windowsFromSpec, type SurfaceWindows } from "./windows.ts";
+
+export type HoldKind = "items" | "budget";
+export type HoldStatus = "open" | "completed" | "canceled";
+/** settled: every item settled; exhausted: a budget used up; lease_expired: its worker stopped reporting. */
+export type HoldEndReason = "settled" | "exhausted" | "finished" | "canceled" | "lease_expired";
+
+export interface Hold {
+  id: string;
+  kind: HoldKind;
+  status: HoldStatus;
+  surface: string;
+  /** Items reserved for; 0 for a budget. */
+  items: number;
+  /** Credits per item: required (spent by a delivered item) and optional (spent as used). */
+  perItem: { required: number; optional: number };
+  /** Credits taken from the balance when the hold opened. */
+  reserved: number;
+  /** Items settled (delivered or failed); a budget: spends. */
+  settled: number;
+  /** Items settled without a failure; a budget: spends of 1 credit or more. */
+  delivered: number;
+  /** Failed items by label. */
+  failed: Record<string, number>;
+  /** Optional credits spent, over all items. */
+  optionalSpent: number;
+  spent: number;
+  refunded: number;
+  /** Part of `refunded` that went to an ended cycle and raised no balance (SPEC §6). */
+  refundedToEndedCycle: number;
+  /** Still reserved: reserved - spent - refunded; 0 once the hold has ended. */
+  held: number;
+  /** The cycle that paid. */
+  cycleId: number;
+  createdAt: number;
+  endedAt: number | null;
+  leaseExpiresAt: number;
+  endReason: HoldEndReason | null;
+}
+
+export interface Cycle {
+  /** 1 for the account's first cycle, then 2, 3, ... */
+  id: number;
+  start: number;
+  end: number;
+}
+
+export interface EndedCycle extends Cycle {
+  allowance: number;
+  /** Credits left unused when the cycle ended; they do not roll over. */
+  unused: number;
+  spent: number;
+  /** Still held by holds that cycle paid for. */
+  held: number;
+  /** Refunded to the ended cycle after it ended; never added to a later balance. */
+  refunded: number;
+}
+
+/** The plan's numbers as an account holds them (refreshed by changePlan). */
+export interface AccountLimits {
+  /** The plan's name. */
+  name: string;
+  limits: SurfaceWindows;
+  /** The allowance of the next cycle (this cycle's may differ after a plan change). */
+  credits: { allowance: number };
+  holds: { cap: number; maxItems: number; surfaces: string[] };
+}
+
+export interface Credits {
+  allowance: number;
+  balance: number;
+  spent: number;
+  held: number;
+  /** The allowance from the next cycle on. */
+  nextAllowance: number;
+}
+
+/** An account's attributes as lua/lib/account.lua names them. */
+export type AccountAttributes = Record<string, unknown> & { windows?: Record<string, string> };
+
+const n = (value: unknown) => Number(value ?? 0);
+
+export function limitsFrom(a: AccountAttributes): AccountLimits {
+  const surfaces = String(a.holdsSurfaces ?? "");
+  return {
+    name: String(a.plan),
+    limits: Object.fromEntries(Object.entries(a.windows ?? {}).map(([surface, spec]) => [surface, windowsFromSpec(spec)])),
+    credits: { allowance: n(a.nextAllowance) },
+    holds: { cap: n(a.holdsCap), maxItems: n(a.holdsMaxItems), surfaces: surfaces === "" ? [] : surfaces.split(",") },
+  };
+}
+
+export function creditsFrom(a: AccountAttributes): Credits {
+  return { allowance: n(a.allowance), balance: n(a.balance), spent: n(a.spent), held: n(a.held), nextAllowance: n(a.nextAllowance) };
+}
+
+export function cycleFrom(a: AccountAttributes): Cycle {
+  return { id: n(a.cycle), start: n(a.cycleStart), end: n(a.cycleEnd) };
+}
+
+/** The cycle spec: anchor and interval ('d' days or 'm' calendar months). */
+export function cycleSpecFrom(a: AccountAttributes): { anchor: number; unit: "d" | "m"; length: number } {
+  const interval = String(a.interval ?? "d1");
+  return { anchor: n(a.anchor), unit: interval[0] === "m" ? "m" : "d", length: Number(interval.slice(1)) };
+}
+
+export function holdFrom(h: Record<string, unknown>): Hold {
+  const failed = h.failed && typeof h.failed === "object" && !Array.isArray(h.failed) ? (h.failed as Record<string, number>) : {};
+  return {
+    id: String(h.id),
+    kind: h.kind as HoldKind,
+    status: h.status as HoldStatus,
+    surface: String(h.surface),
+    items: n(h.items),
+    perItem: { required: n(h.required), optional: n(h.optional) },
+    reserved: n(h.reserved),
+    settled: n(h.settled),
+    delivered: n(h.delivered),
+    failed: { ...failed },
+    optionalSpent: n(h.optionalSpent),
+    spent: n(h.spent),
+    refunded: n(h.refunded),
+    refundedToEndedCycle: n(h.refundedToEndedCycle),
+    held: n(h.reserved) - n(h.spent) - n(h.refunded),
+    cycleId: n(h.cycleId),
+    createdAt: n(h.createdAt),
+    endedAt: n(h.endedAt) > 0 ? n(h.endedAt) : null,
+    leaseExpiresAt: n(h.leaseExpiresAt),
+    endReason: h.endReason ? (h.endReason as HoldEndReason) : null,
+  };
+}
+
+/** A hold from a script's JSON reply. */
+export function holdFromJson(json: unknown): Hold {
+  return holdFrom(JSON.parse(String(json)) as Record<string, unknown>);
+}
+
+export function endedCyclesFrom(list: unknown): EndedCycle[] {
+  // cjson sends an empty Lua table as {}.
+  if (!Array.isArray(list)) return [];
+  return list.map((c: Record<string, unknown>) => ({
+    id: n(c.id),
+    start: n(c.cycleStart),
+    end: n(c.cycleEnd),
+    allowance: n(c.allowance),
+    unused: n(c.unused),
+    spent: n(c.spent),
+    held: n(c.held),
+    refunded: n(c.refunded),
+  }));
+}
