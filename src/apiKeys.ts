@@ -117,6 +117,12 @@ export class Keys {
     return { key, keyId, createdAt: Number(reply[1]), expiresAt: expiresAt === 0 ? null : expiresAt };
   }
 
+  /** The subject and key id a key names, read from the key alone (no Redis call); null when it is not one of ours. */
+  parse(key: string): { subject: string; keyId: string } | null {
+    const parsed = parseKey(key, this.ctx.keyPrefix);
+    return parsed && { subject: parsed.subject, keyId: parsed.keyId };
+  }
+
   /** Deletes a key: it stops working at once. Returns whether it existed. */
   async revoke(subject: string, keyId: string): Promise<boolean> {
     const keys = this.ctx.keys(subject);

@@ -102,6 +102,18 @@ export class Limits {
     return admission;
   }
 
+  /**
+   * The denial this process's deny cache holds for a policy subject on the surface, read from
+   * memory only (no Redis call); undefined when there is none or the cache is off. Lets a host
+   * refuse a blocked caller before doing any work for it.
+   */
+  denied(subject: string, options: LimitTarget & { policy: string }): Denial | undefined {
+    const cache = this.ctx.denyCache;
+    if (!cache) return undefined;
+    const target = this.target(this.ctx.keys(subject), options);
+    return target.cacheKey ? cache.get(target.cacheKey) : undefined;
+  }
+
   /** The surface's windows as they stand, counting nothing. */
   async peek(subject: string, options: LimitTarget = {}): Promise<LimitState> {
     const keys = this.ctx.keys(subject);

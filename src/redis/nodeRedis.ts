@@ -18,12 +18,19 @@ function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
 }
 
 /**
+ * node-redis (5 and later) arms an AbortSignal timer and listener for every command by
+ * default, about 4 µs of client CPU per call; tollgate times each call itself (timeoutMs), so
+ * its commands go without. One shared object, so nothing is allocated per call.
+ */
+const NO_TIMEOUT = Object.freeze({ timeout: 0 });
+
+/**
  * Adapts a node-redis client or cluster (redis >= 4). Commands go through sendCommand as they
  * are; a cluster routes each by its first key.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
   if (isCluster(client)) {
-    return { [ADAPTED]: true, send: (words) => client.sendCommand(words[3], false, words) } as RedisScriptClient;
+    return { [ADAPTED]: true, send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT) } as RedisScriptClient;
   }
-  return { [ADAPTED]: true, send: (words) => client.sendCommand(words) } as RedisScriptClient;
+  return { [ADAPTED]: true, send: (words) => client.sendCommand(words, NO_TIMEOUT) } as RedisScriptClient;
 }
