@@ -47,17 +47,23 @@ export interface DayUsage {
 
 const DAY_MS = 86_400_000;
 
+/** A checked charge (shared with tollgate/model); operationId "" when the caller gave none. */
+export function chargeArgs(request: ChargeRequest): { required: number; optional: number; operationId: string } {
+  const required = count("required", request?.required);
+  const optional = count("optional", request.optional ?? 0);
+  if (required + optional === 0) throw new InvalidInputError("A charge must ask for at least 1 credit");
+  const operationId = request.operationId === undefined ? "" : printableKey("Operation id", request.operationId);
+  return { required, optional, operationId };
+}
+
 export class Credits {
   constructor(private readonly ctx: Context) {}
 
   /** Takes required + min(optional, balance - required) credits, or none when the balance is short. */
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     const keys = this.ctx.keys(subject);
-    const required = count("required", request?.required);
-    const optional = count("optional", request.optional ?? 0);
-    if (required + optional === 0) throw new InvalidInputError("A charge must ask for at least 1 credit");
-    const own = request.operationId !== undefined;
-    const operationId = own ? printableKey("Operation id", request.operationId) : "";
+    const { required, optional, operationId } = chargeArgs(request);
+    const own = operationId !== "";
     const reply = await this.ctx.runner.run(charge, keys, {
       operation: keys.operation(operationId),
       required,

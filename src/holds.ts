@@ -85,6 +85,41 @@ export function newHoldId(): string {
   return `hold_${randomBytes(12).toString("base64url")}`;
 }
 
+/** The checked size of an items hold (shared with tollgate/model). */
+export function openArgs(request: OpenHoldRequest): { items: number; required: number; optional: number; amount: number } {
+  const items = count("items", request?.items, 1);
+  const required = count("perItem.required", request.perItem?.required);
+  const optional = count("perItem.optional", request.perItem?.optional ?? 0);
+  if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
+  return { items, required, optional, amount: 0 };
+}
+
+/** The checked size of a budget hold (shared with tollgate/model). */
+export function budgetArgs(request: OpenBudgetRequest): { items: number; required: number; optional: number; amount: number } {
+  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1) };
+}
+
+/** A checked settlement of an items hold (shared with tollgate/model). */
+export function settleArgs(settlement: Settlement): { itemId: string; failed: string; optionalSpent: number; amount: number } {
+  const failed = settlement?.failed ?? "";
+  if (failed !== "" && (typeof failed !== "string" || !LABEL.test(failed))) {
+    throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(failed)})`);
+  }
+  const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
+  if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
+  return { itemId: printableKey("Item id", settlement.itemId), failed, optionalSpent, amount: 0 };
+}
+
+/** A checked spend of a budget hold (shared with tollgate/model). */
+export function spendArgs(spend: Spend): { itemId: string; failed: string; optionalSpent: number; amount: number } {
+  return { itemId: printableKey("Item id", spend?.itemId), failed: "", optionalSpent: 0, amount: count("amount", spend.amount ?? 1) };
+}
+
+/** A checked hold id, or a new one when the caller gave none. */
+export function holdIdArg(given: string | undefined): { holdId: string; own: boolean } {
+  return given === undefined ? { holdId: newHoldId(), own: false } : { holdId: shortId("Hold id", given), own: true };
+}
+
 export class Holds {
   constructor(
     private readonly ctx: Context,
@@ -93,17 +128,12 @@ export class Holds {
 
   /** Reserves items x (required + optional) credits, in one script whatever `items` is. */
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
-    const items = count("items", request?.items, 1);
-    const required = count("perItem.required", request.perItem?.required);
-    const optional = count("perItem.optional", request.perItem?.optional ?? 0);
-    if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
-    return this.openAny(subject, "items", request.surface ?? "api", { items, required, optional, amount: 0 }, request);
+    return this.openAny(subject, "items", request?.surface ?? "api", openArgs(request), request);
   }
 
   /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
-    const amount = count("amount", request?.amount, 1);
-    return this.openAny(subject, "budget", request.surface ?? "web", { items: 0, required: 0, optional: 0, amount }, request);
+    return this.openAny(subject, "budget", request?.surface ?? "web", budgetArgs(request), request);
   }
 
   private async openAny(
@@ -115,8 +145,7 @@ export class Holds {
   ): Promise<OpenOutcome> {
     const keys = this.ctx.keys(subject);
     const surface = surfaceName("Surface", surfaceArg);
-    const ownHoldId = request.holdId !== undefined;
-    const holdId = ownHoldId ? shortId("Hold id", request.holdId) : newHoldId();
+    const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find.
@@ -175,37 +204,23 @@ export class Holds {
    * the hold with its refunds.
    */
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
-    const failed = settlement?.failed ?? "";
-    if (failed !== "" && (typeof failed !== "string" || !LABEL.test(failed))) {
-      throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(failed)})`);
-    }
-    const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
-    if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
-    return this.settleAny(subject, holdId, "items", settlement.itemId, { failed, optionalSpent, amount: 0 });
+    return this.settleAny(subject, holdId, "items", settleArgs(settlement));
   }
 
   /** Takes `amount` credits from a budget hold; more than is left is refused and takes nothing. */
   async spend(subject: string, holdId: string, spend: Spend): Promise<SettleOutcome> {
-    const amount = count("amount", spend?.amount ?? 1);
-    return this.settleAny(subject, holdId, "budget", spend.itemId, { failed: "", optionalSpent: 0, amount });
+    return this.settleAny(subject, holdId, "budget", spendArgs(spend));
   }
 
   private async settleAny(
     subject: string,
     holdIdArg: string,
     kind: HoldKind,
-    itemIdArg: string,
-    what: { failed: string; optionalSpent: number; amount: number },
+    what: { itemId: string; failed: string; optionalSpent: number; amount: number },
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const itemId = printableKey("Item id", itemIdArg);
-    const reply = await this.ctx.runner.run(
-      settleHold,
-      keys,
-      { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, itemId, ...what },
-      holdId,
-    );
+    const reply = await this.ctx.runner.run(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId);
     const code = reply[0];
     const hold = holdFromJson(reply[1]);
     switch (code) {

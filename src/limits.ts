@@ -5,12 +5,13 @@
  * request is a value and counts in no window. Scripts: lua/admit.lua, lua/resetLimits.lua.
  */
 import type { Context } from "./context.ts";
+import type { PolicyTable } from "./plans.ts";
 import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { admit as admitScript, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowRetries, windowsSpec, windowStates, type RateLimitState } from "./windows.ts";
+import { mostRestrictive, surfaceName, windowRetries, windowsSpec, windowStates, type RateLimitState, type Window } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -81,6 +82,26 @@ export function admissionFrom(reply: unknown[], credits: number): Admission {
   return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[1]), needed: credits } };
 }
 
+/** The checked cost and pre-check of an admit (shared with tollgate/model). */
+export function admitArgs(options: AdmitOptions): { cost: number; credits: number } {
+  const cost = count("cost", options.cost ?? 1, 1);
+  const credits = count("Credits to pre-check", options.credits ?? 0);
+  if (credits > 0 && options.policy !== undefined) throw new InvalidInputError("A credit pre-check needs an account: a policy subject has no credits");
+  return { cost, credits };
+}
+
+/** A policy's windows on a surface, checked against the table (shared with tollgate/model). */
+export function policyWindows(policies: PolicyTable, policy: unknown, surface: string): readonly Window[] {
+  if (typeof policy !== "string" || !Object.hasOwn(policies, policy)) {
+    throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(", ") || "none"}`);
+  }
+  const windows = policies[policy]![surface];
+  if (windows === undefined) {
+    throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(", ")})`);
+  }
+  return windows;
+}
+
 export class Limits {
   constructor(private readonly ctx: Context) {}
 
@@ -88,9 +109,7 @@ export class Limits {
   async admit(subject: string, options: AdmitOptions = {}): Promise<Admission> {
     const keys = this.ctx.keys(subject);
     const target = this.target(keys, options);
-    const cost = count("cost", options.cost ?? 1, 1);
-    const credits = count("Credits to pre-check", options.credits ?? 0);
-    if (credits > 0 && options.policy !== undefined) throw new InvalidInputError("A credit pre-check needs an account: a policy subject has no credits");
+    const { cost, credits } = admitArgs(options);
     const cache = this.ctx.denyCache;
     if (cache && target.cacheKey) {
       const cached = cache.get(target.cacheKey);
@@ -138,13 +157,7 @@ export class Limits {
       return { surface, windows: "", counterBase: keys.counterBase, stagger, cacheKey: undefined };
     }
     const policy = options.policy;
-    if (typeof policy !== "string" || !Object.hasOwn(this.ctx.policies, policy)) {
-      throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(this.ctx.policies).join(", ") || "none"}`);
-    }
-    const windows = this.ctx.policies[policy]![surface];
-    if (windows === undefined) {
-      throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(this.ctx.policies[policy]!).join(", ")})`);
-    }
+    const windows = policyWindows(this.ctx.policies, policy, surface);
     return { surface, windows: windowsSpec(windows), counterBase: keys.policyCounterBase(policy), stagger, cacheKey: `p\0${policy}\0${surface}\0${keys.subject}` };
   }
 }

@@ -112,7 +112,7 @@ local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
     if cost > w.limit then
       w.retryMs = -1
       code = CODE.COST_EXCEEDS_LIMIT
-    elseif w.used + cost > w.limit then
+    elseif cost > 0 and w.used + cost > w.limit then
       w.retryMs = w.resetMs
       if w.sliding then
         w.retryMs = window_sliding_retry(w.previous, w.current, w.elapsed, windowMs, w.limit, cost)

@@ -1,9 +1,18 @@
 /**
- * The reference model of tollgate's rules (SPEC §3-7), in plain TypeScript with no Redis:
- * `tollgate/model`. The property tests run the same random operations against Redis and
- * against this model and compare the states after every step; host teams can check their
- * own servers against it the same way. Time is always passed in, never read.
+ * The reference model of tollgate's rules (SPEC §3-7, §10), in plain TypeScript with no Redis:
+ * `tollgate/model`. It takes the same option objects and returns the same shapes as the main
+ * API, so the property tests (and a host's own) run one list of operations against Redis and
+ * against the model and compare the answers and accounts.inspect after every step, then check
+ * the credit invariants on what Redis holds. Time comes from the clock it is given.
  */
-export { TollgateModel, type ModelAccount, type ModelJob, type ModelCycle } from "./model.ts";
+export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
-export { accountFromSnapshot } from "./snapshot.ts";
+export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
+export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
+export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";
+export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome } from "../holds.ts";
+export type { Usage } from "../usage.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "../records.ts";
+export type { Plan, PlanTable, PolicyTable } from "../plans.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "../windows.ts";
+export type { Interval } from "../cycles.ts";

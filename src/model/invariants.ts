@@ -1,4 +1,4 @@
-import type { ModelAccount } from "./model.ts";
+import type { AccountSnapshot } from "../accounts.ts";
 
 export interface InvariantViolation {
   rule: string;
@@ -6,37 +6,41 @@ export interface InvariantViolation {
 }
 
 /**
- * The credit invariants every state must keep (SPEC §3, §6), checked on any account state
- * read back from Redis or held by the model:
+ * The credit invariants every account must keep (SPEC §3, §6), checked on an account as
+ * accounts.inspect reads it from Redis, or as the model's accounts.inspect gives it:
  *   - current cycle: balance + spent + held == allowance, balance >= 0, held >= 0;
  *   - each ended cycle: unused + spent + held + refunded == allowance, held >= 0;
- *   - each job: results <= videos, spent + refunded <= reserved, an ended job holds nothing;
- *   - held of a cycle == what its open jobs still hold.
+ *   - each hold: spent + refunded <= reserved (so each credit is refunded at most once),
+ *     an ended hold holds nothing, an items hold settles at most its items and each settled
+ *     item is delivered or failed;
+ *   - held of a cycle == what its open holds still hold.
  */
-export function checkInvariants(a: ModelAccount): InvariantViolation[] {
+export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
   const out: InvariantViolation[] = [];
   const fail = (rule: string, detail: string) => out.push({ rule, detail });
-  if (a.balance + a.spent + a.held !== a.allowance) {
-    fail("balance + spent + held == allowance", `${a.balance} + ${a.spent} + ${a.held} != ${a.allowance}`);
-  }
-  if (a.balance < 0) fail("balance >= 0", String(a.balance));
-  if (a.held < 0) fail("held >= 0", String(a.held));
+  const c = s.credits;
+  if (c.balance + c.spent + c.held !== c.allowance) fail("balance + spent + held == allowance", `${c.balance} + ${c.spent} + ${c.held} != ${c.allowance}`);
+  if (c.balance < 0) fail("balance >= 0", String(c.balance));
+  if (c.held < 0) fail("held >= 0", String(c.held));
   const heldBy = new Map<number, number>();
-  for (const job of a.jobs.values()) {
-    const results = job.delivered + job.failedUnavailable + job.failedNoCaptions;
-    if (job.kind === "bulk" && results > job.videos) fail("results <= videos", `${job.id}: ${results} > ${job.videos}`);
-    if (job.spent + job.refunded > job.reserved) fail("spent + refunded <= reserved", job.id);
-    const open = job.status === "queued" || job.status === "running";
-    const holds = job.reserved - job.spent - job.refunded;
-    if (!open && holds !== 0) fail("an ended job holds nothing", `${job.id} holds ${holds}`);
-    if (open) heldBy.set(job.cycle, (heldBy.get(job.cycle) ?? 0) + holds);
-  }
-  for (const [id, c] of a.ended) {
-    if (c.unused + c.spent + c.held + c.refunded !== c.allowance) {
-      fail("ended cycle: unused + spent + held + refunded == allowance", `cycle ${id}`);
+  for (const h of s.holds) {
+    if (h.spent + h.refunded > h.reserved) fail("spent + refunded <= reserved", `${h.id}: ${h.spent} + ${h.refunded} > ${h.reserved}`);
+    if (h.held !== h.reserved - h.spent - h.refunded) fail("held == reserved - spent - refunded", h.id);
+    if (h.status !== "open" && h.held !== 0) fail("an ended hold holds nothing", `${h.id} holds ${h.held}`);
+    if (h.refundedToEndedCycle > h.refunded) fail("refundedToEndedCycle <= refunded", h.id);
+    if (h.kind === "items") {
+      const failed = Object.values(h.failed).reduce((sum, n) => sum + n, 0);
+      if (h.settled > h.items) fail("settled <= items", `${h.id}: ${h.settled} > ${h.items}`);
+      if (h.delivered + failed !== h.settled) fail("delivered + failed == settled", h.id);
+      if (h.spent !== h.delivered * h.perItem.required + h.optionalSpent) fail("spent == delivered x required + optionalSpent", h.id);
     }
-    if (c.held !== (heldBy.get(id) ?? 0)) fail("ended cycle held == its open jobs' holds", `cycle ${id}: ${c.held}`);
+    if (h.status === "open") heldBy.set(h.cycleId, (heldBy.get(h.cycleId) ?? 0) + h.held);
   }
-  if (a.held !== (heldBy.get(a.cycle) ?? 0)) fail("held == open jobs' holds", `${a.held} != ${heldBy.get(a.cycle) ?? 0}`);
+  for (const e of s.endedCycles) {
+    if (e.unused + e.spent + e.held + e.refunded !== e.allowance) fail("ended cycle: unused + spent + held + refunded == allowance", `cycle ${e.id}`);
+    if (e.held < 0) fail("ended cycle: held >= 0", `cycle ${e.id}: ${e.held}`);
+    if (e.held !== (heldBy.get(e.id) ?? 0)) fail("ended cycle held == its open holds' holds", `cycle ${e.id}: ${e.held} != ${heldBy.get(e.id) ?? 0}`);
+  }
+  if (c.held !== (heldBy.get(s.cycle.id) ?? 0)) fail("held == open holds' holds", `${c.held} != ${heldBy.get(s.cycle.id) ?? 0}`);
   return out;
 }

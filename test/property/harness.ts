@@ -1,63 +1,112 @@
 // Model-based testing (STYLE "Tests"): the same random operations run against Redis and
-// against the reference model (src/model), and after every step the stored state must equal
-// the model's and keep every credit invariant (SPEC §3, §6).
+// against the reference model (tollgate/model) with the same option objects; after every step
+// the answers must be equal, the stored account must equal the model's (accounts.inspect on
+// both), and every credit invariant must hold on what Redis holds (SPEC §3-7, §10).
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { fingerprint, type AccountSnapshot, type PlanTable, type Tollgate } from '../../src/index.ts';
-import { accountFromSnapshot, checkInvariants, TollgateModel, type ModelAccount, type ModelJob } from '../../src/model/index.ts';
+import type { PlanTable, PolicyTable, Tollgate } from '../../src/index.ts';
+import { checkInvariants, TollgateModel } from '../../src/model/index.ts';
 import type { ManualClock } from '../helpers/tollgate.ts';
 
 export const LEASE_MS = 60_000;
 const DAY = 86_400_000;
 
-/** Small numbers so that limits, caps and balances are hit often. */
+/** Small numbers so that limits, caps and balances are hit often; fixed and sliding windows, one or two per surface. */
 export const PROPERTY_PLANS: PlanTable = {
-  tiny: { requestsPerMinute: 3, webRequestsPerMinute: 2, creditsPerCycle: 12, bulkJobs: false, activeJobCap: 1, maxVideosPerJob: 6, cycle: { days: 30 } },
-  small: { requestsPerMinute: 5, creditsPerCycle: 25, bulkJobs: true, activeJobCap: 1, maxVideosPerJob: 8, cycle: { months: 1 } },
-  roomy: { requestsPerMinute: 8, creditsPerCycle: 40, bulkJobs: true, activeJobCap: 2, maxVideosPerJob: 8, cycle: { days: 7 } },
+  tiny: {
+    limits: { api: [{ limit: 3, windowMs: 60_000 }], web: [{ limit: 2, windowMs: 60_000 }] },
+    credits: { allowance: 12, cycle: { days: 30 } },
+    holds: { cap: 1, maxItems: 6, surfaces: ['web'] },
+  },
+  small: {
+    limits: { api: [{ limit: 5, windowMs: 60_000 }, { limit: 2, windowMs: 1_000, algorithm: 'sliding' }], web: [{ limit: 5, windowMs: 60_000 }] },
+    credits: { allowance: 25, cycle: { months: 1 } },
+    holds: { cap: 1, maxItems: 8, surfaces: ['api', 'web'] },
+  },
+  roomy: {
+    limits: { api: [{ limit: 8, windowMs: 10_000, algorithm: 'sliding' }, { limit: 20, windowMs: 3_600_000 }], web: [{ limit: 8, windowMs: 60_000 }] },
+    credits: { allowance: 40, cycle: { days: 7 } },
+    holds: { cap: 2, maxItems: 8, surfaces: ['api', 'web'] },
+  },
 };
 const PLAN_NAMES = Object.keys(PROPERTY_PLANS);
 
+export const PROPERTY_POLICIES: PolicyTable = {
+  anon: { api: [{ limit: 2, windowMs: 1_000 }, { limit: 5, windowMs: 60_000, algorithm: 'sliding' }] },
+  login: { attempts: [{ limit: 3, windowMs: 30_000, algorithm: 'sliding' }] },
+};
+
+/** The options both sides are built with. */
+export function propertyOptions(stagger: boolean) {
+  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 } } as const;
+}
+
+const LABELS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r'];
+
 export type Op =
-  | { op: 'admit'; surface: 'api' | 'web'; credits: number }
+  | { op: 'admit'; surface: 'api' | 'web' | 'nope'; cost: number; credits: number }
+  | { op: 'policyAdmit'; policy: 'anon' | 'login'; cost: number }
+  | { op: 'peek'; surface: 'api' | 'web' }
+  | { op: 'reset'; surface: 'api' | 'web'; policy: boolean }
   | { op: 'charge'; required: number; optional: number; operation: number | null }
   | { op: 'startCycle' }
   | { op: 'changePlan'; plan: string; startNow: boolean }
   | { op: 'advance'; ms: number }
-  | { op: 'usage' }
-  | { op: 'reserve'; videos: number; comments: boolean; key: number | null; bodyVariant: number }
-  | { op: 'collection'; limit: number; key: number | null }
-  | { op: 'result'; job: number; transcript: 'delivered' | 'video_unavailable' | 'no_captions'; comment: 'nonempty' | 'empty' | 'failed' }
-  | { op: 'page'; job: number; page: 'nonempty' | 'empty' | 'failed' }
-  | { op: 'end'; job: number; status: 'completed' | 'canceled' }
+  | { op: 'usage'; surface: 'api' | 'web' }
+  | { op: 'history'; days: number }
+  | { op: 'open'; items: number; required: number; optional: number; surface: 'api' | 'web'; key: number | null; bodyVariant: number }
+  | { op: 'openBudget'; amount: number; key: number | null }
+  | { op: 'settle'; hold: number; item: number; failed: number | null; optionalSpent: number }
+  | { op: 'spend'; hold: number; item: number; amount: number }
+  | { op: 'end'; hold: number; cancel: boolean }
+  | { op: 'get'; hold: number }
+  | { op: 'list' }
   | { op: 'sweep' }
   | { op: 'retry' };
 
 const advance = fc.oneof(
-  { weight: 4, arbitrary: fc.integer({ min: 0, max: 90_000 }).map((ms) => ({ op: 'advance' as const, ms })) },
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 2_500 }).map((ms) => ({ op: 'advance' as const, ms })) },
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 90_000 }).map((ms) => ({ op: 'advance' as const, ms })) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 40 }).map((d) => ({ op: 'advance' as const, ms: d * DAY })) },
 );
 
-export const coreOps: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('admit' as const), surface: fc.constantFrom('api' as const, 'web' as const), credits: fc.integer({ min: 0, max: 3 }) }) },
+const surface = fc.constantFrom('api' as const, 'web' as const);
+
+/** Windows, costs, policies, peek and reset (issue: limits for any subject). */
+export const limitOps: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('admit' as const), surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const, 'nope' as const), cost: fc.integer({ min: 1, max: 9 }), credits: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 5, arbitrary: fc.record({ op: fc.constant('policyAdmit' as const), policy: fc.constantFrom('anon' as const, 'login' as const), cost: fc.integer({ min: 1, max: 4 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('peek' as const), surface }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('reset' as const), surface, policy: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('changePlan' as const), plan: fc.constantFrom(...PLAN_NAMES), startNow: fc.boolean() }) },
+  { weight: 4, arbitrary: advance },
+);
+
+/** Charges, cycles and plan changes (SPEC §3, §5). */
+export const creditOps: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('admit' as const), surface, cost: fc.constant(1), credits: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 5, arbitrary: fc.record({ op: fc.constant('charge' as const), required: fc.integer({ min: 0, max: 6 }), optional: fc.integer({ min: 0, max: 3 }), operation: fc.option(fc.integer({ min: 0, max: 3 })) }) },
   { weight: 1, arbitrary: fc.constant({ op: 'startCycle' as const }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('changePlan' as const), plan: fc.constantFrom(...PLAN_NAMES), startNow: fc.boolean() }) },
   { weight: 3, arbitrary: advance },
-  { weight: 1, arbitrary: fc.constant({ op: 'usage' as const }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('usage' as const), surface }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('history' as const), days: fc.integer({ min: 1, max: 40 }) }) },
 );
 
-export const jobOps: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: coreOps },
-  // Few keys and mostly one body per key, so retries of a stored outcome (replays of a job or
-  // of a job-cap refusal) come up often next to reused keys with another body.
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('reserve' as const), videos: fc.integer({ min: 1, max: 9 }), comments: fc.boolean(), key: fc.option(fc.integer({ min: 0, max: 1 }), { freq: 3 }), bodyVariant: fc.constantFrom(0, 0, 0, 1) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('collection' as const), limit: fc.integer({ min: 1, max: 6 }), key: fc.option(fc.integer({ min: 0, max: 2 })) }) },
-  { weight: 8, arbitrary: fc.record({ op: fc.constant('result' as const), job: fc.nat(), transcript: fc.constantFrom('delivered' as const, 'delivered' as const, 'video_unavailable' as const, 'no_captions' as const), comment: fc.constantFrom('nonempty' as const, 'empty' as const, 'failed' as const) }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('page' as const), job: fc.nat(), page: fc.constantFrom('nonempty' as const, 'empty' as const, 'failed' as const) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('end' as const), job: fc.nat(), status: fc.constantFrom('completed' as const, 'canceled' as const) }) },
+/** Whole accounts: holds of both kinds next to everything else (SPEC §6-7, §10). */
+export const holdOps: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: creditOps },
+  // Few keys and mostly one body per key, so retries of a stored outcome (replays of a hold or
+  // of a cap refusal) come up often next to reused keys with another body.
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('open' as const), items: fc.integer({ min: 1, max: 9 }), required: fc.integer({ min: 0, max: 2 }), optional: fc.integer({ min: 0, max: 2 }), surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const), key: fc.option(fc.integer({ min: 0, max: 1 }), { freq: 3 }), bodyVariant: fc.constantFrom(0, 0, 0, 1) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('openBudget' as const), amount: fc.integer({ min: 1, max: 6 }), key: fc.option(fc.integer({ min: 0, max: 2 })) }) },
+  { weight: 8, arbitrary: fc.record({ op: fc.constant('settle' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 12 }), failed: fc.option(fc.integer({ min: 0, max: LABELS.length - 1 }), { freq: 2 }), optionalSpent: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('spend' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 8 }), amount: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('end' as const), hold: fc.nat(), cancel: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('get' as const), hold: fc.nat() }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'list' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'sweep' as const }) },
-  // A client retrying its last creation as it was: replays of stored outcomes.
+  // A client retrying its last opening as it was: replays of stored outcomes.
   { weight: 2, arbitrary: fc.constant({ op: 'retry' as const }) },
 );
 
@@ -75,175 +124,173 @@ function note(reached: Reached | undefined, event: string) {
   if (reached) reached[event] = (reached[event] ?? 0) + 1;
 }
 
+type Answer = { value: unknown } | { error: string };
+
+/** The answer of a call, or the typed error it threw (name and message), so both sides compare. */
+async function answer(call: () => unknown): Promise<Answer> {
+  try {
+    return { value: await call() };
+  } catch (error) {
+    const e = error as Error;
+    return { error: `${e.name}: ${e.message}` };
+  }
+}
+
 /** Runs one sequence on Redis and on the model, comparing after every step. */
 export async function runSequence(
   tg: Tollgate,
   clock: ManualClock,
-  accountId: string,
+  subject: string,
+  stagger: boolean,
   setup: { plan: string; signupDaysAgo: number; unit: 'd' | 'm'; length: number },
   ops: Op[],
   reached?: Reached,
 ): Promise<void> {
-  const model = new TollgateModel(PROPERTY_PLANS, { leaseMs: LEASE_MS });
+  const model = new TollgateModel({ ...propertyOptions(stagger), clock: clock.fn });
   const anchor = clock.now - setup.signupDaysAgo * DAY;
   const every = setup.unit === 'd' ? { days: setup.length * 10 } : { months: setup.length };
-  await tg.accounts.create(accountId, { plan: setup.plan, cycle: { anchor, every } });
-  model.createAccount(accountId, setup.plan, clock.now, { anchor, unit: setup.unit, length: setup.unit === 'd' ? setup.length * 10 : setup.length });
-  const jobIds: string[] = [];
+  const created = { plan: setup.plan, cycle: { anchor, every } };
+  expect(await tg.accounts.create(subject, created)).toEqual(model.accounts.create(subject, created));
+  const visitor = `ip:${subject}`;
+  const holdIds: string[] = [];
   const opIds = new Map<number, string>();
-  const at = (step: number, op: Op) => `step ${step}: ${JSON.stringify(op)}`;
+  let lastOpening: Op | undefined;
 
-  let lastCreation: Op | undefined;
   for (const [step, given] of ops.entries()) {
-    const op = given.op === 'retry' ? lastCreation ?? given : given;
-    if (op.op === 'reserve' || op.op === 'collection') lastCreation = op;
-    const now = clock.now;
-    const where = at(step, op);
+    const op = given.op === 'retry' ? (lastOpening ?? given) : given;
+    if (op.op === 'open' || op.op === 'openBudget') lastOpening = op;
+    const where = `step ${step}: ${JSON.stringify(op)}`;
+    const both = async (redis: () => unknown, reference: () => unknown): Promise<Answer> => {
+      const got = await answer(redis);
+      const want = await answer(reference);
+      expect(got, where).toEqual(want);
+      return got;
+    };
+    const holdId = (n: number) => holdIds[n % holdIds.length]!;
     switch (op.op) {
       case 'admit': {
-        const got = await tg.limits.admit(accountId, { surface: op.surface, credits: op.credits });
-        const want = model.admit(accountId, now, op.surface, op.credits);
-        expect(got.allowed, where).toBe(want.allowed);
-        note(reached, got.allowed ? 'admitted' : 'rate_limited');
-        expect(got.rateLimit, where).toEqual({ limit: want.limit, remaining: want.remaining, resetMs: want.resetMs });
-        if (got.allowed && want.allowed && op.credits > 0) expect(got.credits?.sufficient, where).toBe(want.sufficient);
+        const options = { surface: op.surface, cost: op.cost, credits: op.credits };
+        const got = await both(() => tg.limits.admit(subject, options), () => model.limits.admit(subject, options));
+        if ('value' in got) {
+          const a = got.value as { allowed: boolean; reason?: string; windows: unknown[]; credits?: { sufficient: boolean } };
+          note(reached, a.allowed ? (a.credits?.sufficient === false ? 'admitted_short_of_credits' : 'admitted') : a.reason!);
+          if (a.windows.length > 1) note(reached, a.allowed ? 'admitted_in_two_windows' : 'denied_in_two_windows');
+        } else note(reached, 'unknown_surface');
+        break;
+      }
+      case 'policyAdmit': {
+        const options = { policy: op.policy, surface: op.policy === 'anon' ? 'api' : 'attempts', cost: op.cost };
+        const got = await both(() => tg.limits.admit(visitor, options), () => model.limits.admit(visitor, options));
+        if ('value' in got) note(reached, (got.value as { allowed: boolean }).allowed ? 'policy_admitted' : 'policy_denied');
+        break;
+      }
+      case 'peek':
+        await both(() => tg.limits.peek(subject, { surface: op.surface }), () => model.limits.peek(subject, { surface: op.surface }));
+        break;
+      case 'reset': {
+        const [who, options] = op.policy ? [visitor, { policy: 'anon', surface: 'api' }] : [subject, { surface: op.surface }];
+        await both(() => tg.limits.reset(who, options), () => model.limits.reset(who, options));
+        note(reached, 'reset');
         break;
       }
       case 'charge': {
-        if (op.required + op.optional === 0) break;
-        const operationId = op.operation === null ? undefined : opIds.get(op.operation) ?? `op-${op.operation}-${accountId}`;
+        const operationId = op.operation === null ? undefined : (opIds.get(op.operation) ?? `op-${op.operation}-${subject}`);
         if (operationId) opIds.set(op.operation!, operationId);
-        const got = await tg.credits.charge(accountId, { required: op.required, optional: op.optional, operationId });
-        const want = model.charge(accountId, now, op.required, op.optional, operationId);
-        note(reached, want.ok ? (want.replayed ? 'charge_replayed' : 'charged') : 'charge_insufficient');
-        if (want.ok) expect(got, where).toMatchObject({ ok: true, charged: want.charged, replayed: want.replayed });
-        else expect(got, where).toEqual({ ok: false, reason: 'insufficient', remaining: want.remaining, needed: want.needed });
+        const request = { required: op.required, optional: op.optional, operationId };
+        const got = await both(() => tg.credits.charge(subject, request), () => model.credits.charge(subject, request));
+        if ('value' in got) {
+          const c = got.value as { ok: boolean; replayed?: boolean };
+          note(reached, c.ok ? (c.replayed ? 'charge_replayed' : 'charged') : 'charge_insufficient');
+        }
         break;
       }
       case 'startCycle':
-        await tg.accounts.startCycle(accountId);
-        model.startCycle(accountId, now);
+        await both(() => tg.accounts.startCycle(subject), () => model.accounts.startCycle(subject));
         break;
-      case 'changePlan':
-        await tg.accounts.changePlan(accountId, op.plan, { startNewCycle: op.startNow });
-        model.changePlan(accountId, now, op.plan, op.startNow);
+      case 'changePlan': {
+        const options = { startNewCycle: op.startNow };
+        await both(() => tg.accounts.changePlan(subject, op.plan, options), () => model.accounts.changePlan(subject, op.plan, options));
         break;
+      }
       case 'advance':
         clock.advance(op.ms);
         break;
-      case 'usage': {
-        const got = await tg.usage(accountId);
-        model.observe(accountId, now);
-        const a = model.accounts.get(accountId)!;
-        expect(got.credits, where).toEqual({ allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance });
-        expect(got.jobs.active, where).toBe(model.activeJobs(accountId).length);
+      case 'usage':
+        await both(() => tg.usage(subject, { surface: op.surface }), () => model.usage(subject, { surface: op.surface }));
+        break;
+      case 'history': {
+        const got = await both(() => tg.credits.history(subject, { days: op.days }), () => model.credits.history(subject, { days: op.days }));
+        if ('value' in got && (got.value as unknown[]).length > 1) note(reached, 'history_of_several_days');
         break;
       }
-      case 'reserve':
-      case 'collection': {
-        const jobId = `job-${jobIds.length}`;
+      case 'open':
+      case 'openBudget': {
+        const id = `h-${holdIds.length}`;
         // A small body space, so that retries with the same key and body (replays) are frequent.
-        const body = op.op === 'reserve' ? { v: op.bodyVariant } : { limit: op.limit };
-        const idem = op.key === null ? undefined : { key: `key-${op.key}`, body };
+        const body = op.op === 'open' ? { v: op.bodyVariant } : { amount: op.amount };
+        const idempotency = op.key === null ? undefined : { key: `key-${op.key}`, body };
         const got =
-          op.op === 'reserve'
-            ? await tg.jobs.reserve(accountId, { jobId, videos: op.videos, includeComments: op.comments, idempotency: idem })
-            : await tg.jobs.reserveCollection(accountId, { jobId, limit: op.limit, surface: 'web', idempotency: idem });
-        const want = model.reserve(accountId, now, {
-          jobId,
-          kind: op.op === 'reserve' ? 'bulk' : 'collection',
-          surface: op.op === 'reserve' ? 'api' : 'web',
-          videos: op.op === 'reserve' ? op.videos : 0,
-          comments: op.op === 'reserve' && op.comments,
-          limit: op.op === 'collection' ? op.limit : 0,
-          idempotency: idem && { key: idem.key, fingerprint: fingerprint(body) },
-        });
-        note(reached, want.ok ? (want.replayed ? 'job_replayed' : 'job_created') : want.reason + (want.reason === 'job_limit_reached' && want.replayed ? '_replayed' : ''));
-        if (want.ok) {
-          expect(got, where).toMatchObject({ ok: true, replayed: want.replayed, job: { id: want.job.id, reserved: want.job.reserved } });
-          if (!want.replayed) jobIds.push(jobId);
-        } else {
-          expect(got, where).toMatchObject({ ok: false, reason: want.reason });
-        }
+          op.op === 'open'
+            ? await both(
+                () => tg.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
+                () => model.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
+              )
+            : await both(
+                () => tg.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
+                () => model.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
+              );
+        if ('value' in got) {
+          const o = got.value as { ok: boolean; replayed?: boolean; reason?: string; hold?: { id: string } };
+          note(reached, o.ok ? (o.replayed ? 'hold_replayed' : `${op.op}_opened`) : `${o.reason}${o.replayed ? '_replayed' : ''}`);
+          if (o.ok && o.hold?.id === id) holdIds.push(id);
+        } else note(reached, 'open_refused_as_bad_input');
         break;
       }
-      case 'result':
-      case 'page':
+      case 'settle':
+      case 'spend': {
+        if (holdIds.length === 0) break;
+        const id = holdId(op.hold);
+        const got =
+          op.op === 'settle'
+            ? await (async () => {
+                const settlement = op.failed === null ? { itemId: `i${op.item}`, optionalSpent: op.optionalSpent } : { itemId: `i${op.item}`, failed: LABELS[op.failed]! };
+                return both(() => tg.holds.settle(subject, id, settlement), () => model.holds.settle(subject, id, settlement));
+              })()
+            : await both(() => tg.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }), () => model.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }));
+        if ('value' in got) {
+          const s = got.value as { accepted: boolean; replayed?: boolean; reason?: string };
+          note(reached, s.accepted ? (s.replayed ? 'settle_replayed' : `${op.op}_accepted`) : `settle_${s.reason}`);
+        } else note(reached, `${op.op}_bad_input`);
+        break;
+      }
       case 'end': {
-        if (jobIds.length === 0) break;
-        const jobId = jobIds[op.job % jobIds.length]!;
-        const kind = model.accounts.get(accountId)!.jobs.get(jobId)!.kind;
-        if (op.op === 'end') {
-          const got = op.status === 'canceled' ? await tg.jobs.cancel(accountId, jobId) : await tg.jobs.finish(accountId, jobId);
-          expect(got.ended, where).toBe(model.end(accountId, now, jobId, op.status));
-        } else if (op.op === 'result' && kind === 'bulk') {
-          const got = await tg.jobs.recordResult(accountId, jobId, { transcript: op.transcript, commentPage: op.comment });
-          const want = model.recordResult(accountId, now, jobId, op.transcript, op.comment);
-          note(reached, want.accepted ? 'result_accepted' : `result_${want.reason}`);
-          expect(got, where).toMatchObject(want);
-        } else if (op.op === 'page' && kind === 'collection') {
-          const got = await tg.jobs.recordPage(accountId, jobId, op.page);
-          expect(got, where).toMatchObject(model.recordPage(accountId, now, jobId, op.page));
-        }
+        if (holdIds.length === 0) break;
+        const id = holdId(op.hold);
+        const got = op.cancel
+          ? await both(() => tg.holds.cancel(subject, id), () => model.holds.cancel(subject, id))
+          : await both(() => tg.holds.finish(subject, id), () => model.holds.finish(subject, id));
+        if ('value' in got && !(got.value as { ended: boolean }).ended) note(reached, 'end_of_an_ended_hold');
         break;
       }
+      case 'get':
+        if (holdIds.length > 0) await both(() => tg.holds.get(subject, holdId(op.hold)), () => model.holds.get(subject, holdId(op.hold)));
+        break;
+      case 'list':
+        await both(() => tg.holds.list(subject), () => model.holds.list(subject));
+        break;
+      case 'sweep':
+        await both(() => tg.holds.sweepSubject(subject), () => model.holds.sweepSubject(subject));
+        break;
       case 'retry':
         break;
-      case 'sweep': {
-        const got = await tg.jobs.sweepAccount(accountId);
-        model.roll(accountId, now);
-        expect(got.ended, where).toBe(model.expireLapsed(accountId, now));
-        break;
-      }
     }
-    const stored = await tg.accounts.inspect(accountId);
+    const stored = await tg.accounts.inspect(subject);
     if (stored.cycle.id > 1) note(reached, 'new_cycle');
-    if (stored.jobs.some((j) => j.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
-    if (stored.jobs.some((j) => j.endReason === 'lease_expired')) note(reached, 'lease_expired');
-    expect(project(stored), where).toEqual(projectModel(model.accounts.get(accountId)!, clock.now));
-    expect(checkInvariants(accountFromSnapshot(stored)), where).toEqual([]);
+    if (stored.holds.some((h) => h.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
+    if (stored.holds.some((h) => h.endReason === 'lease_expired')) note(reached, 'lease_expired');
+    expect(stored, where).toEqual(model.accounts.inspect(subject));
+    expect(checkInvariants(stored), where).toEqual([]);
   }
-}
-
-/** The comparable part of a stored account. */
-function project(s: AccountSnapshot) {
-  return {
-    plan: s.plan,
-    credits: s.credits,
-    cycle: s.cycle,
-    cycleSpec: s.cycleSpec,
-    windows: s.windows,
-    ended: s.endedCycles.map(({ id, allowance, unused, spent, held, refunded, start, end }) => ({ id, allowance, unused, spent, held, refunded, start, end })),
-    jobs: s.jobs
-      .map((j) => ({
-        id: j.id, kind: j.kind, status: j.status, reserved: j.reserved, delivered: j.delivered,
-        failed: [j.failed.videoUnavailable, j.failed.noCaptions], commentPages: j.commentPages, commentMisses: j.commentMisses,
-        spent: j.spent, refunded: j.refunded, refundedToEndedCycle: j.refundedToEndedCycle, cycle: j.cycleId,
-        lease: j.leaseExpiresAt, finishedAt: j.finishedAt ?? 0, endReason: j.endReason ?? '',
-      }))
-      .sort((a, b) => a.id.localeCompare(b.id)),
-  };
-}
-
-function projectModel(a: ModelAccount, now: number) {
-  const window = Math.floor(now / 60_000);
-  const inWindow = (w: { window: number; used: number }) => ({ window, used: w.window === window ? w.used : 0 });
-  return {
-    plan: a.plan,
-    credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
-    cycle: { id: a.cycle, start: a.cycleStart, end: a.cycleEnd },
-    cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-    windows: { api: inWindow(a.windows.api), web: inWindow(a.windows.web) },
-    ended: [...a.ended.entries()].sort(([x], [y]) => x - y).map(([id, c]) => ({ id, ...c })),
-    jobs: [...a.jobs.values()]
-      .map((j: ModelJob) => ({
-        id: j.id, kind: j.kind, status: j.status, reserved: j.reserved, delivered: j.delivered,
-        failed: [j.failedUnavailable, j.failedNoCaptions], commentPages: j.commentPages, commentMisses: j.commentMisses,
-        spent: j.spent, refunded: j.refunded, refundedToEndedCycle: j.refundedToEndedCycle, cycle: j.cycle,
-        lease: j.leaseExpiresAt, finishedAt: j.finishedAt, endReason: j.endReason,
-      }))
-      .sort((a, b) => a.id.localeCompare(b.id)),
-  };
 }
 
 /** CI runs the counts the issues ask for; TOLLGATE_PROPERTY_RUNS asks for a longer run. */
