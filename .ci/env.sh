@@ -69,25 +69,7 @@ fi
 if [ ! -f node_modules/.package-lock.json ] ||
   [ -n "$(find package-lock.json -newer node_modules/.package-lock.json)" ]; then
   say "installing npm dependencies (npm ci)..."
-  log=$(mktemp)
-  if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
-    # The registry this project installs from serves the native builds of some packages
-    # (rollup, msgpackr-extract) for this machine's platform only, so package-lock.json cannot
-    # list the other platforms' optional builds and npm ci calls the lock out of sync. When
-    # every complaint is such an unlisted optional build ("Missing: name@ from lock file",
-    # with no version), npm install --no-save installs exactly the locked versions and leaves
-    # package-lock.json as it is; any other mismatch still fails here.
-    if grep -q 'are in sync' "$log" && grep -q '^npm error Missing: .*@ from lock file$' "$log" &&
-      ! grep -E '^npm error (Missing|Invalid):' "$log" | grep -qv '^npm error Missing: .*@ from lock file$'; then
-      say "package-lock.json lacks other platforms' optional builds; installing the locked versions with npm install --no-save..."
-      npm install --no-save --no-audit --no-fund --loglevel=error >&2
-    else
-      cat "$log" >&2
-      rm -f "$log"
-      die "npm ci failed."
-    fi
-  fi
-  rm -f "$log"
+  npm ci --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed."
 fi
 
 # 3. redis-server, for the tests (they report clearly when there is none).
