@@ -7,10 +7,9 @@
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[3] counterBase   string   counters are <counterBase><surface>:<seconds>:<window>
-  ARGV[4] stagger       integer  the subject's offset of fixed windows in ms
+  ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   Returns: {code, state}   state as JSON {account, cycles, holds, windows}, where windows maps
-    each surface to its flat window states (lib/windows.lua)
+    each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -24,8 +23,7 @@ local cyclesKey   = KEYS[2]
 local holdListKey = KEYS[3]
 local nowArg      = ARGV[1]
 local holdPrefix  = ARGV[2]
-local counterBase = ARGV[3]
-local stagger     = tonumber(ARGV[4])
+local stagger     = tonumber(ARGV[3])
 
 local a = account_load(accountKey)
 if not a then
@@ -38,7 +36,6 @@ for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, 0, -1)) do
 end
 local counts = {}
 for surface, spec in pairs(a.windows) do
-  counts[surface] = {}
-  windows_admit(counts[surface], spec, counterBase .. surface .. ':', now, 0, stagger)
+  counts[surface] = windows_count(spec, account_counters(accountKey, surface), now, 0, '0', stagger)
 end
 return { CODE.OK, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holds = holds, windows = counts }) }

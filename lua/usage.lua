@@ -11,15 +11,14 @@
   KEYS[6] apiKeys       hash   the subject's API keys (lib/apiKeys.lua); read only with a key id
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] surface       string   the surface whose windows are reported
-  ARGV[3] counterBase   string   counters are <counterBase><surface>:<seconds>:<window>
-  ARGV[4] stagger       integer  the subject's offset of fixed windows in ms
-  ARGV[5] keyId         string   the presented key's id, '' without a key
-  ARGV[6] keyDigest     string   the presented key's digest
-  ARGV[7] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[8] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[9] journalBound  integer  max entries, or max age in ms
-  ARGV[10] historyDays  integer  days of history kept; 0 keeps none
-  Returns: {code, state, then per window: limit, remaining, resetMs, retryMs, seconds, sliding}
+  ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
+  ARGV[4] keyId         string   the presented key's id, '' without a key
+  ARGV[5] keyDigest     string   the presented key's digest
+  ARGV[6] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
+  ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
+  ARGV[8] journalBound  integer  max entries, or max age in ms
+  ARGV[9] historyDays  integer  days of history kept; 0 keeps none
+  Returns: {code, spec, ...windows (lib/windows.lua), state}
     state as JSON: the account's attributes plus now and active (open holds).
     KEY_REFUSED: {code, reason}.   Codes: OK, KEY_REFUSED, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
@@ -37,14 +36,13 @@ local activeKey    = KEYS[5]
 local apiKeysKey   = KEYS[6]
 local nowArg       = ARGV[1]
 local surface      = ARGV[2]
-local counterBase  = ARGV[3]
-local stagger      = tonumber(ARGV[4])
-local keyId        = ARGV[5]
-local keyDigest    = ARGV[6]
-local holdPrefix   = ARGV[7]
-local journalTrim  = ARGV[8]
-local journalBound = tonumber(ARGV[9])
-local historyDays  = tonumber(ARGV[10])
+local stagger      = tonumber(ARGV[3])
+local keyId        = ARGV[4]
+local keyDigest    = ARGV[5]
+local holdPrefix   = ARGV[6]
+local journalTrim  = ARGV[7]
+local journalBound = tonumber(ARGV[8])
+local historyDays  = tonumber(ARGV[9])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
@@ -68,7 +66,6 @@ holds_expire_lapsed(ctx, a)
 a.active = redis.call('ZCARD', activeKey)
 a.now = ctx.now
 a.recent = nil
-local reply = { CODE.OK, '' }
-windows_admit(reply, windows, counterBase .. surface .. ':', ctx.now, 0, stagger)
-reply[2] = cjson.encode(a)
+local reply = windows_count(windows, account_counters(accountKey, surface), ctx.now, 0, '0', stagger)
+reply[#reply + 1] = cjson.encode(a)
 return reply

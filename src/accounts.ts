@@ -24,7 +24,7 @@ import {
 } from "./records.ts";
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { windowStates, type RateLimitState } from "./windows.ts";
+import { windowsFromReply, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
@@ -111,7 +111,7 @@ export class Accounts {
    */
   async inspect(subject: string): Promise<AccountSnapshot> {
     const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(inspectAccount, keys, { counterBase: keys.counterBase, stagger: this.ctx.staggerOf(keys.subject) });
+    const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
     const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holds: unknown; windows: Record<string, unknown[]> | unknown[] };
     const a = state.account;
     const windows = Array.isArray(state.windows) ? {} : state.windows;
@@ -120,7 +120,7 @@ export class Accounts {
       credits: creditsFrom(a),
       cycle: cycleFrom(a),
       cycleSpec: cycleSpecFrom(a),
-      windows: Object.fromEntries(Object.entries(windows).map(([surface, flat]) => [surface, windowStates(flat, 0)])),
+      windows: Object.fromEntries(Object.entries(windows).map(([surface, reply]) => [surface, windowsFromReply(reply).states])),
       endedCycles: endedCyclesFrom(state.cycles),
       holds: Array.isArray(state.holds) ? state.holds.map((h) => holdFrom(h as Record<string, unknown>)) : [],
     };

@@ -11,9 +11,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors.ts";
-import { admissionFrom, type Admission, type Limits } from "./limits.ts";
+import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { admit, issueKey, listKeys, revokeKey, usage as usageScript } from "./scripts/bundle.generated.ts";
+import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { usageFrom, type Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
@@ -88,10 +88,7 @@ export function parseKey(key: unknown, keyPrefix: string): { subject: string; ke
 }
 
 export class Keys {
-  constructor(
-    private readonly ctx: Context,
-    private readonly limits: Limits,
-  ) {}
+  constructor(private readonly ctx: Context) {}
 
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
@@ -176,8 +173,8 @@ export class Keys {
       const cached = cache.get(cacheKey);
       if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
     }
-    const target = this.limits.target(keys, { surface });
-    const reply = await this.ctx.runner.run(admit, keys, { ...target, cost, credits, keyId: parsed.keyId, keyDigest: parsed.digest });
+    const stagger = this.ctx.staggerOf(keys.subject);
+    const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
     if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
     const admission = admissionFrom(reply, credits);
     if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission);
@@ -187,7 +184,6 @@ export class Keys {
   private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
     const reply = await this.ctx.runner.run(usageScript, keys, {
       surface,
-      counterBase: keys.counterBase,
       stagger: this.ctx.staggerOf(keys.subject),
       keyId: parsed.keyId,
       keyDigest: parsed.digest,

@@ -8,10 +8,10 @@ import type { Context } from "./context.ts";
 import type { PolicyTable } from "./plans.ts";
 import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { admit as admitScript, resetLimits } from "./scripts/bundle.generated.ts";
+import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowRetries, windowsSpec, windowStates, type RateLimitState, type Window } from "./windows.ts";
+import { mostRestrictive, surfaceName, windowsFromReply, windowsSpec, type RateLimitState, type Window } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -60,26 +60,27 @@ export interface LimitState {
   windows: RateLimitState[];
 }
 
-/** What admit.lua needs to know of the subject's windows: a policy's spec, or '' for the account's. */
-export interface WindowTarget {
+/** A policy's windows on a surface for one subject, as lua/admitPolicy.lua takes them. */
+interface PolicyTarget {
   surface: string;
   windows: string;
-  counterBase: string;
+  counters: string;
   stagger: number;
-  cacheKey: string | undefined;
+  cacheKey: string;
 }
 
-/** Decodes admit.lua's reply (lib/windows.lua layout from index 2). */
+/** Decodes the reply of admit.lua, verifyKey.lua or admitPolicy.lua (lib/windows.lua). */
 export function admissionFrom(reply: unknown[], credits: number): Admission {
   const code = reply[0] as number;
-  const windows = windowStates(reply, 2);
-  const { index, retryAfterMs } = mostRestrictive(windows, windowRetries(reply, 2));
+  const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
+  const { states: windows, retries, next } = windowsFromReply(reply);
+  const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
-  if (code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT) {
+  if (denied) {
     return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
   }
   if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[1]), needed: credits } };
+  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[next]), needed: credits } };
 }
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */
@@ -103,21 +104,26 @@ export function policyWindows(policies: PolicyTable, policy: unknown, surface: s
 }
 
 export class Limits {
+  /** Each policy's windows per surface, as spec strings, made once. */
+  private readonly specs = new Map<string, string>();
+
   constructor(private readonly ctx: Context) {}
 
   /** Counts a request of `cost` in every window of the surface; a denial counts nothing. */
   async admit(subject: string, options: AdmitOptions = {}): Promise<Admission> {
     const keys = this.ctx.keys(subject);
-    const target = this.target(keys, options);
     const { cost, credits } = admitArgs(options);
-    const cache = this.ctx.denyCache;
-    if (cache && target.cacheKey) {
-      const cached = cache.get(target.cacheKey);
-      if (cached) return cached;
+    if (options.policy === undefined) {
+      const surface = surfaceName("Surface", options.surface ?? "api");
+      const reply = await this.ctx.runner.run(admitScript, keys, { surface, cost, credits, stagger: this.ctx.staggerOf(keys.subject) });
+      return admissionFrom(reply, credits);
     }
-    const reply = await this.ctx.runner.run(admitScript, keys, { ...target, cost, credits, keyId: "", keyDigest: "" });
-    const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && target.cacheKey) cache.remember(target.cacheKey, keys.subject, admission);
+    const target = this.policy(keys, options.policy, options.surface);
+    const cache = this.ctx.denyCache;
+    const cached = cache?.get(target.cacheKey);
+    if (cached) return cached;
+    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, keys, { ...target, cost }), 0);
+    if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission);
     return admission;
   }
 
@@ -129,14 +135,16 @@ export class Limits {
   denied(subject: string, options: LimitTarget & { policy: string }): Denial | undefined {
     const cache = this.ctx.denyCache;
     if (!cache) return undefined;
-    const target = this.target(this.ctx.keys(subject), options);
-    return target.cacheKey ? cache.get(target.cacheKey) : undefined;
+    return cache.get(this.policy(this.ctx.keys(subject), options.policy, options.surface).cacheKey);
   }
 
   /** The surface's windows as they stand, counting nothing. */
   async peek(subject: string, options: LimitTarget = {}): Promise<LimitState> {
     const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(admitScript, keys, { ...this.target(keys, options), cost: 0, credits: 0, keyId: "", keyDigest: "" });
+    const reply =
+      options.policy === undefined
+        ? await this.ctx.runner.run(admitScript, keys, { surface: surfaceName("Surface", options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(keys.subject) })
+        : await this.ctx.runner.run(admitPolicy, keys, { ...this.policy(keys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };
   }
@@ -144,20 +152,21 @@ export class Limits {
   /** Clears the subject's counts on the surface: its next request starts every window afresh. */
   async reset(subject: string, options: LimitTarget = {}): Promise<void> {
     const keys = this.ctx.keys(subject);
-    const { surface, windows, counterBase, stagger } = this.target(keys, options);
-    await this.ctx.runner.run(resetLimits, keys, { surface, windows, counterBase, stagger });
+    const surface = surfaceName("Surface", options.surface ?? "api");
+    const stagger = this.ctx.staggerOf(keys.subject);
+    const policy = options.policy === undefined ? { windows: "", counters: "" } : this.policy(keys, options.policy, surface);
+    await this.ctx.runner.run(resetLimits, keys, { surface, windows: policy.windows, counters: policy.counters, stagger });
     this.ctx.denyCache?.forget(keys.subject);
   }
 
-  /** The surface's windows: a policy's (checked here), or the account's ('' lets the script read them). */
-  target(keys: SubjectKeys, options: LimitTarget): WindowTarget {
-    const surface = surfaceName("Surface", options.surface ?? "api");
-    const stagger = this.ctx.staggerOf(keys.subject);
-    if (options.policy === undefined) {
-      return { surface, windows: "", counterBase: keys.counterBase, stagger, cacheKey: undefined };
+  private policy(keys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {
+    const surface = surfaceName("Surface", surfaceArg ?? "api");
+    const id = `${String(policy)}\0${surface}`;
+    let windows = this.specs.get(id);
+    if (windows === undefined) {
+      windows = windowsSpec(policyWindows(this.ctx.policies, policy, surface));
+      this.specs.set(id, windows);
     }
-    const policy = options.policy;
-    const windows = policyWindows(this.ctx.policies, policy, surface);
-    return { surface, windows: windowsSpec(windows), counterBase: keys.policyCounterBase(policy), stagger, cacheKey: `p\0${policy}\0${surface}\0${keys.subject}` };
+    return { surface, windows, counters: keys.policyCounters(policy as string), stagger: this.ctx.staggerOf(keys.subject), cacheKey: `p\0${id}\0${keys.subject}` };
   }
 }

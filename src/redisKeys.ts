@@ -48,12 +48,12 @@ export class SubjectKeys implements SubjectKeyNames {
   holdItems(holdId: string): string {
     return `${this.base}h:${holdId}:i`;
   }
-  /** The account's window counters: counterBase + surface + ":" + ... (lua/lib/windows.lua). */
-  get counterBase(): string {
-    return `${this.base}r:`;
-  }
-  /** A policy's window counters for this subject. */
-  policyCounterBase(policy: string): string {
+  /**
+   * A policy's window counters for this subject: policyCounters + surface + ":" + ...
+   * (lua/admitPolicy.lua). The account's own counters are "r:" + surface + ":" + ..., derived
+   * from the account key in the scripts (account_counters in lua/lib/account.lua).
+   */
+  policyCounters(policy: string): string {
     return `${this.base}r:${policy}.`;
   }
   operation(operationId: string): string {

@@ -125,7 +125,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     limits,
     credits: new Credits(ctx),
     holds: new Holds(ctx, new Sweeper(ctx)),
-    keys: new Keys(ctx, limits),
+    keys: new Keys(ctx),
     idempotency: new Idempotency(ctx),
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,

@@ -6,7 +6,7 @@
 import type { Context } from "./context.ts";
 import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
-import { mostRestrictive, surfaceName, windowRetries, windowStates, type RateLimitState } from "./windows.ts";
+import { mostRestrictive, surfaceName, windowsFromReply, type RateLimitState } from "./windows.ts";
 
 export interface Usage {
   plan: string;
@@ -22,9 +22,9 @@ export interface Usage {
 
 /** Decodes usage.lua's reply. */
 export function usageFrom(reply: unknown[], surface: string): Usage {
-  const a = JSON.parse(String(reply[1])) as AccountAttributes;
-  const windows = windowStates(reply, 2);
-  const { index } = mostRestrictive(windows, windowRetries(reply, 2));
+  const { states: windows, retries, next } = windowsFromReply(reply);
+  const a = JSON.parse(String(reply[next])) as AccountAttributes;
+  const { index } = mostRestrictive(windows, retries);
   const surfaces = String(a.holdsSurfaces ?? "");
   return {
     plan: String(a.plan),
@@ -42,7 +42,6 @@ export async function readUsage(ctx: Context, subject: string, options: { surfac
   const surface = surfaceName("Surface", options.surface ?? "api");
   const reply = await ctx.runner.run(usageScript, keys, {
     surface,
-    counterBase: keys.counterBase,
     stagger: ctx.staggerOf(keys.subject),
     keyId: "",
     keyDigest: "",

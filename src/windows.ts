@@ -5,6 +5,7 @@
  * windows separated by spaces ('30/60', '10/1 300/60s').
  */
 import { InvalidInputError } from "./errors.ts";
+import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 
 export type Algorithm = "fixed" | "sliding";
@@ -107,26 +108,43 @@ export function staggerOf(subject: string): number {
   return hash;
 }
 
-/** Window states from a script reply, six numbers per window from `from` on. */
-export function windowStates(reply: readonly unknown[], from: number): RateLimitState[] {
-  const out: RateLimitState[] = [];
-  for (let i = from; i + 5 < reply.length; i += 6) {
-    out.push({
-      limit: Number(reply[i]),
-      remaining: Number(reply[i + 1]),
-      resetMs: Number(reply[i + 2]),
-      windowMs: Number(reply[i + 4]) * 1000,
-      algorithm: Number(reply[i + 5]) === 1 ? "sliding" : "fixed",
-    });
+/** Parsed window specs: a deployment has few, and every reply names one. */
+const specCache = new Map<string, Window[]>();
+
+function parsedSpec(spec: string): Window[] {
+  let windows = specCache.get(spec);
+  if (windows === undefined) {
+    windows = windowsFromSpec(spec);
+    if (specCache.size < 1000) specCache.set(spec, windows);
   }
-  return out;
+  return windows;
 }
 
-/** Retry times per window from a script reply (0 when the window did not deny; -1 never). */
-export function windowRetries(reply: readonly unknown[], from: number): number[] {
-  const out: number[] = [];
-  for (let i = from; i + 5 < reply.length; i += 6) out.push(Number(reply[i + 3]));
-  return out;
+/**
+ * The windows of a script reply (lua/lib/windows.lua): {code, spec, then per window of the
+ * spec its remaining and resetMs, and its retryMs unless the spec is one fixed window}.
+ * Returns each window's state, its retry (0: did not deny, -1: never fits), and the index of
+ * what the script appended after the windows.
+ */
+export function windowsFromReply(reply: readonly unknown[]): { states: RateLimitState[]; retries: number[]; next: number } {
+  const code = Number(reply[0]);
+  const windows = parsedSpec(String(reply[1]));
+  const states: RateLimitState[] = [];
+  const retries: number[] = [];
+  if (windows.length === 1 && windows[0]!.algorithm === "fixed") {
+    const w = windows[0]!;
+    const resetMs = Number(reply[3]);
+    states.push({ limit: w.limit, remaining: Number(reply[2]), resetMs, windowMs: w.windowMs, algorithm: "fixed" });
+    retries.push(code === Code.RATE_LIMITED ? resetMs : code === Code.COST_EXCEEDS_LIMIT ? -1 : 0);
+    return { states, retries, next: 4 };
+  }
+  let i = 2;
+  for (const w of windows) {
+    states.push({ limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" });
+    retries.push(Number(reply[i + 2]));
+    i += 3;
+  }
+  return { states, retries, next: i };
 }
 
 /**

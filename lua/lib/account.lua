@@ -33,6 +33,12 @@ local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }
 --@const
 local ACCOUNT_PREFIX = { windows = 'w:' }
 
+-- The prefix of the account's window counters on a surface (lib/windows.lua): the account
+-- key with its last letter ('a') replaced by 'r:' and the surface, in the account's slot.
+local function account_counters(accountKey, surface)
+  return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
+end
+
 -- The whole account as attributes, with a.windows[surface]; nil when there is none.
 local function account_load(accountKey)
   local flat = redis.call('HGETALL', accountKey)
@@ -68,13 +74,9 @@ local function account_write(accountKey, a, names)
   redis.call('HSET', accountKey, unpack(args))
 end
 
--- Store a plan's numbers on the account: its holds rules now, its allowance from the next
--- cycle, and its surfaces' windows (surfaces the plan no longer has are removed).
--- windows: 'surface=spec;surface=spec' as src/plans.ts encodes it.
-local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
-  a.plan, a.nextAllowance = plan, allowance
-  a.holdsCap, a.holdsMaxItems, a.holdsSurfaces = holdsCap, holdsMaxItems, holdsSurfaces
-  account_write(accountKey, a, { 'plan', 'nextAllowance', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces' })
+-- Store a plan's surfaces' windows on the account (surfaces the plan no longer has are
+-- removed). windows: 'surface=spec;surface=spec' as src/plans.ts encodes it.
+local function account_write_windows(accountKey, a, windows)
   local prefix, keep, args = ACCOUNT_PREFIX.windows, {}, {}
   for surface, spec in string.gmatch(windows, '([^=;]+)=([^;]+)') do
     keep[surface] = true
@@ -87,4 +89,13 @@ local function account_write_plan(accountKey, a, plan, allowance, holdsCap, hold
       redis.call('HDEL', accountKey, prefix .. surface)
     end
   end
+end
+
+-- Store a plan's numbers on the account: its windows and holds rules now, its allowance from
+-- the next cycle (SPEC §3).
+local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
+  account_write_windows(accountKey, a, windows)
+  a.plan, a.nextAllowance = plan, allowance
+  a.holdsCap, a.holdsMaxItems, a.holdsSurfaces = holdsCap, holdsMaxItems, holdsSurfaces
+  account_write(accountKey, a, { 'plan', 'nextAllowance', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces' })
 end

@@ -3,10 +3,9 @@
   injected time in ms, or -1 to use the Redis server's TIME so that every app server agrees.
 ]]
 local function clock_now(argMs)
-  local ms = tonumber(argMs)
-  if ms ~= nil and ms >= 0 then
-    return ms
+  if argMs ~= '-1' then
+    return tonumber(argMs)
   end
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return t[1] * 1000 + math.floor(t[2] / 1000)
 end

@@ -46,7 +46,9 @@ local function cycle_roll(ctx, a)
   return true
 end
 
--- The whole account in the cycle that contains ctx.now; nil when there is no account.
+-- The whole account in the cycle that contains ctx.now; nil when there is no account. The hot
+-- scripts call it only past the cycle's end: its helpers are built only then.
+--@rare
 local function cycle_current_account(ctx)
   local a = account_load(ctx.accountKey)
   if a then

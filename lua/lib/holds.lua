@@ -157,6 +157,7 @@ end
 
 -- End every open hold whose lease ran out (its worker stopped reporting), with its refunds.
 -- Returns how many ended; saves the credits when any did.
+--@rare
 local function holds_expire_lapsed(ctx, a)
   local ids = redis.call('ZRANGEBYSCORE', ctx.activeKey, '-inf', ctx.now)
   for _, id in ipairs(ids) do

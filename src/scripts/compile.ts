@@ -156,6 +156,10 @@ interface FunctionSpan {
   /** Token range [from, to]: from `local` to the matching `end`. */
   from: number;
   to: number;
+  /** Marked `--@rare` on the line above: a path most runs of the script never take. */
+  rare: boolean;
+  /** Index of the `)` that closes the parameter list. */
+  bodyStart: number;
 }
 
 /** Top-level `local function NAME` definitions with their extent. */
@@ -178,7 +182,12 @@ function topLevelFunctions(tokens: Token[], file: string): FunctionSpan[] {
         if (d === 0) break;
       }
       if (e >= code.length) throw new LuaCompileError(`${file}:${t.line}: function ${name} has no end`);
-      spans.push({ name, from: code[c]!, to: code[e]! });
+      let close = c + 3;
+      while (close < e && tokens[code[close]!]!.text !== ")") close++;
+      let before = code[c]! - 1;
+      while (before >= 0 && (tokens[before]!.kind === "space" || tokens[before]!.kind === "newline")) before--;
+      const rare = before >= 0 && tokens[before]!.kind === "comment" && tokens[before]!.text.trim() === "--@rare";
+      spans.push({ name, from: code[c]!, to: code[e]!, rare, bodyStart: code[close]! });
       c = e;
       continue;
     }
@@ -186,6 +195,38 @@ function topLevelFunctions(tokens: Token[], file: string): FunctionSpan[] {
     else if (CLOSERS.has(t.text)) depth--;
   }
   return spans;
+}
+
+/**
+ * Moves each top-level helper that is used only inside one `--@rare` function into that
+ * function's body, until none moves. What moved in is itself part of the rare path, so its own
+ * helpers may follow it.
+ */
+function sinkIntoRare(input: Token[], file: string): Token[] {
+  let tokens = input;
+  for (;;) {
+    const spans = topLevelFunctions(tokens, file);
+    const move = spans.flatMap((helper) => {
+      const users = new Set<FunctionSpan>();
+      let outside = false;
+      tokens.forEach((t, i) => {
+        if (t.kind !== "name" || t.text !== helper.name || (i >= helper.from && i <= helper.to)) return;
+        const user = spans.find((s) => i >= s.from && i <= s.to);
+        if (user) users.add(user);
+        else outside = true;
+      });
+      const [only] = [...users];
+      return !outside && users.size === 1 && only!.rare ? [{ helper, into: only! }] : [];
+    })[0];
+    if (!move) return tokens;
+    const { helper, into } = move;
+    const moved = tokens.slice(helper.from, helper.to + 1);
+    const newline: Token = { kind: "newline", text: "\n", line: moved[0]!.line };
+    tokens = tokens.flatMap((t, i) => {
+      if (i >= helper.from && i <= helper.to) return [];
+      return i === into.bodyStart ? [t, newline, ...moved, newline] : [t];
+    });
+  }
 }
 
 /** Compiles a resolved script (includes already inlined) into its shipped text. */
@@ -236,7 +277,12 @@ export function compileLua(source: string, file = "script"): string {
     tokens = tokens.filter((_, i) => i < unused.from || i > unused.to);
   }
 
-  // 3. Lines of code only: no comments, no blank lines, no indentation.
+  // 3. Rare paths: a helper that only a `--@rare` function uses moves inside it, so its
+  // closure is made only when that path is taken (Lua makes a top-level function's closure on
+  // every run of the script).
+  tokens = sinkIntoRare(tokens, file);
+
+  // 4. Lines of code only: no comments, no blank lines, no indentation.
   const lines: string[] = [];
   let current = "";
   const flush = () => {
