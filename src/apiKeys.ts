@@ -180,7 +180,7 @@ export class Keys {
     const reply = await this.ctx.runner.run(admit, keys, { ...target, cost, credits, keyId: parsed.keyId, keyDigest: parsed.digest });
     if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission);
+    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
     return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
   }
 

@@ -98,7 +98,7 @@ export class Limits {
     }
     const reply = await this.ctx.runner.run(admitScript, keys, { ...target, cost, credits, keyId: "", keyDigest: "" });
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && target.cacheKey) cache.remember(target.cacheKey, keys.subject, admission);
+    if (!admission.allowed && cache && target.cacheKey) cache.remember(target.cacheKey, keys.subject, admission, cost);
     return admission;
   }
 
