@@ -153,7 +153,7 @@ export class Keys {
   verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
   async verify(key: string, options: VerifyOptions = {}): Promise<Verification | UsageVerification> {
-    const surface = surfaceName("Surface", options.surface ?? "api");
+    const surface = this.ctx.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.ctx.keyPrefix);
     if (parsed === null) return { valid: false, reason: "malformed" };
     const keys = this.ctx.keys(parsed.subject);

@@ -5,11 +5,12 @@
  */
 import { randomBytes } from "node:crypto";
 import type { DenyCache } from "./denyCache.ts";
+import { InvalidInputError } from "./errors.ts";
 import type { PlanTable, PolicyTable } from "./plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
 import { subjectId } from "./validate.ts";
-import { staggerOf } from "./windows.ts";
+import { staggerOf, surfaceName } from "./windows.ts";
 
 export interface ContextParts {
   runner: ScriptRunner;
@@ -32,6 +33,12 @@ export interface ContextParts {
 export interface Context extends ContextParts {
   /** Validates the subject id (SPEC §10) and returns its keys. */
   keys(subject: unknown): SubjectKeys;
+  /**
+   * Validates a surface an account is counted on: a name that no plan of the table has is
+   * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+   * the script.
+   */
+  accountSurface(surface: unknown): string;
   /** The subject's offset of fixed windows: 0 without stagger. */
   staggerOf(subject: string): number;
   /** A short random id for a charge the caller named none ('' when resendIds is off). */
@@ -42,9 +49,15 @@ export interface Context extends ContextParts {
 
 export function makeContext(parts: ContextParts): Context {
   const { prefix, clock } = parts;
+  const surfaces = new Set(Object.values(parts.plans).flatMap((plan) => Object.keys(plan.limits)));
   return {
     ...parts,
     keys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
+    accountSurface(value) {
+      const surface = surfaceName("Surface", value);
+      if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(", ")})`);
+      return surface;
+    },
     staggerOf: parts.stagger ? staggerOf : () => 0,
     resendId: parts.resendIds ? () => randomBytes(6).toString("hex") : () => "",
     localNow: clock ? () => Math.floor(clock()) : () => Date.now(),

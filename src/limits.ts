@@ -132,11 +132,11 @@ export class Limits {
 
   /** The surface's windows: a policy's (checked here), or the account's ('' lets the script read them). */
   target(keys: SubjectKeys, options: LimitTarget): WindowTarget {
-    const surface = surfaceName("Surface", options.surface ?? "api");
     const stagger = this.ctx.staggerOf(keys.subject);
     if (options.policy === undefined) {
-      return { surface, windows: "", counterBase: keys.counterBase, stagger, cacheKey: undefined };
+      return { surface: this.ctx.accountSurface(options.surface ?? "api"), windows: "", counterBase: keys.counterBase, stagger, cacheKey: undefined };
     }
+    const surface = surfaceName("Surface", options.surface ?? "api");
     const policy = options.policy;
     if (typeof policy !== "string" || !Object.hasOwn(this.ctx.policies, policy)) {
       throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(this.ctx.policies).join(", ") || "none"}`);
