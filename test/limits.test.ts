@@ -3,7 +3,7 @@
 // trip, through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
-import { openRecordingTollgate, type RecordingGate } from './helpers/recording.ts';
+import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
 
 const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
@@ -108,12 +108,14 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
       expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ credits: { sufficient: true, balance: 30 } });
     });
 
-    it('a rate-limited request with a pre-check is denied before credits are looked at', async () => {
+    it('a rate-limited request with a pre-check is denied (429) before credits are looked at, even with none left', async () => {
       const id = await account();
       await admitN(id, 30);
       const denied = await gate.tg.limits.admit(id, { credits: 1 });
       expect(denied).toMatchObject({ allowed: false, reason: 'rate_limited' });
       expect(denied).not.toHaveProperty('credits');
+      await gate.tg.credits.charge(id, { required: 30 });
+      expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
     });
   });
 
@@ -213,6 +215,16 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
       expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
     });
 
+    it('one window: a costly request that does not fit is denied whole and counts nothing', async () => {
+      const id = await account();
+      await gate.tg.limits.admit(id, { cost: 25 });
+      for (let i = 0; i < 3; i++) {
+        expect(await gate.tg.limits.admit(id, { cost: 10 })).toEqual({ allowed: false, reason: 'rate_limited', rateLimit: w(30, 60_000, 5, 45_000), windows: [w(30, 60_000, 5, 45_000)], retryAfterMs: 45_000 });
+      }
+      expect((await gate.tg.limits.peek(id)).rateLimit.remaining).toBe(5);
+      expect(await gate.tg.limits.admit(id, { cost: 5 })).toMatchObject({ allowed: true, rateLimit: { remaining: 0 } });
+    });
+
     it('a cost above a window\'s limit is denied as cost_exceeds_limit with no retry time, and counts nothing (several windows)', async () => {
       const id = await account('weighted');
       await gate.tg.limits.admit(id, { cost: 2 });
@@ -294,6 +306,25 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
       expect((await gate.tg.limits.admit(id)).allowed).toBe(false);
       await gate.tg.limits.reset(id);
       expect((await gate.tg.limits.peek(id)).windows.map((x) => x.remaining)).toEqual([5, 100, 1000]);
+    });
+  });
+
+  describe('counters', () => {
+    it('each window counts in a key of its own that expires two windows after it opened, so idle accounts keep none', async () => {
+      const id = await account('layered');
+      await gate.tg.limits.admit(id);
+      const counters = (await storedKeys(gate.command, gate.prefix, id)).filter((k) => k.includes('}:r:'));
+      const ttls: Record<string, number> = {};
+      for (const key of counters) ttls[key.split(':').at(-2)!] = Number(await gate.command(['PTTL', key]));
+      expect(Object.keys(ttls).sort()).toEqual(['10', '3600', '60']);
+      for (const [seconds, ttl] of Object.entries(ttls)) {
+        expect(ttl, `${seconds} s`).toBeGreaterThan(2 * Number(seconds) * 1000 - 5_000);
+        expect(ttl, `${seconds} s`).toBeLessThanOrEqual(2 * Number(seconds) * 1000);
+      }
+      const single = await account();
+      await gate.tg.limits.admit(single);
+      const [counter] = (await storedKeys(gate.command, gate.prefix, single)).filter((k) => k.includes('}:r:'));
+      expect(Number(await gate.command(['PTTL', counter!]))).toBeGreaterThan(60_000);
     });
   });
 

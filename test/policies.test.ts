@@ -59,10 +59,11 @@ describe.each(CLIENT_KINDS)('policies through %s', (kind) => {
     await gate.tg.limits.peek(subject, { policy: 'layered' });
     gate.clock.advance(10_000);
     for (let i = 0; i < 4; i++) await gate.tg.limits.admit(subject, { policy: 'layered' });
+    for (let i = 0; i < 4; i++) await gate.tg.limits.admit(subject, { policy: 'anonymous' });
     const keys = await storedKeys(gate.command, gate.prefix, subject);
-    // The 10 s window's two counters and the sliding minute's one.
-    expect(keys).toHaveLength(3);
-    const counter = new RegExp(`^${escape(`${gate.prefix}:{${subject}}:r:layered.api:`)}(10|60):\\d+$`);
+    // The 10 s window's two counters and the sliding minute's one; anonymous's one minute.
+    expect(keys).toHaveLength(4);
+    const counter = new RegExp(`^${escape(`${gate.prefix}:{${subject}}:r:`)}(?:layered|anonymous)\\.api:(10|60):\\d+$`);
     for (const key of keys) {
       expect(key).toMatch(counter);
       expect(await gate.command(['TYPE', key])).toBe('string');

@@ -15,7 +15,7 @@ const PLANS = {
   sliding: plan({ api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
   mixed: plan({ api: [{ limit: 4, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
 };
-const POLICIES = { anonymous: { api: [{ limit: 10, windowMs: MINUTE }] }, slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] } };
+const POLICIES = { anonymous: { api: [{ limit: 10, windowMs: MINUTE }] }, pair: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE }] }, slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] } };
 
 /**
  * The sliding estimate as issue 9 states it, floor(previous x (1 - elapsed / W)) + current,
@@ -235,6 +235,21 @@ describe.each(CLIENT_KINDS)('stagger through %s', (kind) => {
   it('without stagger (the default) every subject resets at the same clock-aligned instant (SPEC §4)', async () => {
     const subjects = Array.from({ length: 20 }, (_, i) => `ip:198.51.100.${i}:${accountId('a')}`);
     expect(new Set(await resetsOf(aligned, subjects))).toEqual(new Set([TEST_START + MINUTE]));
+  });
+
+  it('stagger offsets every fixed window of a surface, several windows as one: each by the subject\'s offset modulo its length', async () => {
+    const subjects = Array.from({ length: 20 }, (_, i) => `ip:192.0.2.${i}:${accountId('m')}`);
+    const single = await resetsOf(staggered, subjects);
+    const pairs: number[][] = [];
+    for (const s of subjects) {
+      const admitted = await staggered.tg.limits.admit(s, { policy: 'pair' });
+      pairs.push(admitted.windows.map((w) => staggered.clock.now + w.resetMs));
+    }
+    // The minute of the two-window policy resets with the one-window policy's minute.
+    expect(pairs.map((p) => p[1])).toEqual(single);
+    // The 10 s window is offset too (not all on the 10 s boundary), and falls within 10 s.
+    expect(new Set(pairs.map((p) => p[0])).size).toBeGreaterThan(15);
+    for (const [tenSeconds] of pairs) expect(tenSeconds! - staggered.clock.now).toBeLessThanOrEqual(10_000);
   });
 
   it("a subject's own staggered resets are exactly windowMs apart, and its count restarts at each", async () => {
