@@ -150,7 +150,7 @@ export class Keys {
   verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
   async verify(key: string, options: VerifyOptions = {}): Promise<Verification | UsageVerification> {
-    const surface = surfaceName("Surface", options.surface ?? "api");
+    const surface = this.ctx.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.ctx.keyPrefix);
     if (parsed === null) return { valid: false, reason: "malformed" };
     const keys = this.ctx.keys(parsed.subject);
@@ -177,7 +177,7 @@ export class Keys {
     const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
     if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission);
+    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
     return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
   }
 

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { DenyCache } from "./denyCache.ts";
-import type { PlanTable, PolicyTable } from "./plans.ts";
+import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
 import { subjectId } from "./validate.ts";
@@ -32,6 +32,12 @@ export interface ContextParts {
 export interface Context extends ContextParts {
   /** Validates the subject id (SPEC §10) and returns its keys. */
   keys(subject: unknown): SubjectKeys;
+  /**
+   * Validates a surface an account is counted on: a name that no plan of the table has is
+   * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+   * the script.
+   */
+  accountSurface(surface: unknown): string;
   /** The subject's offset of fixed windows: 0 without stagger. */
   staggerOf(subject: string): number;
   /** A short random id for a charge the caller named none ('' when resendIds is off). */
@@ -45,6 +51,7 @@ export function makeContext(parts: ContextParts): Context {
   return {
     ...parts,
     keys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
+    accountSurface: accountSurfaceCheck(parts.plans),
     staggerOf: parts.stagger ? staggerOf : () => 0,
     resendId: parts.resendIds ? () => randomBytes(6).toString("hex") : () => "",
     localNow: clock ? () => Math.floor(clock()) : () => Date.now(),

@@ -114,7 +114,7 @@ export class Limits {
     const keys = this.ctx.keys(subject);
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) {
-      const surface = surfaceName("Surface", options.surface ?? "api");
+      const surface = this.ctx.accountSurface(options.surface ?? "api");
       const reply = await this.ctx.runner.run(admitScript, keys, { surface, cost, credits, stagger: this.ctx.staggerOf(keys.subject) });
       return admissionFrom(reply, credits);
     }
@@ -123,7 +123,7 @@ export class Limits {
     const cached = cache?.get(target.cacheKey);
     if (cached) return cached;
     const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, keys, { ...target, cost }), 0);
-    if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission);
+    if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission, cost);
     return admission;
   }
 
@@ -143,7 +143,7 @@ export class Limits {
     const keys = this.ctx.keys(subject);
     const reply =
       options.policy === undefined
-        ? await this.ctx.runner.run(admitScript, keys, { surface: surfaceName("Surface", options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(keys.subject) })
+        ? await this.ctx.runner.run(admitScript, keys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(keys.subject) })
         : await this.ctx.runner.run(admitPolicy, keys, { ...this.policy(keys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };
@@ -152,7 +152,7 @@ export class Limits {
   /** Clears the subject's counts on the surface: its next request starts every window afresh. */
   async reset(subject: string, options: LimitTarget = {}): Promise<void> {
     const keys = this.ctx.keys(subject);
-    const surface = surfaceName("Surface", options.surface ?? "api");
+    const surface = options.policy === undefined ? this.ctx.accountSurface(options.surface ?? "api") : surfaceName("Surface", options.surface ?? "api");
     const stagger = this.ctx.staggerOf(keys.subject);
     const policy = options.policy === undefined ? { windows: "", counters: "" } : this.policy(keys, options.policy, surface);
     await this.ctx.runner.run(resetLimits, keys, { surface, windows: policy.windows, counters: policy.counters, stagger });

@@ -130,3 +130,17 @@ export function planArgs(plan: Plan & { name: string }) {
       .join(";"),
   };
 }
+
+/**
+ * The check of a surface an account is counted on: a name that no plan of the table has is
+ * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+ * the script (shared with tollgate/model).
+ */
+export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => string {
+  const surfaces = new Set(Object.values(plans).flatMap((plan) => Object.keys(plan.limits)));
+  return (value) => {
+    const surface = surfaceName("Surface", value);
+    if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(", ")})`);
+    return surface;
+  };
+}

@@ -6,7 +6,7 @@
 import type { Context } from "./context.ts";
 import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
-import { mostRestrictive, surfaceName, windowsFromReply, type RateLimitState } from "./windows.ts";
+import { mostRestrictive, windowsFromReply, type RateLimitState } from "./windows.ts";
 
 export interface Usage {
   plan: string;
@@ -39,7 +39,7 @@ export function usageFrom(reply: unknown[], surface: string): Usage {
 
 export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
   const keys = ctx.keys(subject);
-  const surface = surfaceName("Surface", options.surface ?? "api");
+  const surface = ctx.accountSurface(options.surface ?? "api");
   const reply = await ctx.runner.run(usageScript, keys, {
     surface,
     stagger: ctx.staggerOf(keys.subject),

@@ -1,18 +1,29 @@
-// The script loader and registry (STYLE "Lua scripts"): includes resolved once and in order,
-// cycles and missing files reported with file and line, headers that declare every key and
-// argument, codes that agree with TypeScript, a fresh bundle with correct SHA1s, and the
-// EVAL fallback after the server forgets its scripts.
+// The Lua build and the one call path (STYLE "Lua scripts"): includes resolved once and in
+// order, cycles and missing files reported with file and line; the compile step (constant
+// tables to literals, unused helpers and comments dropped, strings untouched); headers that
+// declare every KEYS and ARGV; codes that agree with TypeScript; a fresh bundle with correct
+// SHA1s and command builders that follow the headers; the EVAL fallback after NOSCRIPT.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
+import { SubjectKeys } from '../src/redisKeys.ts';
+import { GENERATED, LUA_ROOT, renderBundle, shippedSource } from '../src/scripts/bundle.ts';
+import { admit } from '../src/scripts/bundle.generated.ts';
 import { Code } from '../src/scripts/codes.ts';
-import { GENERATED, LUA_ROOT, readLuaFile, renderBundle } from '../src/scripts/bundle.ts';
-import { SCRIPTS } from '../src/scripts/bundle.generated.ts';
+import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
-import { CLIENT_KINDS, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
+import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
+import { connectNodeRedis } from './helpers/redis.ts';
+import { startRedisServer, type RedisServer } from './helpers/redisServer.ts';
+import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from './helpers/tollgate.ts';
 
 const files = (tree: Record<string, string>) => (path: string) => tree[path];
+const scriptFiles = readdirSync(LUA_ROOT).filter((f) => f.endsWith('.lua')).sort();
+const libFiles = readdirSync(join(LUA_ROOT, 'lib')).filter((f) => f.endsWith('.lua')).sort();
+const readLua = (file: string) => readFileSync(join(LUA_ROOT, file), 'utf8');
 
 describe('Lua include resolution', () => {
   it('includes each helper once, before the code that uses it', () => {
@@ -45,11 +56,121 @@ describe('Lua include resolution', () => {
   });
 });
 
-describe('script headers', () => {
-  const scripts = readdirSync(LUA_ROOT).filter((f) => f.endsWith('.lua'));
+describe('Lua compile step (src/scripts/compile.ts)', () => {
+  const FIELDS = "--@const\nlocal F = { plan = 'p', balance = 'b', size = 3 }\n";
 
-  it.each(scripts)('%s declares every KEYS and ARGV it uses, and uses every one it declares', (file) => {
-    const source = readFileSync(join(LUA_ROOT, file), 'utf8');
+  it('a constant table becomes literals: its declaration is gone and F.field is the value', () => {
+    const out = compileLua(`${FIELDS}local v = redis.call('HGET', KEYS[1], F.plan)\nreturn F.size + tonumber(v)\n`);
+    expect(out).toBe("local v = redis.call('HGET', KEYS[1], 'p')\nreturn 3 + tonumber(v)\n");
+  });
+
+  it('a bare use of a constant table becomes its constructor, built only where that code runs', () => {
+    const out = compileLua(`${FIELDS}for name, field in pairs(F) do\nend\n`);
+    expect(out).toBe("for name, field in pairs(({ plan = 'p', balance = 'b', size = 3 })) do\nend\n");
+  });
+
+  it('a field of another table that shares the name is left alone', () => {
+    expect(compileLua(`${FIELDS}return t.F, t:F()\n`)).toBe('return t.F, t:F()\n');
+  });
+
+  it('an unknown field is a build error naming the file and line', () => {
+    const source = `${FIELDS}local a = F.plan\nlocal b = F.cycle\n`;
+    expect(() => compileLua(source, 'lua/charge.lua')).toThrowError(new LuaCompileError('lua/charge.lua:4: F has no field cycle'));
+  });
+
+  it('a --@const marker not followed by a table of literals is a build error naming the file and line', () => {
+    expect(() => compileLua('local x = 1\n--@const\nlocal function f() end\n', 'a.lua')).toThrowError('a.lua:2: --@const must precede "local NAME = {"');
+    expect(() => compileLua("--@const\nlocal F = { a = x }\n", 'b.lua')).toThrowError('b.lua:2: a --@const table holds only name = \'string\' or number entries');
+    expect(() => compileLua("--@const\nlocal F = { a = 1, a = 2 }\n", 'c.lua')).toThrowError('c.lua:2: F.a is set twice');
+  });
+
+  it('unused top-level helpers are dropped, and so is a helper used only by a dropped helper', () => {
+    const out = compileLua(
+      [
+        'local function only_for_unused() return 2 end',
+        'local function unused() return only_for_unused() end',
+        'local function recursive(n) if n > 0 then return recursive(n - 1) end return 0 end',
+        'local function used_by_used() return 1 end',
+        'local function used() return used_by_used() end',
+        'return used()',
+      ].join('\n'),
+    );
+    expect(out).toBe('local function used_by_used() return 1 end\nlocal function used() return used_by_used() end\nreturn used()\n');
+  });
+
+  it('a nested local function is not a top-level helper and stays', () => {
+    const source = 'local function outer()\nlocal function inner() return 1 end\nreturn 2\nend\nreturn outer()\n';
+    expect(compileLua(source)).toBe(source);
+  });
+
+  it('comments, blank lines and indentation are gone; code keeps its tokens in order', () => {
+    const source = [
+      '--[[',
+      '  header: a long comment',
+      ']]',
+      '',
+      '-- a line comment',
+      'local x = 1   -- a trailing comment',
+      '',
+      '    if x == 1 then',
+      '      --[==[ a long comment',
+      '      with ]] inside ]==]',
+      '      x = x + 1',
+      '    end',
+      'return x',
+    ].join('\n');
+    expect(compileLua(source)).toBe('local x = 1\nif x == 1 then\nx = x + 1\nend\nreturn x\n');
+  });
+
+  it('"--" inside a string survives, in quotes of either kind, with escapes, and in long strings', () => {
+    const source = [
+      "local a = 'a -- b'",
+      'local b = "--[[ not a comment ]]"',
+      "local c = 'it\\'s -- here'",
+      'local d = [[ -- kept ]]',
+      'local e = [==[ ]] -- ]==] -- gone',
+      'return a .. b .. c .. d .. e',
+    ].join('\n');
+    expect(compileLua(source)).toBe(
+      ["local a = 'a -- b'", 'local b = "--[[ not a comment ]]"', "local c = 'it\\'s -- here'", 'local d = [[ -- kept ]]', 'local e = [==[ ]] -- ]==]', 'return a .. b .. c .. d .. e', ''].join('\n'),
+    );
+  });
+
+  it('an unfinished string or long comment is a build error naming the file and line', () => {
+    expect(() => compileLua("local x = 1\nlocal s = 'open\n", 'u.lua')).toThrowError('u.lua:2: unfinished string');
+    expect(() => compileLua('local x = 1\n--[[ never closed\n', 'v.lua')).toThrowError('v.lua:2: unfinished long comment');
+  });
+
+  describe('compiled code means what the source meant (run in Redis)', () => {
+    let client: Awaited<ReturnType<typeof connectNodeRedis>>;
+    beforeAll(async () => {
+      client = await connectNodeRedis();
+    });
+    afterAll(() => client.close());
+
+    it('the same reply from the source and from its compiled text', async () => {
+      const source = [
+        '--@const',
+        "local F = { plan = 'p', size = 3, ratio = 0x10 }",
+        '-- helpers',
+        'local function unused() return 1 end',
+        'local function twice(n) return n * 2 end',
+        'local names = {}',
+        'for name in pairs(F) do names[#names + 1] = name end',
+        'table.sort(names)',
+        "return { F.plan .. ' -- ' .. [[--x]], twice(F.size), F.ratio, table.concat(names, ',') }",
+      ].join('\n');
+      const run = async (text: string) => client.eval(text, { keys: [], arguments: [] });
+      const expected = ['p -- --x', 6, 16, 'plan,ratio,size'];
+      expect(await run(source)).toEqual(expected);
+      expect(await run(compileLua(source))).toEqual(expected);
+    });
+  });
+});
+
+describe('script headers (lua/*.lua as written)', () => {
+  it.each(scriptFiles)('%s declares every KEYS and ARGV it uses, and uses every one it declares', (file) => {
+    const source = readLua(file);
     const header = parseHeader(source, file);
     const body = source.slice(source.indexOf(']]') + 2);
     const used = (kind: string) => [...new Set([...body.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])))].sort((a, b) => a - b);
@@ -58,20 +179,30 @@ describe('script headers', () => {
     expect(header.name).toBe(file.replace(/\.lua$/, ''));
   });
 
-  it.each(scripts)('%s names each KEYS/ARGV once in a local and uses only the names', (file) => {
-    const source = readFileSync(join(LUA_ROOT, file), 'utf8');
+  it.each(scriptFiles)('%s names each KEYS/ARGV once in a local and uses only the names', (file) => {
+    const source = readLua(file);
     const body = source.slice(source.indexOf(']]') + 2);
+    const seen = new Set<string>();
     for (const m of body.matchAll(/(KEYS|ARGV)\[\d+\]/g)) {
       const line = body.slice(body.lastIndexOf('\n', m.index) + 1, body.indexOf('\n', m.index));
       expect(line, `${file}: ${line}`).toMatch(/^local \w+\s+= (tonumber\()?(KEYS|ARGV)\[\d+\]\)?$/);
+      expect(seen.has(m[0]), `${file}: ${m[0]} read twice`).toBe(false);
+      seen.add(m[0]);
     }
   });
 
-  it('every script returns codes from lua/lib/codes.lua only, which match the TypeScript enum', () => {
-    const lua = readFileSync(join(LUA_ROOT, 'lib', 'codes.lua'), 'utf8');
-    const fromLua = Object.fromEntries([...lua.matchAll(/^\s+([A-Z_]+) = (\d+),$/gm)].map((m) => [m[1], Number(m[2])]));
+  it.each(libFiles)('lib/%s is helpers only: it reads no KEYS or ARGV of its own', (file) => {
+    const body = readLua(join('lib', file)).replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+    expect(body).not.toMatch(/\b(KEYS|ARGV)\[/);
+  });
+
+  it('lib/codes.lua and src/scripts/codes.ts agree on every code', () => {
+    const lua = readLua(join('lib', 'codes.lua'));
+    const fromLua = Object.fromEntries([...lua.matchAll(/^\s+([A-Z_]+) = (\d+),?$/gm)].map((m) => [m[1], Number(m[2])]));
     const fromTs = Object.fromEntries(Object.entries(Code).filter(([, v]) => typeof v === 'number'));
+    expect(Object.keys(fromLua).length).toBeGreaterThan(20);
     expect(fromLua).toEqual(fromTs);
+    expect(new Set(Object.values(fromLua)).size).toBe(Object.keys(fromLua).length);
   });
 });
 
@@ -80,28 +211,125 @@ describe('script bundle', () => {
     expect(readFileSync(GENERATED, 'utf8')).toBe(renderBundle());
   });
 
-  it('carries the SHA1 of each resolved source', () => {
-    for (const [name, script] of Object.entries(SCRIPTS)) {
-      expect(createHash('sha1').update(script.source).digest('hex'), name).toBe(script.sha1);
-      expect(script.source, name).toBe(resolveIncludes(`${name}.lua`, readLuaFile(LUA_ROOT)));
+  it('holds one script per lua/*.lua file, named by its header', () => {
+    expect(Object.keys(SCRIPTS).sort()).toEqual(scriptFiles.map((f) => parseHeader(readLua(f), f).name).sort());
+  });
+
+  it.each(scriptFiles)('%s ships compiled (no comments, no blank lines) with the SHA1 of that text', (file) => {
+    const name = file.replace(/\.lua$/, '');
+    const script = SCRIPTS[name]!;
+    expect(script.name).toBe(name);
+    expect(script.source).toBe(shippedSource(file));
+    expect(createHash('sha1').update(script.source).digest('hex')).toBe(script.sha1);
+    for (const line of script.source.split('\n').slice(0, -1)) {
+      expect(line, `${name}: ${line}`).not.toMatch(/^\s*$|^\s*--|^\s/);
+    }
+    expect(script.source).not.toMatch(/\bCODE\.|\bACCOUNT\.|--@include/);
+  });
+
+  it('Redis computes the same SHA1 for every shipped script (SCRIPT LOAD)', async () => {
+    const client = await connectNodeRedis();
+    try {
+      for (const [name, script] of Object.entries(SCRIPTS)) {
+        expect(await client.sendCommand(['SCRIPT', 'LOAD', script.source]), name).toBe(script.sha1);
+      }
+    } finally {
+      await client.close();
     }
   });
 });
 
-describe.each(CLIENT_KINDS)('script runner through %s', (kind) => {
-  let gate: TestGate;
-  beforeAll(async () => {
-    gate = await openTollgate(kind, 'scripts');
-  });
-  afterAll(() => gate.close());
+describe('generated command builders follow the headers', () => {
+  const settings = Object.fromEntries(SETTINGS.map((s) => [s, `S:${s}`])) as unknown as Settings;
+  const subjectKeys = Object.fromEntries([...SUBJECT_KEYS, ...SUBJECT_ARGS].map((k) => [k, `K:${k}`])) as unknown as SubjectKeyNames;
+  const params = new Proxy({}, { get: (_, name) => `P:${String(name)}` });
 
-  it('falls back to EVAL once when the server has no cached script (NOSCRIPT), then uses EVALSHA', async () => {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'pro' });
-    await gate.command(['SCRIPT', 'FLUSH']);
-    expect(await gate.command(['SCRIPT', 'EXISTS', SCRIPTS.charge.sha1])).toEqual([0]);
-    const charged = await gate.tg.credits.charge(id, { required: 1 });
-    expect(charged).toMatchObject({ ok: true, charged: 1, balance: 4999 });
-    expect(await gate.command(['SCRIPT', 'EXISTS', SCRIPTS.charge.sha1])).toEqual([1]);
+  it.each(scriptFiles)('%s: EVALSHA, its sha1, numkeys, then the keys and the arguments in header order', (file) => {
+    const header = parseHeader(readLua(file), file);
+    const script = SCRIPTS[header.name]!;
+    const keyWord = (name: string) => ((SUBJECT_KEYS as readonly string[]).includes(name) ? `K:${name}` : `P:${name}`);
+    const argWord = (name: string) =>
+      name === NOW_ARG ? 'NOW' : (SETTINGS as readonly string[]).includes(name) ? `S:${name}` : (SUBJECT_ARGS as readonly string[]).includes(name) ? `K:${name}` : `P:${name}`;
+    expect(script.command('NOW', settings, subjectKeys, params)).toEqual([
+      'EVALSHA',
+      script.sha1,
+      String(header.keys.length),
+      ...header.keys.map((k) => keyWord(k.name)),
+      ...header.args.map((a) => argWord(a.name)),
+    ]);
+  });
+
+  it('admit.command puts the account key at words[3] (the routing key), the API keys at words[4], then now', () => {
+    const keys = new SubjectKeys('tg', 'acct_1');
+    const words = admit.command('1768478400000', settings, keys, {
+      surface: 'api',
+      cost: 2,
+      credits: 1,
+      windows: '',
+      counterBase: keys.counterBase,
+      stagger: 0,
+      keyId: '0123456789',
+      keyDigest: 'digest',
+    });
+    expect(words.slice(0, 3)).toEqual(['EVALSHA', admit.sha1, '2']);
+    expect(words[3]).toBe('tg:{acct_1}:a');
+    expect(words[4]).toBe('tg:{acct_1}:k');
+    expect(words.slice(5)).toEqual(['1768478400000', 'api', '2', '1', '', 'tg:{acct_1}:r:', '0', '0123456789', 'digest']);
+  });
+});
+
+// A server of this file's own: flushing the shared server's script cache would turn other
+// files' one-command calls into two.
+describe('the NOSCRIPT fallback', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(() => server.stop());
+
+  describe.each(CLIENT_KINDS)('through %s', (kind) => {
+    let client: TestClient;
+    let recorder: Recorder;
+    let tg: Tollgate;
+    beforeAll(async () => {
+      client = await connectTestClient(kind, { url: server.url });
+      recorder = recording(client.adapter);
+      tg = createTollgate({ redis: recorder.client, prefix: `scripts-${kind}`, clock: new ManualClock().fn });
+    });
+    afterAll(() => client.close());
+
+    const verbs = () => recorder.sent.map((c) => `${c.words[0]} ${c.script}${c.noscript ? ' NOSCRIPT' : ''}`);
+
+    it('sends EVAL once after NOSCRIPT, then EVALSHA again: the script is cached by that EVAL', async () => {
+      const id = accountId();
+      await client.command(['SCRIPT', 'FLUSH']);
+      recorder.clear();
+      await tg.accounts.create(id, { plan: 'pro' });
+      expect(verbs()).toEqual(['EVALSHA createAccount NOSCRIPT', 'EVAL createAccount']);
+      await client.command(['SCRIPT', 'FLUSH']);
+      expect(await client.command(['SCRIPT', 'EXISTS', SCRIPTS.charge!.sha1])).toEqual([0]);
+      recorder.clear();
+      expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, charged: 1, balance: 4999 });
+      expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, charged: 1, balance: 4998 });
+      expect(verbs()).toEqual(['EVALSHA charge NOSCRIPT', 'EVAL charge', 'EVALSHA charge']);
+      expect(await client.command(['SCRIPT', 'EXISTS', SCRIPTS.charge!.sha1])).toEqual([1]);
+    });
+
+    it('a reply of the EVAL is read like any other (a not-found code still throws its error)', async () => {
+      await client.command(['SCRIPT', 'FLUSH']);
+      await expect(tg.limits.admit(accountId('nobody'))).rejects.toThrowError(AccountNotFoundError);
+    });
+
+    it('any other server error is not retried: one command, a StoreUnavailableError', async () => {
+      const id = accountId();
+      await tg.accounts.create(id, { plan: 'free' });
+      const accountKey = new SubjectKeys(`scripts-${kind}`, id).account;
+      await client.command(['DEL', accountKey]);
+      await client.command(['SET', accountKey, 'not a hash']);
+      recorder.clear();
+      await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
+      await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
+      expect(verbs()).toEqual(['EVALSHA admit', 'EVALSHA admit']);
+    });
   });
 });

@@ -6,6 +6,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const ON_CLUSTER = [
   'test/accounts.test.ts',
   'test/limits.test.ts',
+  'test/windows.test.ts',
+  'test/policies.test.ts',
+  'test/keys.test.ts',
+  'test/denyCache.test.ts',
   'test/credits.test.ts',
   'test/jobs.test.ts',
   'test/idempotency.test.ts',

@@ -27,7 +27,7 @@ import {
 } from "../holds.ts";
 import { fingerprint } from "../idempotency.ts";
 import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { DEFAULT_PLANS, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../plans.ts";
+import { accountSurfaceCheck, DEFAULT_PLANS, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold, HoldKind } from "../records.ts";
 import type { Usage } from "../usage.ts";
 import { count, subjectId } from "../validate.ts";
@@ -86,6 +86,7 @@ export class TollgateModel {
   private readonly leaseMs: number;
   private readonly stagger: boolean;
   private readonly historyDays: number;
+  private readonly accountSurface: (surface: unknown) => string;
 
   constructor(options: ModelOptions) {
     this.plans = validatePlans(options.plans ?? DEFAULT_PLANS);
@@ -94,6 +95,7 @@ export class TollgateModel {
     this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
     this.stagger = options.stagger === true;
     this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
+    this.accountSurface = accountSurfaceCheck(this.plans);
   }
 
   private now(): number {
@@ -216,7 +218,7 @@ export class TollgateModel {
 
   /** The windows and counter base of a subject on a surface: a policy's or the account's. */
   private target(subject: string, options: LimitTarget): { windows: readonly Window[]; base: string; surface: string } {
-    const surface = surfaceName("Surface", options.surface ?? "api");
+    const surface = options.policy === undefined ? this.accountSurface(options.surface ?? "api") : surfaceName("Surface", options.surface ?? "api");
     if (options.policy !== undefined) {
       return { windows: policyWindows(this.policies, options.policy, surface), base: `${subject}\0policy\0${options.policy}\0${surface}`, surface };
     }
@@ -268,8 +270,8 @@ export class TollgateModel {
   readonly limits = {
     admit: (subject: string, options: AdmitOptions = {}): Admission => {
       const id = subjectId(subject);
-      const target = this.target(id, options);
       const { cost, credits } = admitArgs(options);
+      const target = this.target(id, options);
       const { outcome, states, retries } = this.count(target.base, target.windows, id, cost);
       const { index, retryAfterMs } = mostRestrictive(states, retries);
       const rateLimit = states[index]!;
@@ -562,8 +564,8 @@ export class TollgateModel {
   /** SPEC §9 usage: rolls over and ends lapsed holds first, counts nothing. */
   usage(subject: string, options: { surface?: string } = {}): Usage {
     const id = subjectId(subject);
+    const surface = this.accountSurface(options.surface ?? "api");
     const a = this.account(id);
-    const surface = surfaceName("Surface", options.surface ?? "api");
     this.roll(a);
     const windows = a.plan.limits[surface];
     if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${id}"'s plan`);

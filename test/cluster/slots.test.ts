@@ -1,87 +1,82 @@
-// SPEC §1-2 on a Redis Cluster: every script touches the keys of one account only, so all of
-// them hash to that account's slot (jobs, operation ids, Idempotency-Key records and the
-// journal included); the deployment-wide sweep index is the one other key and is touched alone.
+// SPEC §1-2, §10 on a Redis Cluster: every script touches the keys of one subject only, so all
+// of them hash to that subject's slot (holds, operation ids, Idempotency-Key records, API keys,
+// window counters and the journal included, and a policy subject's counters without an
+// account); the deployment-wide sweep index is the one other key and is touched alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, type RedisScriptClient, type Tollgate } from '../../src/index.ts';
-import { accountKeys, sweepIndexKey } from '../../src/keys.ts';
-import { SCRIPTS } from '../../src/scripts/bundle.generated.ts';
+import { createTollgate, type Tollgate } from '../../src/index.ts';
+import { SubjectKeys, sweepIndexKey } from '../../src/redisKeys.ts';
+import { SCRIPTS, recording, type SentCommand } from '../helpers/recording.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
-
-type ScriptName = keyof typeof SCRIPTS;
-interface Call {
-  script: ScriptName;
-  keys: string[];
-}
-
-const bySha = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.sha1, name as ScriptName]));
-const bySource = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.source, name as ScriptName]));
-
-/** Passes every call through and notes which script ran with which keys. */
-function recording(inner: RedisScriptClient, calls: Call[]): RedisScriptClient {
-  return {
-    evalsha(sha1, keys, args) {
-      calls.push({ script: bySha.get(sha1)!, keys });
-      return inner.evalsha(sha1, keys, args);
-    },
-    eval(source, keys, args) {
-      calls.push({ script: bySource.get(source)!, keys });
-      return inner.eval(source, keys, args);
-    },
-  };
-}
+const POLICIES = { anonymous: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 20, windowMs: 60_000, algorithm: 'sliding' as const }] } };
+const INDEX_SCRIPTS = new Set(['sweepDue', 'sweepMark']);
 
 /** Uses every operation of the library on one account, so every script runs at least once. */
 async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<void> {
+  const must = <T extends { ok?: boolean; valid?: boolean }>(what: string, value: T): T => {
+    if (value.ok === false || value.valid === false) throw new Error(`${what}: ${JSON.stringify(value)}`);
+    return value;
+  };
   await tg.accounts.create(id, { plan: 'pro' });
+  await tg.accounts.limits(id);
   await tg.limits.admit(id, { surface: 'api', credits: 1 });
-  await tg.limits.admit(id, { surface: 'web' });
-  await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' });
-  await tg.credits.charge(id, { required: 1, operationId: 'req_1:transcript' });
-  await tg.credits.charge(id, { required: 1 });
+  await tg.limits.admit(id, { surface: 'web', cost: 2 });
+  await tg.limits.peek(id);
+  await tg.limits.reset(id, { surface: 'web' });
 
-  const claim = await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b'] });
+  const { key, keyId } = await tg.keys.issue(id, { name: 'ci' });
+  const session = await tg.keys.issue(id, { ttlMs: 3_600_000, surfaces: ['web'] });
+  must('verify', await tg.keys.verify(key, { credits: 1 }));
+  must('verify usage', await tg.keys.verify(session.key, { surface: 'web', usage: true }));
+  await tg.keys.list(id);
+  await tg.keys.revoke(id, keyId);
+
+  must('charge', await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' }));
+  must('charge', await tg.credits.charge(id, { required: 1, operationId: 'req_1:transcript' }));
+  must('charge', await tg.credits.charge(id, { required: 1 }));
+
+  const claim = await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b', 'c'] });
   if (claim.state !== 'new') throw new Error(`begin: ${claim.state}`);
-  const bulk = await tg.jobs.reserve(id, { videos: 3, includeComments: true, idempotency: claim.claim });
-  if (!bulk.ok) throw new Error(`reserve: ${bulk.reason}`);
-  expect((await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b'] })).state).toBe('replay');
-  const refused = await tg.idempotency.begin(id, 'key-2', { bad: true });
-  if (refused.state === 'new') await tg.idempotency.release(id, refused.claim);
+  const items = must('open', await tg.holds.open(id, { items: 3, perItem: { required: 1, optional: 1 }, idempotency: claim.claim }));
+  if (!items.ok) throw new Error('unreachable');
+  expect((await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b', 'c'] })).state).toBe('replay');
+  const other = await tg.idempotency.begin(id, 'key-2', { bad: true });
+  if (other.state === 'new') await tg.idempotency.release(id, other.claim);
 
-  await tg.jobs.recordResult(id, bulk.job.id, { transcript: 'delivered', commentPage: 'nonempty' });
-  await tg.jobs.recordResult(id, bulk.job.id, { transcript: 'no_captions' });
-  await tg.jobs.get(id, bulk.job.id);
-  await tg.jobs.cancel(id, bulk.job.id);
+  await tg.holds.settle(id, items.hold.id, { itemId: 'v1', optionalSpent: 1 });
+  await tg.holds.settle(id, items.hold.id, { itemId: 'v2', failed: 'no_captions' });
+  await tg.holds.get(id, items.hold.id);
+  await tg.holds.cancel(id, items.hold.id);
 
-  const collection = await tg.jobs.reserveCollection(id, { limit: 5, idempotency: { key: 'key-3', body: { limit: 5 } } });
-  if (!collection.ok) throw new Error(`collection: ${collection.reason}`);
-  await tg.jobs.recordPage(id, collection.job.id, 'nonempty');
-  await tg.jobs.finish(id, collection.job.id);
+  const budget = must('budget', await tg.holds.openBudget(id, { amount: 5, idempotency: { key: 'key-3', body: { limit: 5 } } }));
+  if (!budget.ok) throw new Error('unreachable');
+  await tg.holds.spend(id, budget.hold.id, { itemId: 'page-1' });
+  await tg.holds.finish(id, budget.hold.id);
 
-  // A job whose worker stops reporting, reclaimed by both sweeps.
-  const lapsed = await tg.jobs.reserve(id, { videos: 2 });
-  if (!lapsed.ok) throw new Error(`reserve: ${lapsed.reason}`);
+  // A hold whose worker stops reporting, ended by both sweeps.
+  must('open', await tg.holds.open(id, { items: 2, perItem: { required: 1 } }));
   clock.advance(LEASE + 1);
-  await tg.jobs.sweep();
-  await tg.jobs.sweepAccount(id);
-  await tg.jobs.list(id);
+  await tg.holds.sweep();
+  await tg.holds.sweepSubject(id);
+  await tg.holds.list(id);
 
   await tg.usage(id);
   await tg.credits.reconcile(id);
+  await tg.credits.history(id, { days: 7 });
   await tg.accounts.changePlan(id, 'business');
   await tg.accounts.startCycle(id);
   clock.advance(40 * DAY);
-  await tg.credits.charge(id, { required: 1 });
+  must('charge', await tg.credits.charge(id, { required: 1 }));
   await tg.accounts.endedCycles(id);
   await tg.accounts.inspect(id);
-  // Left open, so the active-jobs set exists when the stored keys are listed.
-  expect((await tg.jobs.reserve(id, { videos: 1 })).ok).toBe(true);
+  // Left open, so the open-holds set exists when the stored keys are listed.
+  must('open', await tg.holds.open(id, { items: 1, perItem: { required: 1 } }));
 }
 
-describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster client', (kind) => {
+describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster client', (kind) => {
   let client: TestClient;
   beforeAll(async () => {
     client = await connectTestClient(kind);
@@ -91,29 +86,58 @@ describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster cl
 
   const slotOf = async (key: string) => Number(await client.command(['CLUSTER', 'KEYSLOT', key]));
 
-  it("every script's keys hash to the account's slot; only the sweep index is elsewhere, and alone", async () => {
-    const calls: Call[] = [];
-    const clock = new ManualClock();
-    const prefix = uniquePrefix('slots');
-    const tg = createTollgate({ redis: recording(client.adapter, calls), prefix, clock: clock.fn, leaseMs: LEASE });
-    const id = accountId('slots');
-    await wholeLife(tg, clock, id);
-
-    // Every script of the library ran, so no script escapes the check below.
-    expect(new Set(calls.map((c) => c.script))).toEqual(new Set(Object.keys(SCRIPTS)));
-
-    const accountSlot = await slotOf(id);
-    const sweepIndex = sweepIndexKey(prefix);
+  /** Every script call's keys are the subject's, in its slot; sweep-index calls name the index alone. */
+  async function expectOneSlot(calls: SentCommand[], subject: string, sweepIndex: string) {
+    const slot = await slotOf(subject);
     for (const { script, keys } of calls) {
-      if (script === 'dueSweeps' || script === 'sweepHint') {
+      if (INDEX_SCRIPTS.has(script!)) {
         expect(keys, script).toEqual([sweepIndex]);
         continue;
       }
       expect(keys.length, script).toBeGreaterThan(0);
       for (const key of keys) {
-        expect(key, script).toContain(`{${id}}`);
-        expect(await slotOf(key), `${script}: ${key}`).toBe(accountSlot);
+        expect(key, script).toContain(`{${subject}}`);
+        expect(await slotOf(key), `${script}: ${key}`).toBe(slot);
       }
+    }
+  }
+
+  it("every script's keys hash to the account's slot; only the sweep index is elsewhere, and alone", async () => {
+    const recorder = recording(client.adapter);
+    const clock = new ManualClock();
+    const prefix = uniquePrefix('slots');
+    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE });
+    const id = accountId('slots');
+    await wholeLife(tg, clock, id);
+
+    // Every script of the library ran, so no script escapes the check below.
+    const calls = recorder.calls;
+    expect(new Set(calls.map((c) => c.script))).toEqual(new Set(Object.keys(SCRIPTS)));
+    // The routing key, words[3], is the first key: the subject's own for every subject script.
+    for (const c of calls) expect(c.words[3], c.script).toBe(c.keys[0]);
+    await expectOneSlot(calls, id, sweepIndexKey(prefix));
+  });
+
+  it("a policy subject's calls and counters stay in its own slot, with no account anywhere", async () => {
+    const recorder = recording(client.adapter);
+    const clock = new ManualClock();
+    const prefix = uniquePrefix('policy');
+    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
+    const ip = `ip:${accountId('203.0.113')}`;
+    for (let i = 0; i < 7; i++) await tg.limits.admit(ip, { policy: 'anonymous' });
+    await tg.limits.peek(ip, { policy: 'anonymous' });
+    clock.advance(10_000);
+    await tg.limits.admit(ip, { policy: 'anonymous' });
+    await tg.limits.reset(ip, { policy: 'anonymous' });
+    await tg.limits.admit(ip, { policy: 'anonymous' });
+    await expectOneSlot(recorder.calls, ip, sweepIndexKey(prefix));
+    const stored = (await client.command(['KEYS', `${prefix}:*`])) as string[];
+    expect(stored.length).toBeGreaterThan(0);
+    const slot = await slotOf(ip);
+    for (const key of stored) {
+      expect(key).toContain(`{${ip}}:r:anonymous.api:`);
+      expect(await slotOf(key), key).toBe(slot);
+      expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
   });
 
@@ -127,12 +151,13 @@ describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster cl
     // KEYS goes to every master; a key is only ever stored on the master of its slot.
     const stored = (await client.command(['KEYS', `${prefix}:*`])) as string[];
     const own = stored.filter((key) => key !== sweepIndexKey(prefix));
-    const keys = accountKeys(prefix, id);
+    const keys = new SubjectKeys(prefix, id);
     const base = keys.account.slice(0, -1);
-    // Account hash, cycle summaries, journal, active jobs, job list, job hashes, operation ids,
-    // Idempotency-Key records, request counters: all written, all tagged.
+    // Account, ended cycles, journal, daily history, API keys, open and all holds, hold hashes
+    // and their settled items, operation ids, Idempotency-Key records, window counters: all
+    // written, all tagged.
     const kinds = new Set(own.map((key) => key.slice(base.length).split(':')[0]));
-    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'ja', 'jl', 'j', 'op', 'ik', 'rl']));
+    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'k', 'ha', 'hl', 'h', 'op', 'ik', 'r']));
     const accountSlot = await slotOf(id);
     for (const key of own) {
       expect(key.startsWith(base), key).toBe(true);
@@ -140,8 +165,8 @@ describe.each(CLIENT_KINDS)('one account, one hash slot, through a %s cluster cl
       // Routed by key, so the command reaches the slot's owner or fails with MOVED.
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
-    // Names built for any job, operation or key land there too.
-    for (const key of [keys.job('job_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.jobPrefix, `${keys.counters('web')}29474679`]) {
+    // Names built for any hold, operation, Idempotency-Key or counter land there too.
+    for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${keys.counterBase}web:60:29474679`, `${keys.policyCounterBase('anonymous')}api:10:1`]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });

@@ -1,0 +1,109 @@
+// A RedisScriptClient that passes every command through to a real adapter and notes it, so a
+// test can say how many commands a call sent (one round trip, none at all) and which scripts
+// ran with which keys.
+import { ADAPTED, type RedisScriptClient } from '../../src/redis/client.ts';
+import * as bundle from '../../src/scripts/bundle.generated.ts';
+import type { Script } from '../../src/scripts/script.ts';
+import { createTollgate, type Tollgate, type TollgateOptions } from '../../src/index.ts';
+import { uniquePrefix } from './redis.ts';
+import { ManualClock, connectTestClient, type ClientKind, type TestClient } from './tollgate.ts';
+
+/** Every bundled script by name. */
+export const SCRIPTS: Record<string, Script<unknown>> = Object.fromEntries(
+  Object.entries(bundle as Record<string, Script<unknown>>).filter(([, s]) => typeof s === 'object' && typeof s.sha1 === 'string'),
+);
+export type ScriptName = keyof typeof bundle;
+
+const bySha = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.sha1, name]));
+const bySource = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.source, name]));
+
+export interface SentCommand {
+  words: string[];
+  /** EVALSHA or EVAL: the script's name (undefined for anything else). */
+  script: string | undefined;
+  /** The script's keys (words[3 .. 3 + numkeys)). */
+  keys: string[];
+  /**
+   * The server answered NOSCRIPT (it had no cached copy, e.g. another test file flushed the
+   * script cache) and the runner sent the script again with EVAL: not a round trip of the call.
+   */
+  noscript: boolean;
+}
+
+export interface Recorder {
+  client: RedisScriptClient;
+  /** Every command sent, in order. */
+  sent: SentCommand[];
+  /** The commands that ran: sent ones less those refused with NOSCRIPT and resent as EVAL. */
+  readonly calls: SentCommand[];
+  /** Forget what was sent so far. */
+  clear(): void;
+}
+
+/** Wraps an adapted client; `inner` may be undefined for a client that must never be used. */
+export function recording(inner: RedisScriptClient | undefined): Recorder {
+  const sent: SentCommand[] = [];
+  const client = {
+    [ADAPTED]: true,
+    send(words: string[]) {
+      const verb = words[0]!.toUpperCase();
+      const script = verb === 'EVALSHA' ? bySha.get(words[1]!) : verb === 'EVAL' ? bySource.get(words[1]!) : undefined;
+      const numkeys = verb === 'EVALSHA' || verb === 'EVAL' ? Number(words[2]) : 0;
+      const command: SentCommand = { words: [...words], script, keys: words.slice(3, 3 + numkeys), noscript: false };
+      sent.push(command);
+      if (!inner) return Promise.reject(new Error('this client must not be used'));
+      return inner.send(words).catch((error: unknown) => {
+        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) command.noscript = true;
+        throw error;
+      });
+    },
+  } as RedisScriptClient;
+  return {
+    client,
+    sent,
+    get calls() {
+      return sent.filter((c) => !c.noscript);
+    },
+    clear: () => void (sent.length = 0),
+  };
+}
+
+export interface RecordingGate {
+  tg: Tollgate;
+  clock: ManualClock;
+  prefix: string;
+  recorder: Recorder;
+  /** Commands that ran since the last clear() (see Recorder.calls). */
+  readonly sent: SentCommand[];
+  /** A raw command on the test Redis (not recorded). */
+  command(args: string[]): Promise<unknown>;
+  client: TestClient;
+  close(): Promise<void>;
+}
+
+/** A tollgate with an injected clock whose every Redis command is recorded. */
+export async function openRecordingTollgate(kind: ClientKind, name: string, options: Partial<TollgateOptions> = {}): Promise<RecordingGate> {
+  const client = await connectTestClient(kind);
+  // Cached up front (on every master of a cluster), so counts are of calls, not of first loads.
+  for (const script of Object.values(SCRIPTS)) await client.command(['SCRIPT', 'LOAD', script.source]);
+  const recorder = recording(client.adapter);
+  const clock = new ManualClock();
+  const prefix = uniquePrefix(name);
+  return {
+    tg: createTollgate({ prefix, clock: clock.fn, ...options, redis: recorder.client }),
+    clock,
+    prefix,
+    recorder,
+    get sent() {
+      return recorder.calls;
+    },
+    command: (args) => client.command(args),
+    client,
+    close: () => client.close(),
+  };
+}
+
+/** Every key stored for a subject under a prefix (every master of a cluster is asked). */
+export async function storedKeys(command: (args: string[]) => Promise<unknown>, prefix: string, subject: string): Promise<string[]> {
+  return ((await command(['KEYS', `${prefix}:{${subject}}:*`])) as string[]).sort();
+}
