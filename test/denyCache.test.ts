@@ -84,7 +84,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     }
     gate.clock.set(TEST_START + MINUTE);
     expect(await gate.tg.keys.verify(key)).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { remaining: 29 } } });
-    expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+    expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
   });
 
   it('a flood from one denied key costs Redis nothing', async () => {
@@ -98,7 +98,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const forged = key.slice(0, -32) + 'f'.repeat(32);
     expect(await gate.tg.keys.verify(forged)).toEqual({ valid: false, reason: 'unknown' });
     expect(await gate.tg.keys.verify(forged)).toEqual({ valid: false, reason: 'unknown' });
-    expect(gate.sent.map((c) => c.script)).toEqual(['admit', 'admit']);
+    expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
   });
 
   it('another real key of the same subject is not answered by the first key\'s entry', async () => {
@@ -106,7 +106,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const second = await gate.tg.keys.issue(id);
     gate.recorder.clear();
     expect(admissionOf(await gate.tg.keys.verify(second.key)).allowed).toBe(false);
-    expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+    expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
     await gate.tg.keys.verify(key);
     await gate.tg.keys.verify(second.key);
     expect(gate.sent).toHaveLength(1);
@@ -115,7 +115,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
   it('an entry answers only its surface: the key still goes to Redis on web', async () => {
     const { key } = await deniedKey();
     expect(admissionOf(await gate.tg.keys.verify(key, { surface: 'web' })).allowed).toBe(true);
-    expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+    expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
   });
 
   it('a policy subject\'s denial is cached the same way, and limits.denied() returns it from memory', async () => {

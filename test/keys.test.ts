@@ -103,7 +103,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
           credits: { sufficient: true, balance: 30, needed: 1 },
         },
       });
-      expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+      expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
       expect(gate.sent[0]!.words[0]).toMatch(/^EVAL(SHA)?$/);
     });
 
@@ -169,7 +169,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       gate.recorder.clear();
       expect(await gate.tg.keys.verify(key, { surface, credits: 1 })).toEqual({ valid: false, reason });
       expect(await gate.tg.keys.verify(key, { surface, cost: 5 })).toEqual({ valid: false, reason });
-      expect(gate.sent.map((c) => c.script)).toEqual(['admit', 'admit']);
+      expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
       expect(await gate.tg.keys.verify(key, { surface, usage: true })).toEqual({ valid: false, reason });
       expect(await remaining(id)).toEqual(before);
     }

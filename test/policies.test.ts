@@ -44,7 +44,7 @@ describe.each(CLIENT_KINDS)('policies through %s', (kind) => {
 
   it('a policy admit is one command: the windows travel with it, nothing is looked up', async () => {
     await gate.tg.limits.admit(ip(), { policy: 'layered' });
-    expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+    expect(gate.sent.map((c) => c.script)).toEqual(['admitPolicy']);
   });
 
   it('the same subject without a policy is AccountNotFoundError: it has no account', async () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { GENERATED, LUA_ROOT, renderBundle, shippedSource } from '../src/scripts/bundle.ts';
-import { admit } from '../src/scripts/bundle.generated.ts';
+import { admitPolicy, verifyKey } from '../src/scripts/bundle.generated.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
@@ -259,22 +259,20 @@ describe('generated command builders follow the headers', () => {
     ]);
   });
 
-  it('admit.command puts the account key at words[3] (the routing key), the API keys at words[4], then now', () => {
+  it('verifyKey.command puts the account key at words[3] (the routing key), the API keys at words[4], then now', () => {
     const keys = new SubjectKeys('tg', 'acct_1');
-    const words = admit.command('1768478400000', settings, keys, {
-      surface: 'api',
-      cost: 2,
-      credits: 1,
-      windows: '',
-      counterBase: keys.counterBase,
-      stagger: 0,
-      keyId: '0123456789',
-      keyDigest: 'digest',
-    });
-    expect(words.slice(0, 3)).toEqual(['EVALSHA', admit.sha1, '2']);
+    const words = verifyKey.command('1768478400000', settings, keys, { surface: 'api', cost: 2, credits: 1, stagger: 0, keyId: '0123456789', keyDigest: 'digest' });
+    expect(words.slice(0, 3)).toEqual(['EVALSHA', verifyKey.sha1, '2']);
     expect(words[3]).toBe('tg:{acct_1}:a');
     expect(words[4]).toBe('tg:{acct_1}:k');
-    expect(words.slice(5)).toEqual(['1768478400000', 'api', '2', '1', '', 'tg:{acct_1}:r:', '0', '0123456789', 'digest']);
+    expect(words.slice(5)).toEqual(['1768478400000', 'api', '2', '1', '0', '0123456789', 'digest']);
+  });
+
+  it('admitPolicy.command routes by the policy counters of the subject, in its slot', () => {
+    const keys = new SubjectKeys('tg', 'ip:1.2.3.4');
+    const words = admitPolicy.command('-1', settings, keys, { counters: keys.policyCounters('anon'), surface: 'api', cost: 1, windows: '10/60', stagger: 0 });
+    expect(words.slice(0, 4)).toEqual(['EVALSHA', admitPolicy.sha1, '1', 'tg:{ip:1.2.3.4}:r:anon.']);
+    expect(words.slice(4)).toEqual(['-1', 'api', '1', '10/60', '0']);
   });
 });
 
