@@ -96,7 +96,7 @@ export class Keys {
     const name = options.name ?? "";
     if (typeof name !== "string" || !/^[\x20-\x7e]{0,64}$/.test(name)) throw new InvalidInputError(`Key name must be 0-64 printable ASCII characters (got ${describe(name)})`);
     const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
-    const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces);
+    const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
     const key = `${this.ctx.keyPrefix}_${keys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
     const reply = await this.ctx.runner.run(issueKey, keys, {
@@ -170,7 +170,7 @@ export class Keys {
     const cache = this.ctx.denyCache;
     const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
     if (cache && cacheKey) {
-      const cached = cache.get(cacheKey);
+      const cached = cache.get(cacheKey, cost);
       if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
     }
     const stagger = this.ctx.staggerOf(keys.subject);
@@ -193,7 +193,8 @@ export class Keys {
   }
 }
 
-function surfacesArg(surfaces: unknown): string {
+/** A key's surfaces: each one some plan has (a typo would make a key that never works). */
+function surfacesArg(surfaces: unknown, accountSurface: (surface: unknown) => string): string {
   if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
-  return [...new Set(surfaces.map((s) => surfaceName("A key's surface", s)))].join(",");
+  return [...new Set(surfaces.map((s) => accountSurface(s)))].join(",");
 }

@@ -26,10 +26,13 @@ export class DenyCache {
     private readonly now: () => number,
   ) {}
 
-  /** The cached denial for this caller and surface, its times counted down; or undefined. */
-  get(cacheKey: string): Denial | undefined {
+  /**
+   * The cached denial for this caller and surface, its times counted down; or undefined. A cost
+   * above some window's limit is never served from here: Redis answers it cost_exceeds_limit.
+   */
+  get(cacheKey: string, cost = 1): Denial | undefined {
     const entry = this.entries.get(cacheKey);
-    if (entry === undefined) return undefined;
+    if (entry === undefined || entry.denial.windows.some((w) => cost > w.limit)) return undefined;
     const now = this.now();
     if (now >= entry.until) {
       this.entries.delete(cacheKey);

@@ -120,7 +120,7 @@ export class Limits {
     }
     const target = this.policy(keys, options.policy, options.surface);
     const cache = this.ctx.denyCache;
-    const cached = cache?.get(target.cacheKey);
+    const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
     const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, keys, { ...target, cost }), 0);
     if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission, cost);
