@@ -32,7 +32,9 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ account_id: id, plan: 'free' });
     const cookie = r.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^tg_session=[A-Za-z0-9_-]{32};/);
+    // The session is a key of its own (a tollgate key allowed only on `web`), never the API key.
+    expect(cookie).toMatch(/^tg_session=[A-Za-z0-9_.:-]{32,};/);
+    expect(cookie).not.toContain(key);
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
   });
