@@ -84,7 +84,10 @@ export function adminHandlers(deps: AdminDeps) {
     return json(200, { processed, job: holdBody(hold, meta.videoId) });
   });
 
-  const sweep = admin(async () => json(200, await tollgate.holds.sweep()));
+  const sweep = admin(async () => {
+    const swept = await tollgate.holds.sweep();
+    return json(200, { accounts: swept.subjects, ended: swept.ended });
+  });
 
   return { createAccount, startCycle, changePlan, oauthToken, processJob, sweep };
 }
