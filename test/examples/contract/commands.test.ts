@@ -41,20 +41,28 @@ class Monitor {
 
   /**
    * The commands sent while `action` ran, by clients (not by scripts), on keys under `prefix`.
-   * A marker sent after the action's last reply arrives after everything the action sent.
+   * Markers sent before the action and after its last reply bracket what it sent: MONITOR
+   * shows commands in the order Redis ran them, but its lines reach us a little later.
    */
   async during(prefix: string, action: () => Promise<unknown>): Promise<string[]> {
-    const from = this.lines.length;
+    const from = await this.mark();
     await action();
-    const marker = `end-of-action-${randomBytes(6).toString('hex')}`;
-    await rawCommand(this.port, ['ECHO', marker]);
-    await this.until((line) => line.includes(marker));
-    return this.lines.slice(from).filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && line.includes(`"${prefix}`));
+    const to = await this.mark();
+    return this.lines.slice(from + 1, to).filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && line.includes(`"${prefix}`));
   }
 
-  private async until(seen: (line: string) => boolean): Promise<void> {
+  /** Sends a marker and waits for MONITOR to show it: the index of its line. */
+  private async mark(): Promise<number> {
+    const marker = `marker-${randomBytes(6).toString('hex')}`;
+    await rawCommand(this.port, ['ECHO', marker]);
+    return this.until((line) => line.includes(marker));
+  }
+
+  private async until(seen: (line: string) => boolean): Promise<number> {
     const deadline = Date.now() + 5_000;
-    while (!this.lines.some(seen)) {
+    for (;;) {
+      const at = this.lines.findIndex(seen);
+      if (at >= 0) return at;
       if (Date.now() > deadline) throw new Error('MONITOR did not show the line in 5 s');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
