@@ -51,6 +51,7 @@ function toIncoming(req: Request): IncomingRequest {
     query,
     headers,
     body: req.body,
+    ip: req.socket.remoteAddress,
     ...(bodyError === undefined ? {} : { bodyError }),
   };
 }

@@ -61,6 +61,7 @@ function toIncoming(ctx: Context): IncomingRequest {
     headers,
     // The parser turns an absent body into {}; the handlers want undefined for "no body".
     body: raw === undefined || raw === '' ? undefined : (ctx.request as { body?: unknown }).body,
+    ip: ctx.req.socket.remoteAddress,
     ...(bodyError === undefined ? {} : { bodyError }),
   };
 }

@@ -1,14 +1,20 @@
 /**
- * Who is calling, and on which surface (SPEC §2, §9): `X-API-Key: <key>` or
- * `Authorization: Bearer <key or OAuth token>` use the `api` surface; the website's session
- * cookie uses `web`. A request that proves nothing gets 401, with no rate-limit headers.
+ * Who is calling, on which surface, and whether the request is admitted (SPEC §2, §4, §9).
+ * `X-API-Key: <key>` or `Authorization: Bearer <key or OAuth token>` use the `api` surface; the
+ * website's session cookie uses `web`. API keys and sessions are both tollgate keys: an API key
+ * may only be used on `api`, a session is a key that expires and may only be used on `web`, so
+ * a cookie value is never an API key and an API key is never a session. tollgate checks a key
+ * and admits its request (with the credit pre-check) in one script: one Redis round trip. An
+ * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import type { Surface } from '../../src/index.ts';
-import type { ApiKeys } from './apiKeys.ts';
+import { isTollgateError, type Admission, type Tollgate, type Usage } from '../../src/index.ts';
 import { cookie, type ApiRequest } from './http.ts';
 import type { TokenVerifier } from './oauth.ts';
-import { SESSION_COOKIE, type Sessions } from './sessions.ts';
+
+export const SESSION_COOKIE = 'tg_session';
+
+export type Surface = 'api' | 'web';
 
 export interface Caller {
   accountId: string;
@@ -16,9 +22,20 @@ export interface Caller {
   via: 'api_key' | 'oauth' | 'session';
 }
 
+/**
+ * What a route or tool costs, written once beside it (routes.ts, mcpTools.ts): the requests it
+ * counts on the caller's surface (0 only for usage reads), and the credits one unit of its
+ * work is charged, which the balance must hold before any work starts (SPEC §5). `optional`
+ * credits are charged only as far as the balance allows (MCP get_transcript's comments page).
+ */
+export interface Price {
+  requests: 0 | 1;
+  credits: number;
+  optional?: number;
+}
+
 export interface AuthDeps {
-  apiKeys: ApiKeys;
-  sessions: Sessions;
+  tollgate: Tollgate;
   verifyToken?: TokenVerifier;
   /** Set only when free endpoints fail open: remembers recent callers for an outage. */
   recentCallers?: RecentCallers;
@@ -28,53 +45,70 @@ export interface AuthDeps {
 export type Accept = 'keys' | 'keys_or_session' | 'session';
 
 /** The credential a request presents, before anything checks it. */
-type Credential = { via: Caller['via']; value: string };
+export type Credential = { via: Caller['via']; value: string };
 
-function credentialOf(request: ApiRequest, accept: Accept): Credential | null {
+export function credentialOf(request: ApiRequest, accept: Accept, tollgate: Tollgate): Credential | null {
   const session = (): Credential | null => {
-    const id = cookie(request, SESSION_COOKIE);
-    return id === undefined ? null : { via: 'session', value: id };
+    const value = cookie(request, SESSION_COOKIE);
+    return value === undefined ? null : { via: 'session', value };
   };
   if (accept === 'session') return session();
   const apiKey = request.headers['x-api-key'];
   if (apiKey !== undefined) return { via: 'api_key', value: apiKey };
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-  if (bearer !== undefined) return { via: bearer.startsWith('tgk_') ? 'api_key' : 'oauth', value: bearer };
+  if (bearer !== undefined) return { via: tollgate.keys.parse(bearer) === null ? 'oauth' : 'api_key', value: bearer };
   if (request.headers.authorization !== undefined) return null;
   return accept === 'keys_or_session' ? session() : null;
 }
 
-export async function authenticate(request: ApiRequest, deps: AuthDeps, accept: Accept): Promise<Caller | null> {
-  const credential = credentialOf(request, accept);
-  if (credential === null) return null;
-  const caller = await verify(credential, deps);
-  if (caller !== null) deps.recentCallers?.remember(credential, caller);
-  return caller;
-}
-
-async function verify({ via, value }: Credential, deps: AuthDeps): Promise<Caller | null> {
-  let accountId: string | null;
-  if (via === 'api_key') accountId = await deps.apiKeys.verify(value);
-  else if (via === 'oauth') accountId = deps.verifyToken ? await deps.verifyToken(value) : null;
-  else accountId = await deps.sessions.resolve(value);
-  return accountId === null ? null : { accountId, surface: via === 'session' ? 'web' : 'api', via };
-}
+export type Checked =
+  | { valid: false }
+  /** Counted: the admission (allowed, or the 429 to send) with the credit pre-check's answer. */
+  | { valid: true; caller: Caller; admission: Admission }
+  /** Not counted (price.requests 0): the account's usage, read in the same round trip. */
+  | { valid: true; caller: Caller; usage: Usage };
 
 /**
- * The caller a request's credential proved within the last few minutes, for a free endpoint
- * that fails open while Redis (where keys and sessions live) cannot be asked; null when it
- * proved nothing recently. Never used for anything charged.
+ * Checks a credential and admits its request at `price` on the credential's surface, or reads
+ * the usage when the price counts no request. A key or session: one script (keys.verify). An
+ * OAuth token: the verifier hook, then one admit.
  */
-export function recallCaller(request: ApiRequest, deps: AuthDeps, accept: Accept): Caller | null {
-  const credential = credentialOf(request, accept);
-  return credential === null ? null : (deps.recentCallers?.recall(credential) ?? null);
+export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price): Promise<Checked> {
+  const surface: Surface = credential.via === 'session' ? 'web' : 'api';
+  const { tollgate } = deps;
+  if (credential.via === 'oauth') {
+    const caller = await tokenCaller(deps, credential.value);
+    if (caller === null) return { valid: false };
+    const { accountId } = caller;
+    try {
+      if (price.requests === 0) return { valid: true, caller, usage: await tollgate.usage(accountId, { surface }) };
+      return { valid: true, caller, admission: await tollgate.limits.admit(accountId, { surface, credits: price.credits }) };
+    } catch (error) {
+      // A token whose account is gone proves nothing.
+      if (isTollgateError(error, 'account_not_found')) return { valid: false };
+      throw error;
+    }
+  }
+  const caller = (accountId: string): Caller => ({ accountId, surface, via: credential.via });
+  if (price.requests === 0) {
+    const verified = await tollgate.keys.verify(credential.value, { surface, usage: true });
+    return verified.valid ? { valid: true, caller: caller(verified.subject), usage: verified.usage } : { valid: false };
+  }
+  const verified = await tollgate.keys.verify(credential.value, { surface, credits: price.credits });
+  return verified.valid ? { valid: true, caller: caller(verified.subject), admission: verified.admission } : { valid: false };
+}
+
+/** The caller an OAuth token names, asked of the verifier hook alone; null when it names none. */
+export async function tokenCaller(deps: AuthDeps, token: string): Promise<Caller | null> {
+  const accountId = deps.verifyToken ? await deps.verifyToken(token) : null;
+  return accountId === null ? null : { accountId, surface: 'api', via: 'oauth' };
 }
 
 /**
  * Credentials verified against Redis recently, held in this process by their SHA-256 (never
- * the credential itself) for `ttlMs`, at most `capacity` of them (oldest dropped first). A
- * credential revoked in Redis can so still read free endpoints here for up to `ttlMs`, and only
- * while Redis is unreachable.
+ * the credential itself) for `ttlMs`, at most `capacity` of them (oldest dropped first), for a
+ * free endpoint that fails open while Redis cannot be asked. A credential revoked in Redis can
+ * so still read free endpoints here for up to `ttlMs`, and only while Redis is unreachable.
  */
 export class RecentCallers {
   private readonly entries = new Map<string, { caller: Caller; until: number }>();
@@ -91,6 +125,7 @@ export class RecentCallers {
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 
+  /** The caller the credential proved within ttlMs; null when it proved nothing recently. */
   recall(credential: Credential): Caller | null {
     const id = digest(credential);
     const entry = this.entries.get(id);

@@ -1,34 +1,38 @@
 /**
- * The steps every authenticated endpoint shares (SPEC §4, §8): authenticate (401 without
- * rate-limit headers) -> admit on the caller's surface, with the credit pre-check of a charged
- * endpoint in the same round trip (429 not counted) -> the endpoint -> rate-limit headers on
- * whatever it answers, errors included.
+ * What every authenticated endpoint shares (SPEC §4, §8), around tollgate's one-round-trip key
+ * check + admit (auth.ts): an IP over its failed checks gets 429 before anything is verified;
+ * a credential that does not check out gets 401 (no rate-limit headers) and counts against its
+ * IP (failedAuth.ts); a request over the budget gets 429 (not counted); then the endpoint, and
+ * the rate-limit headers on whatever it answers, errors included.
  *
  * Redis unreachable: 503 unavailable (fail closed), except on a route marked `failOpen` (the
  * free catalog reads, only when the host turns failOpenFreeEndpoints on): it is served,
  * uncounted and without rate-limit headers, to a caller whose credential this process verified
  * recently, or that needs no Redis to verify (an OAuth token the hook checks by itself).
  */
-import { isTollgateError, rateLimitedReply, rateLimitHeaders, type Tollgate } from '../../src/index.ts';
-import { authenticate, recallCaller, type Accept, type AuthDeps, type Caller } from './auth.ts';
+import { isTollgateError, rateLimitedReply, rateLimitHeaders, type Usage } from '../../src/index.ts';
+import { checkCredential, credentialOf, tokenCaller, type Accept, type AuthDeps, type Caller, type Credential, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
+import type { FailedAuth } from './failedAuth.ts';
 import { fail, withHeaders, type ApiRequest, type Handler, type HttpReply } from './http.ts';
+import { MESSAGES } from './messages.ts';
 
 export interface Call {
   caller: Caller;
+  /** The route's price: what the handler charges per unit of work. */
+  price: Price;
   /** The rate-limit headers this reply carries; handlers add them to replies they build early. */
   headers: Record<string, string>;
-  /** The pre-check's answer when the route asked for one. */
+  /** The pre-check's answer when the price has credits. */
   credits?: { sufficient: boolean; balance: number; needed: number };
+  /** The usage read in the same round trip, when the price counts no request. */
+  usage?: Usage;
 }
 
 export type AuthedHandler = (request: ApiRequest, call: Call) => Promise<HttpReply>;
 
 export interface GuardOptions {
-  /** Count the request against the per-minute budget; false only for GET /api/v1/usage. */
-  count?: boolean;
-  /** Credits the balance must hold before the endpoint does any work (SPEC §5). */
-  credits?: number;
+  price: Price;
   /** Credentials taken; default keys or the website's session cookie. */
   accept?: Accept;
   /**
@@ -39,28 +43,28 @@ export interface GuardOptions {
 }
 
 export interface GuardDeps extends AuthDeps {
-  tollgate: Tollgate;
+  failedAuth: FailedAuth;
   ietfHeaders: boolean;
 }
 
-export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions = {}): Handler {
-  if (options.failOpen && options.credits) throw new Error('A charged endpoint never fails open (SPEC §8)');
+export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions): Handler {
+  const { price } = options;
+  if (options.failOpen && price.credits > 0) throw new Error('A charged endpoint never fails open (SPEC §8)');
   const accept = options.accept ?? 'keys_or_session';
   return async (request) => {
-    let caller: Caller | null = null;
+    const blocked = deps.failedAuth.blocked(request);
+    if (blocked) return blocked;
+    const credential = credentialOf(request, accept, deps.tollgate);
+    if (credential === null) return unauthorized(request);
     let call: Call;
     try {
-      caller = await authenticate(request, deps, accept);
-      if (caller === null) return unauthorized(request);
-      const admitted = await admit(deps, request, caller, options);
+      const admitted = await admit(deps, request, credential, price);
       if ('status' in admitted) return admitted;
       call = admitted;
     } catch (error) {
-      // A key whose account is gone proves nothing.
-      if (isTollgateError(error, 'account_not_found')) return unauthorized(request);
-      const known = options.failOpen && isTollgateError(error, 'unavailable') ? (caller ?? recallCaller(request, deps, accept)) : null;
+      const known = options.failOpen && isTollgateError(error, 'unavailable') ? await recall(deps, credential) : null;
       if (known === null) return replyForThrown(request, error);
-      call = { caller: known, headers: {} };
+      call = { caller: known, price, headers: {} };
     }
     try {
       return withHeaders(await handler(request, call), call.headers);
@@ -70,19 +74,26 @@ export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOpt
   };
 }
 
-/** The request counted (or only read, for usage): the call to run, or the 429 to send. */
-async function admit(deps: GuardDeps, request: ApiRequest, caller: Caller, options: GuardOptions): Promise<Call | HttpReply> {
-  const surface = caller.surface;
-  const headerOptions = { ietf: deps.ietfHeaders, policy: surface };
-  if (options.count === false) {
-    const usage = await deps.tollgate.usage(caller.accountId, surface);
-    return { caller, headers: rateLimitHeaders(usage.rateLimit, headerOptions) };
-  }
-  const admission = await deps.tollgate.limits.admit(caller.accountId, { surface, credits: options.credits ?? 0 });
-  if (!admission.allowed) return rateLimitedReply(admission.rateLimit, admission.retryAfterMs, request.requestId, headerOptions);
-  return { caller, headers: rateLimitHeaders(admission.rateLimit, headerOptions), credits: admission.credits };
+/** The credential checked and the request counted (or only read): the call to run, or the 401 / 429 to send. */
+async function admit(deps: GuardDeps, request: ApiRequest, credential: Credential, price: Price): Promise<Call | HttpReply> {
+  const checked = await checkCredential(deps, credential, price);
+  if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
+  const { caller } = checked;
+  deps.recentCallers?.remember(credential, caller);
+  const headerOptions = { ietf: deps.ietfHeaders, policy: caller.surface };
+  if ('usage' in checked) return { caller, price, headers: rateLimitHeaders(checked.usage, headerOptions), usage: checked.usage };
+  const { admission } = checked;
+  if (!admission.allowed) return rateLimitedReply(admission, request.requestId, headerOptions);
+  return { caller, price, headers: rateLimitHeaders(admission, headerOptions), credits: admission.credits };
+}
+
+/** Who a credential proved to be without Redis: recently verified here, or an OAuth token the hook checks alone. */
+async function recall(deps: GuardDeps, credential: Credential): Promise<Caller | null> {
+  const recent = deps.recentCallers?.recall(credential) ?? null;
+  if (recent !== null || credential.via !== 'oauth') return recent;
+  return tokenCaller(deps, credential.value).catch(() => null);
 }
 
 export function unauthorized(request: ApiRequest): HttpReply {
-  return fail(request, 'unauthorized', 'A valid API key is required (Authorization: Bearer <key> or X-API-Key)');
+  return fail(request, 'unauthorized', MESSAGES.unauthorized);
 }

@@ -19,6 +19,8 @@ export interface ApiRequest {
   body: unknown;
   /** Set when the body was sent but is not JSON (or too large): the handler answers 400. */
   bodyError?: string;
+  /** The address the request came from (the socket's peer), for limits per client IP. */
+  ip?: string;
   /** Filled in by the service once the request id is chosen. */
   requestId: string;
 }
@@ -29,14 +31,20 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   return { status, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
+/** The service's own error types beside tollgate's (SPEC §8): the platform's, and the job cap's 429. */
+const SERVICE_STATUS = { video_unavailable: 404, no_captions: 404, job_limit_reached: 429 } as const;
+
+export type ServiceErrorType = ErrorType | keyof typeof SERVICE_STATUS;
+
 /** An SPEC §8 error reply with the given extra headers. */
 export function fail(
   request: ApiRequest,
-  type: ErrorType,
+  type: ServiceErrorType,
   message: string,
   options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
 ): HttpReply {
-  return errorReply(type, message, { requestId: request.requestId, ...options });
+  const status = (SERVICE_STATUS as Record<string, number>)[type];
+  return errorReply(type, message, { requestId: request.requestId, ...(status === undefined ? {} : { status }), ...options });
 }
 
 export function withHeaders(reply: HttpReply, headers: Record<string, string>): HttpReply {

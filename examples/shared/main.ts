@@ -3,9 +3,11 @@
  * (default 3000), HOST (default 127.0.0.1), REDIS_URL (default: a local redis-server started
  * here) or REDIS_CLUSTER_NODES (a Redis Cluster), REDIS_TIMEOUT_MS (default 2000),
  * ADMIN_TOKEN (enables /admin), WORKER=auto|manual, IETF_RATELIMIT_HEADERS=1 (adds the IETF
- * draft RateLimit fields) and FAIL_OPEN_FREE=1 (free catalog reads survive a Redis outage);
+ * draft RateLimit fields), FAIL_OPEN_FREE=1 (free catalog reads survive a Redis outage) and
+ * FAILED_AUTH_PER_MINUTE (failed key checks a client IP may make per minute, default 10);
  * creates a demo account and prints the URL, its API key (shown once) and a curl to try.
  */
+import { FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
 import type { Listening } from './listen.ts';
 import { describeTarget } from './redis.ts';
 import { redisFromEnv } from './redisDefault.ts';
@@ -21,6 +23,10 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
   if (worker !== 'auto' && worker !== 'manual') throw new Error(`WORKER must be auto or manual, got ${env.WORKER}`);
   const timeoutMs = Number(env.REDIS_TIMEOUT_MS ?? 2000);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new Error(`REDIS_TIMEOUT_MS must be a whole number of milliseconds, got ${env.REDIS_TIMEOUT_MS}`);
+  const failedAuthPerMinute = Number(env.FAILED_AUTH_PER_MINUTE ?? FAILED_AUTH_PER_MINUTE);
+  if (!Number.isInteger(failedAuthPerMinute) || failedAuthPerMinute < 1) {
+    throw new Error(`FAILED_AUTH_PER_MINUTE must be a whole number of attempts >= 1, got ${env.FAILED_AUTH_PER_MINUTE}`);
+  }
   const redis = await redisFromEnv(env);
   let service: Service | undefined;
   let server: Listening | undefined;
@@ -37,6 +43,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       worker,
       ietfHeaders: env.IETF_RATELIMIT_HEADERS === '1',
       failOpenFreeEndpoints: env.FAIL_OPEN_FREE === '1',
+      failedAuthPerMinute,
     });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
@@ -44,6 +51,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       `tollgate example (${framework}) listening on ${server.url}`,
       `  redis: ${describeTarget(redis.target)}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
       `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}; free catalog reads when Redis is down: ${env.FAIL_OPEN_FREE === '1' ? 'served (FAIL_OPEN_FREE=1)' : 'refused (503)'}`,
+      `  failed key checks: ${failedAuthPerMinute} per minute and client IP, then 429 until the minute ends (FAILED_AUTH_PER_MINUTE)`,
       `  demo account: ${demo.accountId} (plan starter)`,
       `  demo API key (shown once): ${demo.apiKey}`,
       `  try: curl -H "Authorization: Bearer ${demo.apiKey}" ${server.url}/transcript/dQw4w9WgXcQ`,

@@ -1,46 +1,53 @@
 /**
  * MCP over Streamable HTTP at POST /mcp (SPEC §9), with the official SDK in stateless JSON
  * mode: every HTTP request gets its own McpServer and transport, bound to the caller.
- * Before the SDK sees a request: 401 for a missing or bad API key / OAuth token; a tools/call
- * is admitted on the shared `api` counter (with the credit pre-check of a charged tool in the
- * same round trip) and its per-minute 429 is an HTTP response. Protocol housekeeping
- * (initialize, tools/list, notifications) counts nothing. Credit and plan errors are tool
- * results with isError and the SPEC §8 error object (see mcpTools.ts).
+ * Before the SDK sees a request, in one round trip with the key check: a tools/call is admitted
+ * on the shared `api` counter at its tool's price (mcpTools.ts; the credit pre-check of a
+ * charged tool included) and its per-minute 429 is an HTTP response; protocol housekeeping
+ * (initialize, tools/list, notifications) counts nothing and only reads the headers' state.
+ * A missing or bad API key / OAuth token is 401 (bad ones count against the client's IP).
+ * Credit and plan errors are tool results with isError and the SPEC §8 error object.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { rateLimitedReply, rateLimitHeaders } from '../../src/index.ts';
-import { authenticate } from './auth.ts';
+import { checkCredential, credentialOf, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
-import { fail, type Handler, type HttpReply } from './http.ts';
-import { registerTools, type ToolDeps } from './mcpTools.ts';
+import type { GuardDeps } from './guard.ts';
+import { fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
+import { MESSAGES } from './messages.ts';
+import { registerTools, toolPrice, type ToolDeps } from './mcpTools.ts';
 
-const CHARGED_TOOLS = new Set(['get_transcript', 'get_video_comments']);
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'keep-alive']);
+/** Housekeeping reads the rate-limit state for the headers and counts nothing. */
+const HOUSEKEEPING: Price = { requests: 0, credits: 0 };
 
-export function mcpHandler(deps: ToolDeps & { ietfHeaders: boolean }): Handler {
+export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
+  const unauthorized = (request: ApiRequest) =>
+    fail(request, 'unauthorized', MESSAGES.mcpUnauthorized, { headers: { 'WWW-Authenticate': 'Bearer' } });
   return async (request) => {
     let headers: Record<string, string> = {};
     try {
-      const caller = await authenticate(request, deps, 'keys');
-      if (caller === null) {
-        return fail(request, 'unauthorized', 'MCP needs an API key or OAuth token: Authorization: Bearer <token>', {
-          headers: { 'WWW-Authenticate': 'Bearer' },
-        });
-      }
+      const blocked = deps.failedAuth.blocked(request);
+      if (blocked) return blocked;
+      const credential = credentialOf(request, 'keys', deps.tollgate);
+      if (credential === null) return unauthorized(request);
+      const readable = request.bodyError === undefined && !Array.isArray(request.body);
+      const message = (readable ? (request.body ?? {}) : {}) as { method?: unknown; params?: { name?: unknown } };
+      const price = readable && message.method === 'tools/call' ? toolPrice(message.params?.name) : HOUSEKEEPING;
+      const checked = await checkCredential(deps, credential, price);
+      if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
       if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
-      if (Array.isArray(request.body)) return fail(request, 'invalid_request', 'Send one JSON-RPC message per request');
-      const message = (request.body ?? {}) as { method?: unknown; params?: { name?: unknown } };
+      if (!readable) return fail(request, 'invalid_request', MESSAGES.oneMessage);
       const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };
+      const { caller } = checked;
       let precheck: ToolDeps['precheck'];
-      if (message.method === 'tools/call') {
-        const credits = CHARGED_TOOLS.has(String(message.params?.name)) ? 1 : 0;
-        const admission = await deps.tollgate.limits.admit(caller.accountId, { surface: 'api', credits });
-        if (!admission.allowed) return rateLimitedReply(admission.rateLimit, admission.retryAfterMs, request.requestId, headerOptions);
-        headers = rateLimitHeaders(admission.rateLimit, headerOptions);
-        precheck = admission.credits;
+      if ('usage' in checked) {
+        headers = rateLimitHeaders(checked.usage, headerOptions);
       } else {
-        headers = rateLimitHeaders((await deps.tollgate.usage(caller.accountId, 'api')).rateLimit, headerOptions);
+        if (!checked.admission.allowed) return rateLimitedReply(checked.admission, request.requestId, headerOptions);
+        headers = rateLimitHeaders(checked.admission, headerOptions);
+        precheck = checked.admission.credits;
       }
       const reply = await runSdk(request.body, request.headers, { ...deps, precheck, caller, requestId: request.requestId });
       return { ...reply, headers: { ...reply.headers, ...headers } };

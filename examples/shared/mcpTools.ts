@@ -2,29 +2,42 @@
  * The MCP tools (SPEC §5, §9): get_transcript (1 credit; with include_comments 2 when a
  * nonempty Top page comes too, 1 when comments fail, are empty or only 1 credit is left; a
  * comments failure never loses the transcript), get_video_comments (1 per nonempty page),
- * create_job (the REST handler itself, so the same order and idempotency rules hold) and
- * get_usage. The HTTP layer in mcp.ts has already counted the call.
+ * create_job (the REST handler itself, so the same order, schema and idempotency rules hold)
+ * and get_usage. Each tool's price is written once in TOOL_PRICES; the HTTP layer in mcp.ts has
+ * already counted the call and pre-checked the credits at that price.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { insufficientReply, type Tollgate } from '../../src/index.ts';
-import type { ApiKeys } from './apiKeys.ts';
-import type { Caller } from './auth.ts';
+import type { Caller, Price } from './auth.ts';
 import { usageBody } from './bodies.ts';
 import { chargeAfterWork } from './charge.ts';
 import { replyForThrown } from './errors.ts';
 import { createJob, type CreateJobDeps } from './handlers/createJob.ts';
 import type { ApiRequest, HttpReply } from './http.ts';
-import type { TokenVerifier } from './oauth.ts';
+import { JOB_BODY_FIELDS } from './jobRequest.ts';
 import { convertTranscript, isPlatformError, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from './platform/index.ts';
-import type { Sessions } from './sessions.ts';
 
 export interface ToolDeps extends CreateJobDeps {
-  apiKeys: ApiKeys;
-  sessions: Sessions;
-  verifyToken?: TokenVerifier;
   tollgate: Tollgate;
   precheck?: { sufficient: boolean; balance: number; needed: number };
+}
+
+/**
+ * Each tools/call counts one `api` request (get_usage included: it is not yet free like its
+ * REST twin) and pre-checks the tool's credits. get_transcript's optional credit is the
+ * comments page of include_comments, charged only as far as the balance allows.
+ */
+export const TOOL_PRICES = {
+  get_transcript: { requests: 1, credits: 1, optional: 1 },
+  get_video_comments: { requests: 1, credits: 1 },
+  create_job: { requests: 1, credits: 0 },
+  get_usage: { requests: 1, credits: 0 },
+} as const satisfies Record<string, Price>;
+
+/** A tools/call's price; a tool that does not exist still counts its request (the SDK answers it). */
+export function toolPrice(name: unknown): Price {
+  return Object.hasOwn(TOOL_PRICES, String(name)) ? TOOL_PRICES[name as keyof typeof TOOL_PRICES] : { requests: 1, credits: 0 };
 }
 
 type CallDeps = ToolDeps & { caller: Caller; requestId: string };
@@ -71,10 +84,11 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
             commentsStatus = 'failed';
           }
         }
-        const optional = commentsStatus === 'delivered' ? 1 : 0;
-        const charge = await chargeAfterWork(deps.tollgate, account, { required: 1, optional, operationId: deps.requestId });
+        const price = TOOL_PRICES.get_transcript;
+        const optional = commentsStatus === 'delivered' ? price.optional : 0;
+        const charge = await chargeAfterWork(deps.tollgate, account, { required: price.credits, optional, operationId: deps.requestId });
         if (!charge.ok) return fromReply(insufficientReply(charge.remaining, charge.needed, deps.requestId));
-        if (optional === 1 && charge.charged < 2) commentsStatus = 'insufficient_credits';
+        if (optional > 0 && charge.charged < price.credits + optional) commentsStatus = 'insufficient_credits';
         return ok({
           video_id: args.video_id,
           format,
@@ -98,9 +112,9 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         if (!deps.precheck?.sufficient) return insufficient();
         const page = await deps.platform.getComments(args.video_id, { sort, pageToken: args.page_token, replyTo: args.reply_to });
         if (page.comments.length === 0) return ok({ ...page, credits_charged: 0 });
-        const charge = await chargeAfterWork(deps.tollgate, account, { required: 1, operationId: deps.requestId });
+        const charge = await chargeAfterWork(deps.tollgate, account, { required: TOOL_PRICES.get_video_comments.credits, operationId: deps.requestId });
         if (!charge.ok) return fromReply(insufficientReply(charge.remaining, charge.needed, deps.requestId));
-        return ok({ ...page, credits_charged: 1 });
+        return ok({ ...page, credits_charged: charge.charged });
       }),
   );
 
@@ -108,25 +122,19 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     'create_job',
     {
       description: 'Bulk job over video_ids, a channel_id or a playlist_id: reserves N credits (2N with include_comments). Not on the Free plan.',
-      inputSchema: {
-        video_ids: z.array(z.string()).optional(),
-        channel_id: z.string().optional(),
-        playlist_id: z.string().optional(),
-        include_comments: z.boolean().optional(),
-        idempotency_key: z.string().optional(),
-      },
+      inputSchema: { ...JOB_BODY_FIELDS, idempotency_key: z.string().optional() },
     },
     (args) =>
       guarded('create_job', async () => {
         const { idempotency_key: key, ...body } = args;
         const request: ApiRequest = { ...fakeRequest('create_job'), body, headers: key === undefined ? {} : { 'idempotency-key': key } };
-        const reply = await createJob(deps)(request, { caller: deps.caller, headers: {} });
+        const reply = await createJob(deps)(request, { caller: deps.caller, price: TOOL_PRICES.create_job, headers: {} });
         if (reply.status >= 400) return fromReply(reply);
         return ok({ job: reply.body, idempotent_replayed: reply.headers['Idempotent-Replayed'] === 'true' });
       }),
   );
 
   server.registerTool('get_usage', { description: 'The account\'s credits, cycle, rate limit and jobs.' }, () =>
-    guarded('get_usage', async () => ok(usageBody(await deps.tollgate.usage(account, 'api')))),
+    guarded('get_usage', async () => ok(usageBody(await deps.tollgate.usage(account, { surface: 'api' })))),
   );
 }

@@ -1,10 +1,13 @@
 /**
  * One unit of work for a job, shared by the BullMQ worker and POST /admin/jobs/:id/process.
- * Bulk job: one video -> its transcript and, with comments, its Top page -> one
- * tollgate.jobs.recordResult (SPEC §6). Collection: one comments page -> one recordPage.
+ * Bulk job (an items hold): one video -> its transcript and, with comments, its Top page ->
+ * one tollgate.holds.settle with the video id as item id (SPEC §6): delivered, spending the
+ * transcript's credit and the comment credit when the Top page was nonempty, or failed with
+ * `video_unavailable` / `no_captions`. Collection (a budget hold): one comments page -> one
+ * tollgate.holds.spend of 1 credit when the page is nonempty, 0 when it is empty or failed.
  * A result tollgate refuses (job canceled, ended or lease lapsed) is not saved.
  */
-import type { CommentPageResult, Job, Tollgate, TranscriptResult } from '../../src/index.ts';
+import type { Hold, Tollgate } from '../../src/index.ts';
 import type { JobMeta, JobStore } from './jobStore.ts';
 import { isPlatformError, type CommentsPage, type Transcript, type VideoPlatform } from './platform/index.ts';
 
@@ -16,6 +19,9 @@ export interface WorkDeps {
 
 /** processed: one unit done; idle: nothing left to hand out; ended: the job takes no more. */
 export type StepOutcome = 'processed' | 'idle' | 'ended';
+
+type TranscriptResult = 'delivered' | 'video_unavailable' | 'no_captions';
+type CommentPageResult = 'nonempty' | 'empty' | 'failed';
 
 export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMeta): Promise<StepOutcome> {
   const item = await deps.store.claimNext(jobId);
@@ -32,9 +38,11 @@ export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMe
       commentPage = 'failed';
     }
   }
-  // The item's position is its id: a worker that retries this video counts it once.
-  const settled = await deps.tollgate.jobs.recordResult(meta.account, jobId, { transcript: outcome, commentPage, itemId: String(item.index) });
+  // The video is the item: a worker that retries it counts it once.
+  const settlement = outcome === 'delivered' ? { itemId: item.videoId, optionalSpent: commentPage === 'nonempty' ? 1 : 0 } : { itemId: item.videoId, failed: outcome };
+  const settled = await deps.tollgate.holds.settle(meta.account, jobId, settlement);
   if (!settled.accepted) return 'ended';
+  if (settled.replayed) return 'processed';
   await deps.store.addResult(jobId, {
     index: item.index,
     video_id: item.videoId,
@@ -66,7 +74,7 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
   if (state.done) return 'ended';
   const next = state.queue.shift();
   if (next === undefined) {
-    await deps.tollgate.jobs.finish(meta.account, jobId);
+    await deps.tollgate.holds.finish(meta.account, jobId);
     return 'ended';
   }
   let page: CommentsPage | null = null;
@@ -76,14 +84,15 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
     if (!isPlatformError(error)) throw error;
   }
   const result: CommentPageResult = page === null ? 'failed' : page.comments.length > 0 ? 'nonempty' : 'empty';
-  // The page's place in the crawl is its id: a retried page counts once.
-  const settled = await deps.tollgate.jobs.recordPage(meta.account, jobId, result, { itemId: `${next.replyTo ?? 'top'}:${next.pageToken ?? 'first'}` });
+  // The page (its thread and token) is the item: a retried page counts once.
+  const pageId = `${next.replyTo ?? 'top'}:${next.pageToken ?? 'first'}`;
+  const settled = await deps.tollgate.holds.spend(meta.account, jobId, { itemId: pageId, amount: result === 'nonempty' ? 1 : 0 });
   if (!settled.accepted) {
     await deps.store.writeState(jobId, { ...state, done: true });
     return 'ended';
   }
   if (page !== null && result === 'nonempty') {
-    await deps.store.addResult(jobId, { page_kind: next.replyTo ? 'replies' : 'top', ...page });
+    if (!settled.replayed) await deps.store.addResult(jobId, { page_kind: next.replyTo ? 'replies' : 'top', ...page });
     if (next.replyTo === undefined) {
       const threads = page.comments.filter((c) => c.reply_count > 0).map((c) => ({ replyTo: c.id }));
       const more = page.next_page_token ? [{ pageToken: page.next_page_token }] : [];
@@ -91,12 +100,12 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
     }
   }
   // Nothing left to crawl (a failed or empty first page included): end now, refunding the rest.
-  if (isOpen(settled.job) && state.queue.length === 0) await deps.tollgate.jobs.finish(meta.account, jobId);
-  state.done = !isOpen(settled.job) || state.queue.length === 0;
+  if (isOpen(settled.hold) && state.queue.length === 0) await deps.tollgate.holds.finish(meta.account, jobId);
+  state.done = !isOpen(settled.hold) || state.queue.length === 0;
   await deps.store.writeState(jobId, state);
   return 'processed';
 }
 
-export function isOpen(job: Job): boolean {
-  return job.status === 'queued' || job.status === 'running';
+export function isOpen(hold: Hold): boolean {
+  return hold.status === 'open';
 }

@@ -1,6 +1,6 @@
 /**
- * The Redis the example servers keep their own records in (API keys, sessions, the job store),
- * on one server or a Redis Cluster, seen through the few commands they need.
+ * The Redis the example servers keep their own records in (the job store), on one server or a
+ * Redis Cluster, seen through the few commands they need.
  *
  * SPEC §8 (fail closed, promptly): every call has a deadline, and a Redis that is down, paused
  * or slower than the deadline fails the call with tollgate's StoreUnavailableError, which the
@@ -51,7 +51,6 @@ type Command = [name: string, key: string, ...args: string[]];
 export interface AppRedis {
   /** For createTollgate({ redis }): tollgate's scripts run on the same connection(s). */
   readonly scripts: RedisScriptClient;
-  hSet(key: string, fields: Record<string, string>): Promise<void>;
   hGetAll(key: string): Promise<Record<string, string>>;
   get(key: string): Promise<string | null>;
   /** True when the value was set (false only with `NX` and the key present). */
@@ -60,7 +59,6 @@ export interface AppRedis {
   del(keys: string[]): Promise<number>;
   incr(key: string): Promise<number>;
   expire(key: string, seconds: number): Promise<void>;
-  rPush(key: string, values: string[]): Promise<void>;
   lIndex(key: string, index: number): Promise<string | null>;
   lLen(key: string): Promise<number>;
   lRange(key: string, start: number, stop: number): Promise<string[]>;
@@ -125,7 +123,6 @@ function build(transport: Transport, scripts: RedisScriptClient, timeoutMs: numb
   const send = (name: string, key: string, ...args: string[]) => withDeadline(`${name} ${key}`, timeoutMs, transport.send(key, [name, key, ...args]));
   return {
     scripts,
-    hSet: async (key, fields) => void (await send('HSET', key, ...Object.entries(fields).flat())),
     hGetAll: async (key) => hashOf(await send('HGETALL', key)),
     get: async (key) => stringOrNull(await send('GET', key)),
     async set(key, value, options) {
@@ -138,7 +135,6 @@ function build(transport: Transport, scripts: RedisScriptClient, timeoutMs: numb
     del: async (keys) => Number(await send('DEL', keys[0]!, ...keys.slice(1))),
     incr: async (key) => Number(await send('INCR', key)),
     expire: async (key, seconds) => void (await send('EXPIRE', key, String(seconds))),
-    rPush: async (key, values) => void (await send('RPUSH', key, ...values)),
     lIndex: async (key, index) => stringOrNull(await send('LINDEX', key, String(index))),
     lLen: async (key) => Number(await send('LLEN', key)),
     lRange: async (key, start, stop) => ((await send('LRANGE', key, String(start), String(stop))) as unknown[]).map(String),

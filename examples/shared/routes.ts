@@ -1,8 +1,11 @@
 /**
- * Every endpoint of SPEC §9 as one table of method, path (Express/Koa syntax) and neutral
- * handler, with the guard options each needs. Adapters register the table as it is.
+ * Every endpoint of SPEC §9 as one table of method, path (Express/Koa syntax), price and
+ * handler. A route's price is written here once: the guard admits the request and pre-checks
+ * the credits at that price, and the handler charges the price it is handed (guard.ts Call).
+ * Adapters register the table as it is.
  */
-import { guard, type GuardDeps } from './guard.ts';
+import type { Price } from './auth.ts';
+import { guard, type AuthedHandler, type GuardDeps, type GuardOptions } from './guard.ts';
 import { adminHandlers, type AdminDeps } from './handlers/admin.ts';
 import { catalogHandlers } from './handlers/catalog.ts';
 import { getComments } from './handlers/comments.ts';
@@ -29,35 +32,46 @@ export type RouteDeps = GuardDeps &
     failOpenFree?: boolean;
   };
 
+/** Counts one request on the caller's surface and spends nothing. */
+const FREE: Price = { requests: 1, credits: 0 };
+/** Counts nothing and spends nothing: usage reads (SPEC §4). */
+const NOT_COUNTED: Price = { requests: 0, credits: 0 };
+/** One credit per unit of work (a transcript, a nonempty comments page), pre-checked before any work (SPEC §5). */
+const ONE_CREDIT: Price = { requests: 1, credits: 1 };
+
 export function buildRoutes(deps: RouteDeps): Route[] {
   const jobs = jobHandlers(deps);
   const catalog = catalogHandlers(deps.platform);
   const web = webHandlers(deps);
-  const g = (handler: Parameters<typeof guard>[1], options?: Parameters<typeof guard>[2]) => guard(deps, handler, options);
+  const g = (price: Price, handler: AuthedHandler, options: Omit<GuardOptions, 'price'> = {}) => guard(deps, handler, { price, ...options });
   // Only the catalog reads: they spend nothing and the fake platform needs no Redis. Usage,
   // jobs and everything charged stay closed.
   const free = { failOpen: deps.failOpenFree ?? false };
+  const session = { accept: 'session' } as const;
   const routes: Route[] = [
-    { method: 'GET', path: '/transcript/:id', handler: g(getTranscript(deps), { credits: 1 }) },
-    { method: 'GET', path: '/api/v1/comments/:videoId', handler: g(getComments(deps), { credits: 1 }) },
-    { method: 'GET', path: '/api/v1/usage', handler: g(getUsage(deps.tollgate), { count: false }) },
-    { method: 'GET', path: '/api/v1/search', handler: g(catalog.search, free) },
-    { method: 'GET', path: '/api/v1/videos/:id', handler: g(catalog.video, free) },
-    { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(catalog.channelVideos, free) },
-    { method: 'GET', path: '/api/v1/playlists/:id/videos', handler: g(catalog.playlistVideos, free) },
-    { method: 'POST', path: '/jobs', handler: g(createJob(deps)) },
-    { method: 'GET', path: '/jobs', handler: g(jobs.list) },
-    { method: 'GET', path: '/jobs/:id', handler: g(jobs.get) },
-    { method: 'GET', path: '/jobs/:id/results', handler: g(jobs.results) },
-    { method: 'DELETE', path: '/jobs/:id', handler: g(jobs.cancel) },
+    { method: 'GET', path: '/transcript/:id', handler: g(ONE_CREDIT, getTranscript(deps)) },
+    { method: 'GET', path: '/api/v1/comments/:videoId', handler: g(ONE_CREDIT, getComments(deps)) },
+    { method: 'GET', path: '/api/v1/usage', handler: g(NOT_COUNTED, getUsage) },
+    { method: 'GET', path: '/api/v1/search', handler: g(FREE, catalog.search, free) },
+    { method: 'GET', path: '/api/v1/videos/:id', handler: g(FREE, catalog.video, free) },
+    { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(FREE, catalog.channelVideos, free) },
+    { method: 'GET', path: '/api/v1/playlists/:id/videos', handler: g(FREE, catalog.playlistVideos, free) },
+    // A job reserves its credits as a hold (createJob.ts); the request itself is one request.
+    { method: 'POST', path: '/jobs', handler: g(FREE, createJob(deps)) },
+    { method: 'GET', path: '/jobs', handler: g(FREE, jobs.list) },
+    { method: 'GET', path: '/jobs/:id', handler: g(FREE, jobs.get) },
+    { method: 'GET', path: '/jobs/:id/results', handler: g(FREE, jobs.results) },
+    { method: 'DELETE', path: '/jobs/:id', handler: g(FREE, jobs.cancel) },
     { method: 'POST', path: '/web/login', handler: web.login },
     { method: 'POST', path: '/web/logout', handler: web.logout },
-    { method: 'POST', path: '/web/collections', handler: g(web.createCollection, { accept: 'session' }) },
-    { method: 'GET', path: '/web/collections/:id', handler: g(jobs.get, { accept: 'session' }) },
-    { method: 'DELETE', path: '/web/collections/:id', handler: g(jobs.cancel, { accept: 'session' }) },
+    // A collection reserves the user's limit L as a budget hold (web.ts).
+    { method: 'POST', path: '/web/collections', handler: g(FREE, web.createCollection, session) },
+    { method: 'GET', path: '/web/collections/:id', handler: g(FREE, jobs.get, session) },
+    { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
   ];
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+    // Each tools/call is priced by its tool (mcpTools.ts TOOL_PRICES).
     const onlyPost: Handler = async () => ({ status: 405, headers: { Allow: 'POST' }, body: undefined });
     routes.push(
       { method: 'POST', path: '/mcp', handler: deps.mcp },

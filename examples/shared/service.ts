@@ -1,21 +1,23 @@
 /**
- * The whole example service, framework-free: tollgate over node-redis, the fake platform, API
- * keys, sessions, the demo OAuth verifier, the job store and runner, and the route table.
- * The Express and Koa adapters only translate requests and replies to and from it.
+ * The whole example service, framework-free: tollgate over node-redis (plans, API keys and
+ * sessions, the failed-auth policy, the deny cache), the fake platform, the demo OAuth
+ * verifier, the job store and runner, and the route table. The Express and Koa adapters only
+ * translate requests and replies to and from it.
  */
-import { randomBytes } from 'node:crypto';
 import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.ts';
-import { ApiKeys } from './apiKeys.ts';
 import { RecentCallers } from './auth.ts';
 import { replyForFrameworkError, replyForThrown } from './errors.ts';
+import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
+import { openAccount } from './handlers/admin.ts';
 import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
 import { JobStore } from './jobStore.ts';
 import { mcpHandler } from './mcp.ts';
+import { MESSAGES } from './messages.ts';
 import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './oauth.ts';
+import { EXAMPLE_PLANS } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
 import { connectRedis, type ClusterNode, type RedisTarget } from './redis.ts';
 import { buildRoutes, type Route } from './routes.ts';
-import { Sessions } from './sessions.ts';
 import { JobRunner, type WorkerMode } from './worker.ts';
 
 export interface ServiceOptions {
@@ -25,7 +27,7 @@ export interface ServiceOptions {
   redisClusterNodes?: ClusterNode[];
   /**
    * How long any Redis call may take, tollgate's scripts and the service's own commands alike
-   * (API keys, sessions, job store, enqueue); a slower call fails closed with 503 unavailable
+   * (job store, enqueue); a slower call fails closed with 503 unavailable
    * (SPEC §8). Default 2000 ms.
    */
   timeoutMs?: number;
@@ -37,7 +39,13 @@ export interface ServiceOptions {
   adminToken?: string;
   worker?: WorkerMode;
   platform?: VideoPlatform;
+  /** Default the service's own table (plans.ts, SPEC §2). */
   plans?: PlanTable;
+  /**
+   * Failed key checks (401s) a client IP may make per minute; past it the IP gets 429 until
+   * the minute ends (failedAuth.ts). Default 10 (FAILED_AUTH_PER_MINUTE).
+   */
+  failedAuthPerMinute?: number;
   /** Also send the IETF RateLimit-Policy / RateLimit fields. */
   ietfHeaders?: boolean;
   /** Lapsed-job sweep period; 0 turns it off. Default 30 s. */
@@ -79,10 +87,18 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const target = redisTarget(options);
   const redis = await connectRedis(target, timeoutMs);
-  const tollgate = createTollgate({ redis: redis.scripts, prefix, clock: options.clock, plans: options.plans, timeoutMs });
+  const ietfHeaders = options.ietfHeaders ?? false;
+  const tollgate = createTollgate({
+    redis: redis.scripts,
+    prefix,
+    clock: options.clock,
+    plans: options.plans ?? EXAMPLE_PLANS,
+    policies: failedAuthPolicy(options.failedAuthPerMinute ?? FAILED_AUTH_PER_MINUTE),
+    // A denied key, and an IP over its failed checks, are answered from memory until the window resets.
+    denyCache: true,
+    timeoutMs,
+  });
   const platform = options.platform ?? createFakePlatform();
-  const apiKeys = new ApiKeys(redis, `${prefix}:ex`);
-  const sessions = new Sessions(redis, `${prefix}:ex`);
   const store = new JobStore(redis, `${prefix}:ex`);
   const oauth = createDemoOAuth();
   const runner = new JobRunner(
@@ -96,13 +112,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const deps = {
     tollgate,
     platform,
-    apiKeys,
-    sessions,
+    failedAuth: new FailedAuth(tollgate, ietfHeaders),
     store,
     runner,
     oauth,
     verifyToken,
-    ietfHeaders: options.ietfHeaders ?? false,
+    ietfHeaders,
     adminToken: options.adminToken,
     failOpenFree,
     recentCallers: failOpenFree ? new RecentCallers() : undefined,
@@ -120,16 +135,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         return { ...reply, headers: { 'X-Request-Id': withRequestId.requestId, ...reply.headers } };
       },
     })),
-    notFound: (request) => fail(withId(request), 'not_found', `No route for ${request.method} ${request.path}`),
+    notFound: (request) => fail(withId(request), 'not_found', MESSAGES.noRoute(request.method, request.path)),
     screen: (request) =>
-      isDecodablePath(request.path) ? undefined : fail(withId(request), 'invalid_request', 'The request path is not valid percent-encoding', { extra: { param: 'path' } }),
+      isDecodablePath(request.path) ? undefined : fail(withId(request), 'invalid_request', MESSAGES.unreadablePath, { extra: { param: 'path' } }),
     failed: (request, error) => replyForFrameworkError(withId(request), error),
     tollgate,
     oauth,
     async createAccount(plan) {
-      const accountId = `acct_${randomBytes(8).toString('hex')}`;
-      await tollgate.accounts.create(accountId, { plan });
-      return { accountId, apiKey: await apiKeys.issue(accountId) };
+      const { accountId, apiKey } = await openAccount(tollgate, plan);
+      return { accountId, apiKey };
     },
     async close() {
       await runner.close();

@@ -4,7 +4,7 @@
  * number of videos in flight, and records one result per video. A job survives a restart:
  * BullMQ hands a stalled job to the next worker and the cursor in JobStore resumes where the
  * last video was handed out. WORKER=manual: nothing runs until POST /admin/jobs/:id/process.
- * In both modes a periodic tollgate.jobs.sweep() ends jobs whose worker vanished, with refunds.
+ * In both modes a periodic tollgate.holds.sweep() ends jobs whose worker vanished, with refunds.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
@@ -53,7 +53,7 @@ export class JobRunner {
     const sweepEveryMs = this.options.sweepEveryMs ?? 30_000;
     if (sweepEveryMs > 0) {
       this.sweepTimer = setInterval(() => {
-        this.deps.tollgate.jobs.sweep().catch((error) => console.error('job sweep failed:', error));
+        this.deps.tollgate.holds.sweep().catch((error) => console.error('job sweep failed:', error));
       }, sweepEveryMs);
       this.sweepTimer.unref();
     }

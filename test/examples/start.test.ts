@@ -85,6 +85,16 @@ describe.each([
   });
 });
 
+describe('start-up settings', () => {
+  it('FAILED_AUTH_PER_MINUTE must be a whole number >= 1; start-up refuses anything else before Redis is touched', async () => {
+    const { main } = await import('../../examples/shared/main.ts');
+    const listen = () => Promise.reject(new Error('must not listen'));
+    for (const value of ['0', '-3', '2.5', 'ten']) {
+      await expect(main('express', listen, { FAILED_AUTH_PER_MINUTE: value, REDIS_URL: 'redis://127.0.0.1:1' })).rejects.toThrow(/FAILED_AUTH_PER_MINUTE/);
+    }
+  });
+});
+
 describe('where the servers find Redis', () => {
   it('REDIS_CLUSTER_NODES names a cluster by its masters; with REDIS_URL too, or malformed, start-up refuses', async () => {
     const found = await redisFromEnv({ REDIS_CLUSTER_NODES: 'redis-a:7000, 10.0.0.2:7001' });

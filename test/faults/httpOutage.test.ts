@@ -13,13 +13,28 @@ import { createTollgate, isTollgateError } from '../../src/index.ts';
 import { ADAPTERS, type Harness, type Reply, type RequestOptions, startHarness, videoIds } from '../examples/contract/harness.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { type RedisServer, rawCommand, startRedisServer } from '../helpers/redisServer.ts';
-import { serverPid, waitUntil } from './support.ts';
 
 const TIMEOUT_MS = 300;
 // What a loaded CI machine may add to the timeout before the reply reaches the client.
 const SLACK_MS = 700;
 const VIDEO = 'dQw4w9WgXcQ';
 const MCP_ACCEPT = { accept: 'application/json, text/event-stream' };
+
+/** The pid of the redis-server on this port, so the test can pause it (SIGSTOP) and resume it. */
+async function serverPid(port: number): Promise<number> {
+  const match = /process_id:(\d+)/.exec(String(await rawCommand(port, ['INFO', 'server'])));
+  if (!match) throw new Error(`no process_id in INFO server of port ${port}`);
+  return Number(match[1]);
+}
+
+/** Polls check() until it holds (its errors count as not yet), or fails after timeoutMs. */
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** Sends every request at once; each reply with how long it took. A hung request fails after 5 s. */
 async function timed(h: Harness, requests: Record<string, [string, RequestOptions?]>): Promise<Array<{ name: string; reply: Reply; ms: number }>> {
@@ -70,7 +85,7 @@ describe.each(ADAPTERS)('$name server: Redis paused (SIGSTOP)', (adapter) => {
     let results;
     try {
       results = await timed(h, {
-        // API key lookups
+        // API keys (checked together with the admit)
         'charged transcript (key)': [`/transcript/${VIDEO}`, { key }],
         'comments (key)': [`/api/v1/comments/${VIDEO}`, { key }],
         'free search (key), closed by default': ['/api/v1/search?q=cats', { key }],
@@ -145,7 +160,7 @@ describe.each(ADAPTERS)('$name server: Redis down (killed)', (adapter) => {
     const after = await h.service.tollgate.usage(id);
     expect(after.credits).toEqual(before.credits);
     expect(after.rateLimit.remaining).toBe(before.rateLimit.remaining);
-    expect(after.jobs.active).toBe(1);
+    expect(after.holds.active).toBe(1);
     expect((await h.request(`/jobs/${job}`, { key })).body.status).toBe('queued');
   });
 });

@@ -1,21 +1,23 @@
 /**
  * Admin endpoints (SPEC §9), mounted only when ADMIN_TOKEN is set and guarded by
  * `Authorization: Bearer <ADMIN_TOKEN>` (constant-time compare). They are the host's own
- * back office: no rate limit, no credits.
+ * back office: no rate limit, no credits; a wrong token counts against its IP like any failed
+ * key check (failedAuth.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Tollgate } from '../../../src/index.ts';
-import type { ApiKeys } from '../apiKeys.ts';
-import { collectionBody, jobBody } from '../bodies.ts';
+import { holdBody } from '../bodies.ts';
 import { replyForThrown } from '../errors.ts';
+import type { FailedAuth } from '../failedAuth.ts';
 import { fail, json, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
 import type { JobStore } from '../jobStore.ts';
+import { MESSAGES } from '../messages.ts';
 import type { DemoOAuth } from '../oauth.ts';
 import type { JobRunner } from '../worker.ts';
 
 export interface AdminDeps {
   tollgate: Tollgate;
-  apiKeys: ApiKeys;
+  failedAuth: FailedAuth;
   store: JobStore;
   runner: JobRunner;
   oauth: DemoOAuth;
@@ -29,13 +31,16 @@ export function adminHandlers(deps: AdminDeps) {
   const digest = (s: string) => createHash('sha256').update(s).digest();
   const expected = digest(deps.adminToken);
   const admin = (handler: AdminHandler): Handler => async (request) => {
+    const blocked = deps.failedAuth.blocked(request);
+    if (blocked) return blocked;
     const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-      return fail(request, 'unauthorized', 'Admin endpoints need Authorization: Bearer <ADMIN_TOKEN>');
+      const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
+      return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
     }
     if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
     const body = request.body ?? {};
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', 'The body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
     try {
       return await handler(request, body as Record<string, unknown>);
     } catch (error) {
@@ -45,11 +50,9 @@ export function adminHandlers(deps: AdminDeps) {
 
   const createAccount = admin(async (request, body) => {
     const signupAt = body.signup_at === undefined ? undefined : instant(body.signup_at);
-    if (signupAt === null) return fail(request, 'invalid_request', 'signup_at must be an ISO 8601 date or ms since the epoch');
-    const accountId = `acct_${randomBytes(8).toString('hex')}`;
-    const created = await tollgate.accounts.create(accountId, { plan: body.plan as string, signupAt });
-    const apiKey = await deps.apiKeys.issue(accountId);
-    return json(201, { account_id: accountId, api_key: apiKey, plan: created.plan, cycle: cycleBody(created.cycle) });
+    if (signupAt === null) return fail(request, 'invalid_request', MESSAGES.signupAt);
+    const { accountId, apiKey, cycle, plan } = await openAccount(tollgate, body.plan as string, signupAt);
+    return json(201, { account_id: accountId, api_key: apiKey, plan, cycle: cycleBody(cycle) });
   });
 
   const startCycle = admin(async (request) => {
@@ -64,26 +67,40 @@ export function adminHandlers(deps: AdminDeps) {
   });
 
   const oauthToken = admin(async (request) => {
-    await tollgate.usage(request.params.id ?? '');
+    await tollgate.accounts.limits(request.params.id ?? '');
     return json(201, deps.oauth.issue(request.params.id!));
   });
 
   const processJob = admin(async (request, body) => {
     const count = body.count ?? 1;
     if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 1 || count > 10_000) {
-      return fail(request, 'invalid_request', 'count must be a whole number 1..10000');
+      return fail(request, 'invalid_request', MESSAGES.processCount);
     }
     const jobId = request.params.id ?? '';
     const meta = /^[A-Za-z0-9_-]{1,64}$/.test(jobId) ? await deps.store.meta(jobId) : null;
-    if (meta === null) return fail(request, 'not_found', `No job "${jobId.slice(0, 64)}"`);
+    if (meta === null) return fail(request, 'not_found', MESSAGES.unknownJob(jobId));
     const processed = await deps.runner.process(jobId, meta, count);
-    const job = await tollgate.jobs.get(meta.account, jobId);
-    return json(200, { processed, job: meta.kind === 'bulk' ? jobBody(job) : collectionBody(job, meta.videoId) });
+    const hold = await tollgate.holds.get(meta.account, jobId);
+    return json(200, { processed, job: holdBody(hold, meta.videoId) });
   });
 
-  const sweep = admin(async () => json(200, await tollgate.jobs.sweep()));
+  const sweep = admin(async () => {
+    const swept = await tollgate.holds.sweep();
+    return json(200, { accounts: swept.subjects, ended: swept.ended });
+  });
 
   return { createAccount, startCycle, changePlan, oauthToken, processJob, sweep };
+}
+
+/**
+ * Opens an account on a plan with its API key (shown once, here): a tollgate key that may only
+ * be used on `api`, so it can never serve as a website session.
+ */
+export async function openAccount(tollgate: Tollgate, plan: string, signupAt?: number) {
+  const accountId = `acct_${randomBytes(8).toString('hex')}`;
+  const created = await tollgate.accounts.create(accountId, { plan, signupAt });
+  const { key } = await tollgate.keys.issue(accountId, { name: 'api key', surfaces: ['api'] });
+  return { accountId, apiKey: key, plan: created.plan, cycle: created.cycle };
 }
 
 function instant(value: unknown): number | null {

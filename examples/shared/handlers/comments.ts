@@ -1,8 +1,8 @@
 /**
  * GET /api/v1/comments/:videoId?sort=top|newest&page_token=&reply_to= (SPEC §5): the balance
- * must hold 1 credit before fetching (checked by the guard in the admission round trip); a
- * nonempty page costs 1 (Top, Newest, continuation or reply thread alike); errors and empty
- * pages cost nothing.
+ * must hold the price before fetching (checked by the guard in the admission round trip); a
+ * nonempty page is charged the price (Top, Newest, continuation or reply thread alike); errors
+ * and empty pages cost nothing.
  */
 import { insufficientReply, type Tollgate } from '../../../src/index.ts';
 import { chargeAfterWork } from '../charge.ts';
@@ -24,9 +24,9 @@ export function getComments(deps: { tollgate: Tollgate; platform: VideoPlatform 
     });
     let charged = 0;
     if (page.comments.length > 0) {
-      const charge = await chargeAfterWork(deps.tollgate, call.caller.accountId, { required: 1, operationId: request.requestId });
+      const charge = await chargeAfterWork(deps.tollgate, call.caller.accountId, { required: call.price.credits, operationId: request.requestId });
       if (!charge.ok) return insufficientReply(charge.remaining, charge.needed, request.requestId);
-      charged = 1;
+      charged = charge.charged;
     }
     return json(200, page, { 'X-Credits-Charged': String(charged), 'X-Request-Id': request.requestId });
   };

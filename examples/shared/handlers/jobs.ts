@@ -3,47 +3,48 @@
  * GET /jobs/:id/results, DELETE /jobs/:id. All free. Another account's job is not found.
  * Cancel refunds every undelivered item and unused comment reservation, once.
  */
-import type { Job, Tollgate } from '../../../src/index.ts';
-import { collectionBody, jobBody } from '../bodies.ts';
+import type { Hold, Tollgate } from '../../../src/index.ts';
+import { holdBody } from '../bodies.ts';
 import type { AuthedHandler } from '../guard.ts';
 import { fail, json, type ApiRequest } from '../http.ts';
 import type { JobStore } from '../jobStore.ts';
+import { MESSAGES } from '../messages.ts';
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export function jobHandlers(deps: { tollgate: Tollgate; store: JobStore }) {
   const { tollgate, store } = deps;
-  const body = async (job: Job) => (job.kind === 'bulk' ? jobBody(job) : collectionBody(job, (await store.meta(job.id))?.videoId ?? null));
-  const notFound = (request: ApiRequest) => fail(request, 'not_found', `No job "${String(request.params.id).slice(0, 64)}" for this account`);
+  const body = async (hold: Hold) => holdBody(hold, hold.kind === 'budget' ? ((await store.meta(hold.id))?.videoId ?? null) : null);
+  const notFound = (request: ApiRequest) => fail(request, 'not_found', MESSAGES.noJob(String(request.params.id)));
 
   const list: AuthedHandler = async (request, call) => {
     const offset = page(request.query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = page(request.query.limit, 50, 1000);
-    if (offset === null || limit === null) return fail(request, 'invalid_request', 'offset and limit must be whole numbers (limit at most 1000)');
-    const listed = await tollgate.jobs.list(call.caller.accountId, { offset, limit });
-    return json(200, { jobs: await Promise.all(listed.jobs.map(body)), total: listed.total, active: listed.active, offset, limit });
+    if (offset === null || limit === null) return fail(request, 'invalid_request', MESSAGES.page);
+    const listed = await tollgate.holds.list(call.caller.accountId, { offset, limit });
+    return json(200, { jobs: await Promise.all(listed.holds.map(body)), total: listed.total, active: listed.active, offset, limit });
   };
 
   const get: AuthedHandler = async (request, call) => {
     if (!JOB_ID.test(request.params.id ?? '')) return notFound(request);
-    return json(200, await body(await tollgate.jobs.get(call.caller.accountId, request.params.id!)));
+    return json(200, await body(await tollgate.holds.get(call.caller.accountId, request.params.id!)));
   };
 
   const results: AuthedHandler = async (request, call) => {
     if (!JOB_ID.test(request.params.id ?? '')) return notFound(request);
-    const job = await tollgate.jobs.get(call.caller.accountId, request.params.id!);
+    const hold = await tollgate.holds.get(call.caller.accountId, request.params.id!);
     const offset = page(request.query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = page(request.query.limit, 100, 1000);
-    if (offset === null || limit === null) return fail(request, 'invalid_request', 'offset and limit must be whole numbers (limit at most 1000)');
-    const saved = await store.results(job.id, offset, limit);
+    if (offset === null || limit === null) return fail(request, 'invalid_request', MESSAGES.page);
+    const saved = await store.results(hold.id, offset, limit);
     const next = offset + saved.items.length < saved.total ? offset + saved.items.length : null;
-    return json(200, { job: await body(job), total: saved.total, offset, next_offset: next, results: saved.items });
+    return json(200, { job: await body(hold), total: saved.total, offset, next_offset: next, results: saved.items });
   };
 
   const cancel: AuthedHandler = async (request, call) => {
     if (!JOB_ID.test(request.params.id ?? '')) return notFound(request);
-    const ended = await tollgate.jobs.cancel(call.caller.accountId, request.params.id!);
-    return json(200, await body(ended.job));
+    const ended = await tollgate.holds.cancel(call.caller.accountId, request.params.id!);
+    return json(200, await body(ended.hold));
   };
 
   return { list, get, results, cancel };

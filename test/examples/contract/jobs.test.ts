@@ -310,6 +310,8 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
       h.clock.advance(6 * 60_000);
       const swept = await h.admin('/admin/sweep');
       expect(swept.status).toBe(200);
+      expect(swept.body).toEqual({ accounts: expect.any(Number), ended: expect.any(Number) });
+      expect(swept.body.ended).toBeGreaterThanOrEqual(1);
       const job = (await h.request(`/jobs/${created.body.id}`, { key })).body;
       expect(job).toMatchObject({ status: 'completed', delivered: 4, spent: 4, refunded: 6 });
       expect((await process(created.body.id, 2)).body.processed).toBe(0);

@@ -141,6 +141,27 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     expect((await h.request(`/jobs/${first.value.job.id}`, { key })).body.reserved).toBe(6);
   });
 
+  it('create_job checks its arguments with the POST /jobs schema: the same 400 error object as REST', async () => {
+    const { id, key } = await h.account('starter');
+    const client = await connect(key);
+    const bodies = [
+      { video_ids: ['short'] },
+      { video_ids: [] },
+      {},
+      { channel_id: 'UCnope' },
+      { video_ids: videoIds('vid', 2), channel_id: `UC${'a'.repeat(22)}` },
+    ];
+    for (const body of bodies) {
+      const viaMcp = await call(client, 'create_job', body);
+      const viaRest = await h.request('/jobs', { key, body });
+      expect(viaRest.status).toBe(400);
+      expect(viaMcp.isError).toBe(true);
+      expect(viaMcp.value.error).toEqual(viaRest.body.error);
+      expect(viaMcp.value.error).toMatchObject({ type: 'invalid_request', param: expect.any(String) });
+    }
+    expect(await balance(id)).toBe(1000);
+  });
+
   it('an OAuth token resolves to the same account: same api counter, same credits', async () => {
     const { id, key } = await h.account('starter');
     const minted = await h.admin(`/admin/accounts/${id}/oauth-tokens`);

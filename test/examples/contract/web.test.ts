@@ -32,7 +32,9 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ account_id: id, plan: 'free' });
     const cookie = r.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^tg_session=[A-Za-z0-9_-]{32};/);
+    // The session is a key of its own (a tollgate key allowed only on `web`), never the API key.
+    expect(cookie).toMatch(/^tg_session=[A-Za-z0-9_.:-]{32,};/);
+    expect(cookie).not.toContain(key);
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Lax/);
   });
@@ -133,5 +135,25 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
     const cookie = await login(key);
     expect((await web(cookie, '/web/logout', { method: 'POST' })).status).toBe(200);
     expect((await web(cookie, '/web/collections', { body: { video_id: VIDEO, limit: 5 } })).status).toBe(401);
+  });
+
+  it('a session is a key of its own, allowed only on web: never an API key, and an API key is never a session; it expires after 24 h', async () => {
+    const { key } = await h.account('starter');
+    const cookie = await login(key);
+    const session = cookie.slice('tg_session='.length);
+    for (const r of [
+      await h.request('/api/v1/search?q=a', { key: session }),
+      await h.request('/api/v1/search?q=a', { headers: { 'x-api-key': session } }),
+      await h.request('/mcp', { key: session, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } }),
+      await h.request('/web/login', { body: { api_key: session } }),
+      await web(`tg_session=${key}`, '/api/v1/search?q=a'),
+    ]) {
+      expect(r.status).toBe(401);
+      expect(r.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+    expect((await web(cookie, '/api/v1/search?q=a')).status).toBe(200);
+    h.clock.advance(24 * 3_600_000);
+    expect((await web(cookie, '/api/v1/search?q=a')).status).toBe(401);
+    expect((await h.request('/api/v1/search?q=a', { key })).status).toBe(200);
   });
 });
