@@ -166,7 +166,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
     // Names built for any hold, operation, Idempotency-Key or counter land there too.
-    for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${keys.counterBase}web:60:29474679`, `${keys.policyCounterBase('anonymous')}api:10:1`]) {
+    for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${base}r:web:60:29474679`, `${keys.policyCounters('anonymous')}api:10:1`]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });
