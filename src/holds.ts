@@ -175,10 +175,12 @@ export class Holds {
    * the hold with its refunds.
    */
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
-    const failed = settlement?.failed ?? "";
-    if (failed !== "" && (typeof failed !== "string" || !LABEL.test(failed))) {
-      throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(failed)})`);
+    // Only an absent label means delivered: an empty one is bad input, not a delivery to charge.
+    const label = settlement?.failed;
+    if (label !== undefined && (typeof label !== "string" || !LABEL.test(label))) {
+      throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(label)})`);
     }
+    const failed = label ?? "";
     const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
     if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
     return this.settleAny(subject, holdId, "items", settlement.itemId, { failed, optionalSpent, amount: 0 });
