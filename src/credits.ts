@@ -89,11 +89,13 @@ export class Credits {
   /**
    * Credits spent and refunded per UTC day over the last `days` days (today included), oldest
    * first; days without a movement are left out. A charge counts when made, a hold's credits
-   * when settled. Kept for the `history.days` of createTollgate (default 92).
+   * when settled. Kept for the `history.days` of createTollgate (default 92); `days`
+   * defaults to 30, or to every kept day when fewer are kept.
    */
   async history(subject: string, options: { days?: number } = {}): Promise<DayUsage[]> {
     const keys = this.ctx.keys(subject);
-    const days = count("days", options.days ?? 30, 1, Math.max(1, this.ctx.historyDays));
+    const kept = Math.max(1, this.ctx.historyDays);
+    const days = count("days", options.days ?? Math.min(30, kept), 1, kept);
     const reply = (await this.ctx.runner.run(creditHistory, keys, { days })) as number[];
     const out: DayUsage[] = [];
     for (let i = 1; i + 2 < reply.length; i += 3) {
