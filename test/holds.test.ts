@@ -244,7 +244,7 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
         await expect(offline.holds.settle(id, hold.id, { itemId: 'i', failed }), JSON.stringify(failed)).rejects.toBeInstanceOf(InvalidInputError);
       }
       expect(sent).toEqual([]);
-      for (const failed of ['a', 'x'.repeat(64), 'no_captions', 'v1.2-beta']) {
+      for (const failed of ['a', 'x'.repeat(64), 'not_found', 'v1.2-beta']) {
         expect((await tg.holds.settle(id, hold.id, { itemId: `ok-${failed}`, failed })).accepted, failed).toBe(true);
       }
       expect(await credits(id)).toMatchObject({ spent: 0 });
