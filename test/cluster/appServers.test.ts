@@ -1,6 +1,6 @@
 // Many app servers on one Redis Cluster (issue "Scale-out and faults"): tollgates on separate
 // node-redis and ioredis cluster clients race for the same accounts on every master, and an
-// account's slot is moved to another master while they charge it.
+// account's slot is moved to another master while they charge it and settle its hold.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Tollgate } from '../../src/index.ts';
