@@ -61,16 +61,16 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     const id = await account(tg);
     // The scripts are cached first, so the reply cut is the charge's own and not a NOSCRIPT.
     await tg.credits.charge(id, { required: 1 });
-    const lost = proxy.dropReplyTo('req_7:transcript');
-    const first = await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }).catch((e: unknown) => e);
+    const lost = proxy.dropReplyTo('req_7:item');
+    const first = await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:item' }).catch((e: unknown) => e);
     await lost;
     expect(first).toBeInstanceOf(StoreUnavailableError);
     // It did run: the journal has it, though no caller was told.
-    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+    expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
 
-    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }));
+    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:item' }));
     expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
-    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+    expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 4997, spent: 3 });
     expect((await tg.credits.reconcile(id)).matches).toBe(true);
   });
