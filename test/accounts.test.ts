@@ -257,6 +257,18 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     expect((await tg.usage(id)).credits).toEqual({ allowance: 5000, balance: 5000, spent: 0, held: 0, nextAllowance: 5000 });
   });
 
+  it('the largest allowance a plan may grant is stored exactly, and the invariant holds on it', async () => {
+    const plans = { huge: { ...HOST_PLANS.plus, credits: { allowance: 99_999_999_999_999, cycle: { days: 7 } } } };
+    const host = await hostGate(plans);
+    const id = accountId();
+    await host.accounts.create(id, { plan: 'huge' });
+    expect(await host.credits.charge(id, { required: 1, optional: 2 })).toMatchObject({ ok: true, charged: 3, balance: 99_999_999_999_996 });
+    const opened = await host.holds.open(id, { items: 3, perItem: { required: 7 } });
+    expect(opened.ok).toBe(true);
+    expect((await host.usage(id)).credits).toEqual({ allowance: 99_999_999_999_999, balance: 99_999_999_999_975, spent: 3, held: 21, nextAllowance: 99_999_999_999_999 });
+    expect(snapshotViolations(await host.accounts.inspect(id))).toEqual([]);
+  });
+
   it('operations on a missing account throw AccountNotFoundError', async () => {
     const missing = accountId('missing');
     await expect(tg.usage(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
@@ -298,6 +310,8 @@ describe('plan tables (SPEC §2)', () => {
     expect(() => validatePlans({ gold: { ...pro, holds: { cap: -1, maxItems: 1, surfaces: ['api'] } } })).toThrowError(/gold.*holds\.cap/);
     expect(() => validatePlans({ gold: { ...pro, holds: { cap: 1, maxItems: 1, surfaces: ['batch'] } } })).toThrowError(/gold.*holds\.surfaces.*batch/);
     expect(() => validatePlans({})).toThrowError(/at least one plan/);
+    // Beyond 14 significant digits the scripts would store a rounded balance.
+    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 100_000_000_000_000, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance.*0\.\.99999999999999/);
     const redis = fromNodeRedis({ sendCommand: async () => [] });
     expect(() => createTollgate({ redis, plans: { gold: { ...pro, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(InvalidInputError);
   });
