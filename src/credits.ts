@@ -47,6 +47,12 @@ export interface DayUsage {
 
 const DAY_MS = 86_400_000;
 
+/** The checked span of a history read: 30 days by default, at most the days kept (shared with tollgate/model). */
+export function historyDaysArg(options: { days?: number }, historyDays: number): number {
+  const kept = Math.max(1, historyDays);
+  return count("days", options.days ?? Math.min(30, kept), 1, kept);
+}
+
 /** A checked charge (shared with tollgate/model); operationId "" when the caller gave none. */
 export function chargeArgs(request: ChargeRequest): { required: number; optional: number; operationId: string } {
   const required = count("required", request?.required);
@@ -95,11 +101,12 @@ export class Credits {
   /**
    * Credits spent and refunded per UTC day over the last `days` days (today included), oldest
    * first; days without a movement are left out. A charge counts when made, a hold's credits
-   * when settled. Kept for the `history.days` of createTollgate (default 92).
+   * when settled. Kept for the `history.days` of createTollgate (default 92); `days`
+   * defaults to 30, or to every kept day when fewer are kept.
    */
   async history(subject: string, options: { days?: number } = {}): Promise<DayUsage[]> {
     const keys = this.ctx.keys(subject);
-    const days = count("days", options.days ?? 30, 1, Math.max(1, this.ctx.historyDays));
+    const days = historyDaysArg(options, this.ctx.historyDays);
     const reply = (await this.ctx.runner.run(creditHistory, keys, { days })) as number[];
     const out: DayUsage[] = [];
     for (let i = 1; i + 2 < reply.length; i += 3) {

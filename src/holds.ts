@@ -101,10 +101,12 @@ export function budgetArgs(request: OpenBudgetRequest): { items: number; require
 
 /** A checked settlement of an items hold (shared with tollgate/model). */
 export function settleArgs(settlement: Settlement): { itemId: string; failed: string; optionalSpent: number; amount: number } {
-  const failed = settlement?.failed ?? "";
-  if (failed !== "" && (typeof failed !== "string" || !LABEL.test(failed))) {
-    throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(failed)})`);
+  // Only an absent label means delivered: an empty one is bad input, not a delivery to charge.
+  const label = settlement?.failed;
+  if (label !== undefined && (typeof label !== "string" || !LABEL.test(label))) {
+    throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(label)})`);
   }
+  const failed = label ?? "";
   const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
   if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
   return { itemId: printableKey("Item id", settlement.itemId), failed, optionalSpent, amount: 0 };

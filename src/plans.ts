@@ -8,7 +8,7 @@
  */
 import { intervalArgs, type Interval } from "./cycles.ts";
 import { InvalidInputError, UnknownPlanError } from "./errors.ts";
-import { count } from "./validate.ts";
+import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
 export interface Plan {
@@ -89,7 +89,7 @@ export function validatePlans(value: unknown): PlanTable {
     }
     checked[name] = Object.freeze({
       limits,
-      credits: Object.freeze({ allowance: count(at("credits.allowance"), credits.allowance, 0), cycle: credits.cycle! }),
+      credits: Object.freeze({ allowance: count(at("credits.allowance"), credits.allowance, 0, MAX_ALLOWANCE), cycle: credits.cycle! }),
       holds: Object.freeze({
         cap: count(at("holds.cap"), holds.cap, 0),
         maxItems: count(at("holds.maxItems"), holds.maxItems, 1),

@@ -25,6 +25,12 @@ export function printableKey(what: string, value: unknown): string {
   return value;
 }
 
+/**
+ * The most credits a cycle may grant. The scripts store numbers as Lua prints them, with 14
+ * significant digits, so a balance of 10^14 or more would be stored rounded.
+ */
+export const MAX_ALLOWANCE = 99_999_999_999_999;
+
 /** A whole, non-negative, safe amount of credits or items. */
 export function count(what: string, value: unknown, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {

@@ -1,136 +1,318 @@
-// Accounts, plans and billing cycles (SPEC §2-3), through both clients.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountExistsError, AccountNotFoundError, createTollgate, fromNodeRedis, InvalidInputError, UnknownPlanError, validatePlans, DEFAULT_PLANS } from '../src/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+// Accounts, plans and billing cycles (SPEC §2-3, §10), through both clients.
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import {
+  AccountExistsError,
+  AccountNotFoundError,
+  DEFAULT_PLANS,
+  InvalidInputError,
+  UnknownPlanError,
+  createTollgate,
+  fromNodeRedis,
+  validatePlans,
+  type PlanTable,
+  type Tollgate,
+} from '../src/index.ts';
+import { snapshotViolations } from './helpers/audit.ts';
+import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 
+/** A host's own table: surfaces of its naming, several windows, weekly cycles. */
+const HOST_PLANS = {
+  basic: {
+    limits: { api: [{ limit: 5, windowMs: 1_000 }, { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' }], batch: [{ limit: 2, windowMs: 60_000 }] },
+    credits: { allowance: 50, cycle: { days: 7 } },
+    holds: { cap: 1, maxItems: 10, surfaces: ['batch'] },
+  },
+  plus: {
+    limits: { api: [{ limit: 50, windowMs: 1_000 }] },
+    credits: { allowance: 500, cycle: { days: 7 } },
+    holds: { cap: 3, maxItems: 100, surfaces: ['api'] },
+  },
+} satisfies PlanTable;
+
 describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
   let gate: TestGate;
+  let tg: Tollgate;
   beforeAll(async () => {
     gate = await openTollgate(kind, 'accounts');
+    tg = gate.tg;
   });
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
+  async function account(plan: string) {
+    const id = accountId();
+    await tg.accounts.create(id, { plan });
+    return id;
+  }
+  /** A tollgate with a plan table of the host's, on this file's Redis and prefix. */
+  async function hostGate(plans: PlanTable): Promise<Tollgate> {
+    const client = await connectTestClient(kind);
+    onTestFinished(() => client.close());
+    return createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans });
+  }
+
   it('a new account starts its first cycle with the plan allowance as balance', async () => {
     const id = accountId();
-    const created = await gate.tg.accounts.create(id, { plan: 'starter' });
-    expect(created.cycle).toEqual({ id: 1, start: gate.clock.now, end: Date.UTC(2026, 1, 15, 12) });
-    const usage = await gate.tg.usage(id);
+    const created = await tg.accounts.create(id, { plan: 'starter' });
+    expect(created).toEqual({ subject: id, plan: 'starter', cycle: { id: 1, start: gate.clock.now, end: Date.UTC(2026, 1, 15, 12) } });
+    const usage = await tg.usage(id);
     expect(usage.credits).toEqual({ allowance: 1000, balance: 1000, spent: 0, held: 0, nextAllowance: 1000 });
     expect(usage.rateLimit).toMatchObject({ limit: 100, remaining: 100 });
-    expect(usage.jobs).toEqual({ active: 0, cap: 2, maxVideos: 5000, bulkOnApi: true });
+    expect(usage.holds).toEqual({ active: 0, cap: 2, maxItems: 5000, surfaces: ['api', 'web'] });
+  });
+
+  it("accounts.limits returns the plan's numbers as the account holds them", async () => {
+    const id = await account('pro');
+    expect(await tg.accounts.limits(id)).toEqual({
+      name: 'pro',
+      limits: { api: [{ limit: 300, windowMs: 60_000, algorithm: 'fixed' }], web: [{ limit: 300, windowMs: 60_000, algorithm: 'fixed' }] },
+      credits: { allowance: 5000 },
+      holds: { cap: 5, maxItems: 5000, surfaces: ['api', 'web'] },
+    });
+    // A read of the plan: it counts no request.
+    expect((await tg.usage(id)).rateLimit.remaining).toBe(300);
+    await expect(tg.accounts.limits(accountId('missing'))).rejects.toBeInstanceOf(AccountNotFoundError);
+  });
+
+  it("the plan's shape is copied onto the account: a host's surfaces, windows and holds rules", async () => {
+    const host = await hostGate(HOST_PLANS);
+    const id = accountId();
+    await host.accounts.create(id, { plan: 'basic' });
+    expect(await host.accounts.limits(id)).toEqual({
+      name: 'basic',
+      limits: {
+        api: [{ limit: 5, windowMs: 1_000, algorithm: 'fixed' }, { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' }],
+        batch: [{ limit: 2, windowMs: 60_000, algorithm: 'fixed' }],
+      },
+      credits: { allowance: 50 },
+      holds: { cap: 1, maxItems: 10, surfaces: ['batch'] },
+    });
+    expect((await host.usage(id, { surface: 'batch' })).rateLimit).toMatchObject({ limit: 2, surface: 'batch' });
+    expect(await host.holds.open(id, { items: 11, perItem: { required: 1 }, surface: 'batch' })).toEqual({ ok: false, reason: 'too_many_items', max: 10 });
+    expect(await host.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['batch'] });
+  });
+
+  it('the copy stays the account\'s until changePlan: a new plan table moves no account, changePlan refreshes it', async () => {
+    const before = await hostGate(HOST_PLANS);
+    const id = accountId();
+    await before.accounts.create(id, { plan: 'plus' });
+    // The host deploys a table where "plus" has other numbers.
+    const after = await hostGate({ ...HOST_PLANS, plus: { ...HOST_PLANS.plus, limits: { api: [{ limit: 80, windowMs: 1_000 }] }, holds: { cap: 4, maxItems: 100, surfaces: ['api'] } } });
+    expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 50 }] }, holds: { cap: 3 } });
+    expect((await after.limits.admit(id)).rateLimit.limit).toBe(50);
+    await after.accounts.changePlan(id, 'plus');
+    expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 80 }] }, holds: { cap: 4 } });
+    expect((await after.limits.admit(id)).rateLimit.limit).toBe(80);
+  });
+
+  it("a plan change moves the windows and holds rules at once, and the allowance from the next cycle", async () => {
+    const id = await account('starter');
+    await tg.accounts.changePlan(id, 'pro');
+    let usage = await tg.usage(id);
+    expect(usage.plan).toBe('pro');
+    expect(usage.rateLimit.limit).toBe(300);
+    expect(usage.holds).toMatchObject({ cap: 5 });
+    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 1000, nextAllowance: 5000 });
+    expect((await tg.accounts.limits(id)).credits.allowance).toBe(5000);
+    gate.clock.advance(32 * DAY);
+    usage = await tg.usage(id);
+    expect(usage.credits).toMatchObject({ allowance: 5000, balance: 5000, nextAllowance: 5000 });
+    expect(usage.cycle.id).toBe(2);
+  });
+
+  it('a plan change applies the new cap and holds surfaces to the next open; open holds keep running', async () => {
+    const id = await account('starter');
+    const a = await tg.holds.open(id, { items: 2, perItem: { required: 1 } });
+    await tg.holds.open(id, { items: 2, perItem: { required: 1 }, surface: 'web' });
+    await tg.accounts.changePlan(id, 'free');
+    expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['web'] });
+    expect(await tg.holds.openBudget(id, { amount: 1 })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
+    if (!a.ok) throw new Error(a.reason);
+    expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ accepted: true });
+    expect((await tg.usage(id)).credits).toMatchObject({ allowance: 1000, spent: 1, held: 3 });
+  });
+
+  it('surfaces the new plan does not have are removed from the account', async () => {
+    const host = await hostGate(HOST_PLANS);
+    const id = accountId();
+    await host.accounts.create(id, { plan: 'basic' });
+    await host.accounts.changePlan(id, 'plus');
+    expect(Object.keys((await host.accounts.limits(id)).limits)).toEqual(['api']);
+    await expect(host.usage(id, { surface: 'batch' })).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('a plan change with startNewCycle applies the new allowance now', async () => {
+    const id = await account('free');
+    await tg.credits.charge(id, { required: 10 });
+    const cycle = await tg.accounts.changePlan(id, 'business', { startNewCycle: true, every: { months: 1 } });
+    expect(cycle).toEqual({ id: 2, start: gate.clock.now, end: Date.UTC(2026, 1, 15, 12) });
+    const usage = await tg.usage(id);
+    expect(usage.credits).toMatchObject({ allowance: 20000, balance: 20000, spent: 0 });
+    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ id: 1, allowance: 30, spent: 10, unused: 20 });
   });
 
   it('creating an account twice throws AccountExistsError and keeps the first', async () => {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'free' });
-    await expect(gate.tg.accounts.create(id, { plan: 'pro' })).rejects.toBeInstanceOf(AccountExistsError);
-    expect((await gate.tg.usage(id)).plan).toBe('free');
+    const id = await account('free');
+    await tg.credits.charge(id, { required: 4 });
+    await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toBeInstanceOf(AccountExistsError);
+    await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: id });
+    expect(await tg.usage(id)).toMatchObject({ plan: 'free', credits: { balance: 26 } });
   });
 
   it('free accounts get 30-day cycles counted from signup', async () => {
     const id = accountId();
     const signup = gate.clock.now - 45 * DAY;
-    const created = await gate.tg.accounts.create(id, { plan: 'free', signupAt: signup });
+    const created = await tg.accounts.create(id, { plan: 'free', signupAt: signup });
     expect(created.cycle).toEqual({ id: 1, start: signup + 30 * DAY, end: signup + 60 * DAY });
   });
 
   it('rollover is lazy: the first touch after the cycle end archives it and grants the allowance; unused credits do not roll over', async () => {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'free' });
-    await gate.tg.credits.charge(id, { required: 7 });
-    gate.clock.advance(30 * DAY);
-    const usage = await gate.tg.usage(id);
+    const id = await account('free');
+    await tg.credits.charge(id, { required: 7 });
+    gate.clock.advance(30 * DAY - 1);
+    expect((await tg.usage(id)).cycle.id).toBe(1);
+    expect(await tg.accounts.endedCycles(id)).toEqual([]);
+    gate.clock.advance(1);
+    const usage = await tg.usage(id);
     expect(usage.credits).toMatchObject({ allowance: 30, balance: 30, spent: 0, held: 0 });
-    expect(usage.cycle.id).toBe(2);
-    const [ended] = await gate.tg.accounts.endedCycles(id);
-    expect(ended).toMatchObject({ id: 1, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 });
+    expect(usage.cycle).toEqual({ id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 60 * DAY });
+    expect(await tg.accounts.endedCycles(id)).toEqual([{ id: 1, start: TEST_START, end: TEST_START + 30 * DAY, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 }]);
+  });
+
+  it('ended cycles are kept as summaries, oldest first, each with what its open holds still hold until they end', async () => {
+    const id = await account('free');
+    await tg.credits.charge(id, { required: 5 });
+    gate.clock.advance(30 * DAY);
+    const hold = await tg.holds.openBudget(id, { amount: 8 });
+    if (!hold.ok) throw new Error(hold.reason);
+    await tg.credits.charge(id, { required: 2 });
+    gate.clock.advance(30 * DAY);
+    await tg.credits.charge(id, { required: 1 });
+    const summaries = async () => (await tg.accounts.endedCycles(id)).map(({ id: cycle, allowance, unused, spent, held, refunded }) => ({ cycle, allowance, unused, spent, held, refunded }));
+    expect(await summaries()).toEqual([
+      { cycle: 1, allowance: 30, unused: 25, spent: 5, held: 0, refunded: 0 },
+      { cycle: 2, allowance: 30, unused: 20, spent: 2, held: 8, refunded: 0 },
+    ]);
+    // The budget's lease ran out with the 30 days: the next read of the holds ends it, and its
+    // refund goes to cycle 2's summary.
+    expect(await tg.holds.get(id, hold.hold.id)).toMatchObject({ endReason: 'lease_expired', refundedToEndedCycle: 8 });
+    expect((await summaries())[1]).toEqual({ cycle: 2, allowance: 30, unused: 20, spent: 2, held: 0, refunded: 8 });
+    expect((await tg.usage(id)).credits).toMatchObject({ balance: 29, spent: 1, held: 0 });
   });
 
   it('an idle account skips whole cycles and lands in the one containing now', async () => {
-    const id = accountId();
-    const start = gate.clock.now;
-    await gate.tg.accounts.create(id, { plan: 'free' });
+    const id = await account('free');
     gate.clock.advance(100 * DAY);
-    const usage = await gate.tg.usage(id);
-    expect(usage.cycle).toEqual({ id: 2, start: start + 90 * DAY, end: start + 120 * DAY });
+    const usage = await tg.usage(id);
+    expect(usage.cycle).toEqual({ id: 2, start: TEST_START + 90 * DAY, end: TEST_START + 120 * DAY });
   });
 
   it('paid subscriptions use calendar months from the anchor, clamped to month end', async () => {
     const id = accountId();
     gate.clock.set(Date.UTC(2026, 0, 31, 8));
-    await gate.tg.accounts.create(id, { plan: 'pro', cycle: { anchor: Date.UTC(2026, 0, 31, 8), every: { months: 1 } } });
+    await tg.accounts.create(id, { plan: 'pro', cycle: { anchor: Date.UTC(2026, 0, 31, 8), every: { months: 1 } } });
     gate.clock.set(Date.UTC(2026, 1, 28, 8));
-    expect((await gate.tg.usage(id)).cycle).toEqual({ id: 2, start: Date.UTC(2026, 1, 28, 8), end: Date.UTC(2026, 2, 31, 8) });
+    expect((await tg.usage(id)).cycle).toEqual({ id: 2, start: Date.UTC(2026, 1, 28, 8), end: Date.UTC(2026, 2, 31, 8) });
   });
 
   it('starting a new cycle now re-anchors the account at this instant with a fresh allowance', async () => {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'starter' });
-    await gate.tg.credits.charge(id, { required: 400 });
+    const id = await account('starter');
+    await tg.credits.charge(id, { required: 400 });
     gate.clock.advance(3 * DAY);
-    const cycle = await gate.tg.accounts.startCycle(id);
+    const cycle = await tg.accounts.startCycle(id);
     expect(cycle).toEqual({ id: 2, start: gate.clock.now, end: Date.UTC(2026, 1, 18, 12) });
-    expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 1000, spent: 0 });
-    expect((await gate.tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400 });
+    expect((await tg.usage(id)).credits).toMatchObject({ balance: 1000, spent: 0 });
+    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400 });
+    expect((await tg.accounts.startCycle(id, { every: { days: 10 } })).end).toBe(gate.clock.now + 10 * DAY);
   });
 
-  it('a plan change applies the request budget and job cap at once and the allowance from the next cycle', async () => {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'starter' });
-    await gate.tg.accounts.changePlan(id, 'pro');
-    let usage = await gate.tg.usage(id);
-    expect(usage.plan).toBe('pro');
-    expect(usage.rateLimit.limit).toBe(300);
-    expect(usage.jobs.cap).toBe(5);
-    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 1000, nextAllowance: 5000 });
-    gate.clock.advance(32 * DAY);
-    usage = await gate.tg.usage(id);
-    expect(usage.credits).toMatchObject({ allowance: 5000, balance: 5000 });
+  it('balance + spent + held == allowance and balance >= 0 after every movement', async () => {
+    const id = await account('starter');
+    const steps: Array<[string, () => Promise<unknown>]> = [];
+    let holdId = '';
+    steps.push(['charge', () => tg.credits.charge(id, { required: 300, optional: 50 })]);
+    steps.push(['open', async () => {
+      const r = await tg.holds.open(id, { items: 100, perItem: { required: 2, optional: 1 } });
+      if (r.ok) holdId = r.hold.id;
+    }]);
+    steps.push(['charge beyond the balance', () => tg.credits.charge(id, { required: 400 })]);
+    steps.push(['charge the rest', () => tg.credits.charge(id, { required: 1, optional: 10_000 })]);
+    for (let i = 0; i < 10; i++) steps.push([`settle ${i}`, () => tg.holds.settle(id, holdId, i % 3 ? { itemId: `i${i}`, optionalSpent: 1 } : { itemId: `i${i}`, failed: 'x' })]);
+    steps.push(['new cycle', () => tg.accounts.startCycle(id)]);
+    steps.push(['settle on the ended cycle', () => tg.holds.settle(id, holdId, { itemId: 'late', optionalSpent: 1 })]);
+    steps.push(['charge in the new cycle', () => tg.credits.charge(id, { required: 999 })]);
+    steps.push(['cancel', () => tg.holds.cancel(id, holdId)]);
+    steps.push(['plan change', () => tg.accounts.changePlan(id, 'pro')]);
+    steps.push(['rollover', async () => gate.clock.advance(40 * DAY)]);
+    for (const [name, step] of steps) {
+      await step();
+      const snapshot = await tg.accounts.inspect(id);
+      const { balance, spent, held, allowance } = (await tg.usage(id)).credits;
+      expect(balance + spent + held, name).toBe(allowance);
+      expect(balance, name).toBeGreaterThanOrEqual(0);
+      expect(snapshotViolations(snapshot), name).toEqual([]);
+    }
+    expect((await tg.usage(id)).credits).toEqual({ allowance: 5000, balance: 5000, spent: 0, held: 0, nextAllowance: 5000 });
   });
 
-  it('a plan change with startNewCycle applies the new allowance now', async () => {
+  it('the largest allowance a plan may grant is stored exactly, and the invariant holds on it', async () => {
+    const plans = { huge: { ...HOST_PLANS.plus, credits: { allowance: 99_999_999_999_999, cycle: { days: 7 } } } };
+    const host = await hostGate(plans);
     const id = accountId();
-    await gate.tg.accounts.create(id, { plan: 'free' });
-    await gate.tg.accounts.changePlan(id, 'business', { startNewCycle: true, every: { months: 1 } });
-    const usage = await gate.tg.usage(id);
-    expect(usage.credits).toMatchObject({ allowance: 20000, balance: 20000 });
-    expect(usage.cycle).toMatchObject({ id: 2, start: gate.clock.now });
+    await host.accounts.create(id, { plan: 'huge' });
+    expect(await host.credits.charge(id, { required: 1, optional: 2 })).toMatchObject({ ok: true, charged: 3, balance: 99_999_999_999_996 });
+    const opened = await host.holds.open(id, { items: 3, perItem: { required: 7 } });
+    expect(opened.ok).toBe(true);
+    expect((await host.usage(id)).credits).toEqual({ allowance: 99_999_999_999_999, balance: 99_999_999_999_975, spent: 3, held: 21, nextAllowance: 99_999_999_999_999 });
+    expect(snapshotViolations(await host.accounts.inspect(id))).toEqual([]);
   });
 
   it('operations on a missing account throw AccountNotFoundError', async () => {
-    await expect(gate.tg.usage(accountId('missing'))).rejects.toBeInstanceOf(AccountNotFoundError);
-    await expect(gate.tg.limits.admit(accountId('missing'))).rejects.toBeInstanceOf(AccountNotFoundError);
-    await expect(gate.tg.credits.charge(accountId('missing'), { required: 1 })).rejects.toBeInstanceOf(AccountNotFoundError);
-    await expect(gate.tg.accounts.startCycle(accountId('missing'))).rejects.toBeInstanceOf(AccountNotFoundError);
+    const missing = accountId('missing');
+    await expect(tg.usage(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.limits.admit(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.credits.charge(missing, { required: 1 })).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.accounts.startCycle(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.accounts.changePlan(missing, 'pro')).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.holds.open(missing, { items: 1, perItem: { required: 1 } })).rejects.toMatchObject({ name: 'AccountNotFoundError', code: 'account_not_found', accountId: missing });
   });
 
   it('an unknown plan throws UnknownPlanError before Redis is touched', async () => {
-    await expect(gate.tg.accounts.create(accountId(), { plan: 'platinum' })).rejects.toBeInstanceOf(UnknownPlanError);
+    await expect(tg.accounts.create(accountId(), { plan: 'platinum' })).rejects.toBeInstanceOf(UnknownPlanError);
+    const id = await account('free');
+    await expect(tg.accounts.changePlan(id, 'platinum')).rejects.toMatchObject({ name: 'UnknownPlanError', plan: 'platinum' });
+    expect((await tg.usage(id)).plan).toBe('free');
   });
 });
 
 describe('plan tables (SPEC §2)', () => {
-  it('the default preset is the seed table', () => {
-    expect(DEFAULT_PLANS.free).toMatchObject({ requestsPerMinute: 30, creditsPerCycle: 30, bulkJobs: false, activeJobCap: 1, maxVideosPerJob: 5000 });
-    expect(DEFAULT_PLANS.starter).toMatchObject({ requestsPerMinute: 100, creditsPerCycle: 1000, bulkJobs: true, activeJobCap: 2 });
-    expect(DEFAULT_PLANS.pro).toMatchObject({ requestsPerMinute: 300, creditsPerCycle: 5000, activeJobCap: 5 });
-    expect(DEFAULT_PLANS.business).toMatchObject({ requestsPerMinute: 1000, creditsPerCycle: 20000, activeJobCap: 10 });
+  it('the default preset is the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
+    const row = (name: keyof typeof DEFAULT_PLANS) => {
+      const p = DEFAULT_PLANS[name];
+      return [p.limits.api[0]!.limit, p.limits.web[0]!.limit, p.credits.allowance, p.holds.cap, p.holds.maxItems, p.holds.surfaces.join('+')];
+    };
+    expect(row('free')).toEqual([30, 30, 30, 1, 5000, 'web']);
+    expect(row('starter')).toEqual([100, 100, 1000, 2, 5000, 'api+web']);
+    expect(row('pro')).toEqual([300, 300, 5000, 5, 5000, 'api+web']);
+    expect(row('business')).toEqual([1000, 1000, 20000, 10, 5000, 'api+web']);
+    expect(DEFAULT_PLANS.free.credits.cycle).toEqual({ days: 30 });
+    expect(DEFAULT_PLANS.pro.credits.cycle).toEqual({ months: 1 });
+    for (const plan of Object.values(DEFAULT_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
   });
 
-  it('a host table is validated at start-up with a message naming the bad field', () => {
-    const bad = { gold: { ...DEFAULT_PLANS.pro, requestsPerMinute: 0 } };
-    expect(() => validatePlans(bad)).toThrowError(/gold.*requestsPerMinute/);
-    expect(() => validatePlans({ gold: { ...DEFAULT_PLANS.pro, creditsPerCycle: 1.5 } })).toThrowError(InvalidInputError);
-    expect(() => validatePlans({ gold: { ...DEFAULT_PLANS.pro, cycle: { weeks: 1 } } })).toThrowError(/days: n.*months: n/);
+  it('a host table is validated at start-up, with a message naming the plan and the field', () => {
+    const pro = DEFAULT_PLANS.pro;
+    expect(() => validatePlans({ gold: { ...pro, limits: { api: [{ limit: 0, windowMs: 60_000 }] } } })).toThrowError(/gold.*limits\.api\[0\]\.limit/);
+    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1.5, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance/);
+    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1, cycle: { weeks: 1 } } } })).toThrowError(/gold.*credits\.cycle.*days: n.*months: n/);
+    expect(() => validatePlans({ gold: { ...pro, holds: { cap: -1, maxItems: 1, surfaces: ['api'] } } })).toThrowError(/gold.*holds\.cap/);
+    expect(() => validatePlans({ gold: { ...pro, holds: { cap: 1, maxItems: 1, surfaces: ['batch'] } } })).toThrowError(/gold.*holds\.surfaces.*batch/);
     expect(() => validatePlans({})).toThrowError(/at least one plan/);
-    const redis = fromNodeRedis({ evalSha: async () => [], eval: async () => [] });
-    expect(() => createTollgate({ redis, plans: bad })).toThrowError(InvalidInputError);
-  });
-
-  it('the web budget defaults to the api budget', () => {
-    expect(validatePlans({ p: { ...DEFAULT_PLANS.pro } }).p!.webRequestsPerMinute).toBe(300);
+    // Beyond 14 significant digits the scripts would store a rounded balance.
+    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 100_000_000_000_000, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance.*0\.\.99999999999999/);
+    const redis = fromNodeRedis({ sendCommand: async () => [] });
+    expect(() => createTollgate({ redis, plans: { gold: { ...pro, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(InvalidInputError);
   });
 });

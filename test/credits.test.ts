@@ -1,5 +1,6 @@
 // Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../src/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
@@ -32,11 +33,14 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
 
   it('a retried charge with the same operation id is applied once', async () => {
     const id = await account();
-    const first = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' });
-    const again = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' });
+    const first = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:item' });
+    const again = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:item' });
     expect(first).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
     expect(again).toEqual({ ok: true, charged: 2, balance: 28, replayed: true });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 28, spent: 2 });
+    // Operation ids are the subject's own: another subject may use the same one.
+    const other = await account();
+    expect(await gate.tg.credits.charge(other, { required: 1, operationId: 'req_1:item' })).toMatchObject({ ok: true, replayed: false });
   });
 
   it('an insufficient charge does not use up its operation id', async () => {
@@ -45,6 +49,14 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
     expect((await gate.tg.credits.charge(id, { required: 1, operationId: 'op-x' })).ok).toBe(false);
     gate.clock.advance(30 * 86_400_000);
     expect(await gate.tg.credits.charge(id, { required: 1, operationId: 'op-x' })).toMatchObject({ ok: true, replayed: false });
+  });
+
+  it('bad amounts and operation ids are an InvalidInputError, and charge nothing', async () => {
+    const id = await account();
+    for (const request of [{ required: -1 }, { required: 1.5 }, { required: Number.NaN }, { required: 0 }, { required: 1, optional: -2 }, { required: 1, operationId: '' }, { required: 1, operationId: 'x'.repeat(256) }]) {
+      await expect(gate.tg.credits.charge(id, request), JSON.stringify(request)).rejects.toBeInstanceOf(InvalidInputError);
+    }
+    expect(await gate.tg.credits.charge(id, { required: 0, optional: 3 })).toEqual({ ok: true, charged: 3, balance: 27, replayed: false });
   });
 
   it('race: 64 concurrent charges of 1 against a balance of 37 -> exactly 37 succeed, balance 0, never negative', async () => {
@@ -62,14 +74,29 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
   it('the journal reconciles with the balance, spent and held of the cycle', async () => {
     const id = await account('pro');
     await gate.tg.credits.charge(id, { required: 3, optional: 2 });
-    const job = await gate.tg.jobs.reserve(id, { videos: 10, includeComments: true });
-    if (!job.ok) throw new Error('reserve failed');
-    await gate.tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', commentPage: 'nonempty' });
-    await gate.tg.jobs.recordResult(id, job.job.id, { transcript: 'no_captions' });
-    await gate.tg.jobs.cancel(id, job.job.id);
+    const hold = await gate.tg.holds.open(id, { items: 10, perItem: { required: 1, optional: 1 } });
+    const budget = await gate.tg.holds.openBudget(id, { amount: 6 });
+    if (!hold.ok || !budget.ok) throw new Error('open refused');
+    await gate.tg.holds.settle(id, hold.hold.id, { itemId: 'a', optionalSpent: 1 });
+    await gate.tg.holds.settle(id, hold.hold.id, { itemId: 'b', failed: 'x' });
+    await gate.tg.holds.spend(id, budget.hold.id, { itemId: 'p', amount: 4 });
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, stored: { balance: 4969, spent: 11, held: 20 } });
+    await gate.tg.holds.cancel(id, hold.hold.id);
     const r = await gate.tg.credits.reconcile(id);
-    expect(r).toMatchObject({ complete: true, matches: true, cycle: 1, stored: { balance: 4993, spent: 7, held: 0 } });
+    expect(r).toMatchObject({ complete: true, matches: true, cycle: 1, stored: { balance: 4987, spent: 11, held: 2 } });
     expect(r.journal).toEqual(r.stored);
+  });
+
+  it('a refund to an ended cycle is journaled without raising the current balance, and the new cycle reconciles', async () => {
+    const id = await account('pro');
+    const hold = await gate.tg.holds.open(id, { items: 10, perItem: { required: 1 } });
+    if (!hold.ok) throw new Error(hold.reason);
+    await gate.tg.holds.settle(id, hold.hold.id, { itemId: 'a' });
+    await gate.tg.accounts.startCycle(id);
+    await gate.tg.credits.charge(id, { required: 5 });
+    await gate.tg.holds.settle(id, hold.hold.id, { itemId: 'b' });
+    await gate.tg.holds.cancel(id, hold.hold.id);
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, cycle: 2, stored: { balance: 4995, spent: 5, held: 0 } });
   });
 
   it('an idle account has no journal yet and reconciles to its allowance; the grant comes with the first movement', async () => {

@@ -1,13 +1,14 @@
-// Idempotency-Key handling for job creation (SPEC §7), through both clients.
+// Idempotency-Key handling for opening holds (SPEC §7), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, type Tollgate } from '../src/index.ts';
+import { canonicalJson, fingerprint, type OpenOutcome, type Tollgate } from '../src/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 describe('request fingerprints', () => {
   it('canonical JSON sorts keys at every depth, so key order does not matter', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
-    expect(fingerprint({ video_ids: ['a'], include_comments: true })).toBe(fingerprint({ include_comments: true, video_ids: ['a'] }));
-    expect(fingerprint({ video_ids: ['a'] })).not.toBe(fingerprint({ video_ids: ['b'] }));
+    expect(fingerprint({ items: ['a'], optional: true })).toBe(fingerprint({ optional: true, items: ['a'] }));
+    expect(fingerprint({ items: ['a'] })).not.toBe(fingerprint({ items: ['b'] }));
+    expect(fingerprint({ items: ['a'], note: undefined })).toBe(fingerprint({ items: ['a'] }));
   });
 });
 
@@ -15,7 +16,7 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
   let gate: TestGate;
   let tg: Tollgate;
   beforeAll(async () => {
-    gate = await openTollgate(kind, 'idem', { idempotencyTtlMs: 3_600_000 });
+    gate = await openTollgate(kind, 'idem', { idempotencyTtlMs: 3_600_000, idempotencyLockMs: 30_000 });
     tg = gate.tg;
   });
   afterAll(() => gate.close());
@@ -26,97 +27,125 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
     await tg.accounts.create(id, { plan });
     return id;
   }
-  const body = { video_ids: ['dQw4w9WgXcQ'], include_comments: false };
+  const body = { items: ['item-1'], optional: false };
+  const open = (id: string, items: number, idempotency?: Parameters<Tollgate['holds']['open']>[1]['idempotency']): Promise<OpenOutcome> =>
+    tg.holds.open(id, { items, perItem: { required: 1 }, idempotency });
 
-  it('same key + same body -> the original outcome replayed, one job, one reservation', async () => {
+  it('same key + same body -> the original outcome replayed, one hold, one reservation', async () => {
     const id = await account();
-    const first = await tg.jobs.reserve(id, { videos: 10, idempotency: { key: 'k1', body } });
-    const again = await tg.jobs.reserve(id, { videos: 10, idempotency: { key: 'k1', body: { ...body } } });
+    const first = await open(id, 10, { key: 'k1', body });
+    const again = await open(id, 10, { key: 'k1', body: { ...body } });
     expect(first).toMatchObject({ ok: true, replayed: false });
     expect(again).toEqual({ ...first, replayed: true });
     expect((await tg.usage(id)).credits).toMatchObject({ held: 10, balance: 4990 });
+    expect((await tg.holds.list(id)).total).toBe(1);
   });
 
-  it('the replay is the original outcome even after the job moved on', async () => {
+  it('the replay is the original outcome even after the hold moved on', async () => {
     const id = await account();
-    const first = await tg.jobs.reserve(id, { videos: 3, idempotency: { key: 'k2', body } });
+    const first = await open(id, 3, { key: 'k2', body });
     if (!first.ok) throw new Error(first.reason);
-    await tg.jobs.cancel(id, first.job.id);
-    const begin = await tg.idempotency.begin(id, 'k2', body);
-    expect(begin).toEqual({ state: 'replay', outcome: { kind: 'job', job: first.job } });
+    await tg.holds.settle(id, first.hold.id, { itemId: 'a' });
+    await tg.holds.cancel(id, first.hold.id);
+    expect(await tg.idempotency.begin(id, 'k2', body)).toEqual({ state: 'replay', outcome: { kind: 'hold', hold: first.hold } });
+    expect(await open(id, 3, { key: 'k2', body })).toEqual({ ok: true, hold: first.hold, replayed: true });
+  });
+
+  it('a budget hold is kept under its key the same way', async () => {
+    const id = await account();
+    const first = await tg.holds.openBudget(id, { amount: 7, idempotency: { key: 'kb', body } });
+    expect(await tg.holds.openBudget(id, { amount: 7, idempotency: { key: 'kb', body } })).toEqual({ ...first, replayed: true });
+    expect((await tg.usage(id)).credits.held).toBe(7);
   });
 
   it('same key + different body -> idempotency_key_reused, nothing stored or reserved', async () => {
     const id = await account();
-    await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k3', body } });
-    expect(await tg.idempotency.begin(id, 'k3', { ...body, include_comments: true })).toEqual({ state: 'reused' });
-    expect(await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k3', body: { other: 1 } } })).toEqual({ ok: false, reason: 'idempotency_key_reused' });
+    await open(id, 1, { key: 'k3', body });
+    expect(await tg.idempotency.begin(id, 'k3', { ...body, optional: true })).toEqual({ state: 'reused' });
+    expect(await open(id, 1, { key: 'k3', body: { other: 1 } })).toEqual({ ok: false, reason: 'idempotency_key_reused' });
     expect((await tg.usage(id)).credits.held).toBe(1);
+    expect(await tg.idempotency.begin(id, 'k3', body)).toMatchObject({ state: 'replay' });
   });
 
-  it('a pending key answers in_use to a concurrent request until the first is resolved', async () => {
+  it('a pending key answers in use to a concurrent request until the first is resolved: begin in_use, open idempotency_key_in_use', async () => {
     const id = await account();
     const first = await tg.idempotency.begin(id, 'k4', body);
     expect(first.state).toBe('new');
     expect(await tg.idempotency.begin(id, 'k4', body)).toEqual({ state: 'in_use' });
+    expect(await open(id, 2, { key: 'k4', body })).toEqual({ ok: false, reason: 'idempotency_key_in_use' });
+    expect((await tg.usage(id)).credits.held).toBe(0);
     if (first.state !== 'new') throw new Error();
-    const created = await tg.jobs.reserve(id, { videos: 2, idempotency: first.claim });
+    const created = await open(id, 2, first.claim);
     expect(created.ok).toBe(true);
     expect(await tg.idempotency.begin(id, 'k4', body)).toMatchObject({ state: 'replay' });
+    expect(await open(id, 2, { key: 'k4', body })).toEqual({ ...created, replayed: true });
   });
 
-  it('32 concurrent creates with one key -> one job, one reservation', async () => {
+  it('a pending key is held idempotencyLockMs at most, so a crashed holder does not lock it for good', async () => {
+    const id = await account();
+    await tg.idempotency.begin(id, 'k-lock', body);
+    const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k-lock`]));
+    expect(ttl).toBeGreaterThan(25_000);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+  });
+
+  it('32 concurrent opens with one key -> one hold, one reservation', async () => {
     const id = await account();
     const outcomes = await Promise.all(
       Array.from({ length: 32 }, async () => {
         const begun = await tg.idempotency.begin(id, 'k5', body);
         if (begun.state !== 'new') return begun.state;
-        const r = await tg.jobs.reserve(id, { videos: 4, idempotency: begun.claim });
+        const r = await open(id, 4, begun.claim);
         return r.ok ? 'created' : r.reason;
       }),
     );
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(1);
     expect(outcomes.every((o) => ['created', 'replay', 'in_use'].includes(o))).toBe(true);
-    expect((await tg.jobs.list(id)).total).toBe(1);
+    expect((await tg.holds.list(id)).total).toBe(1);
     expect((await tg.usage(id)).credits).toMatchObject({ held: 4, balance: 4996 });
   });
 
-  it('32 concurrent creates with one key and no begin step -> one job, the rest replay it', async () => {
+  it('32 concurrent opens with one key and no begin step -> one hold, the rest replay it', async () => {
     const id = await account();
-    const outcomes = await Promise.all(Array.from({ length: 32 }, () => tg.jobs.reserve(id, { videos: 4, idempotency: { key: 'k6', body } })));
+    const outcomes = await Promise.all(Array.from({ length: 32 }, () => open(id, 4, { key: 'k6', body })));
     expect(outcomes.filter((o) => o.ok && !o.replayed)).toHaveLength(1);
     expect(outcomes.filter((o) => o.ok && o.replayed)).toHaveLength(31);
     expect((await tg.usage(id)).credits.held).toBe(4);
   });
 
-  it('the job-cap 429 is stored under the key and replays even after jobs finish; a new key goes through', async () => {
+  it('the hold-cap refusal is stored under the key and replays even after holds end; a new key goes through', async () => {
     const id = await account('starter');
-    const a = await tg.jobs.reserve(id, { videos: 1 });
-    const b = await tg.jobs.reserve(id, { videos: 1 });
-    const capped = await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k7', body } });
-    expect(capped).toEqual({ ok: false, reason: 'job_limit_reached', active: 2, cap: 2, replayed: false });
+    const a = await open(id, 1);
+    const b = await open(id, 1);
+    const capped = await open(id, 1, { key: 'k7', body });
+    expect(capped).toEqual({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 2, replayed: false });
     if (!a.ok || !b.ok) throw new Error();
-    await tg.jobs.cancel(id, a.job.id);
-    await tg.jobs.cancel(id, b.job.id);
-    expect(await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k7', body } })).toEqual({ ...capped, replayed: true });
-    expect((await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k8', body } })).ok).toBe(true);
+    await tg.holds.cancel(id, a.hold.id);
+    await tg.holds.cancel(id, b.hold.id);
+    expect(await open(id, 1, { key: 'k7', body })).toEqual({ ...capped, replayed: true });
+    expect(await tg.idempotency.begin(id, 'k7', body)).toEqual({ state: 'replay', outcome: { kind: 'hold_limit_reached', active: 2, cap: 2 } });
+    expect((await open(id, 1, { key: 'k8', body })).ok).toBe(true);
   });
 
-  it('insufficient, plan and size refusals are not stored: the client may fix things and retry with the key', async () => {
+  it('insufficient, surface and size refusals are not stored: the client may fix things and retry with the key', async () => {
     const id = await account('starter');
     const begun = await tg.idempotency.begin(id, 'k9', body);
     if (begun.state !== 'new') throw new Error();
-    expect(await tg.jobs.reserve(id, { videos: 1001, idempotency: begun.claim })).toMatchObject({ ok: false, reason: 'insufficient' });
+    expect(await open(id, 1001, begun.claim)).toMatchObject({ ok: false, reason: 'insufficient' });
     const retry = await tg.idempotency.begin(id, 'k9', body);
-    expect(retry.state).toBe('new');
-    if (retry.state !== 'new') throw new Error();
-    expect(await tg.jobs.reserve(id, { videos: 5001, idempotency: retry.claim })).toMatchObject({ ok: false, reason: 'too_many_videos' });
+    if (retry.state !== 'new') throw new Error(retry.state);
+    expect(await open(id, 5001, retry.claim)).toMatchObject({ ok: false, reason: 'too_many_items' });
+    const again = await tg.idempotency.begin(id, 'k9', body);
+    if (again.state !== 'new') throw new Error(again.state);
+    expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 }, surface: 'mobile', idempotency: again.claim })).toMatchObject({ ok: false, reason: 'surface_not_allowed' });
+    // Without a begin step too.
+    expect(await open(id, 1001, { key: 'k9', body })).toMatchObject({ ok: false, reason: 'insufficient' });
     const third = await tg.idempotency.begin(id, 'k9', body);
-    if (third.state !== 'new') throw new Error();
-    expect(await tg.jobs.reserve(id, { videos: 10, idempotency: third.claim })).toMatchObject({ ok: true, replayed: false });
+    if (third.state !== 'new') throw new Error(third.state);
+    expect(await open(id, 10, third.claim)).toMatchObject({ ok: true, replayed: false });
   });
 
-  it('release frees a pending key after a refusal made before reserve (400/403)', async () => {
+  it('release frees a pending key after a refusal made before the open (400/403)', async () => {
     const id = await account();
     const begun = await tg.idempotency.begin(id, 'k10', body);
     if (begun.state !== 'new') throw new Error();
@@ -124,17 +153,25 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
     expect((await tg.idempotency.begin(id, 'k10', body)).state).toBe('new');
   });
 
-  it('keys are scoped per account: one account never sees another\'s outcome', async () => {
+  it('release with another request\'s token leaves the pending key alone', async () => {
+    const id = await account();
+    const begun = await tg.idempotency.begin(id, 'k12', body);
+    if (begun.state !== 'new') throw new Error();
+    await tg.idempotency.release(id, { ...begun.claim, token: 'someone-else' });
+    expect(await tg.idempotency.begin(id, 'k12', body)).toEqual({ state: 'in_use' });
+  });
+
+  it('keys are scoped per subject: one subject never sees another\'s outcome', async () => {
     const one = await account();
     const two = await account();
-    await tg.jobs.reserve(one, { videos: 2, idempotency: { key: 'shared', body } });
-    expect(await tg.jobs.reserve(two, { videos: 2, idempotency: { key: 'shared', body: { other: true } } })).toMatchObject({ ok: true, replayed: false });
+    await open(one, 2, { key: 'shared', body });
+    expect(await open(two, 2, { key: 'shared', body: { other: true } })).toMatchObject({ ok: true, replayed: false });
     expect((await tg.idempotency.begin(one, 'shared', { other: true })).state).toBe('reused');
   });
 
   it('a stored outcome is kept for the configured time', async () => {
     const id = await account();
-    await tg.jobs.reserve(id, { videos: 1, idempotency: { key: 'k11', body } });
+    await open(id, 1, { key: 'k11', body });
     const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k11`]));
     expect(ttl).toBeGreaterThan(3_500_000);
     expect(ttl).toBeLessThanOrEqual(3_600_000);

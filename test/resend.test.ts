@@ -1,37 +1,46 @@
-// A command may reach Redis twice: a caller retries after a timeout, or the client resends
-// it after a reconnect (ioredis does so by default). Every credit movement must still apply
-// once (SPEC §5 operation ids, SPEC §6 results, SPEC §7 creation).
+// A command may reach Redis twice: a caller retries after a timeout, or the client resends it
+// after a reconnect (ioredis does so by default). Every credit movement must still apply
+// once (SPEC §5 operation ids, SPEC §6 settlements, SPEC §7 opening).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, fromNodeRedis, type RedisScriptClient, type Tollgate } from '../src/index.ts';
+import { charge } from '../src/scripts/bundle.generated.ts';
+import { Code } from '../src/scripts/codes.ts';
 import { connectNodeRedis, uniquePrefix } from './helpers/redis.ts';
 import { ManualClock, accountId } from './helpers/tollgate.ts';
 
-/** Sends every script twice, as a client resending an unanswered command would. */
+/** Sends every command twice, as a client resending an unanswered command would. */
 function resendingClient(inner: RedisScriptClient): RedisScriptClient {
   return {
-    evalsha: async (sha, keys, args) => {
-      await inner.evalsha(sha, keys, args);
-      return inner.evalsha(sha, keys, args);
-    },
-    eval: async (source, keys, args) => {
-      await inner.eval(source, keys, args);
-      return inner.eval(source, keys, args);
+    ...inner,
+    async send(words) {
+      await inner.send(words);
+      return inner.send(words);
     },
   };
+}
+
+/** Keeps the words of every command sent. */
+function recordingClient(inner: RedisScriptClient, sent: string[][]): RedisScriptClient {
+  return { ...inner, send: (words) => (sent.push(words), inner.send(words)) };
 }
 
 describe('a command that reaches Redis twice applies once', () => {
   let client: Awaited<ReturnType<typeof connectNodeRedis>>;
   let tg: Tollgate;
   let plain: Tollgate;
+  let recorded: Tollgate;
+  const sent: string[][] = [];
+  const prefix = uniquePrefix('resend');
   beforeAll(async () => {
     client = await connectNodeRedis();
     const clock = new ManualClock();
-    const prefix = uniquePrefix('resend');
     tg = createTollgate({ redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
     plain = createTollgate({ redis: fromNodeRedis(client), prefix, clock: clock.fn });
+    recorded = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
   });
   afterAll(() => client.close());
+  const accountKey = (id: string) => `${prefix}:{${id}}:a`;
+  const chargeWords = () => sent.filter((words) => words[1] === charge.sha1);
 
   it('a charge without an operation id is charged once, and reported as a plain charge', async () => {
     const id = accountId();
@@ -40,86 +49,84 @@ describe('a command that reaches Redis twice applies once', () => {
     expect((await plain.usage(id)).credits).toMatchObject({ balance: 27, spent: 3 });
   });
 
-  it('job creation without a key returns the job it created, reserving once', async () => {
+  it('the exact same EVALSHA words of a charge without an id, sent again, are a replay that charges nothing', async () => {
     const id = accountId();
-    await plain.accounts.create(id, { plan: 'pro' });
-    const created = await tg.jobs.reserve(id, { videos: 50, includeComments: true });
-    expect(created).toMatchObject({ ok: true, replayed: false, job: { reserved: 100 } });
-    expect((await plain.usage(id)).credits).toMatchObject({ balance: 4900, held: 100 });
-    expect((await plain.jobs.list(id)).total).toBe(1);
+    await plain.accounts.create(id, { plan: 'free' });
+    sent.length = 0;
+    expect(await recorded.credits.charge(id, { required: 4 })).toMatchObject({ ok: true, charged: 4, balance: 26 });
+    const [words] = chargeWords();
+    // The library named the charge itself: 12 hex digits among its arguments.
+    expect(words!.some((word) => /^[0-9a-f]{12}$/.test(word))).toBe(true);
+    expect(await client.sendCommand(words!)).toEqual([Code.REPLAYED, 4, 26, 4]);
+    expect((await plain.usage(id)).credits).toMatchObject({ balance: 26, spent: 4 });
+    // Each charge gets an id of its own: the same request made again is a new charge.
+    expect(await recorded.credits.charge(id, { required: 4 })).toMatchObject({ ok: true, balance: 22 });
   });
 
-  it('a job result without an item id counts once; so does a collection page', async () => {
+  it('the ids kept for that stay few: the recent-charges field stays under 130 characters after 1,000 charges, and the latest still replay', async () => {
+    const id = accountId();
+    await plain.accounts.create(id, { plan: 'business' });
+    sent.length = 0;
+    for (let i = 0; i < 1000; i++) await recorded.credits.charge(id, { required: 1 + (i % 3) });
+    const recent = String(await client.hGet(accountKey(id), 'rc'));
+    expect(recent.length).toBeGreaterThan(0);
+    expect(recent.length).toBeLessThanOrEqual(130);
+    const spent = (await plain.usage(id)).credits.spent;
+    for (const words of chargeWords().slice(-5)) expect(((await client.sendCommand(words)) as unknown[])[0]).toBe(Code.REPLAYED);
+    expect((await plain.usage(id)).credits.spent).toBe(spent);
+  });
+
+  it('opening a hold without a key, resent, returns the hold it opened and reserves once', async () => {
     const id = accountId();
     await plain.accounts.create(id, { plan: 'pro' });
-    const job = await plain.jobs.reserve(id, { videos: 3, includeComments: true });
-    const coll = await plain.jobs.reserveCollection(id, { limit: 5 });
-    if (!job.ok || !coll.ok) throw new Error('reserve');
-    expect(await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', commentPage: 'nonempty' })).toMatchObject({ accepted: true, replayed: false, job: { delivered: 1, spent: 2 } });
-    expect(await tg.jobs.recordPage(id, coll.job.id, 'nonempty')).toMatchObject({ accepted: true, replayed: false, job: { commentPages: 1, spent: 1 } });
-    expect((await plain.usage(id)).credits).toMatchObject({ spent: 3, held: 8 });
+    const opened = await tg.holds.open(id, { items: 50, perItem: { required: 1, optional: 1 } });
+    expect(opened).toMatchObject({ ok: true, replayed: false, hold: { reserved: 100 } });
+    const budget = await tg.holds.openBudget(id, { amount: 5 });
+    expect(budget).toMatchObject({ ok: true, replayed: false, hold: { reserved: 5 } });
+    expect((await plain.usage(id)).credits).toMatchObject({ balance: 4895, held: 105 });
+    expect((await plain.holds.list(id)).total).toBe(2);
+  });
+
+  it('a settlement or a spend, resent, counts once: its item id makes the second a replay', async () => {
+    const id = accountId();
+    await plain.accounts.create(id, { plan: 'pro' });
+    const hold = await plain.holds.open(id, { items: 3, perItem: { required: 1, optional: 1 } });
+    const budget = await plain.holds.openBudget(id, { amount: 5 });
+    if (!hold.ok || !budget.ok) throw new Error('open refused');
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i1', optionalSpent: 1 })).toMatchObject({ accepted: true, hold: { delivered: 1, spent: 2 } });
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i2', failed: 'x' })).toMatchObject({ accepted: true, hold: { failed: { x: 1 }, settled: 2 } });
+    expect(await tg.holds.spend(id, budget.hold.id, { itemId: 'p1', amount: 2 })).toMatchObject({ accepted: true, hold: { spent: 2, settled: 1 } });
+    expect((await plain.usage(id)).credits).toMatchObject({ spent: 4, held: 4 + 3 });
+  });
+
+  it('a cancel resent refunds once', async () => {
+    const id = accountId();
+    await plain.accounts.create(id, { plan: 'pro' });
+    const hold = await plain.holds.open(id, { items: 8, perItem: { required: 1 } });
+    if (!hold.ok) throw new Error(hold.reason);
+    expect((await tg.holds.cancel(id, hold.hold.id)).hold).toMatchObject({ status: 'canceled', refunded: 8 });
+    expect((await plain.usage(id)).credits).toMatchObject({ balance: 5000, held: 0 });
   });
 });
 
-describe('resendWindowMs: 0 keeps no ids for calls the caller gave none', () => {
-  it('charges and results write no operation key or item set', async () => {
+describe('resendIds: false sends no id for charges the caller named none', () => {
+  it('the charge carries no library-made id and leaves no recent-charges field', async () => {
     const client = await connectNodeRedis();
     try {
       const prefix = uniquePrefix('noids');
-      const tg = createTollgate({ redis: fromNodeRedis(client), prefix, clock: new ManualClock().fn, resendWindowMs: 0 });
+      const sent: string[][] = [];
+      const tg = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       await tg.credits.charge(id, { required: 1 });
-      const job = await tg.jobs.reserve(id, { videos: 2 });
-      if (!job.ok) throw new Error(job.reason);
-      await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered' });
-      await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', itemId: 'v2' });
-      const keys = (await client.keys(`${prefix}:*`)).map((k) => k.slice(k.indexOf('}:') + 2));
-      expect(keys.filter((k) => k.startsWith('op:'))).toEqual([]);
-      expect(await client.sMembers(`${prefix}:{${id}}:j:${job.job.id}:i`)).toEqual(['v2']);
-      expect((await tg.usage(id)).credits).toMatchObject({ spent: 3, held: 0 });
+      await tg.credits.charge(id, { required: 2, operationId: 'mine' });
+      const words = sent.filter((w) => w[1] === charge.sha1);
+      expect(words[0]!.some((word) => /^[0-9a-f]{12}$/.test(word))).toBe(false);
+      expect(Number(await client.hExists(`${prefix}:{${id}}:a`, 'rc'))).toBe(0);
+      expect((await client.keys(`${prefix}:*op:*`)).map((k) => k.slice(k.indexOf('}:') + 2))).toEqual(['op:mine']);
+      expect((await tg.usage(id)).credits).toMatchObject({ spent: 3 });
     } finally {
       await client.close();
     }
-  });
-});
-
-describe('item ids make a retried result count once', () => {
-  let client: Awaited<ReturnType<typeof connectNodeRedis>>;
-  let tg: Tollgate;
-  beforeAll(async () => {
-    client = await connectNodeRedis();
-    tg = createTollgate({ redis: fromNodeRedis(client), prefix: uniquePrefix('items'), clock: new ManualClock().fn });
-  });
-  afterAll(() => client.close());
-
-  it('the same item recorded twice is a replay that changes nothing', async () => {
-    const id = accountId();
-    await tg.accounts.create(id, { plan: 'pro' });
-    const job = await tg.jobs.reserve(id, { videos: 2 });
-    if (!job.ok) throw new Error(job.reason);
-    await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', itemId: 'dQw4w9WgXcQ' });
-    const again = await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', itemId: 'dQw4w9WgXcQ' });
-    expect(again).toMatchObject({ accepted: true, replayed: true, job: { delivered: 1, spent: 1, status: 'running' } });
-  });
-
-  it('the result that completed a job, sent again, is a replay, not a refusal', async () => {
-    const id = accountId();
-    await tg.accounts.create(id, { plan: 'pro' });
-    const job = await tg.jobs.reserve(id, { videos: 1 });
-    if (!job.ok) throw new Error(job.reason);
-    const first = await tg.jobs.recordResult(id, job.job.id, { transcript: 'no_captions', itemId: 'v1' });
-    expect(first).toMatchObject({ accepted: true, job: { status: 'completed', refunded: 1 } });
-    expect(await tg.jobs.recordResult(id, job.job.id, { transcript: 'no_captions', itemId: 'v1' })).toMatchObject({ accepted: true, replayed: true, job: { refunded: 1 } });
-    expect(await tg.jobs.recordResult(id, job.job.id, { transcript: 'delivered', itemId: 'v2' })).toMatchObject({ accepted: false, reason: 'job_ended' });
-  });
-
-  it('a job id chosen by the caller replays its creation; reused for another request it is refused', async () => {
-    const id = accountId();
-    await tg.accounts.create(id, { plan: 'pro' });
-    const first = await tg.jobs.reserve(id, { videos: 4, jobId: 'job_mine' });
-    expect(await tg.jobs.reserve(id, { videos: 4, jobId: 'job_mine' })).toEqual({ ...first, replayed: true });
-    await expect(tg.jobs.reserve(id, { videos: 5, jobId: 'job_mine' })).rejects.toThrowError('Job id "job_mine" is already taken');
-    expect((await tg.usage(id)).credits.held).toBe(4);
   });
 });

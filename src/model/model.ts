@@ -8,7 +8,7 @@
  * given as { key, body } are), the journal, and Redis key expiry in real time.
  */
 import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
-import { chargeArgs, type ChargeOutcome, type ChargeRequest, type DayUsage } from "../credits.ts";
+import { chargeArgs, historyDaysArg, type ChargeOutcome, type ChargeRequest, type DayUsage } from "../credits.ts";
 import { currentPeriod, cycleArgs, intervalArgs, periodStart, type Interval } from "../cycles.ts";
 import { AccountExistsError, AccountNotFoundError, HoldNotFoundError, InvalidInputError } from "../errors.ts";
 import {
@@ -335,7 +335,7 @@ export class TollgateModel {
 
     history: (subject: string, options: { days?: number } = {}): DayUsage[] => {
       const a = this.account(subject);
-      const days = count("days", options.days ?? 30, 1, Math.max(1, this.historyDays));
+      const days = historyDaysArg(options, this.historyDays);
       const today = Math.floor(this.now() / DAY_MS);
       const byDay = new Map<number, DayUsage>();
       for (const [field, amount] of a.history) {

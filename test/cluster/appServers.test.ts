@@ -1,14 +1,14 @@
 // Many app servers on one Redis Cluster (issue "Scale-out and faults"): tollgates on separate
 // node-redis and ioredis cluster clients race for the same accounts on every master, and an
-// account's slot is moved to another master while they charge it.
+// account's slot is moved to another master while they charge it and settle its hold.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Tollgate } from '../../src/index.ts';
-import { accountKeys } from '../../src/keys.ts';
+import { SubjectKeys } from '../../src/redisKeys.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import { ManualClock, accountId, clusterNodes, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
-import { ChargeLedger, auditCharges, expectSound, readJournal } from '../faults/support.ts';
+import { ChargeLedger, auditCharges, expectSound, readJournal, untilAnswered } from '../faults/support.ts';
 
 /** Four app servers: two per client kind, each with its own connections. */
 const SERVERS = ['node-redis', 'ioredis', 'node-redis', 'ioredis'] as const;
@@ -68,28 +68,54 @@ describe('several app servers on one cluster', () => {
     }
   });
 
-  it('the active-job cap and an Idempotency-Key hold across servers: never a second job for one key, never more than the cap', async () => {
+  it('the holds cap and an Idempotency-Key hold across servers: never a second hold for one key, never more than the cap', async () => {
     const [id] = await accountPerMaster('cap');
     await gates[0]!.accounts.create(id!, { plan: 'starter' });
-    // 16 servers' worth of requests with the same key and body: one job, the rest replay it or find the key in use.
+    // 16 servers' worth of requests with the same key and body: one hold, the rest replay it or find the key in use.
     const keyed = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => gates[i % gates.length]!.jobs.reserve(id!, { videos: 10, idempotency: { key: 'same-key', body: { video_ids: 10 } } })),
+      Array.from({ length: 16 }, (_, i) => gates[i % gates.length]!.holds.open(id!, { items: 10, perItem: { required: 1 }, idempotency: { key: 'same-key', body: { items: 10 } } })),
     );
     const created = keyed.filter((o) => o.ok && !o.replayed);
     expect(created).toHaveLength(1);
-    const jobId = created[0]!.ok ? created[0]!.job.id : '';
-    for (const o of keyed) if (o.ok) expect(o.job.id).toBe(jobId);
-    // The cap of 2: one more job fits, whatever the number of servers asking.
-    const unkeyed = await Promise.all(Array.from({ length: 16 }, (_, i) => gates[i % gates.length]!.jobs.reserve(id!, { videos: 5 })));
+    const holdId = created[0]!.ok ? created[0]!.hold.id : '';
+    for (const o of keyed) if (o.ok) expect(o.hold.id).toBe(holdId);
+    // The cap of 2: one more hold fits, whatever the number of servers asking.
+    const unkeyed = await Promise.all(Array.from({ length: 16 }, (_, i) => gates[i % gates.length]!.holds.openBudget(id!, { amount: 5 })));
     expect(unkeyed.filter((o) => o.ok)).toHaveLength(1);
-    expect(unkeyed.filter((o) => !o.ok).every((o) => !o.ok && o.reason === 'job_limit_reached')).toBe(true);
+    expect(unkeyed.filter((o) => !o.ok).every((o) => !o.ok && o.reason === 'hold_limit_reached')).toBe(true);
     expect((await gates[1]!.usage(id!)).credits).toMatchObject({ balance: 1000 - 15, held: 15 });
     await expectSound(gates[2]!, id!);
   });
 
-  it("moving an account's slot to another master under load: callers retry with their operation ids, every charge lands once", async () => {
+  it('settlements of one hold from every server, each item sent by two servers at once: each item settles once', async () => {
+    const ids = await accountPerMaster('settle');
+    for (const id of ids) {
+      await gates[0]!.accounts.create(id, { plan: 'pro' });
+      const opened = await gates[1]!.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 } });
+      if (!opened.ok) throw new Error(opened.reason);
+      const outcomes = await Promise.all(
+        Array.from({ length: 80 }, (_, i) => {
+          const item = Math.floor(i / 2);
+          return gates[i % gates.length]!.holds.settle(id, opened.hold.id, item % 4 === 3 ? { itemId: `item-${item}`, failed: 'x' } : { itemId: `item-${item}`, optionalSpent: item % 2 });
+        }),
+      );
+      expect(outcomes.filter((o) => o.accepted && !o.replayed), id).toHaveLength(40);
+      expect(outcomes.filter((o) => o.accepted && o.replayed), id).toHaveLength(40);
+      // 30 delivered (10 with their optional credit), 10 failed: 40 spent, 40 refunded at the end.
+      expect(await gates[3]!.holds.get(id, opened.hold.id)).toMatchObject({ status: 'completed', settled: 40, delivered: 30, optionalSpent: 10, failed: { x: 10 }, spent: 40, refunded: 40 });
+      expect((await gates[2]!.usage(id)).credits).toMatchObject({ balance: 4960, spent: 40, held: 0 });
+      await expectSound(gates[0]!, id);
+    }
+  });
+
+  it("moving an account's slot to another master under load: callers retry with their operation ids and item ids, every charge and settlement lands once", async () => {
     const [id, bystander] = await accountPerMaster('moved');
     for (const a of [id!, bystander!]) await gates[0]!.accounts.create(a, { plan: 'business' });
+    const opened = await gates[0]!.holds.open(id!, { items: 5000, perItem: { required: 1, optional: 1 } });
+    if (!opened.ok) throw new Error(opened.reason);
+    const holdId = opened.hold.id;
+    let settledSpend = 0;
+    let settlements = 0;
     const slot = await slotOf(id!);
     const from = await ownerOf(slot);
     const to = nodes().find((n) => n.port !== from && n.port !== 0)!.port;
@@ -100,8 +126,16 @@ describe('several app servers on one cluster', () => {
     let done = 0;
     const worker = async (w: number) => {
       for (let i = 0; running; i++) {
-        const target = i % 4 === 3 ? bystander! : id!;
-        await ledger.charge(gates[w % gates.length]!, target, `w${w}-${i}`, 1, i % 3);
+        const tg = gates[w % gates.length]!;
+        if (i % 5 === 4) {
+          const { value } = await untilAnswered(() => tg.holds.settle(id!, holdId, { itemId: `w${w}-${i}`, optionalSpent: i % 2 }));
+          if (!value.accepted) throw new Error(`settlement refused: ${value.reason}`);
+          settlements++;
+          settledSpend += 1 + (i % 2);
+        } else {
+          const target = i % 4 === 3 ? bystander! : id!;
+          await ledger.charge(tg, target, `w${w}-${i}`, 1, i % 3);
+        }
         done++;
       }
     };
@@ -128,7 +162,7 @@ describe('several app servers on one cluster', () => {
     expect(migrated).toBeGreaterThanOrEqual(4);
 
     // The account's keys now live on the new master only.
-    const keys = accountKeys(prefix, id!);
+    const keys = new SubjectKeys(prefix, id!);
     expect(await rawCommand(to, ['EXISTS', keys.account, keys.journal])).toBe(2);
     expect(await rawCommand(from, ['EXISTS', keys.account, keys.journal])).toBeInstanceOf(Error);
     expect(await ownerOf(slot)).toBe(to);
@@ -139,8 +173,11 @@ describe('several app servers on one cluster', () => {
     const spent = [...ledger.acknowledged.entries()].reduce((sum, [, n]) => sum + n, 0);
     const a = await expectSound(gates[1]!, id!);
     const b = await expectSound(gates[2]!, bystander!);
-    expect(a.credits.spent + b.credits.spent).toBe(spent);
+    expect(a.credits.spent + b.credits.spent).toBe(spent + settledSpend);
+    expect(a.holds[0]).toMatchObject({ id: holdId, settled: settlements, spent: settledSpend });
+    expect(journal.filter((e) => e.kind === 'spend' && e.ref === holdId).reduce((sum, e) => sum + e.amount, 0)).toBe(settledSpend);
     expect(audit.acknowledged).toBeGreaterThan(100);
+    expect(settlements).toBeGreaterThan(20);
     if (process.env.TOLLGATE_FAULT_STATS) console.log({ migrated, ...audit, retries: ledger.retries, appliedDespiteError: ledger.appliedDespiteError });
   });
 });

@@ -1,9 +1,11 @@
-// Ambiguous outcome (issue "Scale-out and faults", SPEC §5): a charge whose reply is lost after
-// the script ran (the connection cut by a proxy, or CLIENT KILL) reaches its caller as
-// StoreUnavailableError; retried with the same operation id it is applied exactly once.
+// Ambiguous outcome (issue "Scale-out and faults", SPEC §5-7): a charge, a hold opening or a
+// settlement whose reply is lost after the script ran (the connection cut by a proxy, or
+// CLIENT KILL) reaches its caller as StoreUnavailableError; retried with the same operation id,
+// Idempotency-Key or item id it is applied exactly once.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreUnavailableError, createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { charge } from '../../src/scripts/bundle.generated.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { startRedisProxy, type RedisProxy } from './proxy.ts';
@@ -33,6 +35,7 @@ afterAll(async () => {
 
 const chargesOf = async (id: string, operationId: string) =>
   (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === 'charge' && e.ref === operationId);
+const movementsOf = async (id: string, holdId: string, kind: string) => (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === kind && e.ref === holdId);
 
 async function account(tg: Tollgate): Promise<string> {
   const id = accountId('ambiguous');
@@ -40,7 +43,7 @@ async function account(tg: Tollgate): Promise<string> {
   return id;
 }
 
-describe.each(CLIENT_KINDS)('a charge whose reply is lost, through %s', (kind) => {
+describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => {
   let proxy: RedisProxy;
   let client: TestClient;
   let tg: Tollgate;
@@ -58,16 +61,16 @@ describe.each(CLIENT_KINDS)('a charge whose reply is lost, through %s', (kind) =
     const id = await account(tg);
     // The scripts are cached first, so the reply cut is the charge's own and not a NOSCRIPT.
     await tg.credits.charge(id, { required: 1 });
-    const lost = proxy.dropReplyTo('req_7:transcript');
-    const first = await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }).catch((e: unknown) => e);
+    const lost = proxy.dropReplyTo('req_7:item');
+    const first = await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:item' }).catch((e: unknown) => e);
     await lost;
     expect(first).toBeInstanceOf(StoreUnavailableError);
     // It did run: the journal has it, though no caller was told.
-    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+    expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
 
-    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:transcript' }));
+    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:item' }));
     expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
-    expect(await chargesOf(id, 'req_7:transcript')).toHaveLength(1);
+    expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 4997, spent: 3 });
     expect((await tg.credits.reconcile(id)).matches).toBe(true);
   });
@@ -99,6 +102,47 @@ describe.each(CLIENT_KINDS)('a charge whose reply is lost, through %s', (kind) =
     // A read right after the cut can be lost too (ioredis drops it unanswered; the timeout
     // turns that into unavailable): read as a caller would, until answered.
     expect((await untilAnswered(() => tg.usage(id))).value.credits).toMatchObject({ spent: spent + 1, balance: 5000 - spent - 1 });
+    expect((await untilAnswered(() => tg.credits.reconcile(id))).value.matches).toBe(true);
+  });
+
+  it('a hold opening whose reply is lost, retried with the same Idempotency-Key, reserves once and answers with the hold', async () => {
+    const id = await account(tg);
+    await tg.credits.charge(id, { required: 1 });
+    await tg.holds.open(id, { items: 1, perItem: { required: 1 } });
+    const body = { items: 'lost-open' };
+    const lost = proxy.dropReplyTo('lost-open-key');
+    const first = await tg.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } }).catch((e: unknown) => e);
+    await lost;
+    expect(first).toBeInstanceOf(StoreUnavailableError);
+    const retried = await untilAnswered(() => tg.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } }));
+    expect(retried.value).toMatchObject({ ok: true, replayed: true, hold: { reserved: 80 } });
+    if (!retried.value.ok) throw new Error(retried.value.reason);
+    expect(await movementsOf(id, retried.value.hold.id, 'reserve')).toHaveLength(1);
+    expect((await untilAnswered(() => tg.usage(id))).value.credits).toMatchObject({ held: 81, balance: 5000 - 1 - 81 });
+  });
+
+  it('a settlement whose reply is lost, retried with the same item id, spends once and answers as a replay', async () => {
+    const id = await account(tg);
+    const opened = await tg.holds.open(id, { items: 3, perItem: { required: 2, optional: 1 } });
+    if (!opened.ok) throw new Error(opened.reason);
+    const holdId = opened.hold.id;
+    await tg.holds.settle(id, holdId, { itemId: 'warm-up' });
+    const lost = proxy.dropReplyTo('lost-item-7');
+    const first = await tg.holds.settle(id, holdId, { itemId: 'lost-item-7', optionalSpent: 1 }).catch((e: unknown) => e);
+    await lost;
+    expect(first).toBeInstanceOf(StoreUnavailableError);
+    // It did run: the journal has its spend, though no caller was told.
+    expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
+    const retried = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-7', optionalSpent: 1 }));
+    expect(retried.value).toMatchObject({ accepted: true, replayed: true, hold: { settled: 2, spent: 5, optionalSpent: 1 } });
+    expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
+    // The last item's reply lost too: the retry is a replay of the settlement that ended the hold.
+    const end = proxy.dropReplyTo('lost-item-8');
+    expect(await tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }).catch((e: unknown) => e)).toBeInstanceOf(StoreUnavailableError);
+    await end;
+    const last = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }));
+    expect(last.value).toMatchObject({ accepted: true, replayed: true, hold: { status: 'completed', spent: 5, refunded: 4 } });
+    expect(await movementsOf(id, holdId, 'refund')).toHaveLength(1);
     expect((await untilAnswered(() => tg.credits.reconcile(id))).value.matches).toBe(true);
   });
 
@@ -143,13 +187,22 @@ describe.each(CLIENT_KINDS)('a charge whose reply is lost, through %s', (kind) =
 });
 
 describe('ioredis with its default autoResendUnfulfilledCommands', () => {
-  it("resends a charge whose reply was lost by itself: the operation id makes that resend a replay", async () => {
+  /** A tollgate on an ioredis client as it comes (it resends what was unanswered), behind a proxy. */
+  async function resending(run: (tg: Tollgate, proxy: RedisProxy) => Promise<void>) {
     const proxy = await startRedisProxy(server.port);
     const client = new Redis(proxy.url, { maxRetriesPerRequest: 1, lazyConnect: true });
     client.on('error', () => {});
     await client.connect();
     try {
-      const tg = createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 });
+      await run(createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 }), proxy);
+    } finally {
+      client.disconnect();
+      await proxy.close();
+    }
+  }
+
+  it('resends a charge whose reply was lost by itself: the operation id makes that resend a replay', () =>
+    resending(async (tg, proxy) => {
       const id = await account(tg);
       const lost = proxy.dropReplyTo('resent-op');
       const outcome = await tg.credits.charge(id, { required: 3, operationId: 'resent-op' });
@@ -157,9 +210,32 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       // The caller never saw the failure: the client's resend answered, as a replay.
       expect(outcome).toEqual({ ok: true, charged: 3, balance: 4997, replayed: true });
       expect(await chargesOf(id, 'resent-op')).toHaveLength(1);
-    } finally {
-      client.disconnect();
-      await proxy.close();
-    }
-  });
+    }));
+
+  it('resends a charge without an operation id by itself: the id the library made up makes it charge once', () =>
+    resending(async (tg, proxy) => {
+      const id = await account(tg);
+      await tg.credits.charge(id, { required: 1 });
+      // The made-up id is in the command: cut the reply to the next charge script sent.
+      const before = proxy.sent.length;
+      const lost = proxy.dropReplyTo(charge.sha1);
+      const outcome = await tg.credits.charge(id, { required: 3 });
+      await lost;
+      expect(proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.sha1)), 'the command and its resend').toHaveLength(2);
+      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4996, replayed: false });
+      expect((await tg.usage(id)).credits).toMatchObject({ balance: 4996, spent: 4 });
+    }));
+
+  it('resends a settlement whose reply was lost by itself: the item id makes that resend a replay', () =>
+    resending(async (tg, proxy) => {
+      const id = await account(tg);
+      const opened = await tg.holds.open(id, { items: 4, perItem: { required: 1 } });
+      if (!opened.ok) throw new Error(opened.reason);
+      const lost = proxy.dropReplyTo('resent-item');
+      const outcome = await tg.holds.settle(id, opened.hold.id, { itemId: 'resent-item' });
+      await lost;
+      expect(outcome).toMatchObject({ accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
+      expect(await movementsOf(id, opened.hold.id, 'spend')).toHaveLength(1);
+      expect((await tg.usage(id)).credits).toMatchObject({ spent: 1, held: 3 });
+    }));
 });

@@ -1,11 +1,11 @@
-// Crash (issue "Scale-out and faults"): under a steady load of charges and job results, the
-// redis-server (appendonly yes, appendfsync always) is killed with SIGKILL and restarted on
-// the same port and directory. Afterwards every charge acknowledged to a caller is in the
-// balance and the journal, none is applied twice (callers retry with their operation ids),
-// the journal reconciles, and both clients reconnected by themselves. Job results carry no id,
-// so a result whose reply was lost is not retried: it may or may not count, never twice.
+// Crash (issue "Scale-out and faults"): under a steady load of charges and hold settlements,
+// the redis-server (appendonly yes, appendfsync always) is killed with SIGKILL and restarted
+// on the same port and directory. Afterwards every charge and settlement acknowledged to a
+// caller is in the balances, the holds and the journal, none is applied twice (callers retry
+// with their operation ids, Idempotency-Keys and item ids), the journal reconciles, and both
+// clients reconnected by themselves.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, type Job, type Tollgate } from '../../src/index.ts';
+import { createTollgate, type Hold, type Tollgate } from '../../src/index.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { auditWorkload, Workload } from './load.ts';
@@ -32,11 +32,11 @@ describe('SIGKILL of an appendfsync-always Redis under load', () => {
     await server?.stop();
   });
 
-  it('loses no acknowledged charge or result, applies none twice, and the clients come back by themselves', async () => {
+  it('loses no acknowledged charge or settlement, applies none twice, the journals reconcile, and the clients come back by themselves', async () => {
     const accounts = Array.from({ length: 6 }, () => accountId('crash'));
     for (const id of accounts) await gates[0]!.accounts.create(id, { plan: 'business' });
 
-    const load = new Workload({ gates, accounts, chargeWorkers: 6, jobWorkers: 4 });
+    const load = new Workload({ gates, accounts, chargeWorkers: 6, holdWorkers: 4 });
     load.start();
     const acknowledgedBefore: number[] = [];
     for (let crash = 0; crash < CRASHES; crash++) {
@@ -55,17 +55,18 @@ describe('SIGKILL of an appendfsync-always Redis under load', () => {
     expect(load.figures.unavailable, 'the crashes were seen by callers').toBeGreaterThan(0);
 
     const journals = new Map<string, JournalEntry[]>();
-    const jobs = new Map<string, Job>();
+    const holds = new Map<string, Hold>();
     for (const id of accounts) {
       journals.set(id, await readJournal((args) => clients[0]!.command(args), prefix, id));
       const stored = await expectSound(gates[1]!, id);
-      for (const job of stored.jobs) jobs.set(`${id}/${job.id}`, job);
-      // Every job ended (the load cancels what it holds when it stops): nothing stays held.
+      for (const hold of stored.holds) holds.set(`${id}/${hold.id}`, hold);
+      // Every hold ended (the load cancels what it holds when it stops): nothing stays held.
       expect(stored.credits.held, id).toBe(0);
     }
-    const audit = auditWorkload(load, journals, jobs);
+    const audit = auditWorkload(load, journals, holds);
     expect(audit.details).toEqual([]);
-    expect(audit).toMatchObject({ lost: 0, doubled: 0, unacknowledged: 0 });
+    expect(audit).toMatchObject({ lost: 0, doubled: 0, unacknowledged: 0, unacknowledgedHolds: 0 });
+    expect(load.figures.settlements, 'settlements were made under the crashes').toBeGreaterThan(100);
     if (process.env.TOLLGATE_FAULT_STATS) console.log({ crashes: CRASHES, ...load.figures, ...audit, retries: load.ledger.retries, appliedDespiteError: load.ledger.appliedDespiteError });
   }, 60_000);
 });

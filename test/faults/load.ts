@@ -1,9 +1,12 @@
-// A steady mixed load for the fault and soak runs: charges with operation ids, bulk jobs with
-// their results, comments collections with their pages, cancels and finishes, and (when asked)
-// cycle and plan changes. It keeps what callers were told, so that afterwards the stored state
-// can be audited against it: nothing acknowledged lost, nothing applied twice.
+// A steady mixed load for the fault and soak runs: charges with operation ids, items holds
+// settled item by item (delivered with some of their optional credits, or failed with a
+// label), budget holds spent item by item, cancels and finishes, and (when asked) cycle and
+// plan changes. Every call that fails with StoreUnavailableError is retried with the same ids
+// (operation id, Idempotency-Key, item id) until answered, so callers know exactly what
+// happened; afterwards the stored state is audited against what they were told: nothing
+// acknowledged lost, nothing applied twice.
 import { randomBytes } from 'node:crypto';
-import type { Job, Tollgate } from '../../src/index.ts';
+import type { Hold, SettleOutcome, Tollgate } from '../../src/index.ts';
 import { ChargeLedger, type JournalEntry, auditCharges, isUnavailable, untilAnswered } from './support.ts';
 
 export interface LoadOptions {
@@ -12,47 +15,47 @@ export interface LoadOptions {
   accounts: string[];
   /** Concurrent callers charging credits. */
   chargeWorkers?: number;
-  /** Concurrent workers running jobs and collections. */
-  jobWorkers?: number;
+  /** Concurrent workers opening and settling holds. */
+  holdWorkers?: number;
   /** Also start new cycles and change plans now and then (the soak does; a fixed clock needs not). */
   cycleChanges?: boolean;
   /** Prefix of operation ids and idempotency keys, unique per process. */
   tag?: string;
   /** Pick the next random number (so a run can be replayed from a seed). */
   random?: () => number;
-  /** Now and then walk away from a job without ending it, as a crashed worker would (the sweep reclaims it). */
-  abandonJobs?: boolean;
+  /** Now and then walk away from a hold without ending it, as a crashed worker would (the sweep reclaims it). */
+  abandonHolds?: boolean;
 }
 
-/** What a job's worker was told, per job: the results it may count on and those left in doubt. */
-export interface JobTally {
+/** What a hold's worker was told. */
+export interface HoldTally {
   accountId: string;
-  jobId: string;
-  kind: 'bulk' | 'collection';
-  /** Credits that acknowledged results spent: 1 per delivered transcript / nonempty page. */
+  holdId: string;
+  kind: 'items' | 'budget';
+  /** Credits that acknowledged settlements spent. */
   ackedSpend: number;
-  /** Results whose reply was lost (StoreUnavailableError): they may or may not have counted. */
-  doubtfulSpend: number;
-  ackedResults: number;
-  doubtfulResults: number;
+  /** Settlements acknowledged as accepted (once each, replays included). */
+  ackedSettlements: number;
   /** Left without being ended, for the lease sweep to reclaim. */
   abandoned?: boolean;
   /** The last few outcomes, for a failure message. */
   trace: string[];
 }
 
-function note(tally: JobTally, event: string): void {
+function note(tally: HoldTally, event: string): void {
   tally.trace.push(event);
   if (tally.trace.length > 12) tally.trace.shift();
 }
 
 export interface LoadFigures {
   operations: number;
-  /** Calls that failed with StoreUnavailableError (each retried or counted as in doubt). */
+  /** Calls that failed with StoreUnavailableError (each retried with the same ids). */
   unavailable: number;
   charges: number;
-  jobsCreated: number;
-  results: number;
+  holdsOpened: number;
+  settlements: number;
+  /** Settlements acknowledged as replays after an attempt had failed: that attempt had applied. */
+  settlementsAppliedDespiteError: number;
   cancels: number;
   cycleChanges: number;
   abandoned: number;
@@ -60,8 +63,8 @@ export interface LoadFigures {
 
 export class Workload {
   readonly ledger = new ChargeLedger();
-  readonly jobs = new Map<string, JobTally>();
-  readonly figures: LoadFigures = { operations: 0, unavailable: 0, charges: 0, jobsCreated: 0, results: 0, cancels: 0, cycleChanges: 0, abandoned: 0 };
+  readonly holds = new Map<string, HoldTally>();
+  readonly figures: LoadFigures = { operations: 0, unavailable: 0, charges: 0, holdsOpened: 0, settlements: 0, settlementsAppliedDespiteError: 0, cancels: 0, cycleChanges: 0, abandoned: 0 };
   /** Errors other than StoreUnavailableError: any of them fails the run. */
   readonly errors: unknown[] = [];
   private running = false;
@@ -77,9 +80,9 @@ export class Workload {
 
   start(): void {
     this.running = true;
-    const { chargeWorkers = 4, jobWorkers = 2 } = this.options;
+    const { chargeWorkers = 4, holdWorkers = 2 } = this.options;
     for (let w = 0; w < chargeWorkers; w++) this.workers.push(this.guard(this.chargeLoop(w)));
-    for (let w = 0; w < jobWorkers; w++) this.workers.push(this.guard(this.jobLoop(chargeWorkers + w)));
+    for (let w = 0; w < holdWorkers; w++) this.workers.push(this.guard(this.holdLoop(chargeWorkers + w)));
   }
 
   /** Stops issuing new operations and waits for those in flight (retries included). */
@@ -127,11 +130,11 @@ export class Workload {
   }
 
   /** untilAnswered, counting the failed attempts. */
-  private async answered<T>(attempt: () => Promise<T>): Promise<T> {
-    const { value, failures } = await untilAnswered(attempt);
-    this.figures.unavailable += failures;
+  private async answered<T>(attempt: () => Promise<T>): Promise<{ value: T; failures: number }> {
+    const settled = await untilAnswered(attempt);
+    this.figures.unavailable += settled.failures;
     this.figures.operations++;
-    return value;
+    return settled;
   }
 
   private async chargeLoop(worker: number): Promise<void> {
@@ -141,10 +144,8 @@ export class Workload {
       const operationId = this.nextId('op');
       const required = 1;
       const optional = this.pick([0, 0, 1, 2]);
-      const { value, failures } = await untilAnswered(() => tg.credits.charge(accountId, { required, optional, operationId }));
+      const { value, failures } = await this.answered(() => tg.credits.charge(accountId, { required, optional, operationId }));
       this.ledger.record(operationId, value, failures);
-      this.figures.unavailable += failures;
-      this.figures.operations++;
       this.figures.charges++;
       if (this.options.cycleChanges && this.random() < 0.004) await this.changeCycle(tg, accountId);
     }
@@ -166,126 +167,123 @@ export class Workload {
     this.figures.cycleChanges++;
   }
 
-  private async jobLoop(worker: number): Promise<void> {
+  private async holdLoop(worker: number): Promise<void> {
     while (this.running) {
       const tg = this.gate(worker);
       const accountId = this.pick(this.options.accounts);
-      const collection = this.random() < 0.3;
+      const budget = this.random() < 0.3;
       const key = this.nextId('idem');
-      const created = await this.answered(() =>
-        collection
-          ? tg.jobs.reserveCollection(accountId, { limit: 5 + Math.floor(this.random() * 20), idempotency: { key, body: { collection: key } } })
-          : tg.jobs.reserve(accountId, { videos: 10 + Math.floor(this.random() * 60), includeComments: this.random() < 0.5, idempotency: { key, body: { bulk: key } } }),
+      const { value: opened } = await this.answered(() =>
+        budget
+          ? tg.holds.openBudget(accountId, { amount: 5 + Math.floor(this.random() * 20), idempotency: { key, body: { budget: key } } })
+          : tg.holds.open(accountId, { items: 10 + Math.floor(this.random() * 60), perItem: { required: 1, optional: this.pick([0, 1, 2]) }, idempotency: { key, body: { items: key } } }),
       );
-      if (!created.ok) continue;
-      this.figures.jobsCreated++;
-      await this.work(tg, accountId, created.job);
+      if (!opened.ok) continue;
+      this.figures.holdsOpened++;
+      await this.work(tg, accountId, opened.hold);
     }
   }
 
-  /** Records results until the job ends, is given up (cancel / finish) or the load stops. */
-  private async work(tg: Tollgate, accountId: string, job: Job): Promise<void> {
-    const tally: JobTally = { accountId, jobId: job.id, kind: job.kind, ackedSpend: 0, doubtfulSpend: 0, ackedResults: 0, doubtfulResults: 0, trace: [] };
-    this.jobs.set(`${accountId}/${job.id}`, tally);
-    for (;;) {
+  /** Settles items until the hold ends, is given up (cancel / finish), is abandoned or the load stops. */
+  private async work(tg: Tollgate, accountId: string, hold: Hold): Promise<void> {
+    const tally: HoldTally = { accountId, holdId: hold.id, kind: hold.kind, ackedSpend: 0, ackedSettlements: 0, trace: [] };
+    this.holds.set(`${accountId}/${hold.id}`, tally);
+    for (let item = 0; ; item++) {
       const r = this.random();
       if (!this.running || r < 0.02) {
-        await this.answered(() => tg.jobs.cancel(accountId, job.id));
+        await this.answered(() => tg.holds.cancel(accountId, hold.id));
         this.figures.cancels++;
         return;
       }
       if (r < 0.03) {
-        await this.answered(() => tg.jobs.finish(accountId, job.id));
+        await this.answered(() => tg.holds.finish(accountId, hold.id));
         return;
       }
-      if (this.options.abandonJobs && r < 0.034) {
+      if (this.options.abandonHolds && r < 0.034) {
         tally.abandoned = true;
         this.figures.abandoned++;
         return;
       }
+      const itemId = `${hold.id}-${item}`;
       let spend: number;
-      let settle: () => ReturnType<Tollgate['jobs']['recordResult']>;
-      if (job.kind === 'collection') {
-        const page = this.pick(['nonempty', 'nonempty', 'empty', 'failed'] as const);
-        spend = page === 'nonempty' ? 1 : 0;
-        settle = () => tg.jobs.recordPage(accountId, job.id, page);
+      let settle: () => Promise<SettleOutcome>;
+      if (hold.kind === 'budget') {
+        spend = this.pick([1, 1, 0, 2]);
+        settle = () => tg.holds.spend(accountId, hold.id, { itemId, amount: spend });
       } else {
-        const transcript = this.pick(['delivered', 'delivered', 'delivered', 'video_unavailable', 'no_captions'] as const);
-        const commentPage = job.includeComments ? this.pick(['nonempty', 'nonempty', 'empty', 'failed'] as const) : undefined;
-        spend = transcript === 'delivered' ? 1 + (commentPage === 'nonempty' ? 1 : 0) : 0;
-        settle = () => tg.jobs.recordResult(accountId, job.id, { transcript, commentPage });
+        const failed = this.pick([undefined, undefined, undefined, 'a', 'b']);
+        const optionalSpent = failed ? 0 : Math.floor(this.random() * (hold.perItem.optional + 1));
+        spend = failed ? 0 : hold.perItem.required + optionalSpent;
+        settle = () => tg.holds.settle(accountId, hold.id, { itemId, failed, optionalSpent });
       }
-      // A result carries no id of its own, so a lost reply is not retried: it stays in doubt.
-      let outcome;
-      try {
-        outcome = await settle();
-        note(tally, `${outcome.accepted ? 'ok' : 'refused'} +${spend}`);
-      } catch (error) {
-        note(tally, `in doubt +${spend}: ${(error as Error).message}`);
-        if (!isUnavailable(error)) throw error;
-        this.figures.unavailable++;
-        this.figures.operations++;
-        tally.doubtfulResults++;
-        tally.doubtfulSpend += spend;
-        continue;
+      // The item id makes a retry after a lost reply a replay: the worker always learns the outcome.
+      const { value: outcome, failures } = await this.answered(settle);
+      this.figures.settlements++;
+      note(tally, `${itemId} ${outcome.accepted ? (outcome.replayed ? 'replayed' : 'ok') : outcome.reason} +${spend}${failures ? ` after ${failures} failures` : ''}`);
+      if (outcome.accepted && outcome.replayed && failures > 0) this.figures.settlementsAppliedDespiteError++;
+      if (outcome.accepted) {
+        tally.ackedSettlements++;
+        tally.ackedSpend += spend;
+        if (outcome.hold.status !== 'open') return;
+      } else if (outcome.reason === 'budget_exhausted') {
+        await this.answered(() => tg.holds.finish(accountId, hold.id));
+        return;
+      } else {
+        return;
       }
-      this.figures.operations++;
-      this.figures.results++;
-      if (!outcome.accepted) return;
-      tally.ackedResults++;
-      tally.ackedSpend += spend;
-      if (outcome.job.status === 'completed' || outcome.job.status === 'canceled') return;
     }
   }
 }
 
 export interface WorkloadAudit {
   acknowledgedCharges: number;
-  /** Acknowledged charges or job spends missing from the stored state (must be 0). */
+  /** Acknowledged charges or settlements missing from the stored state (must be 0). */
   lost: number;
-  /** Charges applied twice, or jobs that spent more than their results allow (must be 0). */
+  /** Charges applied twice, or holds that spent more than their acknowledged settlements (must be 0). */
   doubled: number;
   /** Charges in the journal no caller was told about (must be 0: every charge is retried to an answer). */
   unacknowledged: number;
-  /** Job results whose reply was lost and that did count. */
-  doubtfulResultsCounted: number;
+  /** Holds stored that no worker was told were opened (must be 0: every open is retried to an answer). */
+  unacknowledgedHolds: number;
   /** What was lost or doubled, for the failure message. */
   details: string[];
 }
 
 /**
- * Audits a finished load against the stored journals and jobs of its accounts: every
- * acknowledged charge exactly once, every job between its acknowledged and possible spend.
+ * Audits a finished load against the stored journals and holds of its accounts: every
+ * acknowledged charge exactly once, every hold's spent and settled exactly what its worker
+ * was told, its journal entries adding up to its record, and no hold nobody was told of.
  */
-export function auditWorkload(
-  load: { ledger: ChargeLedger; jobs: Map<string, JobTally> },
-  journals: Map<string, JournalEntry[]>,
-  storedJobs: Map<string, Job>,
-): WorkloadAudit {
+export function auditWorkload(load: { ledger: ChargeLedger; holds: Map<string, HoldTally> }, journals: Map<string, JournalEntry[]>, storedHolds: Map<string, Hold>): WorkloadAudit {
   const charges = auditCharges([...journals.values()].flat(), load.ledger);
   let lost = charges.lost;
   let doubled = charges.doubled;
-  let doubtfulResultsCounted = 0;
   const details = [...charges.details];
-  for (const tally of load.jobs.values()) {
-    const job = storedJobs.get(`${tally.accountId}/${tally.jobId}`);
-    if (!job) {
+  for (const tally of load.holds.values()) {
+    const hold = storedHolds.get(`${tally.accountId}/${tally.holdId}`);
+    if (!hold) {
       lost++;
-      details.push(`job ${tally.accountId}/${tally.jobId} is not stored`);
+      details.push(`hold ${tally.accountId}/${tally.holdId} is not stored`);
       continue;
     }
-    const results = job.kind === 'bulk' ? job.delivered + job.failed.videoUnavailable + job.failed.noCaptions : job.commentPages + job.commentMisses;
-    const journalSpend = (journals.get(tally.accountId) ?? []).filter((e) => e.kind === 'spend' && e.ref === tally.jobId).reduce((sum, e) => sum + e.amount, 0);
-    const seen = `job ${tally.jobId}: spent ${job.spent} (journal ${journalSpend}), results ${results}; acknowledged ${tally.ackedSpend} / ${tally.ackedResults}, in doubt ${tally.doubtfulSpend} / ${tally.doubtfulResults}`;
-    if (job.spent < tally.ackedSpend || results < tally.ackedResults) {
+    const entries = (journals.get(tally.accountId) ?? []).filter((e) => e.ref === tally.holdId);
+    const sum = (kinds: string[]) => entries.filter((e) => kinds.includes(e.kind)).reduce((total, e) => total + e.amount, 0);
+    const journal = { reserved: sum(['reserve']), spent: sum(['spend']), refunded: sum(['refund', 'refund_ended']) };
+    const seen = `hold ${tally.holdId}: spent ${hold.spent}, settled ${hold.settled}, journal ${JSON.stringify(journal)}; acknowledged ${tally.ackedSpend} / ${tally.ackedSettlements}; last: ${tally.trace.join(' | ')}`;
+    if (hold.spent < tally.ackedSpend || hold.settled < tally.ackedSettlements) {
       lost++;
       details.push(`lost: ${seen}`);
     }
-    if (job.spent > tally.ackedSpend + tally.doubtfulSpend || results > tally.ackedResults + tally.doubtfulResults || journalSpend !== job.spent) {
+    if (hold.spent > tally.ackedSpend || hold.settled > tally.ackedSettlements) {
       doubled++;
-      details.push(`doubled: ${seen}; last: ${tally.trace.join(' | ')}`);
+      details.push(`doubled: ${seen}`);
     }
-    doubtfulResultsCounted += results - tally.ackedResults;
+    if (journal.reserved !== hold.reserved || journal.spent !== hold.spent || journal.refunded !== hold.refunded) {
+      doubled++;
+      details.push(`journal and record disagree: ${seen}`);
+    }
   }
-  return { acknowledgedCharges: charges.acknowledged, lost, doubled, unacknowledged: charges.unacknowledged, doubtfulResultsCounted, details: details.slice(0, 20) };
+  const unacknowledgedHolds = [...storedHolds.keys()].filter((key) => !load.holds.has(key));
+  for (const key of unacknowledgedHolds) details.push(`hold no worker was told of: ${key}`);
+  return { acknowledgedCharges: charges.acknowledged, lost, doubled, unacknowledged: charges.unacknowledged, unacknowledgedHolds: unacknowledgedHolds.length, details: details.slice(0, 20) };
 }

@@ -14,14 +14,14 @@ const TIMEOUT_MS = 300;
 const SLACK_MS = 700;
 
 /** The charged operations of the library, each a fresh call on one account. */
-function chargedCalls(tg: Tollgate, id: string, jobId: string, tag: string): Record<string, () => Promise<unknown>> {
+function chargedCalls(tg: Tollgate, id: string, holdId: string, tag: string): Record<string, () => Promise<unknown>> {
   return {
     'admit with a credit pre-check': () => tg.limits.admit(id, { credits: 1 }),
     'charge with an operation id': () => tg.credits.charge(id, { required: 1, operationId: `${tag}:op` }),
     'charge without one': () => tg.credits.charge(id, { required: 2 }),
-    'job reservation': () => tg.jobs.reserve(id, { videos: 5, idempotency: { key: `${tag}:key`, body: { v: 1 } } }),
-    'job result': () => tg.jobs.recordResult(id, jobId, { transcript: 'delivered' }),
-    'collection page': () => tg.jobs.reserveCollection(id, { limit: 3 }),
+    'hold opening': () => tg.holds.open(id, { items: 5, perItem: { required: 1 }, idempotency: { key: `${tag}:key`, body: { v: 1 } } }),
+    settlement: () => tg.holds.settle(id, holdId, { itemId: `${tag}:item` }),
+    'budget opening': () => tg.holds.openBudget(id, { amount: 3 }),
   };
 }
 
@@ -67,26 +67,26 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     await server?.stop();
   });
 
-  async function account(): Promise<{ id: string; jobId: string }> {
+  async function account(): Promise<{ id: string; holdId: string }> {
     const id = accountId('outage');
     await tg.accounts.create(id, { plan: 'pro' });
-    const job = await tg.jobs.reserve(id, { videos: 10 });
-    if (!job.ok) throw new Error(job.reason);
-    return { id, jobId: job.job.id };
+    const hold = await tg.holds.open(id, { items: 10, perItem: { required: 1 } });
+    if (!hold.ok) throw new Error(hold.reason);
+    return { id, holdId: hold.hold.id };
   }
 
   const serves = (id: string) => async () => (await tg.credits.charge(id, { required: 1 })).ok;
 
   it('unreachable: every charged call fails closed at once, nothing is charged, and service resumes by itself', async () => {
-    const { id, jobId } = await account();
+    const { id, holdId } = await account();
     const before = await tg.accounts.inspect(id);
     const journalBefore = await readJournal(client.command, prefix, id);
 
     await server.kill('SIGTERM');
-    expectUnavailable(await failures(chargedCalls(tg, id, jobId, 'down-1')));
+    expectUnavailable(await failures(chargedCalls(tg, id, holdId, 'down-1')));
     // Still down a moment later (the client is retrying its connection): still closed.
     await sleep(100);
-    expectUnavailable(await failures(chargedCalls(tg, id, jobId, 'down-2')));
+    expectUnavailable(await failures(chargedCalls(tg, id, holdId, 'down-2')));
 
     await server.restart();
     await waitUntil('the same tollgate to serve again', serves(id));
@@ -94,21 +94,21 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     // Nothing issued during the outage ran afterwards: only the charge that proved recovery.
     const after = await tg.accounts.inspect(id);
     expect(after.credits).toEqual({ ...before.credits, balance: before.credits.balance - 1, spent: before.credits.spent + 1 });
-    expect(after.jobs).toEqual(before.jobs);
+    expect(after.holds).toEqual(before.holds);
     expect(after.windows).toEqual(before.windows);
     expect(await readJournal(client.command, prefix, id)).toHaveLength(journalBefore.length + 1);
     expect((await tg.credits.reconcile(id)).matches).toBe(true);
   });
 
-  it('slower than the timeout (process paused): calls fail closed within about the timeout; a retry with the same operation id charges once', async () => {
-    const { id, jobId } = await account();
+  it('slower than the timeout (process paused): calls fail closed within about the timeout; retried with the same ids they apply once', async () => {
+    const { id, holdId } = await account();
     const before = await tg.accounts.inspect(id);
     const pid = await serverPid(server.port);
 
     process.kill(pid, 'SIGSTOP');
     let results;
     try {
-      results = await failures(chargedCalls(tg, id, jobId, 'slow'));
+      results = await failures(chargedCalls(tg, id, holdId, 'slow'));
     } finally {
       process.kill(pid, 'SIGCONT');
     }
@@ -120,14 +120,14 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     await waitUntil('the same tollgate to serve again', async () => (await tg.usage(id)).credits.allowance > 0);
     const retried = await tg.credits.charge(id, { required: 1, operationId: 'slow:op' });
     expect(retried).toMatchObject({ ok: true, charged: 1, replayed: true });
-    // Likewise the job reservation under its Idempotency-Key: the retry replays the job.
-    const reserved = await tg.jobs.reserve(id, { videos: 5, idempotency: { key: 'slow:key', body: { v: 1 } } });
-    expect(reserved).toMatchObject({ ok: true, replayed: true });
+    // Likewise the opening under its Idempotency-Key, and the settlement under its item id.
+    expect(await tg.holds.open(id, { items: 5, perItem: { required: 1 }, idempotency: { key: 'slow:key', body: { v: 1 } } })).toMatchObject({ ok: true, replayed: true });
+    expect(await tg.holds.settle(id, holdId, { itemId: 'slow:item' })).toMatchObject({ accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
     const journal = await readJournal(client.command, prefix, id);
     expect(journal.filter((e) => e.kind === 'charge' && e.ref === 'slow:op')).toHaveLength(1);
     const after = await tg.accounts.inspect(id);
-    // Each call ran once: charges of 1 and 2, one result, a job of 5 and a collection of 3.
-    expect(after.jobs).toHaveLength(before.jobs.length + 2);
+    // Each call ran once: charges of 1 and 2, one settlement, a hold of 5 and a budget of 3.
+    expect(after.holds).toHaveLength(before.holds.length + 2);
     expect(before.credits.balance - after.credits.balance).toBe(1 + 2 + 5 + 3);
     expect(after.credits.spent - before.credits.spent).toBe(1 + 2 + 1);
     expect((await tg.credits.reconcile(id)).matches).toBe(true);

@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { fromIoredis, fromNodeRedis, isTollgateError, type AccountSnapshot, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
-import { accountKeys } from '../../src/keys.ts';
-import { accountFromSnapshot, checkInvariants, type InvariantViolation } from '../../src/model/index.ts';
+import { SubjectKeys } from '../../src/redisKeys.ts';
+import { snapshotViolations, type Violation } from '../helpers/audit.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
 
@@ -26,8 +26,9 @@ export interface ClientSetup {
  * A client of one server that reconnects by itself, quickly. ioredis always gets
  * autoResendUnfulfilledCommands: false: by default it sends a command again after a
  * reconnect when its reply was lost, so a script that had run runs twice, and its caller
- * is told of one run (a job result counted twice, a charge without an operation id taken
- * twice). node-redis rejects such a command instead, which is what callers can handle.
+ * is told of one run. Every credit movement now applies once even so (operation ids, the ids
+ * the library makes up for charges, item ids, hold ids), but a caller that retries by itself
+ * wants to hear of the failure. node-redis rejects such a command instead.
  */
 export async function connectClient(kind: ClientKind, url: string, setup: ClientSetup = {}): Promise<TestClient> {
   const offlineQueue = setup.offlineQueue ?? true;
@@ -149,7 +150,7 @@ export interface JournalEntry {
 
 /** The account's journal as stored (XRANGE over the stream). */
 export async function readJournal(command: (args: string[]) => Promise<unknown>, prefix: string, accountId: string): Promise<JournalEntry[]> {
-  const raw = (await command(['XRANGE', accountKeys(prefix, accountId).journal, '-', '+'])) as [string, string[]][];
+  const raw = (await command(['XRANGE', new SubjectKeys(prefix, accountId).journal, '-', '+'])) as [string, string[]][];
   return raw.map(([, flat]) => {
     const f: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
@@ -199,7 +200,7 @@ export function auditCharges(journal: JournalEntry[], ledger: ChargeLedger, owns
 
 export interface AccountAudit {
   reconciles: boolean;
-  violations: InvariantViolation[];
+  violations: Violation[];
   snapshot: AccountSnapshot;
 }
 
@@ -207,7 +208,7 @@ export interface AccountAudit {
 export async function auditAccount(tg: Tollgate, accountId: string): Promise<AccountAudit> {
   const reconciliation = await tg.credits.reconcile(accountId);
   const snapshot = await tg.accounts.inspect(accountId);
-  return { reconciles: reconciliation.matches, violations: checkInvariants(accountFromSnapshot(snapshot)), snapshot };
+  return { reconciles: reconciliation.matches, violations: snapshotViolations(snapshot), snapshot };
 }
 
 /** auditAccount, asserted (in a vitest run; the soak's processes use auditAccount). */

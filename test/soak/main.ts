@@ -1,11 +1,12 @@
 // The soak (issue "Scale-out and faults"): `npm run soak` forks several app-server processes
-// (test/soak/worker.ts) that drive mixed load (charges with operation ids, bulk jobs and their
-// results, comments collections, cancels, abandoned jobs for the lease sweep, plan and cycle
+// (test/soak/worker.ts) that drive mixed load (charges with operation ids, items holds settled
+// item by item, budget holds, cancels, abandoned holds for the lease sweep, plan and cycle
 // changes) against shared accounts for SOAK_SECONDS, while this process injects faults into
 // the redis-server it started (appendonly yes, appendfsync always): SIGKILL and restart,
 // SIGSTOP longer than the timeout, SCRIPT FLUSH, CLIENT KILL of random connections. At the end
 // it checks that balances, held credits and journals reconcile exactly, that every credit
-// invariant holds, and that no acknowledged charge was lost and none applied twice.
+// invariant holds, that no acknowledged charge or settlement was lost and none applied twice,
+// and that the sweep released every abandoned hold.
 //
 //   SOAK_SECONDS    how long the load runs (default 60)
 //   SOAK_PROCESSES  app-server processes (default 4)
@@ -18,9 +19,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTollgate, type Job } from '../../src/index.ts';
+import { createTollgate, type Hold } from '../../src/index.ts';
 import { rawCommand, startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
-import { auditWorkload, type JobTally } from '../faults/load.ts';
+import { auditWorkload, type HoldTally } from '../faults/load.ts';
 import { auditAccount, ChargeLedger, connectClient, readJournal, serverPid, waitUntil, type JournalEntry } from '../faults/support.ts';
 import { tollgateOptions, type FromWorker, type ToWorker, type WorkerConfig, type WorkerReport } from './worker.ts';
 
@@ -78,7 +79,7 @@ async function main(): Promise<number> {
         child.once('exit', (code) => setTimeout(() => reject(new Error(`soak worker ${index} exited (${code}) without a report`)), 1_000));
       }),
     );
-    const config: WorkerConfig = { index, url, prefix, accounts, timeoutMs: TIMEOUT_MS, leaseMs: LEASE_MS, chargeWorkers: 4, jobWorkers: 3, sweeps: index === 0 };
+    const config: WorkerConfig = { index, url, prefix, accounts, timeoutMs: TIMEOUT_MS, leaseMs: LEASE_MS, chargeWorkers: 4, holdWorkers: 3, sweeps: index === 0 };
     child.send({ type: 'start', config } satisfies ToWorker);
   }
   await Promise.all(ready);
@@ -101,20 +102,20 @@ async function main(): Promise<number> {
   const reports = await Promise.all(reported);
   await Promise.all(exited);
 
-  // Jobs whose worker walked away hold credits and cap slots until their lease runs out: once
-  // it has, the deployment-wide sweep must release every one of them.
+  // Holds whose worker walked away keep credits and cap places until their lease runs out:
+  // once it has, the deployment-wide sweep must release every one of them.
   await sleep(LEASE_MS + 500);
-  const finalSweep = await tg.jobs.sweep();
+  const finalSweep = await tg.holds.sweep();
 
   // Audit the stored state against it.
   const ledger = new ChargeLedger();
-  const jobs = new Map<string, JobTally>();
+  const holds = new Map<string, HoldTally>();
   for (const report of reports) {
     for (const [operationId, charged] of report.acknowledged) ledger.acknowledged.set(operationId, charged);
-    for (const tally of report.jobs) jobs.set(`${tally.accountId}/${tally.jobId}`, { ...tally, trace: [] });
+    for (const tally of report.holds) holds.set(`${tally.accountId}/${tally.holdId}`, { ...tally, trace: [] });
   }
   const journals = new Map<string, JournalEntry[]>();
-  const stored = new Map<string, Job>();
+  const stored = new Map<string, Hold>();
   let reconciled = 0;
   const violations: string[] = [];
   let held = 0;
@@ -124,10 +125,10 @@ async function main(): Promise<number> {
     if (audit.reconciles) reconciled++;
     else violations.push(`${id}: the journal does not reconcile with balance, spent and held`);
     for (const v of audit.violations) violations.push(`${id}: ${v.rule} (${v.detail})`);
-    for (const job of audit.snapshot.jobs) stored.set(`${id}/${job.id}`, job);
+    for (const hold of audit.snapshot.holds) stored.set(`${id}/${hold.id}`, hold);
     held += audit.snapshot.credits.held;
   }
-  const result = auditWorkload({ ledger, jobs }, journals, stored);
+  const result = auditWorkload({ ledger, holds }, journals, stored);
   await admin.close();
 
   const sum = (pick: (r: WorkerReport) => number) => reports.reduce((total, r) => total + pick(r), 0);
@@ -137,36 +138,37 @@ async function main(): Promise<number> {
     accounts: ACCOUNTS,
     operations: sum((r) => r.figures.operations),
     charges: sum((r) => r.figures.charges),
-    jobResults: sum((r) => r.figures.results),
-    jobsCreated: sum((r) => r.figures.jobsCreated),
+    settlements: sum((r) => r.figures.settlements),
+    holdsOpened: sum((r) => r.figures.holdsOpened),
     cancels: sum((r) => r.figures.cancels),
-    abandonedJobs: sum((r) => r.figures.abandoned),
-    sweptJobs: sum((r) => r.figures.swept) + finalSweep.ended,
-    jobsEndedByLease: [...stored.values()].filter((job) => job.endReason === 'lease_expired').length,
+    abandonedHolds: sum((r) => r.figures.abandoned),
+    sweptHolds: sum((r) => r.figures.swept) + finalSweep.ended,
+    holdsEndedByLease: [...stored.values()].filter((hold) => hold.endReason === 'lease_expired').length,
     cycleChanges: sum((r) => r.figures.cycleChanges),
     faults: Object.values(faults).reduce((a, b) => a + b, 0),
     faultsByKind: faults,
     unavailableCalls: sum((r) => r.figures.unavailable),
     retriedWithSameOperationId: sum((r) => r.figures.retries),
     appliedDespiteError: sum((r) => r.figures.appliedDespiteError),
+    settlementsAppliedDespiteError: sum((r) => r.figures.settlementsAppliedDespiteError),
     acknowledgedCharges: result.acknowledgedCharges,
-    acknowledgedChargesLost: result.lost,
-    doubleCharges: result.doubled,
+    lost: result.lost,
+    doubled: result.doubled,
     unacknowledgedCharges: result.unacknowledged,
-    jobResultsInDoubtThatCounted: result.doubtfulResultsCounted,
+    unacknowledgedHolds: result.unacknowledgedHolds,
     accountsReconciled: reconciled,
     heldAtEnd: held,
-    openJobsAtEnd: [...stored.values()].filter((job) => job.status === 'queued' || job.status === 'running').length,
+    openHoldsAtEnd: [...stored.values()].filter((hold) => hold.status === 'open').length,
     invariantViolations: violations.length,
     workerErrors: reports.flatMap((r) => r.errors),
     details: [...result.details, ...violations].slice(0, 20),
     elapsedSeconds: Math.round((Date.now() - started) / 1000),
   };
-  say(`operations under load: ${figures.operations} (${figures.charges} charges, ${figures.jobResults} job results, ${figures.jobsCreated} jobs created, ${figures.cancels} cancels, ${figures.abandonedJobs} jobs abandoned, ${figures.jobsEndedByLease} ended by their lease (${figures.sweptJobs} by the sweep), ${figures.cycleChanges} plan or cycle changes)`);
+  say(`operations under load: ${figures.operations} (${figures.charges} charges, ${figures.settlements} settlements, ${figures.holdsOpened} holds opened, ${figures.cancels} cancels, ${figures.abandonedHolds} holds abandoned, ${figures.holdsEndedByLease} ended by their lease (${figures.sweptHolds} by the sweep), ${figures.cycleChanges} plan or cycle changes)`);
   say(`faults injected: ${figures.faults} (${Object.entries(faults).map(([k, n]) => `${k} ${n}`).join(', ')}); calls that failed with StoreUnavailableError: ${figures.unavailableCalls}`);
-  say(`acknowledged charges: ${figures.acknowledgedCharges}; lost: ${figures.acknowledgedChargesLost}; double charges: ${figures.doubleCharges}; charges no caller was told of: ${figures.unacknowledgedCharges}`);
-  say(`charges retried with their operation id: ${figures.retriedWithSameOperationId} (${figures.appliedDespiteError} had run despite the error); job results in doubt that counted: ${figures.jobResultsInDoubtThatCounted}`);
-  say(`accounts whose journal reconciles: ${reconciled}/${ACCOUNTS}; after the final sweep: ${figures.openJobsAtEnd} open jobs, ${held} credits held; invariant violations: ${violations.length}; worker errors: ${figures.workerErrors.length}`);
+  say(`acknowledged charges: ${figures.acknowledgedCharges}; charges or settlements lost: ${figures.lost}; applied twice: ${figures.doubled}; charges no caller was told of: ${figures.unacknowledgedCharges}; holds no caller was told of: ${figures.unacknowledgedHolds}`);
+  say(`charges retried with their operation id: ${figures.retriedWithSameOperationId} (${figures.appliedDespiteError} had run despite the error); settlements that had run despite the error, replayed by their item id: ${figures.settlementsAppliedDespiteError}`);
+  say(`accounts whose journal reconciles: ${reconciled}/${ACCOUNTS}; after the final sweep: ${figures.openHoldsAtEnd} open holds, ${held} credits held; invariant violations: ${violations.length}; worker errors: ${figures.workerErrors.length}`);
   for (const line of figures.details) say(`  ${line}`);
   say(`SOAK_RESULT ${JSON.stringify(figures)}`);
 
@@ -175,10 +177,11 @@ async function main(): Promise<number> {
     result.lost === 0 &&
     result.doubled === 0 &&
     result.unacknowledged === 0 &&
+    result.unacknowledgedHolds === 0 &&
     reconciled === ACCOUNTS &&
     violations.length === 0 &&
     held === 0 &&
-    figures.openJobsAtEnd === 0 &&
+    figures.openHoldsAtEnd === 0 &&
     figures.workerErrors.length === 0;
   say(ok ? 'soak: OK' : 'soak: FAILED');
   return ok ? 0 : 1;

@@ -1,9 +1,10 @@
 // One app server of the soak (test/soak/main.ts forks several): two tollgates, on a node-redis
-// and an ioredis client, drive the mixed load of test/faults/load.ts against the shared
-// accounts until told to stop, then report everything their callers were told.
+// and an ioredis client, drive the mixed load of test/faults/load.ts (charges, items and budget
+// holds) against the shared accounts until told to stop, then report everything their
+// callers were told.
 import { createTollgate, type Tollgate } from '../../src/index.ts';
 import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
-import { Workload, type JobTally, type LoadFigures } from '../faults/load.ts';
+import { Workload, type HoldTally, type LoadFigures } from '../faults/load.ts';
 import { connectClient, untilAnswered } from '../faults/support.ts';
 
 export interface WorkerConfig {
@@ -14,7 +15,7 @@ export interface WorkerConfig {
   timeoutMs: number;
   leaseMs: number;
   chargeWorkers: number;
-  jobWorkers: number;
+  holdWorkers: number;
   /** This process also runs the deployment-wide lease sweep every second. */
   sweeps: boolean;
 }
@@ -22,7 +23,7 @@ export interface WorkerConfig {
 export interface WorkerReport {
   index: number;
   acknowledged: Array<[string, number]>;
-  jobs: Array<Omit<JobTally, 'trace'>>;
+  holds: Array<Omit<HoldTally, 'trace'>>;
   figures: LoadFigures & { retries: number; appliedDespiteError: number; sweeps: number; swept: number };
   errors: string[];
 }
@@ -50,9 +51,9 @@ async function run(config: WorkerConfig): Promise<void> {
     gates,
     accounts: config.accounts,
     chargeWorkers: config.chargeWorkers,
-    jobWorkers: config.jobWorkers,
+    holdWorkers: config.holdWorkers,
     cycleChanges: true,
-    abandonJobs: true,
+    abandonHolds: true,
     tag: `p${config.index}`,
   });
   let sweeping = config.sweeps;
@@ -61,7 +62,7 @@ async function run(config: WorkerConfig): Promise<void> {
   const sweeper = (async () => {
     while (sweeping) {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const { value } = await untilAnswered(() => gates[sweeps % gates.length]!.jobs.sweep());
+      const { value } = await untilAnswered(() => gates[sweeps % gates.length]!.holds.sweep());
       sweeps++;
       swept += value.ended;
     }
@@ -85,7 +86,7 @@ async function run(config: WorkerConfig): Promise<void> {
     report: {
       index: config.index,
       acknowledged: [...load.ledger.acknowledged.entries()],
-      jobs: [...load.jobs.values()].map(({ trace: _trace, ...tally }) => tally),
+      holds: [...load.holds.values()].map(({ trace: _trace, ...tally }) => tally),
       figures: { ...load.figures, retries: load.ledger.retries, appliedDespiteError: load.ledger.appliedDespiteError, sweeps, swept },
       errors: load.errors.map((error) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error))),
     },
