@@ -23,7 +23,7 @@ local accountKey   = KEYS[1]
 local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
 local historyKey   = KEYS[4]
-local activeKey    = KEYS[5]
+local holdsActiveKey = KEYS[5]
 local holdListKey  = KEYS[6]
 local nowArg       = ARGV[1]
 local offset       = tonumber(ARGV[2])
@@ -34,7 +34,7 @@ local journalBound = tonumber(ARGV[6])
 local historyDays  = tonumber(ARGV[7])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
+  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 local a = holds_credits(ctx)
@@ -42,7 +42,7 @@ if not a then
   return { CODE.NO_ACCOUNT, 0, 0 }
 end
 holds_expire_lapsed(ctx, a)
-local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', activeKey) }
+local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', holdsActiveKey) }
 if count > 0 then
   for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, offset, offset + count - 1)) do
     local h = hold_load(holdPrefix .. id)

@@ -45,7 +45,7 @@ local accountKey   = KEYS[1]
 local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
 local historyKey   = KEYS[4]
-local activeKey    = KEYS[5]
+local holdsActiveKey = KEYS[5]
 local holdListKey  = KEYS[6]
 local holdKey      = KEYS[7]
 local idemRecord   = KEYS[8]
@@ -68,7 +68,7 @@ local journalBound = tonumber(ARGV[16])
 local historyDays  = tonumber(ARGV[17])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
+  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 local a = holds_credits(ctx)
@@ -91,11 +91,29 @@ local function refuse(code, payload)
   return { code, payload, 0 }
 end
 
-local rules = redis.call('HMGET', accountKey, ACCOUNT.holdsCap, ACCOUNT.holdsMaxItems, ACCOUNT.holdsSurfaces)
-local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
-if redis.call('ZRANGEBYSCORE', activeKey, '-inf', ctx.now, 'LIMIT', 0, 1)[1] then
+if redis.call('ZRANGEBYSCORE', holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, 1)[1] then
   holds_expire_lapsed(ctx, a)
 end
+
+-- The hold id is the opening's own operation id: the same request sent again (a retry, a
+-- client resending after a reconnect) gets the hold back, whatever changed since (a plan
+-- change, the cap); another request with it is refused.
+local existing = hold_load(holdKey)
+if existing then
+  if existing.kind == kind and existing.surface == surface and existing.items == items
+    and existing.required == required and existing.optional == optional
+    and (kind == 'items' or existing.reserved == amount) then
+    local payload = hold_json(existing)
+    if keyed then
+      idempotency_store(idemRecord, fingerprint, CODE.OK, payload, idemTtlMs)
+    end
+    return { CODE.REPLAYED, payload, CODE.OK }
+  end
+  return refuse(CODE.HOLD_EXISTS, '')
+end
+
+local rules = redis.call('HMGET', accountKey, ACCOUNT.holdsCap, ACCOUNT.holdsMaxItems, ACCOUNT.holdsSurfaces)
+local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
 
 if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
   return refuse(CODE.SURFACE_NOT_ALLOWED, cjson.encode({ surfaces = surfaces }))
@@ -103,19 +121,7 @@ end
 if kind == 'items' and items > maxItems then
   return refuse(CODE.TOO_MANY_ITEMS, cjson.encode({ max = maxItems }))
 end
--- The hold id is the opening's own operation id: the same request sent again (a retry, a
--- client resending after a reconnect) gets the hold back; another request with it is refused.
-local existing = hold_load(holdKey)
-if existing then
-  if existing.kind == kind and existing.surface == surface and existing.items == items
-    and existing.required == required and existing.optional == optional
-    and (kind == 'items' or existing.reserved == amount) then
-    return { CODE.REPLAYED, hold_json(existing), CODE.OK }
-  end
-  return refuse(CODE.HOLD_EXISTS, '')
-end
-
-local active = redis.call('ZCARD', activeKey)
+local active = redis.call('ZCARD', holdsActiveKey)
 if active >= cap then
   local payload = cjson.encode({ active = active, cap = cap })
   if keyed then
@@ -144,7 +150,7 @@ local h = { id = holdId, kind = kind, status = 'open', surface = surface, items 
 hold_write(holdKey, h, { 'id', 'kind', 'status', 'surface', 'items', 'required', 'optional', 'reserved',
   'settled', 'delivered', 'optionalSpent', 'spent', 'refunded', 'refundedToEndedCycle', 'cycleId',
   'createdAt', 'endedAt', 'leaseExpiresAt', 'endReason', 'labels' })
-redis.call('ZADD', activeKey, h.leaseExpiresAt, holdId)
+redis.call('ZADD', holdsActiveKey, h.leaseExpiresAt, holdId)
 redis.call('ZADD', holdListKey, ctx.now, holdId)
 
 h.failed = {}

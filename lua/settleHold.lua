@@ -38,7 +38,7 @@ local accountKey    = KEYS[1]
 local cyclesKey     = KEYS[2]
 local journalKey    = KEYS[3]
 local historyKey    = KEYS[4]
-local activeKey     = KEYS[5]
+local holdsActiveKey = KEYS[5]
 local holdKey       = KEYS[6]
 local holdItemsKey  = KEYS[7]
 local nowArg        = ARGV[1]
@@ -57,7 +57,7 @@ local historyDays   = tonumber(ARGV[11])
 local MAX_LABELS = 16
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
+  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 local a = holds_credits(ctx)

@@ -32,7 +32,7 @@ local accountKey   = KEYS[1]
 local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
 local historyKey   = KEYS[4]
-local activeKey    = KEYS[5]
+local holdsActiveKey = KEYS[5]
 local apiKeysKey   = KEYS[6]
 local nowArg       = ARGV[1]
 local surface      = ARGV[2]
@@ -45,7 +45,7 @@ local journalBound = tonumber(ARGV[8])
 local historyDays  = tonumber(ARGV[9])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, activeKey = activeKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
+  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 if keyId ~= '' then
@@ -63,7 +63,7 @@ if not windows then
   return { CODE.UNKNOWN_SURFACE, '' }
 end
 holds_expire_lapsed(ctx, a)
-a.active = redis.call('ZCARD', activeKey)
+a.active = redis.call('ZCARD', holdsActiveKey)
 a.now = ctx.now
 a.recent = nil
 local reply = windows_count(windows, account_counters(accountKey, surface), ctx.now, 0, '0', stagger)

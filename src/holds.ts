@@ -236,8 +236,10 @@ export class Holds {
         return { accepted: false, reason: "budget_exhausted", hold };
       case Code.TOO_MANY_LABELS:
         return { accepted: false, reason: "too_many_labels", hold };
-      default:
+      case Code.HOLD_ENDED:
         return { accepted: false, reason: "hold_ended", hold };
+      default:
+        throw new Error(`settleHold returned an unknown code ${String(code)}`);
     }
   }
 

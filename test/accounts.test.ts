@@ -12,7 +12,7 @@ import {
   type PlanTable,
   type Tollgate,
 } from '../src/index.ts';
-import { snapshotViolations } from './helpers/audit.ts';
+import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
@@ -252,7 +252,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
       const { balance, spent, held, allowance } = (await tg.usage(id)).credits;
       expect(balance + spent + held, name).toBe(allowance);
       expect(balance, name).toBeGreaterThanOrEqual(0);
-      expect(snapshotViolations(snapshot), name).toEqual([]);
+      expect(checkInvariants(snapshot), name).toEqual([]);
     }
     expect((await tg.usage(id)).credits).toEqual({ allowance: 5000, balance: 5000, spent: 0, held: 0, nextAllowance: 5000 });
   });
@@ -266,7 +266,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     const opened = await host.holds.open(id, { items: 3, perItem: { required: 7 } });
     expect(opened.ok).toBe(true);
     expect((await host.usage(id)).credits).toEqual({ allowance: 99_999_999_999_999, balance: 99_999_999_999_975, spent: 3, held: 21, nextAllowance: 99_999_999_999_999 });
-    expect(snapshotViolations(await host.accounts.inspect(id))).toEqual([]);
+    expect(checkInvariants(await host.accounts.inspect(id))).toEqual([]);
   });
 
   it('operations on a missing account throw AccountNotFoundError', async () => {
@@ -276,6 +276,10 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     await expect(tg.credits.charge(missing, { required: 1 })).rejects.toBeInstanceOf(AccountNotFoundError);
     await expect(tg.accounts.startCycle(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
     await expect(tg.accounts.changePlan(missing, 'pro')).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.accounts.endedCycles(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.accounts.inspect(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.credits.reconcile(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
+    await expect(tg.credits.history(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
     await expect(tg.holds.open(missing, { items: 1, perItem: { required: 1 } })).rejects.toMatchObject({ name: 'AccountNotFoundError', code: 'account_not_found', accountId: missing });
   });
 

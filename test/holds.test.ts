@@ -3,7 +3,7 @@
 // own file (sweep.test.ts), and so do Idempotency-Keys (idempotency.test.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { HoldNotFoundError, InvalidInputError, createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
-import { snapshotViolations } from './helpers/audit.ts';
+import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
@@ -47,7 +47,7 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
   }
   const credits = async (id: string) => (await tg.usage(id)).credits;
   async function expectSound(id: string) {
-    expect(snapshotViolations(await tg.accounts.inspect(id)), id).toEqual([]);
+    expect(checkInvariants(await tg.accounts.inspect(id)), id).toEqual([]);
   }
 
   describe('open', () => {
@@ -175,6 +175,21 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
       await expect(tg.holds.open(id, { items: 5, perItem: { required: 1 }, holdId: 'hold_mine' })).rejects.toThrowError(InvalidInputError);
       await expect(tg.holds.openBudget(id, { amount: 4, holdId: 'hold_mine' })).rejects.toThrowError('Hold id "hold_mine" is already taken');
       expect(await credits(id)).toMatchObject({ held: 4, balance: 4996 });
+    });
+
+    it('an opening sent again gets its hold back even after a plan change that would refuse it now, and stores it under its Idempotency-Key', async () => {
+      const id = await account('pro');
+      const request = { items: 3, perItem: { required: 1 }, holdId: 'hold_again', idempotency: { key: 'again-1', body: { n: 3 } } };
+      const first = opened(await tg.holds.open(id, request));
+      // free may open holds only on web: a new opening on api would be surface_not_allowed.
+      await tg.accounts.changePlan(id, 'free');
+      expect(await tg.holds.open(id, request)).toEqual({ ok: true, hold: first, replayed: true });
+      expect(await tg.holds.open(id, { items: 3, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed' });
+      // A claim taken with begin and answered by the hold-id replay is stored, not left pending.
+      const begun = await tg.idempotency.begin(id, 'again-2', { n: 3 });
+      if (begun.state !== 'new') throw new Error(`unexpected ${begun.state}`);
+      await tg.holds.open(id, { ...request, idempotency: begun.claim });
+      expect(await tg.idempotency.begin(id, 'again-2', { n: 3 })).toEqual({ state: 'replay', outcome: { kind: 'hold', hold: first } });
     });
   });
 

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTollgate, type Hold, type RedisScriptClient, type Tollgate } from '../src/index.ts';
 import { sweepMark } from '../src/scripts/bundle.generated.ts';
-import { snapshotViolations } from './helpers/audit.ts';
+import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, accountId, connectTestClient, openTollgate, type TestClient, type TestGate } from './helpers/tollgate.ts';
 
 const LEASE = 60_000;
@@ -42,7 +42,7 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
     return score === null ? null : Number(score);
   };
   async function expectSound(id: string) {
-    expect(snapshotViolations(await tg.accounts.inspect(id)), id).toEqual([]);
+    expect(checkInvariants(await tg.accounts.inspect(id)), id).toEqual([]);
     expect((await tg.credits.reconcile(id)).matches, `${id} reconciles`).toBe(true);
   }
 

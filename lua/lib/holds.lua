@@ -18,7 +18,7 @@
   Each hold also has a set <hold key>:i of the item ids it settled, so an item settled twice
   (a retry, a client resending after a reconnect) counts once; it is kept HOLD_ITEMS_KEPT_MS
   after the hold ends.
-  ctx fields used: accountKey, cyclesKey, journalKey, historyKey, activeKey, holdPrefix,
+  ctx fields used: accountKey, cyclesKey, journalKey, historyKey, holdsActiveKey, holdPrefix,
   journalTrim, journalBound, historyDays, now. The account's credits travel in a table a
   {balance, spent, held, cycle, journalGrant}; the caller saves them (holds_save_credits).
 ]]
@@ -151,7 +151,7 @@ local function hold_end(ctx, a, h, status, reason)
   h.status, h.endReason, h.endedAt = status, reason, ctx.now
   local holdKey = ctx.holdPrefix .. h.id
   hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
-  redis.call('ZREM', ctx.activeKey, h.id)
+  redis.call('ZREM', ctx.holdsActiveKey, h.id)
   redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
 end
 
@@ -159,13 +159,13 @@ end
 -- Returns how many ended; saves the credits when any did.
 --@rare
 local function holds_expire_lapsed(ctx, a)
-  local ids = redis.call('ZRANGEBYSCORE', ctx.activeKey, '-inf', ctx.now)
+  local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)
   for _, id in ipairs(ids) do
     local h = hold_load(ctx.holdPrefix .. id)
     if h and h.status == 'open' then
       hold_end(ctx, a, h, 'completed', 'lease_expired')
     else
-      redis.call('ZREM', ctx.activeKey, id)
+      redis.call('ZREM', ctx.holdsActiveKey, id)
     end
   end
   if #ids > 0 then
@@ -176,7 +176,7 @@ end
 
 -- Earliest lease among the open holds, or -1 when none is open.
 local function holds_next_lease(ctx)
-  local first = redis.call('ZRANGE', ctx.activeKey, 0, 0, 'WITHSCORES')
+  local first = redis.call('ZRANGE', ctx.holdsActiveKey, 0, 0, 'WITHSCORES')
   if #first == 0 then
     return -1
   end
@@ -208,5 +208,5 @@ end
 -- After an accepted settlement: renew the lease.
 local function hold_renew(ctx, h, leaseMs)
   h.leaseExpiresAt = ctx.now + leaseMs
-  redis.call('ZADD', ctx.activeKey, h.leaseExpiresAt, h.id)
+  redis.call('ZADD', ctx.holdsActiveKey, h.leaseExpiresAt, h.id)
 end

@@ -11,8 +11,9 @@ export interface InvariantViolation {
  *   - current cycle: balance + spent + held == allowance, balance >= 0, held >= 0;
  *   - each ended cycle: unused + spent + held + refunded == allowance, held >= 0;
  *   - each hold: spent + refunded <= reserved (so each credit is refunded at most once),
- *     an ended hold holds nothing, an items hold settles at most its items and each settled
- *     item is delivered or failed;
+ *     an ended hold holds nothing and says when and why it ended, an items hold reserved
+ *     items x (required + optional), settles at most its items, each settled item is
+ *     delivered or failed, and it spent exactly delivered x required + optionalSpent;
  *   - held of a cycle == what its open holds still hold.
  */
 export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
@@ -27,12 +28,15 @@ export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
     if (h.spent + h.refunded > h.reserved) fail("spent + refunded <= reserved", `${h.id}: ${h.spent} + ${h.refunded} > ${h.reserved}`);
     if (h.held !== h.reserved - h.spent - h.refunded) fail("held == reserved - spent - refunded", h.id);
     if (h.status !== "open" && h.held !== 0) fail("an ended hold holds nothing", `${h.id} holds ${h.held}`);
+    if (h.status !== "open" && (h.endedAt === null || h.endReason === null)) fail("an ended hold has endedAt and endReason", h.id);
     if (h.refundedToEndedCycle > h.refunded) fail("refundedToEndedCycle <= refunded", h.id);
     if (h.kind === "items") {
       const failed = Object.values(h.failed).reduce((sum, n) => sum + n, 0);
       if (h.settled > h.items) fail("settled <= items", `${h.id}: ${h.settled} > ${h.items}`);
       if (h.delivered + failed !== h.settled) fail("delivered + failed == settled", h.id);
+      if (h.reserved !== h.items * (h.perItem.required + h.perItem.optional)) fail("reserved == items x (required + optional)", h.id);
       if (h.spent !== h.delivered * h.perItem.required + h.optionalSpent) fail("spent == delivered x required + optionalSpent", h.id);
+      if (h.optionalSpent > h.delivered * h.perItem.optional) fail("optionalSpent <= delivered x optional", h.id);
     }
     if (h.status === "open") heldBy.set(h.cycleId, (heldBy.get(h.cycleId) ?? 0) + h.held);
   }

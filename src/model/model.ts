@@ -425,14 +425,15 @@ export class TollgateModel {
       }
     }
     this.expireLapsed(a);
-    if (!a.plan.holds.surfaces.includes(surface)) return { ok: false, reason: "surface_not_allowed", surface, allowed: [...a.plan.holds.surfaces] };
-    if (kind === "items" && size.items > a.plan.holds.maxItems) return { ok: false, reason: "too_many_items", max: a.plan.holds.maxItems };
     const existing = a.holds.get(holdId);
     if (existing) {
       const same = existing.kind === kind && existing.surface === surface && existing.items === size.items && existing.perItem.required === size.required && existing.perItem.optional === size.optional && (kind === "items" || existing.reserved === size.amount);
       if (!same) throw new InvalidInputError(`Hold id "${holdId}" is already taken by a hold with other terms`);
+      if (idem) a.idempotency.set(idem.key, { fingerprint: idem.fingerprint, outcome: { kind: "hold", hold: publicHold(existing) } });
       return { ok: true, hold: publicHold(existing), replayed: own || idem !== undefined };
     }
+    if (!a.plan.holds.surfaces.includes(surface)) return { ok: false, reason: "surface_not_allowed", surface, allowed: [...a.plan.holds.surfaces] };
+    if (kind === "items" && size.items > a.plan.holds.maxItems) return { ok: false, reason: "too_many_items", max: a.plan.holds.maxItems };
     const active = this.openHolds(a).length;
     if (active >= a.plan.holds.cap) {
       if (idem) a.idempotency.set(idem.key, { fingerprint: idem.fingerprint, outcome: { kind: "hold_limit_reached", active, cap: a.plan.holds.cap } });

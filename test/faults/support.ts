@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { fromIoredis, fromNodeRedis, isTollgateError, type AccountSnapshot, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
-import { snapshotViolations, type Violation } from '../helpers/audit.ts';
+import { checkInvariants, type InvariantViolation } from '../../src/model/index.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
 
@@ -200,7 +200,7 @@ export function auditCharges(journal: JournalEntry[], ledger: ChargeLedger, owns
 
 export interface AccountAudit {
   reconciles: boolean;
-  violations: Violation[];
+  violations: InvariantViolation[];
   snapshot: AccountSnapshot;
 }
 
@@ -208,7 +208,7 @@ export interface AccountAudit {
 export async function auditAccount(tg: Tollgate, accountId: string): Promise<AccountAudit> {
   const reconciliation = await tg.credits.reconcile(accountId);
   const snapshot = await tg.accounts.inspect(accountId);
-  return { reconciles: reconciliation.matches, violations: snapshotViolations(snapshot), snapshot };
+  return { reconciles: reconciliation.matches, violations: checkInvariants(snapshot), snapshot };
 }
 
 /** auditAccount, asserted (in a vitest run; the soak's processes use auditAccount). */
