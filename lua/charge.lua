@@ -39,27 +39,28 @@ local required     = tonumber(ARGV[2])
 local optional     = tonumber(ARGV[3])
 local operationId  = ARGV[4]
 local resendId     = ARGV[5]
-local opTtlMs      = tonumber(ARGV[6])
+local opTtlMs      = ARGV[6]
 local journalTrim  = ARGV[7]
-local journalBound = tonumber(ARGV[8])
-local historyDays  = tonumber(ARGV[9])
+local journalBound = ARGV[8]
+local historyDays  = ARGV[9]
 
 -- Library-made ids of recent charges, 'id=charged ' each; bounded to this many characters.
 local RECENT_CHARS = 128
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   historyKey = historyKey, journalTrim = journalTrim, journalBound = journalBound,
-  historyDays = historyDays, now = clock_now(nowArg) }
+  historyDays = tonumber(historyDays), now = clock_now(nowArg) }
 
-local v = redis.call('HMGET', accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycle,
-  ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.recent)
+-- cycle and journalGrant stay the stored texts: they are only compared and written back.
+local v = redis.call('HMGET', accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycleEnd,
+  ACCOUNT.cycle, ACCOUNT.journalGrant, ACCOUNT.recent)
 if not v[1] then
   return { CODE.NO_ACCOUNT, 0, 0, required }
 end
-local balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), tonumber(v[3]), tonumber(v[5]), v[6] or ''
-if ctx.now >= tonumber(v[4]) then
+local balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6] or ''
+if ctx.now >= tonumber(v[3]) then
   local a = cycle_current_account(ctx)
-  balance, spent, cycle, grant, recent = a.balance, a.spent, a.cycle, a.journalGrant, a.recent or ''
+  balance, spent, cycle, grant, recent = a.balance, a.spent, tostring(a.cycle), tostring(a.journalGrant), a.recent or ''
 end
 
 if operationId ~= '' then
@@ -80,8 +81,10 @@ end
 local charged = required + math.min(optional, balance - required)
 balance = balance - charged
 spent = spent + charged
+-- The amount as text once: the journal, the history and the resend list all write it.
+local chargedText = tostring(charged)
 if resendId ~= '' then
-  recent = recent .. resendId .. '=' .. charged .. ' '
+  recent = recent .. resendId .. '=' .. chargedText .. ' '
   if #recent > RECENT_CHARS then
     recent = string.sub(recent, string.find(recent, ' ', #recent - RECENT_CHARS, true) + 1)
   end
@@ -90,8 +93,10 @@ else
   redis.call('HSET', accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
 end
 if operationId ~= '' then
-  redis.call('SET', operationKey, charged, 'PX', opTtlMs)
+  redis.call('SET', operationKey, chargedText, 'PX', opTtlMs)
 end
-journal_append(ctx, 'charge', charged, cycle, operationId ~= '' and operationId or resendId, cycle, grant)
-history_add(ctx, 's', charged)
+if charged > 0 then
+  journal_append(ctx, 'charge', chargedText, cycle, operationId ~= '' and operationId or resendId, cycle, grant)
+  history_add(ctx, 's', charged, chargedText)
+end
 return { CODE.OK, charged, balance, required }

@@ -42,12 +42,12 @@ local _, startMs, endMs = current_period(anchorMs, unit, length, now)
 
 -- Fields are stored in the order the hot scripts look them up (a small hash is a list that
 -- Redis walks from the front): windows first, then the credits, the rest last. The journal
--- starts with the cycle's first movement (lib/journal.lua): journalGrant 0 means "not yet".
+-- starts with the cycle's first movement (lib/journal.lua).
 local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,
-  cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length, journalGrant = 0,
+  cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length, 
   plan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,
   holdsSurfaces = holdsSurfaces }
 account_write_windows(accountKey, a, windows)
-account_write(accountKey, a, { 'balance', 'cycleEnd', 'spent', 'held', 'cycle', 'journalGrant', 'allowance',
+account_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
   'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 return { CODE.OK, 1, startMs, endMs }

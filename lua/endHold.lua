@@ -33,7 +33,7 @@ local status       = ARGV[2]
 local reason       = ARGV[3]
 local holdPrefix   = ARGV[4]
 local journalTrim  = ARGV[5]
-local journalBound = tonumber(ARGV[6])
+local journalBound = ARGV[6]
 local historyDays  = tonumber(ARGV[7])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,

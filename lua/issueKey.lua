@@ -3,8 +3,7 @@
   digest, expiry and surfaces. Expired keys are dropped first. At most maxKeys keys that
   never expire; of expiring ones (website sessions) at most maxExpiring, the one that
   expires soonest giving way to a new one.
-  KEYS[1] account       hash   the subject's account (lib/account.lua); must exist
-  KEYS[2] apiKeys       hash   the subject's API keys (lib/apiKeys.lua)
+  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] keyId         string   the new key's id
   ARGV[3] keyDigest     string   the new key's digest
@@ -20,7 +19,6 @@
 --@include "lib/apiKeys.lua"
 
 local accountKey  = KEYS[1]
-local apiKeysKey  = KEYS[2]
 local nowArg      = ARGV[1]
 local keyId       = ARGV[2]
 local keyDigest   = ARGV[3]
@@ -34,7 +32,8 @@ if redis.call('EXISTS', accountKey) == 0 then
   return { CODE.NO_ACCOUNT, 0, 0 }
 end
 local now = clock_now(nowArg)
-if redis.call('HEXISTS', apiKeysKey, keyId) == 1 then
+local recordField, infoField = KEY_FIELD.record .. keyId, KEY_FIELD.record .. keyId .. KEY_FIELD.info
+if redis.call('HEXISTS', accountKey, recordField) == 1 then
   return { CODE.KEY_EXISTS, 0, 0 }
 end
 local expiresAt = 0
@@ -42,7 +41,7 @@ if ttlMs > 0 then
   expiresAt = now + ttlMs
 end
 local lasting, expiring = {}, {}
-for _, key in ipairs(keys_load(apiKeysKey, now)) do
+for _, key in ipairs(keys_load(accountKey, now)) do
   if key.expiresAt == 0 then
     lasting[#lasting + 1] = key
   else
@@ -55,8 +54,9 @@ end
 if expiresAt > 0 and #expiring >= maxExpiring then
   table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
   for i = 1, #expiring - maxExpiring + 1 do
-    redis.call('HDEL', apiKeysKey, expiring[i].keyId, expiring[i].keyId .. '.i')
+    local gone = KEY_FIELD.record .. expiring[i].keyId
+    redis.call('HDEL', accountKey, gone, gone .. KEY_FIELD.info)
   end
 end
-redis.call('HSET', apiKeysKey, keyId, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, keyId .. '.i', now .. ' ' .. name)
+redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
 return { CODE.OK, now, expiresAt }

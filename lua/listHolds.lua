@@ -30,7 +30,7 @@ local offset       = tonumber(ARGV[2])
 local count        = tonumber(ARGV[3])
 local holdPrefix   = ARGV[4]
 local journalTrim  = ARGV[5]
-local journalBound = tonumber(ARGV[6])
+local journalBound = ARGV[6]
 local historyDays  = tonumber(ARGV[7])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,

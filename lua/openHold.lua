@@ -64,7 +64,7 @@ local idemToken    = ARGV[12]
 local idemTtlMs    = tonumber(ARGV[13])
 local holdPrefix   = ARGV[14]
 local journalTrim  = ARGV[15]
-local journalBound = tonumber(ARGV[16])
+local journalBound = ARGV[16]
 local historyDays  = tonumber(ARGV[17])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,

@@ -27,7 +27,7 @@ local holdKey      = KEYS[6]
 local nowArg       = ARGV[1]
 local holdPrefix   = ARGV[2]
 local journalTrim  = ARGV[3]
-local journalBound = tonumber(ARGV[4])
+local journalBound = ARGV[4]
 local historyDays  = tonumber(ARGV[5])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,

@@ -1,13 +1,15 @@
 --[[
   revokeKey: delete one API key of a subject; it stops working at once.
-  KEYS[1] apiKeys       hash   the subject's API keys (lib/apiKeys.lua)
+  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
   ARGV[1] keyId         string
   Returns: {code, revoked}   revoked 1 when the key existed   Codes: OK
 ]]
 --@include "lib/codes.lua"
+--@include "lib/apiKeys.lua"
 
-local apiKeysKey = KEYS[1]
+local accountKey = KEYS[1]
 local keyId      = ARGV[1]
 
-local revoked = redis.call('HDEL', apiKeysKey, keyId, keyId .. '.i') > 0 and 1 or 0
+local field = KEY_FIELD.record .. keyId
+local revoked = redis.call('HDEL', accountKey, field, field .. KEY_FIELD.info) > 0 and 1 or 0
 return { CODE.OK, revoked }

@@ -50,7 +50,7 @@ local amount        = tonumber(ARGV[6])
 local leaseMs       = tonumber(ARGV[7])
 local holdPrefix    = ARGV[8]
 local journalTrim   = ARGV[9]
-local journalBound  = tonumber(ARGV[10])
+local journalBound  = ARGV[10]
 local historyDays   = tonumber(ARGV[11])
 
 -- Distinct failure labels one hold may count.

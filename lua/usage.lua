@@ -3,12 +3,11 @@
   §4: the usage endpoint is free). With a key id it first checks the API key, so a usage poll
   is one round trip (src/apiKeys.ts#verify with usage). Rolls the cycle over and ends lapsed
   holds first, so what it reports is current.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  KEYS[1] account       hash   the account, which holds its keys (lib/account.lua, lib/apiKeys.lua)
   KEYS[2] cycles        hash   ended cycles
   KEYS[3] journal       stream credit movements (lib/journal.lua)
   KEYS[4] history       hash   credits per day (lib/history.lua)
   KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] apiKeys       hash   the subject's API keys (lib/apiKeys.lua); read only with a key id
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] surface       string   the surface whose windows are reported
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
@@ -33,7 +32,6 @@ local cyclesKey    = KEYS[2]
 local journalKey   = KEYS[3]
 local historyKey   = KEYS[4]
 local holdsActiveKey = KEYS[5]
-local apiKeysKey   = KEYS[6]
 local nowArg       = ARGV[1]
 local surface      = ARGV[2]
 local stagger      = tonumber(ARGV[3])
@@ -41,7 +39,7 @@ local keyId        = ARGV[4]
 local keyDigest    = ARGV[5]
 local holdPrefix   = ARGV[6]
 local journalTrim  = ARGV[7]
-local journalBound = tonumber(ARGV[8])
+local journalBound = ARGV[8]
 local historyDays  = tonumber(ARGV[9])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
@@ -49,7 +47,8 @@ local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journ
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 if keyId ~= '' then
-  local refusal = key_refusal(apiKeysKey, keyId, keyDigest, surface, ctx.now)
+  local record = redis.call('HGET', accountKey, KEY_FIELD.record .. keyId)
+  local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, ctx.now)
   if refusal then
     return { CODE.KEY_REFUSED, refusal }
   end

@@ -2,8 +2,8 @@
   verifyKey: check a presented API key and admit its subject, with the credit pre-check, in
   one round trip (src/apiKeys.ts#verify; body: lib/admit.lua). A key that is unknown, expired
   or not for this surface counts nothing.
-  KEYS[1] account       hash   the key's subject's account (lib/account.lua); counters derived
-  KEYS[2] apiKeys       hash   the subject's API keys (lib/apiKeys.lua)
+  KEYS[1] account       hash   the key's subject's account, which holds its keys (lib/account.lua,
+                               lib/apiKeys.lua); counters derived from its name
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] surface       string   the surface whose windows count the request
   ARGV[3] cost          integer  requests this one counts as
@@ -15,11 +15,9 @@
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
---@include "lib/apiKeys.lua"
 --@include "lib/admit.lua"
 
 local accountKey = KEYS[1]
-local apiKeysKey = KEYS[2]
 local nowArg     = ARGV[1]
 local surface    = ARGV[2]
 local costArg    = ARGV[3]
@@ -28,9 +26,4 @@ local staggerArg = ARGV[5]
 local keyId      = ARGV[6]
 local keyDigest  = ARGV[7]
 
-local now = clock_now(nowArg)
-local refusal = key_refusal(apiKeysKey, keyId, keyDigest, surface, now)
-if refusal then
-  return { CODE.KEY_REFUSED, refusal }
-end
-return admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg)
+return admit_account(accountKey, clock_now(nowArg), surface, costArg, creditsArg, staggerArg, keyId, keyDigest)

@@ -6,7 +6,9 @@
  * so that it carries what routes it to its subject's slot. Keys may expire (website sessions
  * are keys that expire and may use only `web`); an unknown, revoked or expired key, or one
  * used on a surface it may not use, counts nothing on the subject.
- * Scripts: lua/issueKey.lua, lua/revokeKey.lua, lua/listKeys.lua, lua/admit.lua, lua/usage.lua.
+ * Keys live in the subject's account hash (lua/lib/apiKeys.lua), so the admit that checks a key
+ * reads it together with the windows.
+ * Scripts: lua/issueKey.lua, lua/revokeKey.lua, lua/listKeys.lua, lua/verifyKey.lua, lua/usage.lua.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
@@ -20,7 +22,7 @@ import { count, describe } from "./validate.ts";
 import { surfaceName } from "./windows.ts";
 
 export interface IssueKeyOptions {
-  /** A label shown by list (up to 64 printable characters). */
+  /** A label shown by list (up to 40 printable characters). */
   name?: string;
   /** The key stops working this long after it is issued. Default: never. */
   ttlMs?: number;
@@ -94,7 +96,8 @@ export class Keys {
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const keys = this.ctx.keys(subject);
     const name = options.name ?? "";
-    if (typeof name !== "string" || !/^[\x20-\x7e]{0,64}$/.test(name)) throw new InvalidInputError(`Key name must be 0-64 printable ASCII characters (got ${describe(name)})`);
+    // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
+    if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
     const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
     const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");

@@ -28,9 +28,6 @@ export class SubjectKeys implements SubjectKeyNames {
   get history(): string {
     return `${this.base}d`;
   }
-  get apiKeys(): string {
-    return `${this.base}k`;
-  }
   get holdsActive(): string {
     return `${this.base}ha`;
   }

@@ -72,6 +72,5 @@ const NO_SUBJECT = {
   history: "",
   holdsActive: "",
   holdList: "",
-  apiKeys: "",
   holdPrefix: "",
 };

@@ -60,7 +60,10 @@ export interface TollgateOptions {
    * until the denial runs out, without a Redis call (src/denyCache.ts). Default off.
    */
   denyCache?: boolean | { maxEntries?: number };
-  /** API keys: the prefix keys start with, and how many a subject may hold. */
+  /**
+   * API keys: the prefix keys start with, and how many a subject may hold that never expire
+   * (default 20) and that expire (default 10); at most 50 in all.
+   */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
 }
 
@@ -101,6 +104,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     lockTtlMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1)),
     opTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
   };
+  // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
+  const maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);
+  const maxExpiringKeys = count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 50 - maxKeys);
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
@@ -114,8 +120,8 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     resendIds: options.resendIds !== false,
     denyCache: deny ? new DenyCache(count("denyCache.maxEntries", (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
     keyPrefix,
-    maxKeys: count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 1000),
-    maxExpiringKeys: count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 1000),
+    maxKeys,
+    maxExpiringKeys,
     historyDays,
     clock,
   });

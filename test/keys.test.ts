@@ -32,7 +32,8 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
     gate.recorder.clear();
     return id;
   }
-  const apiKeysOf = (id: string) => new SubjectKeys(gate.prefix, id).apiKeys;
+  // Keys live in the subject's account hash, as 'k:<keyId>' (lua/lib/apiKeys.lua).
+  const accountOf = (id: string) => new SubjectKeys(gate.prefix, id).account;
   /** What a subject's windows show on both surfaces (a read that counts nothing). */
   const remaining = async (id: string) => [
     (await gate.tg.limits.peek(id, { surface: 'api' })).rateLimit.remaining,
@@ -69,7 +70,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       expect(everything).not.toContain(secret);
       expect(everything).not.toContain(key);
       expect(everything).not.toContain(secret.slice(0, 16));
-      const record = String(await gate.command(['HGET', apiKeysOf(id), keyId]));
+      const record = String(await gate.command(['HGET', accountOf(id), `k:${keyId}`]));
       expect(record.split(' ')[0]).toBe(keyDigest(key));
     });
 
@@ -221,7 +222,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       gate.clock.set(issued.expiresAt!);
       expect(await gate.tg.keys.verify(issued.key)).toEqual({ valid: false, reason: 'expired' });
       // The expired key is deleted on the way; afterwards it is simply unknown.
-      expect(await gate.command(['HGET', apiKeysOf(id), issued.keyId])).toBeNull();
+      expect(await gate.command(['HGET', accountOf(id), `k:${issued.keyId}`])).toBeNull();
       await expectRefused(id, issued.key, 'unknown');
     });
 

@@ -259,13 +259,12 @@ describe('generated command builders follow the headers', () => {
     ]);
   });
 
-  it('verifyKey.command puts the account key at words[3] (the routing key), the API keys at words[4], then now', () => {
+  it('verifyKey.command puts the account key (which holds the API keys) at words[3], the routing key, then now', () => {
     const keys = new SubjectKeys('tg', 'acct_1');
     const words = verifyKey.command('1768478400000', settings, keys, { surface: 'api', cost: 2, credits: 1, stagger: 0, keyId: '0123456789', keyDigest: 'digest' });
-    expect(words.slice(0, 3)).toEqual(['EVALSHA', verifyKey.sha1, '2']);
+    expect(words.slice(0, 3)).toEqual(['EVALSHA', verifyKey.sha1, '1']);
     expect(words[3]).toBe('tg:{acct_1}:a');
-    expect(words[4]).toBe('tg:{acct_1}:k');
-    expect(words.slice(5)).toEqual(['1768478400000', 'api', '2', '1', '0', '0123456789', 'digest']);
+    expect(words.slice(4)).toEqual(['1768478400000', 'api', '2', '1', '0', '0123456789', 'digest']);
   });
 
   it('admitPolicy.command routes by the policy counters of the subject, in its slot', () => {

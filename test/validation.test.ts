@@ -54,7 +54,7 @@ describe('plans are validated at start-up, with messages that name the plan and 
     ['a fractional holds.cap', (p) => (p.holds.cap = 1.5), 'Plan "gold": holds.cap must be a whole number >= 0 (got 1.5)'],
     ['holds.maxItems of 0', (p) => (p.holds.maxItems = 0), 'Plan "gold": holds.maxItems must be a whole number >= 1 (got 0)'],
     ['credits missing', (p) => delete p.credits, 'Plan "gold": credits must be { allowance, cycle }'],
-    ['a negative allowance', (p) => (p.credits.allowance = -1), 'Plan "gold": credits.allowance must be a whole number >= 0 (got -1)'],
+    ['a negative allowance', (p) => (p.credits.allowance = -1), 'Plan "gold": credits.allowance must be a whole number 0..99999999999999 (got -1)'],
     ['a cycle in weeks', (p) => (p.credits.cycle = { weeks: 2 }), /^Plan "gold": credits\.cycle: /],
   ];
 
@@ -130,7 +130,8 @@ describe('createTollgate options are checked before anything is sent', () => {
   it.each<[string, Record<string, unknown>, string | RegExp]>([
     ['a bad prefix', { prefix: 'a{b}' }, 'prefix must be 1-64 of A-Z a-z 0-9 _ . : -'],
     ['a bad key prefix', { keys: { prefix: 'tg_k' } }, 'keys.prefix must be 1-16 of A-Z a-z 0-9'],
-    ['maxKeys 0', { keys: { maxKeys: 0 } }, /^keys\.maxKeys must be a whole number 1\.\.1000/],
+    ['maxKeys 0', { keys: { maxKeys: 0 } }, /^keys\.maxKeys must be a whole number 1\.\.49/],
+    ['more than 50 keys in all (they live in the account hash)', { keys: { maxKeys: 30, maxExpiringKeys: 21 } }, /^keys\.maxExpiringKeys must be a whole number 1\.\.20/],
     ['maxExpiringKeys 1.5', { keys: { maxExpiringKeys: 1.5 } }, /^keys\.maxExpiringKeys must be a whole number/],
     ['a deny cache of 0 entries', { denyCache: { maxEntries: 0 } }, /^denyCache\.maxEntries must be a whole number >= 1/],
     ['timeoutMs 0', { timeoutMs: 0 }, /^timeoutMs must be a whole number >= 1/],

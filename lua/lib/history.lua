@@ -21,13 +21,14 @@ local function history_trim(historyKey, oldestDay)
   end
 end
 
--- Count amount credits of kind 's' (spent) or 'r' (refunded) on today's entry.
-local function history_add(ctx, kind, amount)
+-- Count amount credits of kind 's' (spent) or 'r' (refunded) on today's entry; amountText, when
+-- the caller has it, is the amount as text (spares a number-to-text step).
+local function history_add(ctx, kind, amount, amountText)
   if ctx.historyDays == 0 or amount <= 0 then
     return
   end
   local day = math.floor(ctx.now / HISTORY_DAY_MS)
-  if redis.call('HINCRBY', ctx.historyKey, day .. kind, amount) == amount then
+  if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then
     history_trim(ctx.historyKey, day - ctx.historyDays + 1)
   end
 end

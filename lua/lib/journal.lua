@@ -3,24 +3,24 @@
   reconciled from it (lua/reconcile.lua). Bounded by length or by age; off when the host runs
   memory-tight.
   ctx fields used: accountKey, journalKey, journalTrim ('off' | 'maxlen' | 'minage'),
-  journalBound, now.
-  Entry fields (JOURNAL_ENTRY): kind, amount, cycle it applies to, time (ms), ref (an
-  operation or hold id). Kinds: grant (cycle opened, balance = n), charge (balance -> spent),
+  journalBound (as the caller sent it), now.
+  Entry fields (JOURNAL_ENTRY): kind, amount, cycle it applies to, ref (an operation or hold
+  id); the entry's time is its stream id (the Redis server's clock). Kinds: grant (cycle opened, balance = n), charge (balance -> spent),
   reserve (balance -> held), spend (held -> spent), refund (held -> balance), refund_ended
   (held -> refunded of an ended cycle; the current balance does not change, SPEC §6).
 ]]
 --@include "account.lua"
 
 --@const
-local JOURNAL_ENTRY = { kind = 'k', amount = 'n', cycle = 'c', time = 't', ref = 'r' }
+local JOURNAL_ENTRY = { kind = 'k', amount = 'n', cycle = 'c', ref = 'r' }
 
 local function journal_add(ctx, kind, amount, cycle, ref)
   local trim, bound = 'MAXLEN', ctx.journalBound
   if ctx.journalTrim == 'minage' then
-    trim, bound = 'MINID', math.max(0, ctx.now - ctx.journalBound)
+    trim, bound = 'MINID', math.max(0, ctx.now - tonumber(ctx.journalBound))
   end
   redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', JOURNAL_ENTRY.kind, kind,
-    JOURNAL_ENTRY.amount, amount, JOURNAL_ENTRY.cycle, cycle, JOURNAL_ENTRY.time, ctx.now, JOURNAL_ENTRY.ref, ref)
+    JOURNAL_ENTRY.amount, amount, JOURNAL_ENTRY.cycle, cycle, JOURNAL_ENTRY.ref, ref)
 end
 
 -- Every entry of the journal, oldest first, as {kind, amount, cycle, time, ref}.
@@ -34,18 +34,19 @@ local function journal_read(journalKey)
     for i = 1, #kv, 2 do
       entry[attribute[kv[i]]] = kv[i + 1]
     end
-    entry.amount, entry.cycle, entry.time = tonumber(entry.amount), tonumber(entry.cycle), tonumber(entry.time)
+    entry.amount, entry.cycle = tonumber(entry.amount), tonumber(entry.cycle)
     entries[#entries + 1] = entry
   end
   return entries
 end
 
 -- Journal a movement on cycle `cycle` of an account whose current cycle is currentCycle and
--- whose journalGrant is grant. The current cycle's opening grant is written just before its
--- first movement, not when the cycle opens: a new stream costs Redis about 4 KB, which idle
--- accounts would otherwise carry. Returns the journalGrant after the call.
+-- whose journalGrant is grant (the three as numbers, or the three as the stored texts). The
+-- current cycle's opening grant is written just before its first movement, not when the cycle
+-- opens: a new stream costs Redis about 4 KB, which idle accounts would otherwise carry.
+-- Returns the journalGrant after the call.
 local function journal_append(ctx, kind, amount, cycle, ref, currentCycle, grant)
-  if ctx.journalTrim == 'off' or amount == 0 then
+  if ctx.journalTrim == 'off' or amount == 0 or amount == '0' then
     return grant
   end
   if cycle == currentCycle and grant ~= currentCycle then

@@ -14,7 +14,6 @@ export interface SubjectKeyNames {
   readonly history: string;
   readonly holdsActive: string;
   readonly holdList: string;
-  readonly apiKeys: string;
   /** Hold hashes are holdPrefix + hold id. */
   readonly holdPrefix: string;
 }
@@ -39,7 +38,7 @@ export interface Script<P> {
 }
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
-export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdList", "apiKeys"] as const;
+export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdList"] as const;
 export const SUBJECT_ARGS = ["holdPrefix"] as const;
 export const SETTINGS = ["journalTrim", "journalBound", "historyDays", "leaseMs", "idemTtlMs", "lockTtlMs", "opTtlMs"] as const;
 export const NOW_ARG = "nowMs";

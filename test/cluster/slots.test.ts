@@ -26,6 +26,8 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.limits.admit(id, { surface: 'web', cost: 2 });
   await tg.limits.peek(id);
   await tg.limits.reset(id, { surface: 'web' });
+  // The same subject limited by a policy: its counters live in its slot too.
+  await tg.limits.admit(id, { policy: 'anonymous' });
 
   const { key, keyId } = await tg.keys.issue(id, { name: 'ci' });
   const session = await tg.keys.issue(id, { ttlMs: 3_600_000, surfaces: ['web'] });
@@ -106,7 +108,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('slots');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE });
+    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('slots');
     await wholeLife(tg, clock, id);
 
@@ -144,7 +146,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
   it('every key the library wrote for the account is stored in its slot, on the node that owns it', async () => {
     const clock = new ManualClock();
     const prefix = uniquePrefix('stored');
-    const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE });
+    const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('stored');
     await wholeLife(tg, clock, id);
 
@@ -153,11 +155,11 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const own = stored.filter((key) => key !== sweepIndexKey(prefix));
     const keys = new SubjectKeys(prefix, id);
     const base = keys.account.slice(0, -1);
-    // Account, ended cycles, journal, daily history, API keys, open and all holds, hold hashes
+    // Account (with its API keys), ended cycles, journal, daily history, open and all holds, hold hashes
     // and their settled items, operation ids, Idempotency-Key records, window counters: all
     // written, all tagged.
     const kinds = new Set(own.map((key) => key.slice(base.length).split(':')[0]));
-    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'k', 'ha', 'hl', 'h', 'op', 'ik', 'r']));
+    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'ha', 'hl', 'h', 'op', 'ik', 'r']));
     const accountSlot = await slotOf(id);
     for (const key of own) {
       expect(key.startsWith(base), key).toBe(true);
