@@ -15,7 +15,7 @@
   ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[6] journalBound  integer  max entries, or max age in ms
   ARGV[7] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold as JSON ('' when there is none)
+  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form ({} when there is none)
     Codes: OK, NO_ACCOUNT, NO_HOLD, HOLD_ENDED (already ended, nothing changed)
 ]]
 --@include "lib/codes.lua"
@@ -44,13 +44,13 @@ local a = holds_credits(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-local h = hold_load(holdKey)
+local h = hold_load(holdKey, holdPrefix)
 if not h then
   return { CODE.NO_HOLD, '' }
 end
 if h.status ~= 'open' then
-  return { CODE.HOLD_ENDED, hold_json(h) }
+  return { CODE.HOLD_ENDED, hold_reply(h) }
 end
 hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
-return { CODE.OK, hold_json(h) }
+return { CODE.OK, hold_reply(h) }

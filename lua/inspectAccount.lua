@@ -8,7 +8,7 @@
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
-  Returns: {code, state}   state as JSON {account, cycles, holds, windows}, where windows maps
+  Returns: {code, state}   state as JSON {account, cycles, holds (HOLD_REPLY form), windows}, where windows maps
     each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
@@ -32,7 +32,7 @@ end
 local now = clock_now(nowArg)
 local holds = {}
 for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, 0, -1)) do
-  holds[#holds + 1] = hold_load(holdPrefix .. id)
+  holds[#holds + 1] = hold_reply(hold_load(holdPrefix .. id, holdPrefix))
 end
 local counts = {}
 for surface, spec in pairs(a.windows) do

@@ -13,7 +13,7 @@
   ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[6] journalBound  integer  max entries, or max age in ms
   ARGV[7] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, total, active, hold1, hold2, ...}   holds as JSON   Codes: OK, NO_ACCOUNT
+  Returns: {code, total, active, hold1, hold2, ...}   holds in HOLD_REPLY form   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -45,9 +45,9 @@ holds_expire_lapsed(ctx, a)
 local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', holdsActiveKey) }
 if count > 0 then
   for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, offset, offset + count - 1)) do
-    local h = hold_load(holdPrefix .. id)
+    local h = hold_load(holdPrefix .. id, holdPrefix)
     if h then
-      reply[#reply + 1] = hold_json(h)
+      reply[#reply + 1] = hold_reply(h)
     end
   end
 end

@@ -30,8 +30,8 @@
   ARGV[16] journalBound integer  max entries, or max age in ms
   ARGV[17] historyDays  integer  days of history kept; 0 keeps none
   Returns: {code, payload, storedCode}
-    OK: payload = the hold (JSON). REPLAYED: payload and storedCode = the stored outcome (of
-    the Idempotency-Key, or the hold already opened under this hold id).
+    OK: payload = the hold (lib/holds.lua's HOLD_REPLY form). REPLAYED: payload and storedCode = the stored outcome (of
+    the Idempotency-Key, or the hold already opened under this hold id), as JSON.
     HOLD_LIMIT (stored under the key): {"active":n,"cap":n}. INSUFFICIENT: {"balance":n,"needed":n}.
     SURFACE_NOT_ALLOWED: {"surfaces":"api,web"}. TOO_MANY_ITEMS: {"max":n}.
     Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS
@@ -53,9 +53,9 @@ local nowArg       = ARGV[1]
 local holdId       = ARGV[2]
 local kind         = ARGV[3]
 local surface      = ARGV[4]
-local items        = tonumber(ARGV[5])
-local required     = tonumber(ARGV[6])
-local optional     = tonumber(ARGV[7])
+local itemsArg     = ARGV[5]
+local requiredArg  = ARGV[6]
+local optionalArg  = ARGV[7]
 local amount       = tonumber(ARGV[8])
 local leaseMs      = tonumber(ARGV[9])
 local idemKey      = ARGV[10]
@@ -67,6 +67,7 @@ local journalTrim  = ARGV[15]
 local journalBound = ARGV[16]
 local historyDays  = tonumber(ARGV[17])
 
+local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
   historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
   journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
@@ -98,12 +99,12 @@ end
 -- The hold id is the opening's own operation id: the same request sent again (a retry, a
 -- client resending after a reconnect) gets the hold back, whatever changed since (a plan
 -- change, the cap); another request with it is refused.
-local existing = hold_load(holdKey)
+local existing = redis.call('EXISTS', holdKey) == 1 and hold_load(holdKey, holdPrefix)
 if existing then
   if existing.kind == kind and existing.surface == surface and existing.items == items
     and existing.required == required and existing.optional == optional
     and (kind == 'items' or existing.reserved == amount) then
-    local payload = hold_json(existing)
+    local payload = cjson.encode(hold_reply(existing))
     if keyed then
       idempotency_store(idemRecord, fingerprint, CODE.OK, payload, idemTtlMs)
     end
@@ -141,21 +142,25 @@ end
 a.balance = a.balance - reserve
 a.held = a.held + reserve
 holds_save_credits(ctx, a)
-journal_append(ctx, 'reserve', reserve, a.cycle, holdId, a.cycle, a.journalGrant)
+-- Each number written more than once is turned into text once (Lua's own conversion is slow).
+local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
+local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
+journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
 
 local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
   required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
   optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
-  createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0 }
-hold_write(holdKey, h, { 'id', 'kind', 'status', 'surface', 'items', 'required', 'optional', 'reserved',
-  'settled', 'delivered', 'optionalSpent', 'spent', 'refunded', 'refundedToEndedCycle', 'cycleId',
-  'createdAt', 'endedAt', 'leaseExpiresAt', 'endReason', 'labels' })
-redis.call('ZADD', holdsActiveKey, h.leaseExpiresAt, holdId)
-redis.call('ZADD', holdListKey, ctx.now, holdId)
+  createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
+  failed = {} }
+-- Straight-line: the texts the caller sent go back as they came; what is 0 is not stored.
+redis.call('HSET', holdKey, HOLD.kind, kind, HOLD.status, 'open', HOLD.surface, surface, HOLD.items, itemsArg,
+  HOLD.required, requiredArg, HOLD.optional, optionalArg, HOLD.reserved, reserveText, HOLD.cycleId, cycleText,
+  HOLD.createdAt, nowText, HOLD.leaseExpiresAt, leaseText)
+redis.call('ZADD', holdsActiveKey, leaseText, holdId)
+redis.call('ZADD', holdListKey, nowText, holdId)
 
-h.failed = {}
-local payload = hold_json(h)
+local reply = hold_reply(h)
 if keyed then
-  idempotency_store(idemRecord, fingerprint, CODE.OK, payload, idemTtlMs)
+  idempotency_store(idemRecord, fingerprint, CODE.OK, cjson.encode(reply), idemTtlMs)
 end
-return { CODE.OK, payload, 0 }
+return { CODE.OK, reply, 0 }

@@ -12,7 +12,7 @@
   ARGV[3] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[4] journalBound  integer  max entries, or max age in ms
   ARGV[5] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold as JSON   Codes: OK, NO_ACCOUNT, NO_HOLD
+  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form   Codes: OK, NO_ACCOUNT, NO_HOLD
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -39,8 +39,8 @@ if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
 holds_expire_lapsed(ctx, a)
-local h = hold_load(holdKey)
+local h = hold_load(holdKey, holdPrefix)
 if not h then
   return { CODE.NO_HOLD, '' }
 end
-return { CODE.OK, hold_json(h) }
+return { CODE.OK, hold_reply(h) }

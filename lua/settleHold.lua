@@ -24,7 +24,7 @@
   ARGV[9] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[10] journalBound integer  max entries, or max age in ms
   ARGV[11] historyDays  integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold as JSON ('' when there is none)
+  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form ({} when there is none)
     REPLAYED: this item was settled before; nothing changed.
     Codes: OK, REPLAYED, NO_ACCOUNT, NO_HOLD, WRONG_HOLD_KIND, HOLD_ENDED, LEASE_EXPIRED,
     BUDGET_EXHAUSTED, TOO_MANY_LABELS (nothing changed), BAD_SETTLEMENT (optionalSpent above
@@ -65,18 +65,18 @@ if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
 if redis.call('SISMEMBER', holdItemsKey, itemId) == 1 then
-  local seen = hold_load(holdKey)
-  return { CODE.REPLAYED, seen and hold_json(seen) or '' }
+  local seen = hold_load(holdKey, holdPrefix)
+  return { CODE.REPLAYED, seen and hold_reply(seen) or {} }
 end
 local h, refused, seen = hold_accepting(ctx, a, holdKey, kind)
 if not h then
-  return { refused, seen and hold_json(seen) or '' }
+  return { refused, seen and hold_reply(seen) or {} }
 end
 
-local changed, reason = { 'settled', 'delivered', 'optionalSpent', 'spent', 'leaseExpiresAt' }, 'settled'
+local reason = 'settled'
 if kind == 'budget' then
   if amount > h.reserved - h.spent then
-    return { CODE.BUDGET_EXHAUSTED, hold_json(h) }
+    return { CODE.BUDGET_EXHAUSTED, hold_reply(h) }
   end
   hold_spend(ctx, a, h, amount)
   if amount > 0 then
@@ -86,15 +86,15 @@ if kind == 'budget' then
 elseif failed ~= '' then
   if not h.failed[failed] then
     if h.labels >= MAX_LABELS then
-      return { CODE.TOO_MANY_LABELS, hold_json(h) }
+      return { CODE.TOO_MANY_LABELS, hold_reply(h) }
     end
     h.labels = h.labels + 1
-    changed[#changed + 1] = 'labels'
+    redis.call('HSET', holdKey, HOLD.labels, h.labels)
   end
   h.failed[failed] = redis.call('HINCRBY', holdKey, HOLD_PREFIX.failed .. failed, 1)
 else
   if optionalSpent > h.optional then
-    return { CODE.BAD_SETTLEMENT, hold_json(h) }
+    return { CODE.BAD_SETTLEMENT, hold_reply(h) }
   end
   hold_spend(ctx, a, h, h.required + optionalSpent)
   h.delivered = h.delivered + 1
@@ -103,10 +103,14 @@ end
 h.settled = h.settled + 1
 
 redis.call('SADD', holdItemsKey, itemId)
-hold_renew(ctx, h, leaseMs)
-hold_write(holdKey, h, changed)
+-- The lease as text once: the hold and the open-holds index both take it.
+h.leaseExpiresAt = ctx.now + leaseMs
+local leaseText = string.format('%d', h.leaseExpiresAt)
+redis.call('ZADD', holdsActiveKey, leaseText, h.id)
+redis.call('HSET', holdKey, HOLD.settled, h.settled, HOLD.delivered, h.delivered, HOLD.optionalSpent, h.optionalSpent,
+  HOLD.spent, h.spent, HOLD.leaseExpiresAt, leaseText)
 if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
   hold_end(ctx, a, h, 'completed', reason)
 end
 holds_save_credits(ctx, a)
-return { CODE.OK, hold_json(h) }
+return { CODE.OK, hold_reply(h) }

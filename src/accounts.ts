@@ -13,7 +13,7 @@ import {
   cycleFrom,
   cycleSpecFrom,
   endedCyclesFrom,
-  holdFrom,
+  holdFromReply,
   limitsFrom,
   type AccountAttributes,
   type AccountLimits,
@@ -122,7 +122,7 @@ export class Accounts {
       cycleSpec: cycleSpecFrom(a),
       windows: Object.fromEntries(Object.entries(windows).map(([surface, reply]) => [surface, windowsFromReply(reply).states])),
       endedCycles: endedCyclesFrom(state.cycles),
-      holds: Array.isArray(state.holds) ? state.holds.map((h) => holdFrom(h as Record<string, unknown>)) : [],
+      holds: Array.isArray(state.holds) ? state.holds.map(holdFromReply) : [],
     };
   }
 }

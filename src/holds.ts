@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { InvalidInputError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
-import { holdFromJson, type Hold, type HoldKind } from "./records.ts";
+import { holdFromReply, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -166,11 +166,10 @@ export class Holds {
       }),
     ]);
     const code = reply[0];
+    if (code === Code.OK) return { ok: true, hold: holdFromReply(reply[1]), replayed: false };
     const payload = String(reply[1] ?? "");
     const data = payload ? (JSON.parse(payload) as Record<string, unknown>) : {};
     switch (code) {
-      case Code.OK:
-        return { ok: true, hold: holdFromJson(payload), replayed: false };
       case Code.REPLAYED: {
         const stored = decodeStoredOutcome(Number(reply[2]), payload);
         // The same hold id answered by its hold: a resent command unless the caller chose the id.
@@ -224,7 +223,7 @@ export class Holds {
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.run(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId);
     const code = reply[0];
-    const hold = holdFromJson(reply[1]);
+    const hold = holdFromReply(reply[1]);
     switch (code) {
       case Code.OK:
         return { accepted: true, hold, replayed: false };
@@ -257,7 +256,7 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.run(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId);
-    return { ended: reply[0] === Code.OK, hold: holdFromJson(reply[1]) };
+    return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
@@ -265,7 +264,7 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.run(readHold, keys, { hold: keys.hold(holdId) }, holdId);
-    return holdFromJson(reply[1]);
+    return holdFromReply(reply[1]);
   }
 
   /** The subject's holds, newest first. */
@@ -275,7 +274,7 @@ export class Holds {
       offset: count("offset", page.offset ?? 0),
       count: count("limit", page.limit ?? 50, 0, 1000),
     });
-    return { total: Number(reply[1]), active: Number(reply[2]), holds: reply.slice(3).map(holdFromJson) };
+    return { total: Number(reply[1]), active: Number(reply[2]), holds: reply.slice(3).map(holdFromReply) };
   }
 
   /**

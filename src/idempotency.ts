@@ -8,7 +8,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Context } from "./context.ts";
-import { holdFrom, type Hold } from "./records.ts";
+import { holdFromReply, type Hold } from "./records.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { printableKey } from "./validate.ts";
@@ -51,7 +51,7 @@ export function fingerprint(body: unknown): string {
 export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
   const data = JSON.parse(payload) as Record<string, unknown>;
   if (code === Code.HOLD_LIMIT) return { kind: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap) };
-  return { kind: "hold", hold: holdFrom(data) };
+  return { kind: "hold", hold: holdFromReply(data) };
 }
 
 export class Idempotency {

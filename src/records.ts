@@ -3,6 +3,7 @@
  * (lua/lib/account.lua, lua/lib/holds.lua, lua/lib/cycle.lua) and send its attributes by
  * name; this file is the one place that turns those attributes into the public shapes.
  */
+import { HOLD_REPLY } from "./scripts/bundle.generated.ts";
 import { windowsFromSpec, type SurfaceWindows } from "./windows.ts";
 
 export type HoldKind = "items" | "budget";
@@ -109,35 +110,40 @@ export function cycleSpecFrom(a: AccountAttributes): { anchor: number; unit: "d"
   return { anchor: n(a.anchor), unit: interval[0] === "m" ? "m" : "d", length: Number(interval.slice(1)) };
 }
 
-export function holdFrom(h: Record<string, unknown>): Hold {
-  const failed = h.failed && typeof h.failed === "object" && !Array.isArray(h.failed) ? (h.failed as Record<string, number>) : {};
+/**
+ * A hold from its reply form (lua/lib/holds.lua's HOLD_REPLY, whose positions the bundle
+ * exports): its attributes, then its failure labels as label, count pairs.
+ */
+export function holdFromReply(reply: unknown): Hold {
+  const r = reply as unknown[];
+  const at = (position: number) => r[position - 1];
+  const num = (position: number) => Number(at(position) ?? 0);
+  const P = HOLD_REPLY;
+  const failed: Record<string, number> = {};
+  for (let i = P.labels; i + 1 < r.length; i += 2) failed[String(r[i])] = Number(r[i + 1]);
+  const endReason = String(at(P.endReason) ?? "");
   return {
-    id: String(h.id),
-    kind: h.kind as HoldKind,
-    status: h.status as HoldStatus,
-    surface: String(h.surface),
-    items: n(h.items),
-    perItem: { required: n(h.required), optional: n(h.optional) },
-    reserved: n(h.reserved),
-    settled: n(h.settled),
-    delivered: n(h.delivered),
-    failed: { ...failed },
-    optionalSpent: n(h.optionalSpent),
-    spent: n(h.spent),
-    refunded: n(h.refunded),
-    refundedToEndedCycle: n(h.refundedToEndedCycle),
-    held: n(h.reserved) - n(h.spent) - n(h.refunded),
-    cycleId: n(h.cycleId),
-    createdAt: n(h.createdAt),
-    endedAt: n(h.endedAt) > 0 ? n(h.endedAt) : null,
-    leaseExpiresAt: n(h.leaseExpiresAt),
-    endReason: h.endReason ? (h.endReason as HoldEndReason) : null,
+    id: String(at(P.id)),
+    kind: at(P.kind) as HoldKind,
+    status: at(P.status) as HoldStatus,
+    surface: String(at(P.surface)),
+    items: num(P.items),
+    perItem: { required: num(P.required), optional: num(P.optional) },
+    reserved: num(P.reserved),
+    settled: num(P.settled),
+    delivered: num(P.delivered),
+    failed,
+    optionalSpent: num(P.optionalSpent),
+    spent: num(P.spent),
+    refunded: num(P.refunded),
+    refundedToEndedCycle: num(P.refundedToEndedCycle),
+    held: num(P.reserved) - num(P.spent) - num(P.refunded),
+    cycleId: num(P.cycleId),
+    createdAt: num(P.createdAt),
+    endedAt: num(P.endedAt) > 0 ? num(P.endedAt) : null,
+    leaseExpiresAt: num(P.leaseExpiresAt),
+    endReason: endReason === "" ? null : (endReason as HoldEndReason),
   };
-}
-
-/** A hold from a script's JSON reply. */
-export function holdFromJson(json: unknown): Hold {
-  return holdFrom(JSON.parse(String(json)) as Record<string, unknown>);
 }
 
 export function endedCyclesFrom(list: unknown): EndedCycle[] {

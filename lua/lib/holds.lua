@@ -1,7 +1,8 @@
 --[[
   holds: credits reserved upfront and settled item by item (SPEC §6, §10), and the one
   decoder of the hold hash. Attributes (HOLD.<attribute> becomes the stored field):
-    id kind ('items' | 'budget')  status ('open' | 'completed' | 'canceled')  surface
+    kind ('items' | 'budget')  status ('open' | 'completed' | 'canceled')  surface (the id is
+    the key's name after the hold prefix)
     items                 items reserved for (items holds; 0 for a budget)
     required optional     per item: credits always spent by a delivered item, and credits
                           spent only as far as the item used them (optionalSpent)
@@ -30,31 +31,45 @@
 
 --@const
 local HOLD = {
-  id = 'id', kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq',
+  kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq',
   optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os',
   spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca',
   endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl',
 }
 
 --@const
-local HOLD_TEXT = { id = 1, kind = 1, status = 1, surface = 1, endReason = 1 }
+local HOLD_TEXT = { kind = 1, status = 1, surface = 1, endReason = 1 }
 
 --@const
 local HOLD_PREFIX = { failed = 'f:' }
 
+-- The reply form of a hold: its attributes at these positions, then its failure labels as
+-- label, count pairs. src/records.ts reads the same positions (the bundle exports this table).
+--@const export
+local HOLD_REPLY = {
+  id = 1, kind = 2, status = 3, surface = 4, items = 5, required = 6, optional = 7, reserved = 8,
+  settled = 9, delivered = 10, optionalSpent = 11, spent = 12, refunded = 13, refundedToEndedCycle = 14,
+  cycleId = 15, createdAt = 16, endedAt = 17, leaseExpiresAt = 18, endReason = 19, labels = 20,
+}
+
 local HOLD_ITEMS_KEPT_MS = 3600000
 
--- The hold as attributes, with h.failed[label] = count; nil when there is none.
-local function hold_load(holdKey)
+-- The hold as attributes, with h.failed[label] = count; nil when there is none. Its id is its
+-- key's name after holdPrefix; an attribute that is not stored is 0 (or '' for text): a new
+-- hold stores only what is not.
+local function hold_load(holdKey, holdPrefix)
   local flat = redis.call('HGETALL', holdKey)
   if #flat == 0 then
     return nil
   end
   local attribute, text, failedPrefix = {}, HOLD_TEXT, HOLD_PREFIX.failed
+  local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
   for name, field in pairs(HOLD) do
     attribute[field] = name
+    if not text[name] then
+      h[name] = 0
+    end
   end
-  local h = { failed = {} }
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
     local name = attribute[field]
@@ -79,9 +94,21 @@ local function hold_write(holdKey, h, names)
   redis.call('HSET', holdKey, unpack(args))
 end
 
--- The reply form of a hold: its attributes as JSON (src/holds.ts reads it).
-local function hold_json(h)
-  return cjson.encode(h)
+-- The reply form of a hold (HOLD_REPLY): numbers travel as integers, no text encoding.
+local function hold_reply(h)
+  local r = {}
+  r[HOLD_REPLY.id], r[HOLD_REPLY.kind], r[HOLD_REPLY.status], r[HOLD_REPLY.surface] = h.id, h.kind, h.status, h.surface
+  r[HOLD_REPLY.items], r[HOLD_REPLY.required], r[HOLD_REPLY.optional] = h.items, h.required, h.optional
+  r[HOLD_REPLY.reserved], r[HOLD_REPLY.settled], r[HOLD_REPLY.delivered] = h.reserved, h.settled, h.delivered
+  r[HOLD_REPLY.optionalSpent], r[HOLD_REPLY.spent], r[HOLD_REPLY.refunded] = h.optionalSpent, h.spent, h.refunded
+  r[HOLD_REPLY.refundedToEndedCycle], r[HOLD_REPLY.cycleId] = h.refundedToEndedCycle, h.cycleId
+  r[HOLD_REPLY.createdAt], r[HOLD_REPLY.endedAt], r[HOLD_REPLY.leaseExpiresAt] = h.createdAt, h.endedAt, h.leaseExpiresAt
+  r[HOLD_REPLY.endReason], r[HOLD_REPLY.labels] = h.endReason, h.labels
+  for label, n in pairs(h.failed) do
+    r[#r + 1] = label
+    r[#r + 1] = n
+  end
+  return r
 end
 
 -- The account's credits, as hold movements need them; nil when there is no account.
@@ -161,7 +188,7 @@ end
 local function holds_expire_lapsed(ctx, a)
   local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)
   for _, id in ipairs(ids) do
-    local h = hold_load(ctx.holdPrefix .. id)
+    local h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)
     if h and h.status == 'open' then
       hold_end(ctx, a, h, 'completed', 'lease_expired')
     else
@@ -187,7 +214,7 @@ end
 -- it (with the hold when there is one). A hold whose lease ran out is ended here with its
 -- refunds: the check is made when the settlement arrives (SPEC §6).
 local function hold_accepting(ctx, a, holdKey, kind)
-  local h = hold_load(holdKey)
+  local h = hold_load(holdKey, ctx.holdPrefix)
   if not h then
     return nil, CODE.NO_HOLD
   end
@@ -203,10 +230,4 @@ local function hold_accepting(ctx, a, holdKey, kind)
     return nil, CODE.LEASE_EXPIRED, h
   end
   return h
-end
-
--- After an accepted settlement: renew the lease.
-local function hold_renew(ctx, h, leaseMs)
-  h.leaseExpiresAt = ctx.now + leaseMs
-  redis.call('ZADD', ctx.holdsActiveKey, h.leaseExpiresAt, h.id)
 end

@@ -109,6 +109,8 @@ function codeIndexes(tokens: Token[]): number[] {
 
 interface ConstTable {
   name: string;
+  /** Marked `--@const export`: the bundle also gives it to TypeScript. */
+  exported: boolean;
   fields: Map<string, string>;
   /** The constructor text, `{ a = 'x', b = 2 }`, for bare uses. */
   constructor: string;
@@ -121,7 +123,8 @@ interface ConstTable {
 function findConstTables(tokens: Token[], file: string): ConstTable[] {
   const tables: ConstTable[] = [];
   tokens.forEach((t, i) => {
-    if (t.kind !== "comment" || t.text.trim() !== "--@const") return;
+    const marker = t.kind === "comment" ? t.text.trim() : "";
+    if (marker !== "--@const" && marker !== "--@const export") return;
     const code = codeIndexes(tokens).filter((j) => j > i);
     const at = (k: number) => tokens[code[k]!];
     if (at(0)?.text !== "local" || at(1)?.kind !== "name" || at(2)?.text !== "=" || at(3)?.text !== "{") {
@@ -143,7 +146,7 @@ function findConstTables(tokens: Token[], file: string): ConstTable[] {
       if (at(k)?.text === ",") k++;
     }
     const constructor = `{ ${[...fields].map(([f, v]) => `${f} = ${v}`).join(", ")} }`;
-    tables.push({ name, fields, constructor, from: i, to: code[k]! });
+    tables.push({ name, exported: marker === "--@const export", fields, constructor, from: i, to: code[k]! });
   });
   return tables;
 }
@@ -227,6 +230,21 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
       return i === into.bodyStart ? [t, newline, ...moved, newline] : [t];
     });
   }
+}
+
+/**
+ * The `--@const export` tables of a Lua file, as { name: { field: value } }, so TypeScript reads
+ * the positions and names the scripts use from the same source (src/scripts/bundle.ts).
+ */
+export function exportedConstants(source: string, file = "lib"): Record<string, Record<string, string | number>> {
+  const out: Record<string, Record<string, string | number>> = {};
+  for (const table of findConstTables(tokenize(source, file), file)) {
+    if (!table.exported) continue;
+    out[table.name] = Object.fromEntries(
+      [...table.fields].map(([field, value]) => [field, /^['"]/.test(value) ? value.slice(1, -1) : Number(value)]),
+    );
+  }
+  return out;
 }
 
 /** Compiles a resolved script (includes already inlined) into its shipped text. */

@@ -10,7 +10,7 @@ import { ManualClock, connectTestClient, type ClientKind, type TestClient } from
 
 /** Every bundled script by name. */
 export const SCRIPTS: Record<string, Script<unknown>> = Object.fromEntries(
-  Object.entries(bundle as Record<string, Script<unknown>>).filter(([, s]) => typeof s === 'object' && typeof s.sha1 === 'string'),
+  Object.entries(bundle as unknown as Record<string, Script<unknown>>).filter(([, s]) => typeof s === 'object' && typeof s.sha1 === 'string'),
 );
 export type ScriptName = keyof typeof bundle;
 
