@@ -34,56 +34,54 @@ export class ScriptRunner {
    * Runs a script for a subject. NO_ACCOUNT, NO_HOLD and the bad-input codes throw their
    * errors here; every other code is the caller's to read.
    */
-  async run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
-    const reply = await this.send(script, script.command(this.now(), this.settings, keys, params));
-    switch (reply[0]) {
-      case Code.NO_ACCOUNT:
-        throw new AccountNotFoundError(keys.subject);
-      case Code.NO_HOLD:
-        throw new HoldNotFoundError(holdId ?? "");
-      case Code.UNKNOWN_SURFACE:
-        throw new InvalidInputError(`Surface "${(params as { surface?: string }).surface}" is not one of the surfaces of "${keys.subject}"'s plan`);
-      case Code.WRONG_HOLD_KIND:
-        throw new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
-      case Code.BAD_SETTLEMENT:
-        throw new InvalidInputError(`optionalSpent is above the optional credits per item of hold "${holdId}"`);
-      default:
-        return reply;
-    }
+  run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+    return this.send(script, script.command(this.now(), this.settings, keys, params), (reply) => failureOf(reply, keys.subject, params, holdId));
   }
 
-  /** Sends a built command, with the timeout and the NOSCRIPT fallback. */
-  send(script: Script<unknown>, words: string[]): Promise<unknown[]> {
-    // One promise and one timer per call, cleared by the call itself: measured as cheap as no
-    // timeout at all, where Promise.race or a shared map of calls in flight cost GC time.
+  /**
+   * Sends a built command with the timeout and the NOSCRIPT fallback: one promise per call,
+   * settled by the reply, and one timer cleared by it (measured as cheap as no timeout at all,
+   * where Promise.race or a shared map of calls in flight cost GC time).
+   */
+  send(script: Script<unknown>, words: string[], check?: (reply: unknown[]) => Error | undefined): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
-      this.sendOnce(script, words).then(
-        (reply) => {
-          clearTimeout(timer);
-          resolve(reply as unknown[]);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          const detail = error instanceof Error ? error.message : String(error);
-          reject(new StoreUnavailableError(`Quota store failed on ${script.name}: ${detail}`, { cause: error }));
-        },
-      );
+      const timer = setTimeout(() => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const fail = (error: unknown) => {
+        clearTimeout(timer);
+        const detail = error instanceof Error ? error.message : String(error);
+        reject(new StoreUnavailableError(`Quota store failed on ${script.name}: ${detail}`, { cause: error }));
+      };
+      const answer = (reply: unknown) => {
+        clearTimeout(timer);
+        const failure = check?.(reply as unknown[]);
+        if (failure) reject(failure);
+        else resolve(reply as unknown[]);
+      };
+      this.client.send(words).then(answer, (error: unknown) => {
+        if (!isNoScriptError(error)) return fail(error);
+        const withSource = words.slice();
+        withSource[0] = "EVAL";
+        withSource[1] = script.source;
+        this.client.send(withSource).then(answer, fail);
+      });
     });
   }
+}
 
-  private async sendOnce(script: Script<unknown>, words: string[]): Promise<unknown> {
-    try {
-      return await this.client.send(words);
-    } catch (error) {
-      if (!isNoScriptError(error)) throw error;
-      const withSource = words.slice();
-      withSource[0] = "EVAL";
-      withSource[1] = script.source;
-      return this.client.send(withSource);
-    }
+/** The error a reply's code stands for, if it is one of the codes every caller treats alike. */
+function failureOf(reply: unknown[], subject: string, params: unknown, holdId: string | undefined): Error | undefined {
+  switch (reply[0]) {
+    case Code.NO_ACCOUNT:
+      return new AccountNotFoundError(subject);
+    case Code.NO_HOLD:
+      return new HoldNotFoundError(holdId ?? "");
+    case Code.UNKNOWN_SURFACE:
+      return new InvalidInputError(`Surface "${(params as { surface?: string }).surface}" is not one of the surfaces of "${subject}"'s plan`);
+    case Code.WRONG_HOLD_KIND:
+      return new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
+    case Code.BAD_SETTLEMENT:
+      return new InvalidInputError(`optionalSpent is above the optional credits per item of hold "${holdId}"`);
+    default:
+      return undefined;
   }
 }
