@@ -103,6 +103,7 @@ async function main(): Promise<void> {
       clients: "node-redis " + (await version("redis")) + ", ioredis " + (await version("ioredis")),
     },
     config,
+    load: { start: os.loadavg()[0]!, end: 0 },
     command,
     rows: [],
     gaps: [],
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
     await server.stop();
   }
 
+  results.load!.end = os.loadavg()[0]!;
   await mkdir(outDir, { recursive: true });
   await writeFile(path.join(outDir, "latest.md"), markdown(results));
   await writeFile(path.join(outDir, "latest.svg"), svg(results));

@@ -14,7 +14,8 @@ export async function resetStats(admin: BenchClient): Promise<void> {
 }
 
 /**
- * Calls and server µs of EVAL + EVALSHA since the last reset, all scripts together (the time
+ * Calls and server µs of scripts (EVAL, EVALSHA, and FCALL should the library move to a
+ * Redis Function) since the last reset, all scripts together (the time
  * includes the script's own redis.call commands; INFO counts those under their names too, so
  * the other rows of commandstats cannot tell a client's commands from a script's).
  */
@@ -22,7 +23,7 @@ export async function scriptStats(admin: BenchClient): Promise<{ calls: number; 
   const info = String(await admin.command(["INFO", "commandstats"]));
   let calls = 0;
   let usec = 0;
-  for (const [, c, u] of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+),usec=(\d+)/gm)) {
+  for (const [, c, u] of info.matchAll(/^cmdstat_(?:evalsha|eval|fcall)(?:_ro)?:calls=(\d+),usec=(\d+)/gm)) {
     calls += Number(c);
     usec += Number(u);
   }

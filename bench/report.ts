@@ -46,6 +46,9 @@ export function markdown(results: Results): string {
     "",
     `- Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
       "operations spread round-robin over 1,000 subjects (accounts, their API keys, or policy subjects ip:…).",
+    ...(results.load
+      ? [`- Load average (1 min) ${results.load.start.toFixed(2)} when the run started, ${results.load.end.toFixed(2)} when it ended, on ${machine.cores} cores: other work on the machine shows in every figure.`]
+      : []),
     "- All cells ran in one process against one Redis, and ratios compare cells of the same run. Rows marked #2 repeat a key row later in the " +
       "same sequence: the difference between #1 and #2 is this machine's noise.",
     "- Where the time goes: *script µs/call* is Redis's time inside EVAL/EVALSHA per script call (INFO commandstats, reset per cell; it includes the " +
@@ -160,6 +163,7 @@ export function markdown(results: Results): string {
 
 export function summary(results: Results): string {
   const lines = ["Targets (ratios within this run; 0.1 in brackets where it had the measure):"];
+  if (results.load) lines.unshift(`Load average (1 min): ${results.load.start.toFixed(2)} at the start, ${results.load.end.toFixed(2)} at the end (${results.machine.cores} cores).`);
   for (const t of targets(results)) {
     const was = t.before ? ` [0.1: ${amount(t, t.before.value)}]` : "";
     lines.push(`  ${(t.met === undefined ? "-" : t.met ? "met" : "MISSED").padEnd(7)} ${t.goal}: ${amount(t, t.value)}, ${t.measured}${was}`);

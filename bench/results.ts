@@ -25,6 +25,8 @@ export interface Row {
 export interface Results {
   startedAt: string;
   machine: { cpu: string; cores: number; node: string; redis: string; clients: string };
+  /** 1-minute load average when the run started and when it ended: how quiet the machine was. */
+  load?: { start: number; end: number };
   config: { seconds: number; warmupSeconds: number; concurrency: number[]; memoryAccounts: number };
   /** The command line that produced the run, environment included. */
   command: string;

@@ -61,16 +61,17 @@ describe('bench histogram', () => {
 });
 
 describe('bench Redis figures', () => {
-  it('adds up EVAL and EVALSHA from INFO commandstats and nothing else (a script\'s own commands are in its time)', async () => {
+  it('adds up EVAL, EVALSHA and FCALL from INFO commandstats and nothing else (a script\'s own commands are in its time)', async () => {
     const info = [
       '# Commandstats',
       'cmdstat_incr:calls=2000,usec=900,usec_per_call=0.45,rejected_calls=0,failed_calls=0',
       'cmdstat_evalsha:calls=1000,usec=4100,usec_per_call=4.10,rejected_calls=0,failed_calls=0',
       'cmdstat_eval:calls=10,usec=90,usec_per_call=9.00,rejected_calls=0,failed_calls=0',
+      'cmdstat_fcall:calls=5,usec=10,usec_per_call=2.00,rejected_calls=0,failed_calls=0',
       'cmdstat_config|resetstat:calls=1,usec=84,usec_per_call=84.00,rejected_calls=0,failed_calls=0',
     ].join('\r\n');
     const admin = { command: async () => info } as unknown as BenchClient;
-    expect(await scriptStats(admin)).toEqual({ calls: 1010, usec: 4190 });
+    expect(await scriptStats(admin)).toEqual({ calls: 1015, usec: 4200 });
   });
 
   it('marks a cell whose script wall time per op exceeds Redis CPU per op: redis-server lost the core mid-script', () => {
