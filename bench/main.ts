@@ -1,30 +1,30 @@
 /**
  * npm run bench: starts a private redis-server (free port, no persistence), runs every
- * scenario in this one process against it, prints progress and a summary, and writes
- * bench/results/latest.md and latest.svg.
+ * scenario in this one process against it, prints progress and a summary with the targets of
+ * the hot-path issue (met or missed), and writes bench/results/latest.md and latest.svg.
  *
  * Environment:
  *   BENCH_SECONDS=3          measured time per cell       BENCH_WARMUP=1   warm-up per cell
  *   BENCH_QUICK=1            0.5 s cells, 10,000 accounts for memory (a smoke run)
  *   BENCH_CONCURRENCY=1,16,64                             BENCH_MEMORY_ACCOUNTS=100000
- *   BENCH_ONLY=requests,jobs,http,memory (sections)       BENCH_OUT=bench/results
+ *   BENCH_ONLY=requests,holds,http,memory (sections)      BENCH_OUT=bench/results
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createTollgate, type Tollgate } from "../src/index.ts";
+import { createTollgate } from "../src/index.ts";
 import { startRedisServer } from "../test/helpers/redisServer.ts";
 import { CLIENT_NAMES, connect, type BenchClient } from "./clients.ts";
-import { BENCH_PLANS, accountOf, createBenchAccounts } from "./fixture.ts";
+import { ACCOUNTS, BENCH_PLANS, accountOf, createBenchAccounts, parallel } from "./fixture.ts";
 import { measure, type Measurement } from "./measure.ts";
 import { resetStats, scriptStats, serverCpuUs, serverVersion } from "./redisInfo.ts";
 import { markdown, summary, svg } from "./report.ts";
-import type { Results, Row, Section } from "./results.ts";
-import { HTTP_SCENARIO, bareApp, exampleApps, expressRateLimitApp, measureHttp, tollgateAdmitApp, type HttpTarget } from "./scenarios/http.ts";
-import { jobScenarios } from "./scenarios/jobs.ts";
+import { noisy, type Results, type Row, type Section } from "./results.ts";
+import { HTTP_SCENARIO, bareApp, exampleApps, expressRateLimitApp, measureHttp, tollgateAdmitApp, tollgateVerifyApp, type HttpTarget } from "./scenarios/http.ts";
+import { holdScenarios, type HoldKey } from "./scenarios/holds.ts";
 import { measureMemory } from "./scenarios/memory.ts";
-import { requestScenarios, type Scenario } from "./scenarios/requests.ts";
+import { requestScenarios, type RequestKey, type Scenario } from "./scenarios/requests.ts";
 
 const env = process.env;
 const quick = env.BENCH_QUICK === "1";
@@ -34,20 +34,31 @@ const config = {
   concurrency: (env.BENCH_CONCURRENCY ?? "1,16,64").split(",").map(Number),
   memoryAccounts: Number(env.BENCH_MEMORY_ACCOUNTS ?? (quick ? 10_000 : 100_000)),
 };
-const sections = new Set((env.BENCH_ONLY ?? "requests,jobs,http,memory").split(","));
+const sections = new Set((env.BENCH_ONLY ?? "requests,holds,http,memory").split(","));
 const outDir = path.resolve(env.BENCH_OUT ?? fileURLToPath(new URL("./results", import.meta.url)));
+const command = [
+  ...Object.entries(env)
+    .filter(([name]) => name.startsWith("BENCH_"))
+    .sort()
+    .map(([name, value]) => `${name}=${value}`),
+  "npm run bench",
+].join(" ");
 
 // Key rows run twice, interleaved with the others, so the noise of this machine shows.
-const REQUEST_ORDER = [
-  ["floor", 1], ["admit", 1], ["rlf", 1], ["precheck", 1], ["charge", 1], ["rawAdmit", 1],
-  ["floor", 2], ["admit", 2], ["rlf", 2],
-] as const;
-const JOB_ORDER = [["reserve1", 1], ["reserve5000", 1], ["recordResult", 1], ["reserve1", 2], ["reserve5000", 2]] as const;
+const REQUEST_ORDER: ReadonlyArray<readonly [RequestKey, number]> = [
+  ["floor", 1], ["admit", 1], ["rlf", 1], ["precheck", 1], ["verify", 1], ["verifyPrecheck", 1], ["policy", 1],
+  ["charge", 1], ["chargeNoHistory", 1], ["rawAdmit", 1],
+  ["floor", 2], ["admit", 2], ["rlf", 2], ["precheck", 2], ["verify", 2], ["charge", 2],
+];
+const HOLD_ORDER: ReadonlyArray<readonly [HoldKey, number]> = [
+  ["open1", 1], ["open5000", 1], ["rawOpen", 1], ["reserve01", 1], ["settle", 1],
+  ["open1", 2], ["open5000", 2], ["rawOpen", 2], ["reserve01", 2],
+];
 
 // HTTP cells are added once we know whether the example server can run.
 let cellsPlanned =
   (sections.has("requests") ? CLIENT_NAMES.length * config.concurrency.length * REQUEST_ORDER.length : 0) +
-  (sections.has("jobs") ? CLIENT_NAMES.length * config.concurrency.length * JOB_ORDER.length : 0);
+  (sections.has("holds") ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0);
 let cellsDone = 0;
 
 function progress(label: string, m: Measurement, extra = ""): void {
@@ -71,20 +82,11 @@ async function runRedisCell(admin: BenchClient, client: BenchClient, section: Se
   });
   const redisCpuUsPerOp = ((await serverCpuUs(admin)) - cpuBefore) / m.ops;
   const stats = await scriptStats(admin);
-  const row: Row = {
-    section,
-    key,
-    name: scenario.name,
-    client: client.name,
-    run,
-    m,
-    redisUsPerCall: stats.calls > 0 ? stats.usec / stats.calls : undefined,
-    callsPerOp: stats.calls / m.ops,
-    redisCpuUsPerOp,
-  };
-  const redis = row.redisUsPerCall === undefined ? "" : `  script ${row.redisUsPerCall.toFixed(1)} µs/call`;
+  const row: Row = { section, key, name: scenario.name, client: client.name, run, m, scriptCalls: stats.calls, scriptUsec: stats.usec, redisCpuUsPerOp };
+  const script = stats.calls > 0 ? `  script ${(stats.usec / stats.calls).toFixed(1)} µs/call` : "";
   const cpu = `  cpu/op: client ${m.cpuUsPerOp.toFixed(1)} µs, redis ${redisCpuUsPerOp.toFixed(1)} µs`;
-  progress(`${client.name} c=${concurrency} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, redis + cpu);
+  const busy = noisy(row) ? "  ⚠ busy machine: script time > Redis CPU" : "";
+  progress(`${client.name} c=${concurrency} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, script + cpu + busy);
   return row;
 }
 
@@ -101,6 +103,8 @@ async function main(): Promise<void> {
       clients: "node-redis " + (await version("redis")) + ", ioredis " + (await version("ioredis")),
     },
     config,
+    load: { start: os.loadavg()[0]!, end: 0 },
+    command,
     rows: [],
     gaps: [],
   };
@@ -108,21 +112,20 @@ async function main(): Promise<void> {
   try {
     results.machine.redis = await serverVersion(admin);
     for (const name of CLIENT_NAMES) {
-      if (!sections.has("requests") && !sections.has("jobs")) break;
+      if (!sections.has("requests") && !sections.has("holds")) break;
       const client = await connect(name, server.url);
       try {
-        const tg = createTollgate({ redis: client.tollgate, plans: BENCH_PLANS, leaseMs: 24 * 3_600_000 });
-        await createBenchAccounts(tg);
         if (sections.has("requests")) {
-          const scenarios = await requestScenarios(client, tg, "tg");
+          await admin.command(["FLUSHALL"]);
+          const scenarios = await requestScenarios(client);
           for (const c of config.concurrency) {
             for (const [key, run] of REQUEST_ORDER) results.rows.push(await runRedisCell(admin, client, "requests", key, scenarios[key], run, c));
           }
         }
-        if (sections.has("jobs")) {
-          const scenarios = jobScenarios(tg);
+        if (sections.has("holds")) {
+          const scenarios = await holdScenarios(client, admin);
           for (const c of config.concurrency) {
-            for (const [key, run] of JOB_ORDER) results.rows.push(await runRedisCell(admin, client, "jobs", key, scenarios[key], run, c));
+            for (const [key, run] of HOLD_ORDER) results.rows.push(await runRedisCell(admin, client, "holds", key, scenarios[key], run, c));
           }
         }
       } finally {
@@ -130,15 +133,17 @@ async function main(): Promise<void> {
       }
     }
 
-    if (sections.has("http")) await runHttp(server.url, results);
+    if (sections.has("http")) await runHttp(admin, server.url, results);
 
     if (sections.has("memory")) {
       const client = await connect("node-redis", server.url);
       try {
-        console.log(`memory: creating ${config.memoryAccounts.toLocaleString("en-US")} accounts, journal off then on...`);
+        console.log(`memory: creating ${config.memoryAccounts.toLocaleString("en-US")} accounts, then a key each, then a second key each, then charges...`);
         results.memory = await measureMemory(admin, client, config.memoryAccounts);
         const mem = results.memory;
-        console.log(`memory: ${mem.perAccountJournalOff.toFixed(0)} B/account journal off, ${mem.perAccountJournalOn.toFixed(0)} B/account journal on, ${mem.perJournalEntry.toFixed(0)} B/journal entry`);
+        console.log(
+          `memory: ${mem.perAccount.toFixed(0)} B/idle account, ${mem.perFirstKey.toFixed(0)} B first key, ${mem.perSecondKey.toFixed(0)} B second key, ${mem.perCharge.toFixed(0)} B/charge`,
+        );
       } finally {
         await client.close();
       }
@@ -148,23 +153,31 @@ async function main(): Promise<void> {
     await server.stop();
   }
 
+  results.load!.end = os.loadavg()[0]!;
   await mkdir(outDir, { recursive: true });
   await writeFile(path.join(outDir, "latest.md"), markdown(results));
   await writeFile(path.join(outDir, "latest.svg"), svg(results));
   console.log(`\n${summary(results)}\nwrote ${path.join(outDir, "latest.md")} and latest.svg`);
 }
 
-async function runHttp(url: string, results: Results): Promise<void> {
+async function runHttp(admin: BenchClient, url: string, results: Results): Promise<void> {
+  await admin.command(["FLUSHALL"]);
   const client = await connect("node-redis", url);
   const example = await exampleApps(url);
   try {
-    const tg: Tollgate = createTollgate({ redis: client.tollgate, plans: BENCH_PLANS });
+    const tg = createTollgate({ redis: client.tollgate, plans: BENCH_PLANS });
     await createBenchAccounts(tg);
-    const accounts = Array.from({ length: 64 }, (_, i) => accountOf(i));
+    const connections = Math.max(...config.concurrency);
+    const accounts = Array.from({ length: connections }, (_, i) => accountOf(i));
+    const apiKeys: string[] = [];
+    await parallel(Math.min(connections, ACCOUNTS), 16, async (i) => {
+      apiKeys[i] = (await tg.keys.issue(accountOf(i), { name: "http" })).key;
+    });
     const targets: HttpTarget[] = [
       { key: "bare", name: HTTP_SCENARIO.bare, app: bareApp(), path: "/ping", apiKeys: accounts },
       { key: "erl", name: HTTP_SCENARIO.erl, app: expressRateLimitApp(client), path: "/ping", apiKeys: accounts },
       { key: "admit", name: HTTP_SCENARIO.admit, app: tollgateAdmitApp(tg), path: "/ping", apiKeys: accounts },
+      { key: "verify", name: HTTP_SCENARIO.verify, app: tollgateVerifyApp(tg), path: "/ping", apiKeys },
     ];
     if ("gap" in example) results.gaps.push(`HTTP through the Express example (free and charged endpoints): ${example.gap}.`);
     else targets.push(...example.targets);
@@ -173,9 +186,10 @@ async function runHttp(url: string, results: Results): Promise<void> {
     cellsPlanned += order.length * config.concurrency.length;
     for (const c of config.concurrency) {
       for (const [target, run] of order) {
-        const { m, bytesPerResponse } = await measureHttp(target, c, config.seconds, config.warmupSeconds);
-        results.rows.push({ section: "http", key: target.key, name: target.name, client: "node-redis", run, m, bytesPerResponse });
-        progress(`http connections=${c} ${target.name}${run > 1 ? ` #${run}` : ""}`, m);
+        const { m, bytesPerResponse } = await measureHttp(target, c, config.seconds, config.warmupSeconds, () => resetStats(admin));
+        const stats = await scriptStats(admin);
+        results.rows.push({ section: "http", key: target.key, name: target.name, client: "node-redis", run, m, bytesPerResponse, scriptCalls: stats.calls, scriptUsec: stats.usec });
+        progress(`http connections=${c} ${target.name}${run > 1 ? ` #${run}` : ""}`, m, `  busy ${m.cpuUsPerOp.toFixed(1)} µs/req, ${(stats.calls / m.ops).toFixed(2)} scripts/req`);
       }
     }
   } finally {
@@ -185,7 +199,6 @@ async function runHttp(url: string, results: Results): Promise<void> {
 }
 
 async function version(pkg: string): Promise<string> {
-  const { readFile } = await import("node:fs/promises");
   const file = fileURLToPath(new URL(`../node_modules/${pkg}/package.json`, import.meta.url));
   return (JSON.parse(await readFile(file, "utf8")) as { version: string }).version;
 }

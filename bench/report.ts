@@ -1,27 +1,13 @@
 /**
- * Turns a run into bench/results/latest.md (tables, ratios, targets) and latest.svg (a bar
+ * Turns a run into bench/results/latest.md (the targets, tables, memory) and latest.svg (a bar
  * chart of ops/s per scenario and concurrency, written by hand: no chart library).
  */
+import { BASELINE_SOURCE } from "./baseline.ts";
 import type { Results, Row, Section } from "./results.ts";
+import { noisy, usPerCall } from "./results.ts";
+import { clientsIn, meanBusy, meanOps, pooledUsPerCall, rowsOf, targets, type Target } from "./targets.ts";
 
 // ---------- lookups ----------
-
-function rowsOf(results: Results, section: Section, key: string, client: string, c: number): Row[] {
-  return results.rows.filter((r) => r.section === section && r.key === key && r.client === client && r.m.concurrency === c);
-}
-
-/** Mean ops/s over the runs of one cell (key rows run twice); undefined when it did not run. */
-function meanOps(rows: Row[]): number | undefined {
-  return rows.length === 0 ? undefined : rows.reduce((sum, r) => sum + r.m.opsPerSec, 0) / rows.length;
-}
-
-function meanP50(rows: Row[]): number | undefined {
-  return rows.length === 0 ? undefined : rows.reduce((sum, r) => sum + r.m.p50Ms, 0) / rows.length;
-}
-
-function clients(results: Results, section: Section): string[] {
-  return [...new Set(results.rows.filter((r) => r.section === section).map((r) => r.client))];
-}
 
 function keysIn(results: Results, section: Section): Array<{ key: string; name: string }> {
   const seen = new Map<string, string>();
@@ -36,55 +22,18 @@ const topConcurrency = (results: Results) => Math.max(...results.config.concurre
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const ms = (n: number) => (n < 10 ? n.toFixed(3) : n.toFixed(1));
 const x = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? "–" : `${n.toFixed(2)}×`);
-const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a / b);
+const us = (n: number | undefined) => (n === undefined ? "–" : n.toFixed(1));
+const div = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b === 0 ? undefined : a / b);
 
 function table(head: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
   return [line(head), line(head.map(() => "---")), ...rows.map(line)].join("\n");
 }
 
-// ---------- targets ----------
-
-interface Target {
-  goal: string;
-  measured: string;
-  met: boolean | undefined;
-}
-
-export function targets(results: Results): Target[] {
-  const top = topConcurrency(results);
-  const out: Target[] = [];
-  const versus = (goal: string, section: Section, key: string, base: string, min: number, client: string, c: number) => {
-    const value = div(meanOps(rowsOf(results, section, key, client, c)), meanOps(rowsOf(results, section, base, client, c)));
-    out.push({ goal, measured: value === undefined ? "did not run" : `${value.toFixed(2)}× (${client}, c=${c})`, met: value === undefined ? undefined : value >= min });
-  };
-  for (const client of clients(results, "requests")) {
-    versus("admit ≥ 0.95× floor", "requests", "admit", "floor", 0.95, client, top);
-    versus("admit ≥ 1.25× rate-limiter-flexible", "requests", "admit", "rlf", 1.25, client, top);
-    versus("admit + pre-check ≥ 0.9× floor", "requests", "precheck", "floor", 0.9, client, top);
-  }
-  const exampleRan = results.rows.some((r) => r.section === "http" && r.key === "exampleFree");
-  const freeKey = exampleRan ? "exampleFree" : "admit";
-  if (results.rows.some((r) => r.section === "http")) {
-    versus(
-      exampleRan ? "free HTTP endpoint ≥ 0.9× bare Express" : "free HTTP endpoint ≥ 0.9× bare Express (stand-in: tollgate admit middleware; the example server did not run)",
-      "http", freeKey, "bare", 0.9, "node-redis", top,
-    );
-  }
-  for (const client of clients(results, "jobs")) {
-    for (const c of [Math.min(...results.config.concurrency), top]) {
-      const value = div(meanP50(rowsOf(results, "jobs", "reserve5000", client, c)), meanP50(rowsOf(results, "jobs", "reserve1", client, c)));
-      out.push({ goal: "create N=5,000 p50 ≤ 1.2× N=1", measured: value === undefined ? "did not run" : `${value.toFixed(2)}× (${client}, c=${c})`, met: value === undefined ? undefined : value <= 1.2 });
-    }
-  }
-  if (results.memory) {
-    const bytes = results.memory.perAccountJournalOff;
-    out.push({ goal: "≤ 256 bytes per idle account, journal off", measured: `${bytes.toFixed(0)} B`, met: bytes <= 256 });
-  }
-  return out;
-}
-
+const label = (r: Row) => `${r.name}${r.run > 1 ? ` #${r.run}` : ""}`;
 const verdict = (met: boolean | undefined) => (met === undefined ? "–" : met ? "met" : "**missed**");
+const amount = (t: Pick<Target, "unit">, v: number | undefined) => (v === undefined ? "–" : t.unit === "B" ? `${v.toFixed(0)} B` : `${v.toFixed(2)}×`);
+const before = (t: Target) => (t.before ? `${amount(t, t.before.value)}${t.before.note ? ` (${t.before.note})` : ""}` : "–");
 
 // ---------- markdown ----------
 
@@ -93,51 +42,73 @@ export function markdown(results: Results): string {
   const parts: string[] = [
     "# tollgate benchmark: latest run",
     "",
-    `Command: \`npm run bench\` · ${results.startedAt} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node} · Redis ${machine.redis} (private redis-server, no persistence, 127.0.0.1) · ${machine.clients}`,
+    `Command: \`${results.command}\` · ${results.startedAt} · ${machine.cpu}, ${machine.cores} cores · Node ${machine.node} · Redis ${machine.redis} (private redis-server, no persistence, 127.0.0.1) · ${machine.clients}`,
     "",
     `- Each cell: ${config.warmupSeconds} s warm-up, then ${config.seconds} s measured, closed loop: c loops each awaiting one operation before the next, ` +
-      "operations spread round-robin over 1,000 accounts.",
+      "operations spread round-robin over 1,000 subjects (accounts, their API keys, or policy subjects ip:…).",
+    ...(results.load
+      ? [`- Load average (1 min) ${results.load.start.toFixed(2)} when the run started, ${results.load.end.toFixed(2)} when it ended, on ${machine.cores} cores: other work on the machine shows in every figure.`]
+      : []),
     "- All cells ran in one process against one Redis, and ratios compare cells of the same run. Rows marked #2 repeat a key row later in the " +
       "same sequence: the difference between #1 and #2 is this machine's noise.",
-    "- Where the time goes: *script µs/call* is Redis's time inside EVAL/EVALSHA (INFO commandstats); *Redis CPU µs/op* is all of " +
-      "redis-server's CPU (INFO cpu: scripts, parsing, network I/O); *client CPU µs/op* is this process's CPU (the Redis client, tollgate, the loop, GC).",
-    "- With one connection and a closed loop, client and server mostly take turns, so ops/s ≈ 1 / (client + Redis µs per op): a script's Redis time counts in full.",
-    "- rate-limiter-flexible sends EVAL with its script text on node-redis and EVALSHA (defineCommand) on ioredis. " +
-      "tollgate runs with its defaults (Redis TIME clock, journal on).",
+    "- Where the time goes: *script µs/call* is Redis's time inside EVAL/EVALSHA per script call (INFO commandstats, reset per cell; it includes the " +
+      "script's own commands), *script µs/op* the same per operation (a hold opening runs two scripts); *Redis CPU µs/op* is all of redis-server's " +
+      "CPU (INFO cpu: scripts, parsing, network I/O); *client CPU µs/op* is this process's CPU (the Redis client, tollgate, the loop, GC). " +
+      "commandstats times scripts by the wall clock: a cell whose script time per op exceeds Redis's CPU per op lost the core to another " +
+      "process mid-script, and is marked ⚠ (its script µs are inflated; run again at a quiet moment).",
+    "- The floor, tollgate's scripts by raw EVALSHA and 0.1's reserveJob are sent the way tollgate sends its own (fromNodeRedis / fromIoredis), so a " +
+      "raw row differs from the library's row only by the library's own code. rate-limiter-flexible sends EVAL with its script text on node-redis and " +
+      "EVALSHA (defineCommand) on ioredis. tollgate runs with its defaults (Redis TIME clock, journal and per-day history on, no deny cache).",
     "",
     "## Targets",
     "",
-    table(["target", "measured", ""], targets(results).map((t) => [t.goal, t.measured, verdict(t.met)])),
+    "Ratios within this run, for each client where the issue names both. Redis µs per call is pooled over the cells at c = 16 and 64 " +
+      "(all their script time over all their calls); ops/s and p50 are the mean of a cell's runs. " +
+      `*0.1* is the same ratio in 0.1's run (${BASELINE_SOURCE}), where 0.1 had the measure.`,
+    "",
+    table(["target", "measured", "ratio", "0.1", ""], targets(results).map((t) => [t.goal, t.measured, amount(t, t.value), before(t), verdict(t.met)])),
   ];
 
-  for (const section of ["requests", "jobs"] as const) {
-    const title = section === "requests" ? "Per-request calls" : "Bulk jobs";
-    for (const client of clients(results, section)) {
+  for (const section of ["requests", "holds"] as const) {
+    const title = section === "requests" ? "Per-request calls" : "Holds";
+    for (const client of clientsIn(results, section)) {
       parts.push("", `## ${title}, ${client}`, "");
+      if (section === "holds") {
+        parts.push(
+          "tg.holds.open runs two scripts per opening (openHold.lua and the sweep index mark, side by side); openHold.lua by raw EVALSHA is the " +
+            "first alone, with a fresh hold id each call. Each cell starts from an emptied Redis with fresh accounts.",
+          "",
+        );
+      }
       const lines: string[][] = [];
       for (const c of config.concurrency) {
-        const floor = meanOps(rowsOf(results, section, "floor", client, c));
+        const floorUs = pooledUsPerCall(rowsOf(results, section, "floor", client, c));
+        const reserveUs = pooledUsPerCall(rowsOf(results, section, "reserve01", client, c));
         const rlf = meanOps(rowsOf(results, section, "rlf", client, c));
-        for (const { key, name } of keysIn(results, section)) {
+        for (const { key } of keysIn(results, section)) {
           for (const r of rowsOf(results, section, key, client, c)) {
+            const perCall = usPerCall(r);
             const row = [
-              `${name}${r.run > 1 ? ` #${r.run}` : ""}`,
+              `${label(r)}${noisy(r) ? " ⚠" : ""}`,
               String(c),
               int(r.m.opsPerSec),
               ms(r.m.p50Ms),
               ms(r.m.p99Ms),
-              r.redisUsPerCall === undefined ? "–" : r.redisUsPerCall.toFixed(1),
-              r.callsPerOp === undefined ? "–" : r.callsPerOp.toFixed(2),
+              us(perCall),
+              r.scriptCalls === undefined ? "–" : (r.scriptCalls / r.m.ops).toFixed(2),
+              r.scriptUsec === undefined ? "–" : us(r.scriptUsec / r.m.ops),
               r.m.cpuUsPerOp.toFixed(1),
-              r.redisCpuUsPerOp === undefined ? "–" : r.redisCpuUsPerOp.toFixed(1),
+              us(r.redisCpuUsPerOp),
             ];
-            if (section === "requests") row.push(x(div(r.m.opsPerSec, floor)), x(div(r.m.opsPerSec, rlf)));
+            if (section === "requests") row.push(x(div(perCall, floorUs)), x(div(r.m.opsPerSec, rlf)));
+            else row.push(x(div(r.scriptUsec === undefined ? undefined : r.scriptUsec / r.m.ops, reserveUs)));
             lines.push(row);
           }
         }
       }
-      const head = ["scenario", "c", "ops/s", "p50 ms", "p99 ms", "script µs/call", "calls/op", "client CPU µs/op", "Redis CPU µs/op"];
-      if (section === "requests") head.push("× floor", "× rate-limiter-flexible");
+      const head = ["scenario", "c", "ops/s", "p50 ms", "p99 ms", "script µs/call", "scripts/op", "script µs/op", "client CPU µs/op", "Redis CPU µs/op"];
+      if (section === "requests") head.push("script µs × floor", "ops/s × rate-limiter-flexible");
+      else head.push("script µs/op × 0.1 reserveJob");
       parts.push(table(head, lines));
     }
   }
@@ -148,35 +119,38 @@ export function markdown(results: Results): string {
       "## HTTP through Express, node-redis",
       "",
       "autocannon in a worker thread of this process, Express on the main thread, redis-server beside them: three busy threads on this machine's cores. " +
-        "Each connection sends its own account's x-api-key. autocannon records latency in whole ms. " +
-        "Server busy µs/req is the Express thread's event-loop busy time per request.",
+        "Each connection sends its own subject's x-api-key: the account id for express-rate-limit and the admit middleware, an API key for " +
+        "keys.verify and the example server. autocannon records latency in whole ms. *Server busy µs/req* is the Express thread's event-loop busy " +
+        "time per request; *scripts/req* the EVAL/EVALSHA calls per request (INFO commandstats).",
       "",
     );
     const lines: string[][] = [];
     for (const c of config.concurrency) {
       const bare = meanOps(rowsOf(results, "http", "bare", "node-redis", c));
-      const erl = meanOps(rowsOf(results, "http", "erl", "node-redis", c));
-      for (const { key, name } of keysIn(results, "http")) {
+      const erl = meanBusy(rowsOf(results, "http", "erl", "node-redis", c));
+      for (const { key } of keysIn(results, "http")) {
         for (const r of rowsOf(results, "http", key, "node-redis", c)) {
           const bytes = r.bytesPerResponse === undefined ? "–" : int(r.bytesPerResponse);
           const whole = (v: number) => (v === 0 ? "<1" : String(v)); // autocannon: whole ms
-          lines.push([`${name}${r.run > 1 ? ` #${r.run}` : ""}`, String(c), int(r.m.opsPerSec), whole(r.m.p50Ms), whole(r.m.p99Ms), r.m.cpuUsPerOp.toFixed(1), bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.opsPerSec, erl))]);
+          const scripts = r.scriptCalls === undefined ? "–" : (r.scriptCalls / r.m.ops).toFixed(2);
+          lines.push([label(r), String(c), int(r.m.opsPerSec), whole(r.m.p50Ms), whole(r.m.p99Ms), r.m.cpuUsPerOp.toFixed(1), scripts, bytes, x(div(r.m.opsPerSec, bare)), x(div(r.m.cpuUsPerOp, erl))]);
         }
       }
     }
-    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "server busy µs/req", "bytes/response", "× bare Express", "× express-rate-limit"], lines));
+    parts.push(table(["scenario", "connections", "req/s", "p50 ms", "p99 ms", "server busy µs/req", "scripts/req", "bytes/response", "req/s × bare Express", "busy µs × express-rate-limit"], lines));
   }
 
   if (results.memory) {
     const m = results.memory;
     parts.push(
       "",
-      `## Redis memory (INFO memory used_memory delta, ${int(m.accounts)} accounts on the default "pro" plan)`,
+      `## Redis memory (INFO memory used_memory delta; tollgate's defaults, the default "pro" plan)`,
       "",
       table(["what", "bytes"], [
-        ["per idle account, journal off", m.perAccountJournalOff.toFixed(0)],
-        ["per idle account, journal on (stream with the cycle's opening grant)", m.perAccountJournalOn.toFixed(0)],
-        [`per journal entry (${m.entriesPerAccount} charges on each of ${int(m.entryAccounts)} accounts)`, m.perJournalEntry.toFixed(0)],
+        [`per idle account without keys (${int(m.accounts)} accounts)`, m.perAccount.toFixed(0)],
+        [`first API key of an account (${int(m.accounts)} keys)`, m.perFirstKey.toFixed(0)],
+        [`second API key of an account (${int(m.accounts)} keys)`, m.perSecondKey.toFixed(0)],
+        [`per charge: journal entry, per-day history, recent ids (${m.chargesPerAccount} charges on each of ${int(m.chargeAccounts)} accounts)`, m.perCharge.toFixed(0)],
       ]),
     );
   }
@@ -188,12 +162,16 @@ export function markdown(results: Results): string {
 // ---------- console ----------
 
 export function summary(results: Results): string {
-  const lines = ["Targets:"];
-  for (const t of targets(results)) lines.push(`  ${(t.met === undefined ? "-" : t.met ? "met" : "MISSED").padEnd(7)} ${t.goal}: ${t.measured}`);
+  const lines = ["Targets (ratios within this run; 0.1 in brackets where it had the measure):"];
+  if (results.load) lines.unshift(`Load average (1 min): ${results.load.start.toFixed(2)} at the start, ${results.load.end.toFixed(2)} at the end (${results.machine.cores} cores).`);
+  for (const t of targets(results)) {
+    const was = t.before ? ` [0.1: ${amount(t, t.before.value)}]` : "";
+    lines.push(`  ${(t.met === undefined ? "-" : t.met ? "met" : "MISSED").padEnd(7)} ${t.goal}: ${amount(t, t.value)}, ${t.measured}${was}`);
+  }
   const top = topConcurrency(results);
   lines.push(`ops/s at c=${top} (mean of runs):`);
-  for (const section of ["requests", "jobs", "http"] as const) {
-    for (const client of clients(results, section)) {
+  for (const section of ["requests", "holds", "http"] as const) {
+    for (const client of clientsIn(results, section)) {
       for (const { key, name } of keysIn(results, section)) {
         const ops = meanOps(rowsOf(results, section, key, client, top));
         if (ops !== undefined) lines.push(`  ${`${section === "http" ? "http" : client}: ${name}`.padEnd(62)} ${int(ops).padStart(8)}`);
@@ -230,9 +208,9 @@ export function svg(results: Results): string {
   y += 14;
 
   const panels: Array<{ title: string; section: Section; client: string }> = [];
-  for (const section of ["requests", "jobs"] as const) {
-    for (const client of clients(results, section)) {
-      panels.push({ title: `${section === "requests" ? "Per-request calls" : "Bulk jobs"}, ${client} (ops/s)`, section, client });
+  for (const section of ["requests", "holds"] as const) {
+    for (const client of clientsIn(results, section)) {
+      panels.push({ title: `${section === "requests" ? "Per-request calls" : "Holds"}, ${client} (ops/s)`, section, client });
     }
   }
   if (results.rows.some((r) => r.section === "http")) panels.push({ title: "HTTP through Express, node-redis (requests/s, connections = c)", section: "http", client: "node-redis" });

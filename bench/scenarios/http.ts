@@ -3,9 +3,12 @@
  * not share the server's event loop). Each connection is its own account (x-api-key).
  *   bare Express              a trivial JSON route: the ceiling for any middleware;
  *   express-rate-limit        + rate-limit-redis on the same node-redis client, keyed by account;
- *   tollgate admit middleware the few lines a host writes around tg.limits.admit;
- *   the example server        its free endpoint and the charged transcript endpoint, with
- *                             its own authentication (API keys) and guard.
+ *   tollgate admit middleware the few lines a host writes around tg.limits.admit, the
+ *                             subject taken from the header as express-rate-limit does;
+ *   tollgate keys.verify      the realistic middleware: checks the API key and admits its
+ *                             subject in one call (one script), 401 for a bad key;
+ *   the example server        its free endpoint (key check + admit, one command) and the
+ *                             charged transcript endpoint, with its own authentication and guard.
  */
 import { existsSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -25,6 +28,7 @@ export const HTTP_SCENARIO = {
   bare: "bare Express",
   erl: "Express + express-rate-limit + rate-limit-redis",
   admit: "Express + tollgate admit middleware",
+  verify: "Express + tollgate keys.verify middleware",
   exampleFree: "example server: free endpoint",
   exampleCharged: "example server: charged transcript",
 } as const;
@@ -73,8 +77,27 @@ export function tollgateAdmitApp(tg: Tollgate): Express {
   const app = express();
   app.use(async (req, res, next) => {
     const admission = await tg.limits.admit(req.get("x-api-key") ?? "");
-    res.set(rateLimitHeaders(admission.rateLimit));
+    res.set(rateLimitHeaders(admission));
     if (!admission.allowed) {
+      res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
+      return;
+    }
+    next();
+  });
+  app.get("/ping", ok);
+  return app;
+}
+
+export function tollgateVerifyApp(tg: Tollgate): Express {
+  const app = express();
+  app.use(async (req, res, next) => {
+    const verified = await tg.keys.verify(req.get("x-api-key") ?? "");
+    if (!verified.valid) {
+      res.status(401).json({ error: { type: "unauthorized", message: "Invalid API key" } });
+      return;
+    }
+    res.set(rateLimitHeaders(verified.admission));
+    if (!verified.admission.allowed) {
       res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
       return;
     }
@@ -130,16 +153,21 @@ function fire(url: string, connections: number, seconds: number, apiKeys: string
   } as unknown as autocannon.Options); // the types predate workers mode, where setupClient is a file path
 }
 
-/** Warm-up, then a measured run; any error or non-2xx response fails the scenario. */
+/**
+ * Warm-up, then a measured run (beforeMeasure runs between them, e.g. CONFIG RESETSTAT); any
+ * error or non-2xx response fails the scenario.
+ */
 export async function measureHttp(
   target: HttpTarget,
   connections: number,
   seconds: number,
   warmupSeconds: number,
+  beforeMeasure?: () => Promise<void>,
 ): Promise<{ m: Measurement; bytesPerResponse: number }> {
   const { url, server } = await listen(target.app);
   try {
     if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, warmupSeconds, target.apiKeys);
+    await beforeMeasure?.();
     const elu = performance.eventLoopUtilization();
     const result = await fire(`${url}${target.path}`, connections, seconds, target.apiKeys);
     const busy = performance.eventLoopUtilization(elu);

@@ -1,27 +1,30 @@
 /**
- * Per-request calls, each one EVALSHA through the client under test:
- *   floor     the least a Redis rate limiter can do: one key, INCR + PEXPIRE in one script;
- *   tollgate  admit, admit + credit pre-check, charge (the library as a host calls it);
- *   admit.lua the admit script by raw EVALSHA, to split the library's own cost from the script's;
- *   peer      rate-limiter-flexible RateLimiterRedis.consume on the same client.
+ * Per-request calls, each one script through the client under test:
+ *   floor      the least a Redis rate limiter can do: one key, INCR + PEXPIRE in one script;
+ *   tollgate   admit (the plan's one fixed window), admit + credit pre-check, keys.verify +
+ *              admit (with and without the pre-check), a policy admit of a subject with no
+ *              account, and charge (journal and per-day history on, the defaults; then
+ *              history off, so the difference is what the history costs per charge);
+ *   admit.lua  by raw EVALSHA, the very command the library sends, to split the library's own
+ *              client cost from the script's;
+ *   peer       rate-limiter-flexible RateLimiterRedis.consume on the same client.
  * Every operation checks its outcome, so a misconfigured run fails instead of measuring denials.
  */
 import { RateLimiterRedis } from "rate-limiter-flexible";
-import type { Tollgate } from "../../src/index.ts";
-import { accountKeys } from "../../src/keys.ts";
-import { SCRIPTS } from "../../src/scripts/bundle.generated.ts";
-import type { BenchClient } from "../clients.ts";
-import { accountOf } from "../fixture.ts";
+import { createTollgate } from "../../src/index.ts";
+import { admit as admitScript } from "../../src/scripts/bundle.generated.ts";
+import { recording, type BenchClient } from "../clients.ts";
+import { ACCOUNTS, BENCH_PLANS, BENCH_POLICIES, accountOf, createBenchAccounts, ipOf, issueBenchKeys, parallel } from "../fixture.ts";
 import type { Operation } from "../measure.ts";
 
 export interface Scenario {
   name: string;
   op: Operation;
-  /** Runs before the warm-up, e.g. to open the jobs the operations settle. */
+  /** Runs before the warm-up, e.g. to open the holds the operations settle. */
   prepare?: () => Promise<void>;
 }
 
-const FLOOR_SCRIPT = `
+export const FLOOR_SCRIPT = `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
@@ -30,14 +33,38 @@ export const SCENARIO = {
   floor: "floor: INCR+PEXPIRE script",
   admit: "tollgate admit",
   precheck: "tollgate admit + credit pre-check",
-  charge: "tollgate charge 1",
+  verify: "tollgate keys.verify + admit",
+  verifyPrecheck: "tollgate keys.verify + admit + pre-check",
+  policy: "tollgate policy admit (no account)",
+  charge: "tollgate charge 1 (journal + history on)",
+  chargeNoHistory: "tollgate charge 1, history: false",
   rawAdmit: "admit.lua by raw EVALSHA",
   rlf: "rate-limiter-flexible consume",
 } as const;
 
-export async function requestScenarios(client: BenchClient, tg: Tollgate, tgPrefix: string): Promise<Record<keyof typeof SCENARIO, Scenario>> {
+export type RequestKey = keyof typeof SCENARIO;
+
+/** Sets up accounts, keys and the peer on this client; the caller starts from an empty Redis. */
+export async function requestScenarios(client: BenchClient): Promise<Record<RequestKey, Scenario>> {
+  const options = { plans: BENCH_PLANS, policies: BENCH_POLICIES };
+  const tg = createTollgate({ redis: client.tollgate, ...options });
+  const tgNoHistory = createTollgate({ redis: client.tollgate, ...options, history: false });
+  await createBenchAccounts(tg);
+  const apiKeys = await issueBenchKeys(tg);
+
   const floorSha = String(await client.command(["SCRIPT", "LOAD", FLOOR_SCRIPT]));
-  await client.command(["SCRIPT", "LOAD", SCRIPTS.admit.source]);
+  const floorWords = Array.from({ length: ACCOUNTS }, (_, i) => ["EVALSHA", floorSha, "1", `floor:{${accountOf(i)}}`, "60000"]);
+
+  // The admit command exactly as the library builds it, one per account, captured once.
+  const admitWords: string[][] = [];
+  const capture = createTollgate({
+    redis: recording(client.tollgate, (words) => {
+      if (words[1] === admitScript.sha1) admitWords.push(words);
+    }),
+    ...options,
+  });
+  await parallel(ACCOUNTS, 1, (i) => capture.limits.admit(accountOf(i)));
+  if (admitWords.length !== ACCOUNTS) throw new Error(`captured ${admitWords.length} admit commands, expected ${ACCOUNTS}`);
 
   const limiter = new RateLimiterRedis({
     storeClient: client.raw,
@@ -48,31 +75,35 @@ export async function requestScenarios(client: BenchClient, tg: Tollgate, tgPref
     duration: 60,
   });
 
-  // The admit script's keys and arguments as the library builds them, prepared once.
-  const rawAdmitKeys = Array.from({ length: 1_000 }, (_, i) => [accountKeys(tgPrefix, accountOf(i)).account]);
-  const rawAdmitArgs = Array.from({ length: 1_000 }, (_, i) => ["-1", "api", "60000", "0", accountKeys(tgPrefix, accountOf(i)).counters("api")]);
+  const admitted = (what: string, admission: { allowed: boolean; credits?: { sufficient: boolean } }, credits = false) => {
+    if (!admission.allowed || (credits && !admission.credits?.sufficient)) throw new Error(`${what} denied a bench request`);
+  };
+  const verified = async (i: number, credits: number) => {
+    const outcome = await tg.keys.verify(apiKeys[i % ACCOUNTS]!, { credits });
+    if (!outcome.valid) throw new Error(`keys.verify refused a bench key: ${outcome.reason}`);
+    admitted("keys.verify", outcome.admission, credits > 0);
+  };
 
-  const scenarios = {
-    floor: async (i: number) => client.evalsha(floorSha, [`floor:{${accountOf(i)}}`], ["60000"]),
-    admit: async (i: number) => {
-      const admission = await tg.limits.admit(accountOf(i));
-      if (!admission.allowed) throw new Error("admit denied a bench request");
-    },
-    precheck: async (i: number) => {
-      const admission = await tg.limits.admit(accountOf(i), { credits: 1 });
-      if (!admission.allowed || !admission.credits?.sufficient) throw new Error("admit + pre-check denied a bench request");
-    },
-    charge: async (i: number) => {
+  const ops: Record<RequestKey, Operation> = {
+    floor: (i) => client.tollgate.send(floorWords[i % ACCOUNTS]!),
+    admit: async (i) => admitted("admit", await tg.limits.admit(accountOf(i))),
+    precheck: async (i) => admitted("admit + pre-check", await tg.limits.admit(accountOf(i), { credits: 1 }), true),
+    verify: (i) => verified(i, 0),
+    verifyPrecheck: (i) => verified(i, 1),
+    policy: async (i) => admitted("policy admit", await tg.limits.admit(ipOf(i), { policy: "anonymous" })),
+    charge: async (i) => {
       const outcome = await tg.credits.charge(accountOf(i), { required: 1 });
       if (!outcome.ok) throw new Error("charge found no credits");
     },
-    rawAdmit: async (i: number) => {
-      const reply = (await client.evalsha(SCRIPTS.admit.sha1, rawAdmitKeys[i % 1_000]!, rawAdmitArgs[i % 1_000]!)) as unknown[];
-      if (Number(reply[0]) !== 0) throw new Error(`admit.lua answered code ${String(reply[0])}`);
+    chargeNoHistory: async (i) => {
+      const outcome = await tgNoHistory.credits.charge(accountOf(i), { required: 1 });
+      if (!outcome.ok) throw new Error("charge found no credits");
     },
-    rlf: async (i: number) => limiter.consume(accountOf(i)),
+    rawAdmit: async (i) => {
+      const reply = (await client.tollgate.send(admitWords[i % ACCOUNTS]!)) as unknown[];
+      if (reply[0] !== 0) throw new Error(`admit.lua answered code ${String(reply[0])}`);
+    },
+    rlf: (i) => limiter.consume(accountOf(i)),
   };
-  return Object.fromEntries(
-    Object.entries(scenarios).map(([key, op]) => [key, { name: SCENARIO[key as keyof typeof SCENARIO], op }]),
-  ) as Record<keyof typeof SCENARIO, Scenario>;
+  return Object.fromEntries(Object.entries(ops).map(([key, op]) => [key, { name: SCENARIO[key as RequestKey], op }])) as Record<RequestKey, Scenario>;
 }
