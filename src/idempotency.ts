@@ -7,6 +7,7 @@
  * atomic step. Scripts: lua/beginIdempotency.lua, lua/releaseIdempotency.lua.
  */
 import { createHash, randomUUID } from "node:crypto";
+import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
 import { holdFromReply, type Hold } from "./records.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
@@ -31,18 +32,11 @@ export type StoredOutcome =
   | { kind: "hold"; hold: Hold }
   | { kind: "hold_limit_reached"; active: number; cap: number };
 
-/** JSON with object keys sorted at every depth, so equal bodies give equal fingerprints. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
+/**
+ * SHA-256 of the body's canonical JSON (RFC 8785, src/canonicalJson.ts): equal bodies, whatever
+ * their key order, share it. A body that is not JSON (a BigInt, a cycle, nesting past 256
+ * levels, ...) is InvalidInputError.
+ */
 export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
 }
