@@ -1,26 +1,31 @@
 --[[
   beginIdempotency: look up an Idempotency-Key before the request is validated and its
-  work started (SPEC §7). A new key is marked pending for the caller's token, so a
-  concurrent request with the same key gets IDEMPOTENCY_IN_USE instead of a second hold.
+  work started (SPEC §7). A new key (or one whose claim lapsed) is claimed for the caller's
+  token until now + lockTtlMs, so a concurrent request with the same key gets
+  IDEMPOTENCY_IN_USE instead of a second hold; the holder renews the claim while it works
+  (renewIdempotency.lua).
   KEYS[1] record        hash   the key's record (lib/idempotency.lua)
-  ARGV[1] fingerprint   string  hash of the canonical request body
-  ARGV[2] token         string  identifies this request while the key is pending
-  ARGV[3] lockTtlMs     integer how long a pending mark survives a crashed holder
+  ARGV[1] nowMs         integer injected time, or -1 for Redis TIME
+  ARGV[2] fingerprint   string  hash of the canonical request body
+  ARGV[3] token         string  identifies this request while the key is pending
+  ARGV[4] lockTtlMs     integer how long a claim lasts unless its holder renews it
   Returns: {code, payload, storedCode}
     Codes: OK (go on), REPLAYED (payload = stored outcome, storedCode = its code),
     IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE
 ]]
+--@include "lib/clock.lua"
 --@include "lib/idempotency.lua"
 
 local recordKey   = KEYS[1]
-local fingerprint = ARGV[1]
-local token       = ARGV[2]
-local lockTtlMs   = tonumber(ARGV[3])
+local nowArg      = ARGV[1]
+local fingerprint = ARGV[2]
+local token       = ARGV[3]
+local lockTtlMs   = tonumber(ARGV[4])
 
-local found = idempotency_check(recordKey, fingerprint, token)
+local now = clock_now(nowArg)
+local found = idempotency_check(recordKey, fingerprint, token, now)
 if found then
   return found
 end
-redis.call('HSET', recordKey, 'fp', fingerprint, 'st', 'pending', 'tok', token)
-redis.call('PEXPIRE', recordKey, lockTtlMs)
+idempotency_claim(recordKey, fingerprint, token, now, lockTtlMs)
 return { CODE.OK, '', 0 }

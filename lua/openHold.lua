@@ -78,7 +78,7 @@ if not a then
 end
 local keyed = idemKey ~= ''
 if keyed then
-  local found = idempotency_check(idemRecord, fingerprint, idemToken)
+  local found = idempotency_check(idemRecord, fingerprint, idemToken, ctx.now)
   if found then
     return found
   end

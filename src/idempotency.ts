@@ -2,15 +2,18 @@
  * Idempotency-Key support for opening holds (SPEC §7). Keys are scoped per subject and stored
  * with a fingerprint of the canonical request body. `begin` runs before validation and before
  * the host does its own work: it replays a stored outcome, refuses a reused key with another
- * body, or marks the key pending for this request (so a concurrent duplicate gets "in use",
- * never a second hold). holds.open re-checks the key and stores the outcome in the same
- * atomic step. Scripts: lua/beginIdempotency.lua, lua/releaseIdempotency.lua.
+ * body, or claims the key for this request (so a concurrent duplicate gets "in use", never a
+ * second hold). The claim is a lease of idempotencyLockMs that the holder renews while it
+ * works (`renew`): a holder that crashed blocks the key for that long at most. holds.open
+ * re-checks the key and stores the outcome in the same atomic step, so a claim that lapsed
+ * under a slow holder can cost that holder a 409, never a second hold.
+ * Scripts: lua/beginIdempotency.lua, lua/renewIdempotency.lua, lua/releaseIdempotency.lua.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
 import { holdFromReply, type Hold } from "./records.ts";
-import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
+import { beginIdempotency, releaseIdempotency, renewIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { printableKey } from "./validate.ts";
 
@@ -51,6 +54,11 @@ export function decodeStoredOutcome(code: number, payload: string): StoredOutcom
 export class Idempotency {
   constructor(private readonly ctx: Context) {}
 
+  /** How long a claim lasts unless its holder renews it (idempotencyLockMs). Renew well within it. */
+  get lockMs(): number {
+    return Number(this.ctx.runner.settings.lockTtlMs);
+  }
+
   /** Looks the key up before the request is validated (SPEC §7 order). */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     const keys = this.ctx.keys(subject);
@@ -61,6 +69,17 @@ export class Idempotency {
     if (code === Code.IDEMPOTENCY_REUSED) return { state: "reused" };
     if (code === Code.IDEMPOTENCY_IN_USE) return { state: "in_use" };
     return { state: "new", claim };
+  }
+
+  /**
+   * Extends the claim to idempotencyLockMs from now while the holder's work goes on. False when
+   * the claim is no longer this request's (it lapsed and another request took the key, or it was
+   * resolved or released): the holder's holds.open will then answer in use or the replay.
+   */
+  async renew(subject: string, claim: IdempotencyClaim): Promise<boolean> {
+    const keys = this.ctx.keys(subject);
+    const reply = await this.ctx.runner.run(renewIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });
+    return reply[0] === Code.OK;
   }
 
   /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */

@@ -48,7 +48,10 @@ export interface TollgateOptions {
   resendIds?: boolean;
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
   idempotencyTtlMs?: number;
-  /** How long a pending Idempotency-Key survives a crashed holder. Default 60 s. */
+  /**
+   * How long an Idempotency-Key claim (idempotency.begin) lasts unless its holder renews it
+   * (idempotency.renew): the longest a crashed holder blocks the key. Default 5 s.
+   */
   idempotencyLockMs?: number;
   /**
    * Offset each subject's fixed windows by a hash of its id, so that all subjects do not
@@ -101,7 +104,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     historyDays: String(historyDays),
     leaseMs: String(leaseMs),
     idemTtlMs: String(count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
-    lockTtlMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 60_000, 1)),
+    lockTtlMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1)),
     opTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.

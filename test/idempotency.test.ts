@@ -89,6 +89,78 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
     expect(ttl).toBeLessThanOrEqual(30_000);
   });
 
+  it('a claim left by a crashed holder stops blocking the key once idempotencyLockMs passed: in use until then, new after', async () => {
+    const id = await account();
+    const crashed = await tg.idempotency.begin(id, 'k-crash', body);
+    expect(crashed.state).toBe('new');
+    gate.clock.advance(29_999);
+    expect(await tg.idempotency.begin(id, 'k-crash', body)).toEqual({ state: 'in_use' });
+    expect(await open(id, 2, { key: 'k-crash', body })).toEqual({ ok: false, reason: 'idempotency_key_in_use' });
+    gate.clock.advance(1);
+    const next = await tg.idempotency.begin(id, 'k-crash', body);
+    expect(next.state).toBe('new');
+    if (next.state !== 'new') throw new Error();
+    expect(await open(id, 2, next.claim)).toMatchObject({ ok: true, replayed: false });
+    // The lapsed claim's other body is no reason to refuse a new one: the key was free.
+    await tg.idempotency.begin(id, 'k-crash-2', body);
+    gate.clock.advance(30_000);
+    expect((await tg.idempotency.begin(id, 'k-crash-2', { other: true })).state).toBe('new');
+  });
+
+  it('a holder that renews keeps its claim past idempotencyLockMs; once the key is another\'s, renew answers false', async () => {
+    const id = await account();
+    const holder = await tg.idempotency.begin(id, 'k-renew', body);
+    if (holder.state !== 'new') throw new Error(holder.state);
+    expect(tg.idempotency.lockMs).toBe(30_000);
+    for (let i = 0; i < 5; i++) {
+      gate.clock.advance(20_000);
+      expect(await tg.idempotency.renew(id, holder.claim)).toBe(true);
+      expect(await tg.idempotency.begin(id, 'k-renew', body)).toEqual({ state: 'in_use' });
+    }
+    const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k-renew`]));
+    expect(ttl).toBeGreaterThan(25_000);
+    // The holder stops renewing (it hung): the key goes to the next request, and the holder learns it.
+    gate.clock.advance(30_000);
+    const other = await tg.idempotency.begin(id, 'k-renew', body);
+    expect(other.state).toBe('new');
+    expect(await tg.idempotency.renew(id, holder.claim)).toBe(false);
+    expect(await open(id, 2, holder.claim)).toEqual({ ok: false, reason: 'idempotency_key_in_use' });
+    if (other.state !== 'new') throw new Error();
+    const created = await open(id, 2, other.claim);
+    expect(created.ok).toBe(true);
+    // Late, the first holder gets the hold the other opened, never one of its own.
+    expect(await open(id, 2, holder.claim)).toEqual({ ...created, replayed: true });
+    expect(await tg.idempotency.renew(id, other.claim)).toBe(false);
+    expect((await tg.holds.list(id)).total).toBe(1);
+  });
+
+  it.each([
+    ['the last claim still live', 0],
+    ['every claim lapsed', 30_000],
+  ])('8 holders slower than idempotencyLockMs, each taking the key over from the last, open at once with 8 more requests (%s) -> one hold, one reservation', async (_, after) => {
+    const id = await account();
+    const claims = [];
+    for (let i = 0; i < 8; i++) {
+      const begun = await tg.idempotency.begin(id, 'k-slow', body);
+      if (begun.state !== 'new') throw new Error(`holder ${i}: ${begun.state}`);
+      claims.push(begun.claim);
+      gate.clock.advance(30_000);
+    }
+    gate.clock.advance(after - 30_000);
+    const outcomes = await Promise.all([
+      ...claims.map((claim) => open(id, 4, claim)),
+      ...Array.from({ length: 8 }, () => open(id, 4, { key: 'k-slow', body })),
+    ]);
+    const created = outcomes.filter((o) => o.ok && !o.replayed);
+    expect(created).toHaveLength(1);
+    for (const o of outcomes) {
+      if (o.ok) expect(o.hold).toEqual(created[0]!.ok && created[0]!.hold);
+      else expect(o.reason).toBe('idempotency_key_in_use');
+    }
+    expect((await tg.holds.list(id)).total).toBe(1);
+    expect((await tg.usage(id)).credits).toMatchObject({ held: 4, balance: 4996 });
+  });
+
   it('32 concurrent opens with one key -> one hold, one reservation', async () => {
     const id = await account();
     const outcomes = await Promise.all(

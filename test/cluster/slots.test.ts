@@ -46,7 +46,10 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   if (!items.ok) throw new Error('unreachable');
   expect((await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b', 'c'] })).state).toBe('replay');
   const other = await tg.idempotency.begin(id, 'key-2', { bad: true });
-  if (other.state === 'new') await tg.idempotency.release(id, other.claim);
+  if (other.state === 'new') {
+    await tg.idempotency.renew(id, other.claim);
+    await tg.idempotency.release(id, other.claim);
+  }
 
   await tg.holds.settle(id, items.hold.id, { itemId: 'v1', optionalSpent: 1 });
   await tg.holds.settle(id, items.hold.id, { itemId: 'v2', failed: 'no_captions' });
