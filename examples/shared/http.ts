@@ -2,6 +2,7 @@
  * The framework-neutral request and reply every handler speaks. Adapters (Express, Koa) build
  * an ApiRequest from their own request and copy an HttpReply onto their own response.
  */
+import { parseCookie } from 'cookie';
 import { errorReply, newRequestId, type ErrorType, type HttpReply } from '../../src/index.ts';
 
 export type { HttpReply };
@@ -63,13 +64,22 @@ export function isDecodablePath(path: string): boolean {
   }
 }
 
-/** The value of one cookie from a Cookie header. */
+/**
+ * The value of one cookie from the Cookie header, parsed by `cookie` (RFC 6265). A value that
+ * is not valid percent-encoding (`tg_session=%zz`) is treated as absent, as a cookie that was
+ * never set.
+ */
 export function cookie(request: ApiRequest, name: string): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return decodeURIComponent(part.slice(at + 1).trim());
+  return parseCookie(header, { decode: decodeOrSkip })[name];
+}
+
+function decodeOrSkip(value: string): string | undefined {
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
