@@ -29,6 +29,8 @@ export function createExpressApp(service: Service): express.Express {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
     app[method](route.path, async (req, res) => send(res, await route.handle(toIncoming(req))));
   }
+  // Any other method on a known path (OPTIONS, PATCH, ...): 405 with Allow, not Express's own answer.
+  for (const { path, allow } of service.paths) app.all(path, (req, res) => send(res, service.methodNotAllowed(toIncoming(req), allow)));
   app.use((req, res) => send(res, service.notFound(toIncoming(req))));
   // Anything thrown around the routes gets the SPEC §8 body, not Express's HTML page.
   app.use((error: unknown, req: Request, res: Response, next: express.NextFunction) => {

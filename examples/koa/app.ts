@@ -41,6 +41,8 @@ export function createKoaApp(service: Service): Koa {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
     router[method](route.path, async (ctx) => send(ctx, await route.handle(toIncoming(ctx))));
   }
+  // Any other method on a known path (OPTIONS, PATCH, ...): 405 with Allow.
+  for (const { path, allow } of service.paths) router.all(path, async (ctx) => send(ctx, service.methodNotAllowed(toIncoming(ctx), allow)));
   app.use(router.routes());
   app.use(async (ctx) => send(ctx, service.notFound(toIncoming(ctx))));
   return app;

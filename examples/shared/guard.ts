@@ -47,11 +47,14 @@ export interface GuardDeps extends AuthDeps {
   ietfHeaders: boolean;
 }
 
-export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions): Handler {
+/** A guarded route's handler carries its price, so the service can tell a charged route (no HEAD there). */
+export type GuardedHandler = Handler & { readonly price: Price };
+
+export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions): GuardedHandler {
   const { price } = options;
   if (options.failOpen && price.credits > 0) throw new Error('A charged endpoint never fails open (SPEC §8)');
   const accept = options.accept ?? 'keys_or_session';
-  return async (request) => {
+  const guarded: Handler = async (request) => {
     const blocked = deps.failedAuth.blocked(request);
     if (blocked) return blocked;
     const credential = credentialOf(request, accept, deps.tollgate);
@@ -72,6 +75,12 @@ export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOpt
       return replyForThrown(request, error, call.headers);
     }
   };
+  return Object.assign(guarded, { price });
+}
+
+/** True when the handler is a guarded route's that charges credits for its work. */
+export function isCharged(handler: Handler): boolean {
+  return ((handler as Partial<GuardedHandler>).price?.credits ?? 0) > 0;
 }
 
 /** The credential checked and the request counted (or only read): the call to run, or the 401 / 429 to send. */

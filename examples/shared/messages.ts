@@ -15,6 +15,8 @@ export const MESSAGES = {
   unreadablePath: 'The request path is not valid percent-encoding',
   unreadableRequest: 'The request could not be read',
   noRoute: (method: string, path: string) => `No route for ${method} ${path}`,
+  methodNotAllowed: (method: string, allow: string) => `${method.slice(0, 16)} is not allowed here; allowed: ${allow}`,
+  headOnCharged: 'HEAD is not served on a charged endpoint (it would charge for a body it does not send); use GET',
   notAnObject: 'The body must be a JSON object',
   oneMessage: 'Send one JSON-RPC message per request',
   internal: 'Internal server error',

@@ -70,14 +70,10 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
   ];
   if (deps.mcp) {
-    // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
+    // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end
+    // (DELETE), so those are 405 with Allow: POST like any method a path does not serve.
     // Each tools/call is priced by its tool (mcpTools.ts TOOL_PRICES).
-    const onlyPost: Handler = async () => ({ status: 405, headers: { Allow: 'POST' }, body: undefined });
-    routes.push(
-      { method: 'POST', path: '/mcp', handler: deps.mcp },
-      { method: 'GET', path: '/mcp', handler: onlyPost },
-      { method: 'DELETE', path: '/mcp', handler: onlyPost },
-    );
+    routes.push({ method: 'POST', path: '/mcp', handler: deps.mcp });
   }
   if (deps.adminToken) {
     const admin = adminHandlers({ ...deps, adminToken: deps.adminToken });

@@ -8,6 +8,7 @@ import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.t
 import { RecentCallers } from './auth.ts';
 import { replyForFrameworkError, replyForThrown } from './errors.ts';
 import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
+import { isCharged } from './guard.ts';
 import { openAccount } from './handlers/admin.ts';
 import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
 import { JobStore } from './jobStore.ts';
@@ -65,7 +66,18 @@ export interface ServiceOptions {
 export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
 
 export interface Service {
+  /**
+   * The route table. A GET route also takes HEAD (both frameworks route HEAD to GET) unless it
+   * charges credits: then HEAD is 405, as it would pay for a body it never sends.
+   */
   routes: Array<Omit<Route, 'handler'> & { handle(request: IncomingRequest): Promise<HttpReply> }>;
+  /**
+   * Every path of the table with the methods it serves (`Allow`). Adapters register each after
+   * the routes, for every method, and answer what reaches it with methodNotAllowed: 405 with
+   * Allow, in the SPEC §8 body (OPTIONS, PATCH, PUT, TRACE, ... on a known path).
+   */
+  paths: Array<{ path: string; allow: string }>;
+  methodNotAllowed(request: IncomingRequest, allow: string): HttpReply;
   notFound(request: IncomingRequest): HttpReply;
   /**
    * Adapters ask this before routing: the 400 for a request no route can read (a path that is
@@ -124,17 +136,28 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
+  const allowed = allowedMethods(routes);
+  const methodNotAllowed = (request: IncomingRequest, allow: string): HttpReply =>
+    fail(withId(request), 'method_not_allowed', request.method === 'HEAD' ? MESSAGES.headOnCharged : MESSAGES.methodNotAllowed(request.method, allow), {
+      headers: { Allow: allow },
+    });
 
   return {
-    routes: routes.map(({ method, path, handler }) => ({
-      method,
-      path,
-      async handle(request) {
-        const withRequestId = withId(request);
-        const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));
-        return { ...reply, headers: { 'X-Request-Id': withRequestId.requestId, ...reply.headers } };
-      },
-    })),
+    routes: routes.map(({ method, path, handler }) => {
+      const headRefused = method === 'GET' && isCharged(handler);
+      return {
+        method,
+        path,
+        async handle(request) {
+          if (headRefused && request.method === 'HEAD') return methodNotAllowed(request, allowed.get(path)!);
+          const withRequestId = withId(request);
+          const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));
+          return { ...reply, headers: { 'X-Request-Id': withRequestId.requestId, ...reply.headers } };
+        },
+      };
+    }),
+    paths: [...allowed].map(([path, allow]) => ({ path, allow })),
+    methodNotAllowed,
     notFound: (request) => fail(withId(request), 'not_found', MESSAGES.noRoute(request.method, request.path)),
     screen: (request) =>
       isDecodablePath(request.path) ? undefined : fail(withId(request), 'invalid_request', MESSAGES.unreadablePath, { extra: { param: 'path' } }),
@@ -150,6 +173,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await redis.close();
     },
   };
+}
+
+/** Each path's Allow header: its methods, and HEAD beside a GET that charges nothing. */
+function allowedMethods(routes: Route[]): Map<string, string> {
+  const byPath = new Map<string, Set<string>>();
+  for (const { method, path, handler } of routes) {
+    const methods = byPath.get(path) ?? new Set<string>();
+    methods.add(method);
+    if (method === 'GET' && !isCharged(handler)) methods.add('HEAD');
+    byPath.set(path, methods);
+  }
+  const order = ['GET', 'HEAD', 'POST', 'DELETE'];
+  return new Map([...byPath].map(([path, methods]) => [path, order.filter((m) => methods.has(m)).join(', ')]));
 }
 
 function redisTarget(options: ServiceOptions): RedisTarget {
