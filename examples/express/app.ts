@@ -3,11 +3,10 @@
  * Nothing here knows about credits, limits or jobs.
  */
 import express, { type Request, type Response } from 'express';
+import { readBody, type ReadBody } from '../shared/body.ts';
 import type { HttpReply } from '../shared/http.ts';
 import { listen, type Listening } from '../shared/listen.ts';
 import type { IncomingRequest, Service } from '../shared/service.ts';
-
-const jsonBody = express.json({ type: () => true, limit: '1mb', strict: false });
 
 export function createExpressApp(service: Service): express.Express {
   const app = express();
@@ -18,12 +17,13 @@ export function createExpressApp(service: Service): express.Express {
     if (refused) send(res, refused);
     else next();
   });
-  // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
+  // Every body is read by the shared reader (shared/body.ts); a problem with it reaches the
+  // route as bodyError, answered there (400, 413, 415).
   app.use((req, res, next) => {
-    jsonBody(req, res, (error?: unknown) => {
-      if (error) (req as Request & { bodyError?: string }).bodyError = bodyErrorMessage(error);
+    readBody(req).then((read) => {
+      res.locals.body = read;
       next();
-    });
+    }, next);
   });
   for (const route of service.routes) {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
@@ -45,21 +45,23 @@ function toIncoming(req: Request): IncomingRequest {
   for (const [name, value] of Object.entries(req.query)) query[name] = first(value);
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) headers[name] = first(value);
-  const bodyError = (req as Request & { bodyError?: string }).bodyError;
+  const read = req.res?.locals.body as ReadBody | undefined;
   return {
     method: req.method,
     path: req.path,
     params: { ...(req.params as Record<string, string>) },
     query,
     headers,
-    body: req.body,
+    body: read?.body,
     ip: req.socket.remoteAddress,
-    ...(bodyError === undefined ? {} : { bodyError }),
+    ...(read?.bodyError === undefined ? {} : { bodyError: read.bodyError }),
   };
 }
 
 function send(res: Response, reply: HttpReply): void {
   res.status(reply.status).set(reply.headers);
+  // A body too large to read to its end: the connection cannot carry another request.
+  if ((res.locals.body as ReadBody | undefined)?.drained === false) res.set('Connection', 'close');
   if (reply.body === undefined) res.end();
   else if (typeof reply.body === 'string') res.send(reply.body);
   else res.send(JSON.stringify(reply.body));
@@ -68,12 +70,6 @@ function send(res: Response, reply: HttpReply): void {
 function first(value: unknown): string | undefined {
   if (Array.isArray(value)) return first(value[0]);
   return typeof value === 'string' ? value : undefined;
-}
-
-export function bodyErrorMessage(error: unknown): string {
-  const type = (error as { type?: unknown }).type;
-  if (type === 'entity.too.large') return 'The request body is too large';
-  return 'The request body is not valid JSON';
 }
 
 export function listenExpress(service: Service, port: number, host?: string): Promise<Listening> {

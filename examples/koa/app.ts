@@ -2,9 +2,9 @@
  * The Koa adapter: registers the shared route table on @koa/router and translates requests and
  * replies. Nothing here knows about credits, limits or jobs.
  */
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
+import { readBody, type ReadBody } from '../shared/body.ts';
 import type { HttpReply } from '../shared/http.ts';
 import { listen, type Listening } from '../shared/listen.ts';
 import type { IncomingRequest, Service } from '../shared/service.ts';
@@ -25,18 +25,12 @@ export function createKoaApp(service: Service): Koa {
     if (refused) send(ctx, refused);
     else await next();
   });
-  // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
-  app.use(
-    bodyParser({
-      detectJSON: () => true,
-      jsonLimit: '1mb',
-      jsonStrict: false,
-      parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
-      onError: (error, ctx) => {
-        ctx.state.bodyError = (error as { type?: string }).type === 'entity.too.large' ? 'The request body is too large' : 'The request body is not valid JSON';
-      },
-    }),
-  );
+  // Every body is read by the shared reader (shared/body.ts); a problem with it reaches the
+  // route as bodyError, answered there (400, 413, 415).
+  app.use(async (ctx, next) => {
+    ctx.state.read = await readBody(ctx.req);
+    await next();
+  });
   for (const route of service.routes) {
     const method = route.method === 'GET' ? 'get' : route.method === 'POST' ? 'post' : 'delete';
     router[method](route.path, async (ctx) => send(ctx, await route.handle(toIncoming(ctx))));
@@ -53,24 +47,24 @@ function toIncoming(ctx: Context): IncomingRequest {
   for (const [name, value] of Object.entries(ctx.query)) query[name] = first(value);
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(ctx.headers)) headers[name] = first(value);
-  const raw = (ctx.request as { rawBody?: string }).rawBody;
-  const bodyError = ctx.state.bodyError as string | undefined;
+  const read = ctx.state.read as ReadBody | undefined;
   return {
     method: ctx.method,
     path: ctx.path,
     params: { ...((ctx as Context & { params?: Record<string, string> }).params ?? {}) },
     query,
     headers,
-    // The parser turns an absent body into {}; the handlers want undefined for "no body".
-    body: raw === undefined || raw === '' ? undefined : (ctx.request as { body?: unknown }).body,
+    body: read?.body,
     ip: ctx.req.socket.remoteAddress,
-    ...(bodyError === undefined ? {} : { bodyError }),
+    ...(read?.bodyError === undefined ? {} : { bodyError: read.bodyError }),
   };
 }
 
 function send(ctx: Context, reply: HttpReply): void {
   ctx.status = reply.status;
   ctx.set(reply.headers);
+  // A body too large to read to its end: the connection cannot carry another request.
+  if ((ctx.state.read as ReadBody | undefined)?.drained === false) ctx.set('Connection', 'close');
   ctx.body = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
   // Koa would re-derive Content-Type from a string body; keep the handler's.
   if (reply.headers['Content-Type']) ctx.type = reply.headers['Content-Type'];

@@ -4,6 +4,7 @@
  */
 import { parseCookie } from 'cookie';
 import { errorReply, newRequestId, type ErrorType, type HttpReply } from '../../src/index.ts';
+import type { BodyError } from './body.ts';
 
 export type { HttpReply };
 
@@ -18,8 +19,12 @@ export interface ApiRequest {
   headers: Record<string, string | undefined>;
   /** Parsed JSON body; undefined when the request had none. */
   body: unknown;
-  /** Set when the body was sent but is not JSON (or too large): the handler answers 400. */
-  bodyError?: string;
+  /**
+   * Set when a body was sent that cannot be taken (body.ts): not JSON or too deep (400), too
+   * large (413), another media type or charset (415). A route that takes a body answers it
+   * (bodyRefusal) where its order puts body checks; the others never look.
+   */
+  bodyError?: BodyError;
   /** The address the request came from (the socket's peer), for limits per client IP. */
   ip?: string;
   /** Filled in by the service once the request id is chosen. */
@@ -62,6 +67,12 @@ export function isDecodablePath(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The SPEC §8 reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
+export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
+  const error = request.bodyError;
+  return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' } });
 }
 
 /**

@@ -14,7 +14,7 @@ import { rateLimitedReply, rateLimitHeaders } from '../../src/index.ts';
 import { checkCredential, credentialOf, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
 import type { GuardDeps } from './guard.ts';
-import { fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
+import { bodyRefusal, fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
 import { MESSAGES } from './messages.ts';
 import { registerTools, toolPrice, type ToolDeps } from './mcpTools.ts';
 
@@ -37,7 +37,8 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
       const price = readable && message.method === 'tools/call' ? toolPrice(message.params?.name) : HOUSEKEEPING;
       const checked = await checkCredential(deps, credential, price);
       if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
-      if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
+      const refused = bodyRefusal(request);
+      if (refused) return refused;
       if (!readable) return fail(request, 'invalid_request', MESSAGES.oneMessage);
       const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };
       const { caller } = checked;

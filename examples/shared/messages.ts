@@ -17,6 +17,16 @@ export const MESSAGES = {
   noRoute: (method: string, path: string) => `No route for ${method} ${path}`,
   methodNotAllowed: (method: string, allow: string) => `${method.slice(0, 16)} is not allowed here; allowed: ${allow}`,
   headOnCharged: 'HEAD is not served on a charged endpoint (it would charge for a body it does not send); use GET',
+
+  // request bodies (body.ts)
+  bodyMediaType: (type: string | undefined) =>
+    `The request body must be JSON (Content-Type: application/json), not ${type === undefined || type === '' ? 'a body without a Content-Type' : type.slice(0, 64)}`,
+  bodyCharset: (charset: string) => `JSON bodies are read as UTF-8 only, not charset=${charset.slice(0, 32)}`,
+  bodyTooLarge: (max: number) => `The request body is larger than ${max} bytes`,
+  bodyNotUtf8: 'The request body is not valid UTF-8',
+  bodyNotJson: 'The request body is not valid JSON',
+  bodyTooDeep: (max: number) => `The request body nests arrays and objects deeper than ${max} levels`,
+  bodyUnreadable: 'The request body could not be read to its end',
   notAnObject: 'The body must be a JSON object',
   oneMessage: 'Send one JSON-RPC message per request',
   internal: 'Internal server error',

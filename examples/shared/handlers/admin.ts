@@ -9,7 +9,7 @@ import type { Tollgate } from '../../../src/index.ts';
 import { holdBody } from '../bodies.ts';
 import { replyForThrown } from '../errors.ts';
 import type { FailedAuth } from '../failedAuth.ts';
-import { fail, json, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
+import { bodyRefusal, fail, json, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
 import type { JobStore } from '../jobStore.ts';
 import { MESSAGES } from '../messages.ts';
 import type { DemoOAuth } from '../oauth.ts';
@@ -38,7 +38,8 @@ export function adminHandlers(deps: AdminDeps) {
       const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
       return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
     }
-    if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
+    const refused = bodyRefusal(request);
+    if (refused) return refused;
     const body = request.body ?? {};
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
     try {

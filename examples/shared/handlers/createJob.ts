@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { insufficientReply, type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from '../../../src/index.ts';
 import { jobBody } from '../bodies.ts';
 import type { AuthedHandler, Call } from '../guard.ts';
-import { fail, json, type ApiRequest, type HttpReply } from '../http.ts';
+import { bodyRefusal, fail, json, type ApiRequest, type HttpReply } from '../http.ts';
 import { parseJobRequest, type JobSource } from '../jobRequest.ts';
 import type { JobStore } from '../jobStore.ts';
 import { MESSAGES } from '../messages.ts';
@@ -33,7 +33,8 @@ export function newJobId(): string {
 
 export function createJob(deps: CreateJobDeps): AuthedHandler {
   return async (request, call) => {
-    if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError, { extra: { param: 'body' } });
+    const refused = bodyRefusal(request);
+    if (refused) return refused;
     const key = request.headers['idempotency-key'];
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       return fail(request, 'invalid_request', MESSAGES.idempotencyKeyMalformed, { extra: { param: 'Idempotency-Key' } });

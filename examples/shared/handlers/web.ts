@@ -11,7 +11,7 @@ import { SESSION_COOKIE } from '../auth.ts';
 import { collectionBody } from '../bodies.ts';
 import type { FailedAuth } from '../failedAuth.ts';
 import type { AuthedHandler } from '../guard.ts';
-import { cookie, fail, json, type Handler } from '../http.ts';
+import { bodyRefusal, cookie, fail, json, type Handler } from '../http.ts';
 import type { JobStore } from '../jobStore.ts';
 import { MESSAGES } from '../messages.ts';
 import { COLLECTION_LIMIT } from '../plans.ts';
@@ -35,6 +35,9 @@ export function webHandlers(deps: WebDeps) {
   const login: Handler = async (request) => {
     const blocked = deps.failedAuth.blocked(request);
     if (blocked) return blocked;
+    // A body that cannot be read is answered as such, not as a failed sign-in.
+    const refused = bodyRefusal(request);
+    if (refused) return refused;
     const apiKey = (request.body as { api_key?: unknown } | undefined)?.api_key;
     const unauthorized = fail(request, 'unauthorized', MESSAGES.login);
     if (typeof apiKey !== 'string') return unauthorized;
@@ -56,7 +59,8 @@ export function webHandlers(deps: WebDeps) {
   };
 
   const createCollection: AuthedHandler = async (request, call) => {
-    if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
+    const refused = bodyRefusal(request);
+    if (refused) return refused;
     const body = (request.body ?? {}) as { video_id?: unknown; limit?: unknown };
     if (!isVideoId(body.video_id)) return fail(request, 'invalid_request', MESSAGES.videoId, { extra: { param: 'video_id' } });
     const { min, max } = COLLECTION_LIMIT;
