@@ -47,13 +47,15 @@ export function createJob(deps: CreateJobDeps): AuthedHandler {
       if (begun.state !== 'new') return earlyOutcome(request, begun);
       claim = begun.claim;
     }
-    let keepClaim = false;
+    // The claim is a short lease (tollgate's idempotencyLockMs): renewed while this request
+    // resolves the videos, so it only outlives a server that stopped, and not by long.
+    const renewing = claim === undefined ? undefined : keepRenewing(deps.tollgate, accountId, claim);
+    let opened = false;
     try {
       const checked = await checkRequest(deps, request, call);
       if ('reply' in checked) return checked.reply;
       const jobId = newJobId();
       await deps.store.saveBulk(jobId, accountId, checked.videos, checked.includeComments);
-      keepClaim = true; // from here tollgate.holds.open owns the key: it stores or frees it
       const outcome = await deps.tollgate.holds.open(accountId, {
         items: checked.videos.length,
         perItem: { required: 1, optional: checked.includeComments ? 1 : 0 },
@@ -61,13 +63,33 @@ export function createJob(deps: CreateJobDeps): AuthedHandler {
         idempotency: claim,
         holdId: jobId,
       });
+      opened = true; // holds.open stored the outcome under the key, or freed it
       if (!outcome.ok || outcome.replayed) await deps.store.discard(jobId);
       if (outcome.ok && !outcome.replayed) await deps.runner.enqueue(jobId).catch((e) => console.error('enqueue failed:', e));
       return openReply(request, outcome);
     } finally {
-      if (claim !== undefined && !keepClaim) await deps.tollgate.idempotency.release(accountId, claim).catch(() => {});
+      renewing?.stop();
+      // Not opened (a 400/403, or Redis failed on the way): free the key for a retry. Freeing
+      // only drops a claim that is still this request's and still pending, so it is harmless
+      // even when an open that timed out here did run.
+      if (claim !== undefined && !opened) await deps.tollgate.idempotency.release(accountId, claim).catch(() => {});
     }
   };
+}
+
+/** Renews the claim every third of its lease until stopped, or until it is no longer this request's. */
+function keepRenewing(tollgate: Tollgate, accountId: string, claim: IdempotencyClaim): { stop(): void } {
+  const timer = setInterval(() => {
+    tollgate.idempotency.renew(accountId, claim).then(
+      (held) => {
+        if (!held) clearInterval(timer);
+      },
+      // Redis is away: the claim may lapse; holds.open re-checks the key, so that costs a 409 at worst.
+      () => {},
+    );
+  }, Math.max(1, Math.floor(tollgate.idempotency.lockMs / 3)));
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 /** Validation, plan and size checks, then the videos resolved; or the 400/403/502 to send. */
@@ -101,7 +123,7 @@ function earlyOutcome(request: ApiRequest, begun: Exclude<BeginOutcome, { state:
     case 'reused':
       return fail(request, 'idempotency_key_reused', MESSAGES.idempotencyKeyReused);
     case 'in_use':
-      return fail(request, 'idempotency_key_in_use', MESSAGES.idempotencyKeyInUse);
+      return inUse(request);
   }
 }
 
@@ -125,8 +147,17 @@ function openReply(request: ApiRequest, outcome: OpenOutcome): HttpReply {
     case 'idempotency_key_reused':
       return fail(request, 'idempotency_key_reused', MESSAGES.idempotencyKeyReused);
     case 'idempotency_key_in_use':
-      return fail(request, 'idempotency_key_in_use', MESSAGES.idempotencyKeyInUse);
+      return inUse(request);
   }
+}
+
+/**
+ * 409 while another request holds the key. That request is almost always done within moments,
+ * so the client is told to retry in 1 s; a claim whose server crashed lapses within
+ * idempotencyLockMs (5 s), a few such retries.
+ */
+function inUse(request: ApiRequest): HttpReply {
+  return fail(request, 'idempotency_key_in_use', MESSAGES.idempotencyKeyInUse, { headers: { 'Retry-After': '1' } });
 }
 
 function created(hold: Hold, headers: Record<string, string>): HttpReply {
