@@ -70,10 +70,21 @@ export interface AppRedis {
 // Reconnect quickly, but never faster than every 500 ms once it keeps failing.
 const reconnectStrategy = (retries: number) => Math.min(50 * 2 ** retries, 500);
 
+/**
+ * node-redis (6) gives every command a 5 s timeout by default, armed with AbortSignal.timeout:
+ * its timer runs the full 5 s even when the reply came in a millisecond, then aborts the signal
+ * with a TimeoutError nobody reads. Under load that is thousands of timers and signals alive at
+ * once; they outlive the young generation, the old one fills with them, and the server's RSS
+ * climbs by a hundred MB and more before the first full GC. Every call here has its deadline
+ * already (withDeadline), as tollgate's have theirs (fromNodeRedis sends timeout: 0), so the
+ * client arms none. (MULTI never takes a timeout.)
+ */
+const commandOptions = { timeout: 0 };
+
 export async function connectRedis(target: RedisTarget, timeoutMs: number): Promise<AppRedis> {
   const socket = { connectTimeout: Math.max(timeoutMs, 1_000), reconnectStrategy };
   if ('url' in target) {
-    const client = createClient({ url: target.url, disableOfflineQueue: true, socket });
+    const client = createClient({ url: target.url, disableOfflineQueue: true, socket, commandOptions });
     // Commands reject while the connection is down; without a listener an error would crash the process.
     client.on('error', () => {});
     await client.connect();
@@ -94,6 +105,7 @@ export async function connectRedis(target: RedisTarget, timeoutMs: number): Prom
   const cluster = createCluster({
     rootNodes: target.clusterNodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
     defaults: { disableOfflineQueue: true, socket },
+    commandOptions,
   });
   cluster.on('error', () => {});
   await cluster.connect();
