@@ -10,6 +10,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { rateLimitedReply, rateLimitHeaders } from '../../src/index.ts';
 import { checkCredential, credentialOf, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
@@ -58,8 +59,15 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
   };
 }
 
+/**
+ * The SDK builds an Ajv instance (with its formats) for every server unless it is given one;
+ * our servers live one request each, so they share this one. (It checks elicitation answers,
+ * which this server never asks for.)
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
 async function runSdk(body: unknown, headers: Record<string, string | undefined>, deps: Parameters<typeof registerTools>[1]): Promise<HttpReply> {
-  const server = new McpServer({ name: 'tollgate-example', version: '0.1.0' });
+  const server = new McpServer({ name: 'tollgate-example', version: '0.1.0' }, { jsonSchemaValidator });
   registerTools(server, deps);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);

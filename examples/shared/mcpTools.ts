@@ -40,6 +40,16 @@ export function toolPrice(name: unknown): Price {
   return Object.hasOwn(TOOL_PRICES, String(name)) ? TOOL_PRICES[name as keyof typeof TOOL_PRICES] : { requests: 1, credits: 0 };
 }
 
+/**
+ * The tools' input schemas, built once: the server and its tools are made anew for every
+ * request (mcp.ts), and building them per call was a large share of what each MCP call allocated.
+ */
+const INPUTS = {
+  get_transcript: z.object({ video_id: z.string(), format: z.enum(TRANSCRIPT_FORMATS as [string, ...string[]]).optional(), include_comments: z.boolean().optional() }),
+  get_video_comments: z.object({ video_id: z.string(), sort: z.enum(['top', 'newest']).optional(), page_token: z.string().optional(), reply_to: z.string().optional() }),
+  create_job: z.object({ ...JOB_BODY_FIELDS, idempotency_key: z.string().optional() }),
+};
+
 type CallDeps = ToolDeps & { caller: Caller; requestId: string };
 type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean };
 
@@ -65,7 +75,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     'get_transcript',
     {
       description: 'Transcript of one video (1 credit). include_comments adds its Top comments page (1 more credit when nonempty).',
-      inputSchema: { video_id: z.string(), format: z.enum(TRANSCRIPT_FORMATS as [string, ...string[]]).optional(), include_comments: z.boolean().optional() },
+      inputSchema: INPUTS.get_transcript,
     },
     (args) =>
       guarded('get_transcript', async () => {
@@ -104,7 +114,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     'get_video_comments',
     {
       description: 'One comments page of a video: Top or Newest, a continuation (page_token) or a reply thread (reply_to). 1 credit when nonempty.',
-      inputSchema: { video_id: z.string(), sort: z.enum(['top', 'newest']).optional(), page_token: z.string().optional(), reply_to: z.string().optional() },
+      inputSchema: INPUTS.get_video_comments,
     },
     (args) =>
       guarded('get_video_comments', async () => {
@@ -122,7 +132,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     'create_job',
     {
       description: 'Bulk job over video_ids, a channel_id or a playlist_id: reserves N credits (2N with include_comments). Not on the Free plan.',
-      inputSchema: { ...JOB_BODY_FIELDS, idempotency_key: z.string().optional() },
+      inputSchema: INPUTS.create_job,
     },
     (args) =>
       guarded('create_job', async () => {
