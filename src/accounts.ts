@@ -57,6 +57,7 @@ export interface ChangePlanOptions {
 const cycleOf = (reply: unknown[]): Cycle => ({ id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) });
 
 export class Accounts {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Opens an account on a plan with its first billing cycle. */

@@ -88,6 +88,7 @@ export function parseKey(key: unknown, keyPrefix: string): { subject: string; ke
 }
 
 export class Keys {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Issues a key for a subject that has an account; the key is in the answer only. */

@@ -57,6 +57,7 @@ export function chargeArgs(request: ChargeRequest): { required: number; optional
 }
 
 export class Credits {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Takes required + min(optional, balance - required) credits, or none when the balance is short. */

@@ -121,6 +121,7 @@ export function holdIdArg(given: string | undefined): { holdId: string; own: boo
 }
 
 export class Holds {
+  /** @internal Made by createTollgate. */
   constructor(
     private readonly ctx: Context,
     private readonly sweeper: Sweeper,

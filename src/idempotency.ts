@@ -55,6 +55,7 @@ export function decodeStoredOutcome(code: number, payload: string): StoredOutcom
 }
 
 export class Idempotency {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Looks the key up before the request is validated (SPEC §7 order). */

@@ -107,6 +107,7 @@ export class Limits {
   /** Each policy's windows per surface, as spec strings, made once. */
   private readonly specs = new Map<string, string>();
 
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Counts a request of `cost` in every window of the surface; a denial counts nothing. */

@@ -13,8 +13,8 @@ const root = join(import.meta.dirname, '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 describe('package manifest', () => {
-  it('is named tollgate, side-effect free, for Node >= 22, shipping only dist and README', () => {
-    expect(manifest).toMatchObject({ name: 'tollgate', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md'] });
+  it('is named tollgate, side-effect free, for Node >= 22, shipping only dist, README and CHANGELOG', () => {
+    expect(manifest).toMatchObject({ name: 'tollgate', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md', 'CHANGELOG.md'] });
   });
 
   it('maps import and require to the ESM and CommonJS builds, with types for each', () => {
@@ -25,9 +25,9 @@ describe('package manifest', () => {
     expect(manifest.exports['./model'].import.default).toBe('./dist/model/index.js');
   });
 
-  it('takes node-redis and ioredis as optional peers', () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['ioredis', 'redis']);
-    expect(manifest.peerDependenciesMeta).toEqual({ ioredis: { optional: true }, redis: { optional: true } });
+  it('takes node-redis, ioredis and @opentelemetry/api as optional peers, no dependencies', () => {
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'ioredis', 'redis']);
+    for (const peer of Object.keys(manifest.peerDependencies)) expect(manifest.peerDependenciesMeta[peer]).toEqual({ optional: true });
     expect(manifest.dependencies ?? {}).toEqual({});
   });
 });
