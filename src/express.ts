@@ -26,7 +26,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
 
-export type { PerRequest, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
 
 /** The options of the Express `rateLimit` middleware. */
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {

@@ -24,7 +24,7 @@
 import type { Context, Middleware, Next } from "koa";
 import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
 
-export type { PerRequest, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
 
 /** The options of the Koa `rateLimit` middleware; the functions take Koa's `ctx`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
