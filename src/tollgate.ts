@@ -16,6 +16,7 @@ import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
 import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
+import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.ts";
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
@@ -62,6 +63,13 @@ export interface TollgateOptions {
   denyCache?: boolean | { maxEntries?: number };
   /** API keys: the prefix keys start with, and how many a subject may hold. */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
+  /**
+   * OpenTelemetry: a span per quota-store call and counters of admits, denials, charges and
+   * store failures (src/telemetry.ts). Default true: `@opentelemetry/api`'s global tracer and
+   * meter when the package is installed (a no-op until an SDK is registered: register it
+   * before createTollgate). false: off, at no cost. Or `{ tracer, meter }` to use.
+   */
+  telemetry?: TelemetryOption;
 }
 
 export interface Tollgate {
@@ -104,8 +112,10 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
+  const runnerArgs = [options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock] as const;
+  const observe = instruments(options.telemetry);
   const ctx = makeContext({
-    runner: new ScriptRunner(options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock),
+    runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
     prefix,
     plans,
     policies,
