@@ -33,6 +33,7 @@ export default defineConfig(() => {
     shims: true,
     target: "node22",
     splitting: false,
+    esbuildPlugins: [publicEntry],
     async onSuccess() {
       const require = createRequire(import.meta.url);
       for (const name of Object.keys(ENTRIES)) {
@@ -43,6 +44,17 @@ export default defineConfig(() => {
     },
   };
 });
+
+/**
+ * The middleware (src/middleware.ts) uses the public API only, through "./index.ts": in the
+ * build that import is the package's own entry, dist/index.cjs, not a second copy of it.
+ */
+const publicEntry = {
+  name: "tollgate-public-entry",
+  setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
+    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (args.importer.endsWith("/src/middleware.ts") ? { path: "./index.cjs", external: true } : undefined));
+  },
+};
 
 /** dist/<entry>.js and .d.ts: the CommonJS build's exports, named one by one for ESM. */
 function writeEsmWrapper(base: string, names: string[]): void {

@@ -7,10 +7,21 @@
  * headers, SPEC §4), 429, 402 or 503 (fail closed, SPEC §8). Anything else thrown (a surface
  * no plan has, a policy that is not configured) is a setup mistake and is the host's to see.
  */
-import type { Admission, Allowed } from "./limits.ts";
-import { isTollgateError } from "./errors.ts";
-import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, unavailableReply, type HttpReply } from "./http.ts";
-import type { Tollgate } from "./tollgate.ts";
+// The public API only: the build makes this import the package's own entry (tsup.config.ts),
+// so tollgate/express and tollgate/koa ship no second copy of it.
+import {
+  errorReply,
+  insufficientReply,
+  isTollgateError,
+  newRequestId,
+  rateLimitedReply,
+  rateLimitHeaders,
+  unavailableReply,
+  type Admission,
+  type Allowed,
+  type HttpReply,
+  type Tollgate,
+} from "./index.ts";
 
 /** A value of the middleware options: fixed, or worked out per request. */
 export type PerRequest<Req, T> = T | ((req: Req) => T);
