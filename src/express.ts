@@ -3,24 +3,6 @@
  * middleware. It uses Express's types only (SPEC §1): nothing from Express is loaded at run
  * time, so any Express 4 or 5 app can use it.
  *
- * @example
- * ```ts
- * import express from "express";
- * import { createClient } from "redis";
- * import { createTollgate, fromNodeRedis } from "tollgate";
- * import { rateLimit } from "tollgate/express";
- *
- * const client = await createClient().connect();
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
- * const app = express();
- * // Every /api request needs a key and counts one request; /api/transcripts also needs a credit.
- * app.use("/api", rateLimit({ tollgate, key: (req) => req.get("x-api-key") ?? null }));
- * app.get("/api/transcripts/:id", rateLimit({ tollgate, key: (req) => req.get("x-api-key") ?? null, credits: 1 }), async (req, res) => {
- *   const { subject } = res.locals.tollgate; // the key's account
- *   await tollgate.credits.charge(subject, { required: 1 });
- *   res.json({ id: req.params.id });
- * });
- * ```
  * @module
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
@@ -43,6 +25,28 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * and `res.locals.tollgate` ({@link RateLimitPass}); one that does not is answered with 401,
  * 429 (with Retry-After), 402 (credits short) or 503 (the quota store is unreachable: fail
  * closed), with the SPEC §8 body. Other errors (a surface no plan has) go to `next(error)`.
+ *
+ * @example
+ * ```ts
+ * import express from "express";
+ * import { createClient } from "redis";
+ * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { rateLimit } from "tollgate/express";
+ *
+ * const client = await createClient().connect();
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const app = express();
+ * const key = (req: express.Request) => req.get("x-api-key") ?? null;
+ *
+ * // A charged endpoint: the key checked, the request counted and 1 credit looked for, in one round trip.
+ * app.get("/transcripts/:id", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
+ *   const { subject } = res.locals.tollgate; // the key's account
+ *   await tollgate.credits.charge(subject, { required: 1, operationId: req.params.id });
+ *   res.json({ id: req.params.id });
+ * });
+ * // Every other route counts one request.
+ * app.use(rateLimit({ tollgate, key }));
+ * ```
  */
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   checkRateLimitOptions(options);

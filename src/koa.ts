@@ -2,23 +2,6 @@
  * `tollgate/koa`: rate limits, API keys and the credit pre-check as one Koa middleware. It
  * uses Koa's types only (SPEC §1): nothing from Koa is loaded at run time.
  *
- * @example
- * ```ts
- * import Koa from "koa";
- * import { createClient } from "redis";
- * import { createTollgate, fromNodeRedis } from "tollgate";
- * import { rateLimit } from "tollgate/koa";
- *
- * const client = await createClient().connect();
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
- * const app = new Koa();
- * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
- * app.use(async (ctx) => {
- *   const { subject } = ctx.state.tollgate; // the key's account
- *   await tollgate.credits.charge(subject, { required: 1 });
- *   ctx.body = { ok: true };
- * });
- * ```
  * @module
  */
 import type { Context, Middleware, Next } from "koa";
@@ -42,6 +25,24 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * middleware throws (as `error.headers`, which Koa's error handler sends). One that does not
  * pass is answered with 401, 429 (with Retry-After), 402 (credits short) or 503 (the quota
  * store is unreachable: fail closed), with the SPEC §8 body. Other errors are thrown.
+ *
+ * @example
+ * ```ts
+ * import Koa from "koa";
+ * import { createClient } from "redis";
+ * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { rateLimit } from "tollgate/koa";
+ *
+ * const client = await createClient().connect();
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const app = new Koa();
+ * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
+ * app.use(async (ctx) => {
+ *   const { subject } = ctx.state.tollgate; // the key's account
+ *   await tollgate.credits.charge(subject, { required: 1 });
+ *   ctx.body = { ok: true };
+ * });
+ * ```
  */
 export function rateLimit(options: KoaRateLimitOptions): Middleware {
   checkRateLimitOptions(options);
