@@ -3,7 +3,7 @@
  * middleware. It uses Express's types only (SPEC §1): nothing from Express is loaded at run
  * time, so any Express 4 or 5 app can use it.
  *
- * @module
+ * @module tollgate/express
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";

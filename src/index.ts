@@ -1,4 +1,8 @@
-/** The public API of tollgate: everything not listed here is internal. */
+/**
+ * The public API of tollgate: everything not listed here is internal.
+ *
+ * @module tollgate
+ */
 export { createTollgate, type Tollgate, type TollgateOptions } from "./tollgate.ts";
 export { TELEMETRY_NAMES, type TelemetryOption, type TelemetryAttributes, type TracerLike, type SpanLike, type MeterLike, type CounterLike } from "./telemetry.ts";
 export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeRedisClusterLike } from "./redis/nodeRedis.ts";

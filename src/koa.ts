@@ -2,7 +2,7 @@
  * `tollgate/koa`: rate limits, API keys and the credit pre-check as one Koa middleware. It
  * uses Koa's types only (SPEC §1): nothing from Koa is loaded at run time.
  *
- * @module
+ * @module tollgate/koa
  */
 import type { Context, Middleware, Next } from "koa";
 import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
