@@ -38,7 +38,8 @@ function isHidden(declaration: ts.Declaration): boolean {
   const flags = ts.getCombinedModifierFlags(declaration);
   if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) return true;
   if (ts.isConstructorDeclaration(declaration)) return true;
-  if ((declaration as { name?: ts.Node }).name && ts.isPrivateIdentifier((declaration as { name: ts.Node }).name)) return true;
+  const name = (declaration as unknown as { name?: ts.Node }).name;
+  if (name && ts.isPrivateIdentifier(name)) return true;
   return ts.getJSDocTags(declaration).some((tag) => tag.tagName.text === 'internal');
 }
 

@@ -158,7 +158,7 @@ describe.each([
     const base = await app({ key: apiKey });
     const { key } = await account();
     const unknown = key.slice(0, -4) + (key.endsWith('0000') ? '1111' : '0000');
-    for (const headers of [{}, { 'x-api-key': 'nope' }, { 'x-api-key': unknown }]) {
+    for (const headers of [{}, { 'x-api-key': 'nope' }, { 'x-api-key': unknown }] as Record<string, string>[]) {
       const reply = await get(base, headers);
       expect(reply.status).toBe(401);
       expectErrorBody(reply, 'unauthorized');
