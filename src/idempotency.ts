@@ -15,11 +15,18 @@ import { printableKey } from "./validate.ts";
 
 /** The key, the body's fingerprint and the token that holds the key while it is pending. */
 export interface IdempotencyClaim {
+  /** The Idempotency-Key. */
   key: string;
+  /** SHA-256 of the canonical JSON of the request body (fingerprint). */
   fingerprint: string;
+  /** Holds the pending key for this request; pass the claim to holds.open or release. */
   token: string;
 }
 
+/**
+ * idempotency.begin's answer: `new` (go on, with the claim), `replay` (answer the stored
+ * outcome again), `reused` (422: another body) or `in_use` (409: a request with it is pending).
+ */
 export type BeginOutcome =
   | { state: "new"; claim: IdempotencyClaim }
   | { state: "replay"; outcome: StoredOutcome }
@@ -43,6 +50,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
+/** SHA-256 (hex) of the body's canonical JSON: what tells a reused Idempotency-Key apart. */
 export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
 }
@@ -54,7 +62,9 @@ export function decodeStoredOutcome(code: number, payload: string): StoredOutcom
   return { kind: "hold", hold: holdFromReply(data) };
 }
 
+/** Idempotency-Key support for opening holds (`tollgate.idempotency`, SPEC §7). */
 export class Idempotency {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Looks the key up before the request is validated (SPEC §7 order). */

@@ -1,5 +1,10 @@
-/** The public API of tollgate: everything not listed here is internal. */
+/**
+ * The public API of tollgate: everything not listed here is internal.
+ *
+ * @module tollgate
+ */
 export { createTollgate, type Tollgate, type TollgateOptions } from "./tollgate.ts";
+export { TELEMETRY_NAMES, type TelemetryOption, type TelemetryAttributes, type TracerLike, type SpanLike, type MeterLike, type CounterLike } from "./telemetry.ts";
 export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeRedisClusterLike } from "./redis/nodeRedis.ts";
 export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient } from "./redis/client.ts";

@@ -8,8 +8,10 @@ import { InvalidInputError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 
+/** fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate. */
 export type Algorithm = "fixed" | "sliding";
 
+/** One rate-limit window of a surface: `limit` requests per `windowMs`. */
 export interface Window {
   /** Requests (or cost units) the window takes. */
   limit: number;
@@ -24,12 +26,15 @@ export type SurfaceWindows = Readonly<Record<string, readonly Window[]>>;
 
 /** The state of one window after a call (what the rate-limit headers show). */
 export interface RateLimitState {
+  /** Requests (or cost units) the window takes. */
   limit: number;
   /** Left after this request (after nothing when it was denied); never negative. */
   remaining: number;
   /** Ms until the window resets (a sliding window: the end of its current window). */
   resetMs: number;
+  /** The window's length in ms. */
   windowMs: number;
+  /** fixed or sliding. */
   algorithm: Algorithm;
 }
 

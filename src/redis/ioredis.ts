@@ -2,6 +2,7 @@ import { ADAPTED, type RedisScriptClient } from "./client.ts";
 
 /** The part of an ioredis `Redis` or `Cluster` used here. */
 export interface IoredisLike {
+  /** Sends one command by name with its arguments (ioredis `call`). */
   call(command: string, ...args: string[]): Promise<unknown>;
 }
 

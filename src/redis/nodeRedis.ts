@@ -2,15 +2,19 @@ import { ADAPTED, type RedisScriptClient } from "./client.ts";
 
 /** The part of a node-redis client (`createClient`) used here. */
 export interface NodeRedisClientLike {
+  /** Sends one command given as its words. */
   sendCommand(args: string[], options?: unknown): Promise<unknown>;
 }
 
 /** The part of a node-redis cluster (`createCluster`) used here. */
 export interface NodeRedisClusterLike {
+  /** Sends one command to the node of its first key. */
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: unknown): Promise<unknown>;
+  /** The cluster's masters: what tells a cluster from a client. */
   masters: unknown;
 }
 
+/** A node-redis client (`createClient`) or cluster (`createCluster`), redis 4 to 6. */
 export type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike;
 
 function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
@@ -25,8 +29,8 @@ function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
 const NO_TIMEOUT = Object.freeze({ timeout: 0 });
 
 /**
- * Adapts a node-redis client or cluster (redis >= 4). Commands go through sendCommand as they
- * are; a cluster routes each by its first key.
+ * Adapts a node-redis client or cluster (redis 4 to 6) for createTollgate. Commands go
+ * through sendCommand as they are; a cluster routes each by its first key.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
   if (isCluster(client)) {
