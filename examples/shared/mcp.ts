@@ -4,7 +4,8 @@
  * Before the SDK sees a request, in one round trip with the key check: a tools/call is admitted
  * on the shared `api` counter at its tool's price (mcpTools.ts; the credit pre-check of a
  * charged tool included) and its per-minute 429 is an HTTP response; protocol housekeeping
- * (initialize, tools/list, notifications) counts nothing and only reads the headers' state.
+ * (initialize, tools/list, notifications) and get_usage count nothing and only read the
+ * state (get_usage's answer comes from that same read).
  * A missing or bad API key / OAuth token is 401 (bad ones count against the client's IP).
  * Credit and plan errors are tool results with isError and the SPEC §8 error object.
  */
@@ -42,14 +43,16 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
       const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };
       const { caller } = checked;
       let precheck: ToolDeps['precheck'];
+      let usage: ToolDeps['usage'];
       if ('usage' in checked) {
         headers = rateLimitHeaders(checked.usage, headerOptions);
+        usage = checked.usage;
       } else {
         if (!checked.admission.allowed) return rateLimitedReply(checked.admission, request.requestId, headerOptions);
         headers = rateLimitHeaders(checked.admission, headerOptions);
         precheck = checked.admission.credits;
       }
-      const reply = await runSdk(request.body, request.headers, { ...deps, precheck, caller, requestId: request.requestId });
+      const reply = await runSdk(request.body, request.headers, { ...deps, precheck, usage, caller, requestId: request.requestId });
       return { ...reply, headers: { ...reply.headers, ...headers } };
     } catch (error) {
       return replyForThrown(request, error, headers);
