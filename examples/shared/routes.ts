@@ -15,6 +15,7 @@ import { getTranscript } from './handlers/transcript.ts';
 import { getUsage } from './handlers/usage.ts';
 import { webHandlers, type WebDeps } from './handlers/web.ts';
 import type { Handler } from './http.ts';
+import { website, type WebsiteDeps } from './web/routes.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
@@ -25,7 +26,8 @@ export interface Route {
 export type RouteDeps = GuardDeps &
   CreateJobDeps &
   WebDeps &
-  Omit<AdminDeps, 'adminToken'> & {
+  Omit<AdminDeps, 'adminToken'> &
+  Omit<WebsiteDeps, 'transcript' | 'createCollection' | 'createJob' | 'cancelJob' | 'session'> & {
     adminToken?: string;
     mcp?: Handler;
     /** The free catalog reads are served while Redis is unreachable (SPEC §8, opt-in). */
@@ -43,6 +45,15 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   const jobs = jobHandlers(deps);
   const catalog = catalogHandlers(deps.platform);
   const web = webHandlers(deps);
+  // The website's pages run the same handlers as the JSON routes below (web/routes.ts).
+  const site = website({
+    ...deps,
+    transcript: getTranscript(deps),
+    createCollection: web.createCollection,
+    createJob: createJob(deps),
+    cancelJob: jobs.cancel,
+    session: web,
+  });
   const g = (price: Price, handler: AuthedHandler, options: Omit<GuardOptions, 'price'> = {}) => guard(deps, handler, { price, ...options });
   // Only the catalog reads: they spend nothing and the fake platform needs no Redis. Usage,
   // jobs and everything charged stay closed.
@@ -62,12 +73,13 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: '/jobs/:id', handler: g(FREE, jobs.get) },
     { method: 'GET', path: '/jobs/:id/results', handler: g(FREE, jobs.results) },
     { method: 'DELETE', path: '/jobs/:id', handler: g(FREE, jobs.cancel) },
-    { method: 'POST', path: '/web/login', handler: web.login },
-    { method: 'POST', path: '/web/logout', handler: web.logout },
+    { method: 'POST', path: '/web/login', handler: site.login },
+    { method: 'POST', path: '/web/logout', handler: site.logout },
     // A collection reserves the user's limit L as a budget hold (web.ts).
     { method: 'POST', path: '/web/collections', handler: g(FREE, web.createCollection, session) },
     { method: 'GET', path: '/web/collections/:id', handler: g(FREE, jobs.get, session) },
     { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
+    ...site.routes,
   ];
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
