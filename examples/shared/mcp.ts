@@ -6,7 +6,9 @@
  * charged tool included) and its per-minute 429 is an HTTP response; protocol housekeeping
  * (initialize, tools/list, notifications) and get_usage count nothing and only read the
  * state (get_usage's answer comes from that same read).
- * A missing or bad API key / OAuth token is 401 (bad ones count against the client's IP).
+ * A missing or bad API key / OAuth token is 401 with `WWW-Authenticate: Bearer
+ * resource_metadata="…"`, which leads a client to the authorization server (oauthServer.ts);
+ * bad ones count against the client's IP.
  * Credit and plan errors are tool results with isError and the SPEC §8 error object.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -18,14 +20,20 @@ import type { GuardDeps } from './guard.ts';
 import { fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
 import { MESSAGES } from './messages.ts';
 import { registerTools, toolPrice, type ToolDeps } from './mcpTools.ts';
+import { resourceMetadataUrl } from './oauthServer.ts';
 
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'keep-alive']);
 /** Housekeeping reads the rate-limit state for the headers and counts nothing. */
 const HOUSEKEEPING: Price = { requests: 0, credits: 0 };
 
 export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
-  const unauthorized = (request: ApiRequest) =>
-    fail(request, 'unauthorized', MESSAGES.mcpUnauthorized, { headers: { 'WWW-Authenticate': 'Bearer' } });
+  // RFC 9728 §5.1: the 401 says where the protected resource metadata is, which names the
+  // authorization server (oauthServer.ts); a token that was sent and failed is invalid_token.
+  const unauthorized = (request: ApiRequest, presented = false) => {
+    const metadata = `resource_metadata="${resourceMetadataUrl(deps.site, request)}"`;
+    const challenge = presented ? `Bearer error="invalid_token", ${metadata}` : `Bearer ${metadata}`;
+    return fail(request, 'unauthorized', MESSAGES.mcpUnauthorized, { headers: { 'WWW-Authenticate': challenge } });
+  };
   return async (request) => {
     let headers: Record<string, string> = {};
     try {
@@ -37,7 +45,7 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
       const message = (readable ? (request.body ?? {}) : {}) as { method?: unknown; params?: { name?: unknown } };
       const price = readable && message.method === 'tools/call' ? toolPrice(message.params?.name) : HOUSEKEEPING;
       const checked = await checkCredential(deps, credential, price);
-      if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
+      if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request, true));
       if (request.bodyError !== undefined) return fail(request, 'invalid_request', request.bodyError);
       if (!readable) return fail(request, 'invalid_request', MESSAGES.oneMessage);
       const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };

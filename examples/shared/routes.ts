@@ -15,6 +15,7 @@ import { getTranscript } from './handlers/transcript.ts';
 import { getUsage } from './handlers/usage.ts';
 import { webHandlers, type WebDeps } from './handlers/web.ts';
 import type { Handler } from './http.ts';
+import { AUTHORIZATION_SERVER_PATH, AUTHORIZE_PATH, oauthServer, PROTECTED_RESOURCE_PATH, TOKEN_PATH } from './oauthServer.ts';
 import { website, type WebsiteDeps } from './web/routes.ts';
 
 export interface Route {
@@ -81,6 +82,15 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
     ...site.routes,
   ];
+  // How MCP clients find out how to log in, and the demo's authorization server (oauthServer.ts).
+  const oauth = oauthServer(deps);
+  routes.push(
+    { method: 'GET', path: PROTECTED_RESOURCE_PATH, handler: oauth.protectedResource },
+    { method: 'GET', path: `${PROTECTED_RESOURCE_PATH}/mcp`, handler: oauth.protectedMcp },
+    { method: 'GET', path: AUTHORIZATION_SERVER_PATH, handler: oauth.authorizationServer },
+    { method: 'GET', path: AUTHORIZE_PATH, handler: oauth.authorize },
+    { method: 'POST', path: TOKEN_PATH, handler: oauth.token },
+  );
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).
     // Each tools/call is priced by its tool (mcpTools.ts TOOL_PRICES).

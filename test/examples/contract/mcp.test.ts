@@ -226,6 +226,8 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     const raw = await h.request('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
     expect(raw.status).toBe(401);
     expect(raw.headers.get('x-ratelimit-limit')).toBeNull();
+    // RFC 9728 §5.1: the 401 says where the protected resource metadata is.
+    expect(raw.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${h.url}/.well-known/oauth-protected-resource"`);
 
     const { id, key } = await h.account('free');
     const client = await connect(key);
