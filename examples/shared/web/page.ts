@@ -1,7 +1,8 @@
 /**
  * What every signed-in page shares, around the guard (guard.ts) the JSON routes use: the
- * session cookie on the `web` surface, the cookie rule (cookieRule.ts, in the guard), a form's
- * CSRF token, the page counted against the `web` budget, and every error told as sentences
+ * session cookie on the `web` surface, the cookie rule (cookieRule.ts; the guard applies it,
+ * and a form is checked before anything is counted), a form's CSRF token, the page counted
+ * against the `web` budget, and every error told as sentences
  * (errorPage.ts) with its status and headers kept. A GET without a valid session goes to the
  * sign-in page.
  */

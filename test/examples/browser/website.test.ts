@@ -111,6 +111,10 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     await page.getByRole('button', { name: 'Start collecting' }).click();
     await page.waitForURL(/\/collections\/job_/);
     const jobId = page.url().split('/').pop()!;
+    const polls: number[] = [];
+    page.on('request', (request) => {
+      if (request.url() === `${h.url}/web/collections/${jobId}`) polls.push(Date.now());
+    });
     expect(await page.locator('[data-field="status"]').textContent()).toBe('queued');
     // The worker (manual here) collects 10 pages: the view moves by itself, without a reload.
     const marker = await page.evaluate(() => ((globalThis as unknown as { marker: number }).marker = Math.random()));
@@ -125,6 +129,9 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     expect(await text('refund')).toBe('refunded 37 credits');
     expect(await text('ended')).toContain('63 pages collected for 63 credits, and 37 credits of the 100 reserved went back to you');
     expect((await h.service.tollgate.usage(id)).credits).toMatchObject({ balance: 937, held: 0 });
+    // The view asked at most every 3 s.
+    expect(polls.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < polls.length; i++) expect(polls[i]! - polls[i - 1]!).toBeGreaterThanOrEqual(2_900);
   });
 
   it('cancels a running bulk job from the list, which shows its progress and refund', SLOW, async () => {

@@ -162,6 +162,14 @@ describe.each(ADAPTERS)('$name server: the cookie rule', (adapter) => {
     }
     expect(await webRemaining(cookie)).toBe(remaining);
     expect((await credits(id)).held).toBe(0);
+    // What the other site sent is shown escaped by the template, never as markup.
+    const hostile = await h.request('/collections', {
+      raw: new URLSearchParams({ video_id: VIDEO, limit: '5', csrf_token: token }).toString(),
+      headers: { cookie, referer: `${EVIL}/<script>alert(1)</script>`, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(hostile.status).toBe(403);
+    expect(hostile.text).toContain(`${EVIL}/&lt;script&gt;alert(1)&lt;/script&gt;`);
+    expect(hostile.text).not.toContain('<script>alert');
     const ok = await post({ video_id: VIDEO, limit: '5', csrf_token: token });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toMatch(/^\/collections\/job_/);
