@@ -16,13 +16,20 @@ import { getUsage } from './handlers/usage.ts';
 import { webHandlers, type WebDeps } from './handlers/web.ts';
 import type { Handler } from './http.ts';
 import { AUTHORIZATION_SERVER_PATH, AUTHORIZE_PATH, oauthServer, PROTECTED_RESOURCE_PATH, TOKEN_PATH } from './oauthServer.ts';
+import { FORM_BODY } from './web/forms.ts';
 import { website, type WebsiteDeps } from './web/routes.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   handler: Handler;
+  /**
+   * The bodies the route reads: JSON unless it says otherwise. The website's forms and the
+   * OAuth token endpoint read `application/x-www-form-urlencoded` (web/forms.ts); sign-in reads both.
+   */
+  bodies?: ReadonlyArray<'json' | 'form'>;
 }
+
 
 export type RouteDeps = GuardDeps &
   CreateJobDeps &
@@ -74,8 +81,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: '/jobs/:id', handler: g(FREE, jobs.get) },
     { method: 'GET', path: '/jobs/:id/results', handler: g(FREE, jobs.results) },
     { method: 'DELETE', path: '/jobs/:id', handler: g(FREE, jobs.cancel) },
-    { method: 'POST', path: '/web/login', handler: site.login },
-    { method: 'POST', path: '/web/logout', handler: site.logout },
+    { method: 'POST', path: '/web/login', handler: site.login, bodies: ['json', 'form'] },
+    { method: 'POST', path: '/web/logout', handler: site.logout, bodies: ['json', 'form'] },
     // A collection reserves the user's limit L as a budget hold (web.ts).
     { method: 'POST', path: '/web/collections', handler: g(FREE, web.createCollection, session) },
     { method: 'GET', path: '/web/collections/:id', handler: g(FREE, jobs.get, session) },
@@ -89,7 +96,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: `${PROTECTED_RESOURCE_PATH}/mcp`, handler: oauth.protectedMcp },
     { method: 'GET', path: AUTHORIZATION_SERVER_PATH, handler: oauth.authorizationServer },
     { method: 'GET', path: AUTHORIZE_PATH, handler: oauth.authorize },
-    { method: 'POST', path: TOKEN_PATH, handler: oauth.token },
+    { method: 'POST', path: TOKEN_PATH, handler: oauth.token, bodies: FORM_BODY },
   );
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end (DELETE).

@@ -144,9 +144,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
 
   return {
-    routes: routes.map(({ method, path, handler }) => ({
+    routes: routes.map(({ method, path, handler, bodies }) => ({
       method,
       path,
+      bodies: bodies ?? ['json'],
       async handle(request) {
         const withRequestId = withId(request);
         const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));

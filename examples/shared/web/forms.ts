@@ -5,6 +5,9 @@
  */
 import type { ApiRequest } from '../http.ts';
 
+/** A route that reads forms rather than JSON (routes.ts Route.bodies). */
+export const FORM_BODY = ['form'] as const;
+
 export function isForm(request: ApiRequest): boolean {
   return /^application\/x-www-form-urlencoded\s*(?:;|$)/i.test(request.headers['content-type'] ?? '');
 }

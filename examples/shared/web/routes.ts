@@ -8,6 +8,7 @@
 import type { Price } from '../auth.ts';
 import type { Route } from '../routes.ts';
 import { serveAsset } from './assets.ts';
+import { FORM_BODY } from './forms.ts';
 import { page, type PageGuardDeps } from './page.ts';
 import { pageHandlers, type PageDeps } from './pages.ts';
 import { signinHandlers, type SessionHandlers, type SigninDeps } from './signin.ts';
@@ -39,17 +40,17 @@ export function website(deps: WebsiteDeps): Website {
       { method: 'GET', path: '/assets/:name', handler: serveAsset },
       { method: 'GET', path: '/dashboard', handler: view(pages.dashboard) },
       { method: 'GET', path: '/transcripts', handler: view(pages.transcriptForm) },
-      { method: 'POST', path: '/transcripts', handler: form(pages.fetchTranscript, TRANSCRIPT) },
+      { method: 'POST', path: '/transcripts', handler: form(pages.fetchTranscript, TRANSCRIPT), bodies: FORM_BODY },
       { method: 'GET', path: '/transcripts/:id', handler: view(pages.transcriptPage) },
       { method: 'GET', path: '/transcripts/:id/download', handler: view(pages.transcriptDownload) },
       { method: 'GET', path: '/collections', handler: view(pages.collections) },
-      { method: 'POST', path: '/collections', handler: form(pages.createCollection) },
+      { method: 'POST', path: '/collections', handler: form(pages.createCollection), bodies: FORM_BODY },
       { method: 'GET', path: '/collections/:id', handler: view(pages.collection) },
-      { method: 'POST', path: '/collections/:id/cancel', handler: form(pages.cancelCollection) },
+      { method: 'POST', path: '/collections/:id/cancel', handler: form(pages.cancelCollection), bodies: FORM_BODY },
       { method: 'GET', path: '/collections/:id/export', handler: view(pages.exportJob) },
       { method: 'GET', path: '/bulk', handler: view(pages.bulk) },
-      { method: 'POST', path: '/bulk', handler: form(pages.createBulk) },
-      { method: 'POST', path: '/bulk/:id/cancel', handler: form(pages.cancelBulk) },
+      { method: 'POST', path: '/bulk', handler: form(pages.createBulk), bodies: FORM_BODY },
+      { method: 'POST', path: '/bulk/:id/cancel', handler: form(pages.cancelBulk), bodies: FORM_BODY },
       { method: 'GET', path: '/bulk/:id/export', handler: view(pages.exportJob) },
     ],
   };

@@ -22,6 +22,21 @@ afterAll(async () => {
 });
 
 describe('both servers', () => {
+  it('declare which routes read forms: the pages\' forms, sign-in and sign-out, and the OAuth token endpoint; every other route reads JSON', () => {
+    const routes = [...harnesses.values()][0]!.service.routes;
+    expect(routes.filter((r) => r.bodies?.includes('form')).map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+      'POST /bulk',
+      'POST /bulk/:id/cancel',
+      'POST /collections',
+      'POST /collections/:id/cancel',
+      'POST /oauth/token',
+      'POST /transcripts',
+      'POST /web/login',
+      'POST /web/logout',
+    ]);
+    expect(routes.find((r) => r.path === '/jobs' && r.method === 'POST')!.bodies).toEqual(['json']);
+  });
+
   it('render the same HTML for the same page', async () => {
     const pages = await Promise.all([...harnesses.values()].map(async (h) => (await h.request('/')).text.replace(/name="csrf_token" value="[^"]+"/, '')));
     expect(pages[0]).toContain('<form method="post" action="/web/login"');
