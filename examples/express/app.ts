@@ -8,6 +8,8 @@ import { listen, type Listening } from '../shared/listen.ts';
 import type { IncomingRequest, Service } from '../shared/service.ts';
 
 const jsonBody = express.json({ type: () => true, limit: '1mb', strict: false });
+/** The website's HTML forms; every other body is read as JSON. */
+const formBody = express.urlencoded({ extended: false, limit: '64kb' });
 
 export function createExpressApp(service: Service): express.Express {
   const app = express();
@@ -18,9 +20,11 @@ export function createExpressApp(service: Service): express.Express {
     if (refused) send(res, refused);
     else next();
   });
-  // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
+  // Parse a form as a form and every other body as JSON; a malformed one reaches the handler
+  // as bodyError (400 there).
   app.use((req, res, next) => {
-    jsonBody(req, res, (error?: unknown) => {
+    const parse = req.is('application/x-www-form-urlencoded') ? formBody : jsonBody;
+    parse(req, res, (error?: unknown) => {
       if (error) (req as Request & { bodyError?: string }).bodyError = bodyErrorMessage(error);
       next();
     });
@@ -52,6 +56,7 @@ function toIncoming(req: Request): IncomingRequest {
     headers,
     body: req.body,
     ip: req.socket.remoteAddress,
+    secure: (req.socket as { encrypted?: boolean }).encrypted === true,
     ...(bodyError === undefined ? {} : { bodyError }),
   };
 }

@@ -25,11 +25,13 @@ export function createKoaApp(service: Service): Koa {
     if (refused) send(ctx, refused);
     else await next();
   });
-  // Parse every body as JSON; a malformed one reaches the handler as bodyError (400 there).
+  // Parse a form as a form and every other body as JSON; a malformed one reaches the handler
+  // as bodyError (400 there).
   app.use(
     bodyParser({
-      detectJSON: () => true,
+      detectJSON: (ctx) => !ctx.request.is('application/x-www-form-urlencoded'),
       jsonLimit: '1mb',
+      formLimit: '64kb',
       jsonStrict: false,
       parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
       onError: (error, ctx) => {
@@ -62,6 +64,7 @@ function toIncoming(ctx: Context): IncomingRequest {
     // The parser turns an absent body into {}; the handlers want undefined for "no body".
     body: raw === undefined || raw === '' ? undefined : (ctx.request as { body?: unknown }).body,
     ip: ctx.req.socket.remoteAddress,
+    secure: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
     ...(bodyError === undefined ? {} : { bodyError }),
   };
 }

@@ -21,6 +21,8 @@ export interface ApiRequest {
   bodyError?: string;
   /** The address the request came from (the socket's peer), for limits per client IP. */
   ip?: string;
+  /** The connection is TLS: the site is served over HTTPS (web/site.ts). */
+  secure?: boolean;
   /** Filled in by the service once the request id is chosen. */
   requestId: string;
 }

@@ -45,6 +45,11 @@ export const MESSAGES = {
   collectionLimit: (min: number, max: number) => `limit must be a whole number of credits ${min}..${max}`,
   collectionRefused: (reason: string) => `The collection was refused (${reason})`,
 
+  // the website's cookie rule and forms (web/cookieRule.ts, web/csrf.ts)
+  crossOrigin: (origin: string) => `A request from ${origin.slice(0, 100)} may not act with this site's session cookie`,
+  staleForm: 'This form has expired or did not come from this site; reload the page and send it again',
+  noTranscript: (id: string) => `No saved transcript "${id.slice(0, 64)}" for this account`,
+
   // admin
   unknownJob: (id: string) => `No job "${id.slice(0, 64)}"`,
   signupAt: 'signup_at must be an ISO 8601 date or ms since the epoch',

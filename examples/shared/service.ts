@@ -18,6 +18,8 @@ import { EXAMPLE_PLANS } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
 import { connectRedis, type ClusterNode, type RedisTarget } from './redis.ts';
 import { buildRoutes, type Route } from './routes.ts';
+import { TranscriptReceipts } from './web/receipts.ts';
+import { createSite, type SiteOptions } from './web/site.ts';
 import { JobRunner, type WorkerMode } from './worker.ts';
 
 export interface ServiceOptions {
@@ -60,7 +62,16 @@ export interface ServiceOptions {
    * Default off (FAIL_OPEN_FREE=1).
    */
   failOpenFreeEndpoints?: boolean;
+  /**
+   * Where the website is (web/site.ts): its public URL (PUBLIC_URL), or whether to believe a
+   * proxy's X-Forwarded-Proto / X-Forwarded-Host (TRUST_PROXY=1). Default: the request's own
+   * Host and TLS.
+   */
+  site?: SiteOptions;
 }
+
+/** Days of per-day credit history tollgate keeps (createTollgate's default), for the dashboard's chart. */
+const HISTORY_DAYS = 92;
 
 export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
 
@@ -86,14 +97,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const prefix = options.prefix ?? 'tg';
   const timeoutMs = options.timeoutMs ?? 2_000;
   const target = redisTarget(options);
+  const site = createSite(options.site);
   const redis = await connectRedis(target, timeoutMs);
   const ietfHeaders = options.ietfHeaders ?? false;
+  const plans = options.plans ?? EXAMPLE_PLANS;
   const tollgate = createTollgate({
     redis: redis.scripts,
     prefix,
     clock: options.clock,
-    plans: options.plans ?? EXAMPLE_PLANS,
+    plans,
     policies: failedAuthPolicy(options.failedAuthPerMinute ?? FAILED_AUTH_PER_MINUTE),
+    history: { days: HISTORY_DAYS },
     // A denied key, and an IP over its failed checks, are answered from memory until the window resets.
     denyCache: true,
     timeoutMs,
@@ -121,14 +135,19 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     adminToken: options.adminToken,
     failOpenFree,
     recentCallers: failOpenFree ? new RecentCallers() : undefined,
+    site,
+    plans,
+    receipts: new TranscriptReceipts(redis, `${prefix}:ex`),
+    historyKeptDays: HISTORY_DAYS,
   };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
 
   return {
-    routes: routes.map(({ method, path, handler }) => ({
+    routes: routes.map(({ method, path, handler, bodies }) => ({
       method,
       path,
+      bodies: bodies ?? ['json'],
       async handle(request) {
         const withRequestId = withId(request);
         const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));
