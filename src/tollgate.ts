@@ -13,6 +13,7 @@ import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
+import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
 import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
@@ -62,6 +63,16 @@ export interface TollgateOptions {
   denyCache?: boolean | { maxEntries?: number };
   /** API keys: the prefix keys start with, and how many a subject may hold. */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
+  /**
+   * Acknowledge a credit movement (a charge, a hold opened, settled, spent, finished or
+   * cancelled, the sweep's ends) only once WAIT confirms `replicas` replicas have it, so a
+   * replica promoted after the primary is lost holds every movement callers were told of.
+   * Movements run on `connections` connections of tollgate's own (default 4), copies of the
+   * client; admits and reads never wait. One not confirmed within `timeoutMs` (default 500)
+   * throws UnconfirmedError with the operation id it used: retry with it, it applies once
+   * (charges without an operation id get one of the library's). Default off.
+   */
+  durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
 }
 
 export interface Tollgate {
@@ -75,6 +86,8 @@ export interface Tollgate {
   usage(subject: string, options?: { surface?: string }): Promise<Usage>;
   readonly plans: PlanTable;
   readonly policies: PolicyTable;
+  /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
+  close(): Promise<void>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -104,8 +117,10 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
+  const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
+  const runner = new ScriptRunner(options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs));
   const ctx = makeContext({
-    runner: new ScriptRunner(options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock),
+    runner,
     prefix,
     plans,
     policies,
@@ -130,7 +145,23 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
     policies,
+    close: () => runner.close(),
   };
+}
+
+function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {
+  if (durability === undefined || durability === false) return undefined;
+  if (typeof durability !== "object" || durability === null) throw new InvalidInputError("durability must be false or { replicas, timeoutMs?, connections? }");
+  if (typeof redis.dedicated !== "function") {
+    throw new InvalidInputError("durability needs a client that opens connections of its own: wrap it with fromNodeRedis(client) or fromIoredis(client)");
+  }
+  const waitMs = count("durability.timeoutMs", durability.timeoutMs ?? 500, 1);
+  return new DurableMovements(redis, {
+    replicas: count("durability.replicas", durability.replicas, 1, 1000),
+    waitMs,
+    connections: count("durability.connections", durability.connections ?? 4, 1, 64),
+    deadlineMs: timeoutMs + waitMs,
+  });
 }
 
 function journalSettings(journal: TollgateOptions["journal"]): Pick<Settings, "journalTrim" | "journalBound"> {

@@ -9,6 +9,7 @@
 import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
 import { isNoScriptError, type RedisScriptClient } from "../redis/client.ts";
 import { Code } from "./codes.ts";
+import type { DurableMovements } from "./durable.ts";
 import type { Script, Settings, SubjectKeyNames } from "./script.ts";
 
 /** What a reply's "not found" codes name in their errors. */
@@ -16,14 +17,30 @@ export interface CallSubject extends SubjectKeyNames {
   readonly subject: string;
 }
 
+/** A credit movement's call: run's, plus the operation id an unconfirmed movement reports. */
+export type Move = <P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string) => Promise<unknown[]>;
+
 export class ScriptRunner {
+  /**
+   * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
+   * ends). Without durability it is run itself, so the movement costs what it did; with it,
+   * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts).
+   */
+  readonly move: Move;
+  /** Whether movements wait for replicas (createTollgate's `durability`). */
+  readonly durable: boolean;
+
   constructor(
     private readonly client: RedisScriptClient,
     private readonly timeoutMs: number,
     readonly settings: Settings,
     /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
     private readonly clock: (() => number) | undefined,
-  ) {}
+    private readonly durability?: DurableMovements,
+  ) {
+    this.durable = durability !== undefined;
+    this.move = durability ? this.moveDurably : this.run;
+  }
 
   /** "now" as the scripts take it. */
   now(): string {
@@ -35,7 +52,20 @@ export class ScriptRunner {
    * errors here; every other code is the caller's to read.
    */
   async run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
-    const reply = await this.send(script, script.command(this.now(), this.settings, keys, params));
+    return this.answer(await this.send(script, script.command(this.now(), this.settings, keys, params)), keys, params, holdId);
+  }
+
+  /** Closes the connections the runner opened itself (durability's); the user's client stays open. */
+  close(): Promise<void> {
+    return this.durability ? this.durability.close() : Promise.resolve();
+  }
+
+  private async moveDurably<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+    const words = script.command(this.now(), this.settings, keys, params);
+    return this.answer(await this.durability!.move(script as Script<unknown>, words, operationId), keys, params, holdId);
+  }
+
+  private answer<P>(reply: unknown[], keys: CallSubject, params: P, holdId: string | undefined): unknown[] {
     switch (reply[0]) {
       case Code.NO_ACCOUNT:
         throw new AccountNotFoundError(keys.subject);
