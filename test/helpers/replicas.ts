@@ -129,6 +129,18 @@ export async function startReplicatedPair(options: { appendOnly?: boolean; lagMs
   }
 }
 
+/** A new replica of the server on primaryPort, synced (what replaces a lost machine). */
+export async function startReplicaOf(primaryPort: number): Promise<RedisServer> {
+  const replica = await startRedisServer({ args: ['--replicaof', HOST, String(primaryPort)] });
+  try {
+    await waitUntil('the new replica to sync', () => linkUp(replica.port));
+    return replica;
+  } catch (error) {
+    await replica.stop();
+    throw error;
+  }
+}
+
 export interface ReplicatedCluster {
   /** Seed nodes for the clients: the masters. */
   nodes: { host: '127.0.0.1'; port: number }[];
