@@ -153,7 +153,7 @@ function durableMovements(redis: RedisScriptClient, durability: TollgateOptions[
   if (durability === undefined || durability === false) return undefined;
   if (typeof durability !== "object" || durability === null) throw new InvalidInputError("durability must be false or { replicas, timeoutMs?, connections? }");
   if (typeof redis.dedicated !== "function") {
-    throw new InvalidInputError("durability needs a client that opens connections of its own: wrap it with fromNodeRedis(client) or fromIoredis(client)");
+    throw new InvalidInputError("durability needs a client tollgate can open connections of its own from: a node-redis or ioredis client or cluster (duplicate, or a cluster's slots and node clients), wrapped with fromNodeRedis or fromIoredis");
   }
   const waitMs = count("durability.timeoutMs", durability.timeoutMs ?? 500, 1);
   return new DurableMovements(redis, {

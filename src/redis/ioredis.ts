@@ -36,11 +36,14 @@ function isCluster(client: IoredisLike): client is IoredisCluster {
  * master on a cluster.
  */
 export function fromIoredis(client: IoredisLike): RedisScriptClient {
+  const cluster = isCluster(client);
+  const canOpen = cluster ? typeof client.nodes === "function" : typeof (client as Partial<IoredisServer>).duplicate === "function";
   return {
     [ADAPTED]: true,
     send: (words: string[]) => client.call(words[0]!, ...words.slice(1)),
-    dedicated: async (): Promise<DedicatedConnection> =>
-      isCluster(client) ? clusterDedicated(client) : standaloneConnection(await openCopy(client as IoredisServer)),
+    ...(canOpen && {
+      dedicated: async (): Promise<DedicatedConnection> => (cluster ? clusterDedicated(client as IoredisCluster) : standaloneConnection(await openCopy(client as IoredisServer))),
+    }),
   } as RedisScriptClient;
 }
 

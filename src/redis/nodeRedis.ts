@@ -61,16 +61,18 @@ const OWN_CONNECTION = Object.freeze({ clientSideCache: undefined });
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
   if (isCluster(client)) {
+    const withNodes = "slots" in client && typeof (client as Partial<ClusterWithNodes>).nodeClient === "function";
     return {
       [ADAPTED]: true,
       send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
-      dedicated: async () => clusterDedicated(client as ClusterWithNodes),
+      ...(withNodes && { dedicated: async () => clusterDedicated(client as ClusterWithNodes) }),
     } as RedisScriptClient;
   }
+  const duplicable = typeof (client as Partial<Duplicable>).duplicate === "function";
   return {
     [ADAPTED]: true,
     send: (words) => client.sendCommand(words, NO_TIMEOUT),
-    dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)),
+    ...(duplicable && { dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)) }),
   } as RedisScriptClient;
 }
 
