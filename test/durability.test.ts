@@ -8,6 +8,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTollgate,
+  fromIoredis,
+  fromNodeRedis,
   isTollgateError,
   replyForError,
   InvalidInputError,
@@ -248,6 +250,11 @@ describe('durability options', () => {
   it('refuses bad settings, and a client that cannot open connections of its own, before Redis is touched', async () => {
     const adapted = { [Symbol.for('tollgate.redisScriptClient')]: true, send: async () => [0] };
     expect(() => createTollgate({ redis: adapted as never, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    // Clients that cannot be copied: no connection of tollgate's own can be opened from them.
+    const bare = fromNodeRedis({ sendCommand: async () => [0] });
+    expect(() => createTollgate({ redis: bare, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ redis: fromIoredis({ call: async () => [0] }), durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ redis: bare })).not.toThrow();
     const client = { ...adapted, dedicated: async () => ({ pipeline: async () => [], close: async () => {} }) };
     expect(() => createTollgate({ redis: client as never, durability: { replicas: 0 } })).toThrow(InvalidInputError);
     expect(() => createTollgate({ redis: client as never, durability: { replicas: 1, timeoutMs: 0 } })).toThrow(/durability.timeoutMs/);

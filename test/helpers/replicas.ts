@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { fromIoredis, fromNodeRedis } from '../../src/index.ts';
+import { keySlot } from '../../src/redis/dedicated.ts';
 import { PortInUseError, isPortFree, rawCommand, startRedisServer, type RedisServer } from './redisServer.ts';
 import type { ClientKind, TestClient } from './tollgate.ts';
 
@@ -43,6 +44,19 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
 
 async function linkUp(replicaPort: number): Promise<boolean> {
   return /master_link_status:up/.test(String(await rawCommand(replicaPort, ['INFO', 'replication'])));
+}
+
+/**
+ * Writes reach the replica: after a diskless sync the primary streams nothing to it until
+ * the replica's first acknowledgement, up to a second after the replica's own link is up
+ * (and WAIT counts it online meanwhile). `key` must be served by that primary.
+ */
+async function streaming(primaryPort: number, replicaPort: number, key = 'replication-probe'): Promise<boolean> {
+  const offset = async (port: number, field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(String(await rawCommand(port, ['INFO', 'replication'])))?.[1] ?? -1);
+  await rawCommand(primaryPort, ['SET', key, String(Math.random())]);
+  const written = await offset(primaryPort, 'master_repl_offset');
+  await sleep(20);
+  return (await offset(replicaPort, 'slave_repl_offset')) >= written;
 }
 
 /**
@@ -121,7 +135,7 @@ export async function startReplicatedPair(options: { appendOnly?: boolean; lagMs
     await Promise.all([primary.stop(), replica.stop()]);
   };
   try {
-    await waitUntil('the replica to sync', () => linkUp(replica.port));
+    await waitUntil('the replica to sync', async () => (await linkUp(replica.port)) && (await streaming(primary.port, replica.port)));
     return { primary, replica, replicaPid: await serverPid(replica.port), link, stop };
   } catch (error) {
     await stop();
@@ -133,7 +147,7 @@ export async function startReplicatedPair(options: { appendOnly?: boolean; lagMs
 export async function startReplicaOf(primaryPort: number): Promise<RedisServer> {
   const replica = await startRedisServer({ args: ['--replicaof', HOST, String(primaryPort)] });
   try {
-    await waitUntil('the new replica to sync', () => linkUp(replica.port));
+    await waitUntil('the new replica to sync', async () => (await linkUp(replica.port)) && (await streaming(primaryPort, replica.port)));
     return replica;
   } catch (error) {
     await replica.stop();
@@ -189,13 +203,20 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
       if (!infos.every((info) => /cluster_state:ok/.test(String(info)) && /cluster_known_nodes:6/.test(String(info)))) return false;
       const lines = String(await rawCommand(servers[0]!.port, ['CLUSTER', 'NODES'])).trim().split('\n');
       const portOfId = new Map(lines.map((line) => { const [id, address] = line.split(' '); return [id!, Number(/:(\d+)@/.exec(address!)![1])]; }));
+      // A key each master serves, to see writes reach its replica.
+      const slots = (await rawCommand(servers[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
+      const probeOf = (port: number) => {
+        const [from, to] = slots.find((range) => range[2][1] === port)!;
+        for (let n = 0; ; n++) if (keySlot(`probe{${n}}`) >= from && keySlot(`probe{${n}}`) <= to) return `probe{${n}}`;
+      };
       replicaPidOf.clear();
       for (const line of lines) {
         const [, address, flags, masterId] = line.split(' ');
         if (!flags!.includes('slave')) continue;
         const port = Number(/:(\d+)@/.exec(address!)![1]);
-        if (!(await linkUp(port))) return false;
-        replicaPidOf.set(portOfId.get(masterId!)!, await serverPid(port));
+        const masterPort = portOfId.get(masterId!)!;
+        if (!(await linkUp(port)) || !(await streaming(masterPort, port, probeOf(masterPort)))) return false;
+        replicaPidOf.set(masterPort, await serverPid(port));
       }
       return replicaPidOf.size === 3;
     }, 60_000);
