@@ -32,7 +32,8 @@ export default defineConfig(() => {
     // import.meta.url in CommonJS (src/telemetry.ts finds the optional @opentelemetry/api with it).
     shims: true,
     target: "node22",
-    splitting: false,
+    // The model and the middleware share the library's modules with the main entry: one copy in a chunk.
+    splitting: true,
     esbuildPlugins: [publicEntry],
     async onSuccess() {
       const require = createRequire(import.meta.url);

@@ -4,6 +4,7 @@
  * atomic script; an operation id makes a retried charge apply once.
  * Scripts: lua/charge.lua, lua/reconcile.lua, lua/creditHistory.lua.
  */
+import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { InvalidInputError } from "./errors.ts";
 import { charge, creditHistory, reconcile } from "./scripts/bundle.generated.ts";
@@ -19,7 +20,8 @@ export interface ChargeRequest {
   /**
    * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
    * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
-   * applies once.
+   * applies once; with durability on, the library gives the charge an operation id of its own
+   * (an UnconfirmedError carries it, for the retry).
    */
   operationId?: string;
 }
@@ -66,6 +68,11 @@ export function historyDaysArg(options: { days?: number }, historyDays: number):
   return count("days", options.days ?? Math.min(30, kept), 1, kept);
 }
 
+/** An operation id of the library's, for a durable charge the caller named none. */
+export function newOperationId(): string {
+  return `op_${randomBytes(12).toString("base64url")}`;
+}
+
 /** A checked charge (shared with tollgate/model); operationId "" when the caller gave none. */
 export function chargeArgs(request: ChargeRequest): { required: number; optional: number; operationId: string } {
   const required = count("required", request?.required);
@@ -94,15 +101,23 @@ export class Credits {
    */
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     const keys = this.ctx.keys(subject);
-    const { required, optional, operationId } = chargeArgs(request);
-    const own = operationId !== "";
-    const reply = await this.ctx.runner.run(charge, keys, {
-      operation: keys.operation(operationId),
-      required,
-      optional,
+    const { required, optional, operationId: given } = chargeArgs(request);
+    const own = given !== "";
+    // A durable charge always has an operation id, so that an unconfirmed one can be retried.
+    const operationId = own || !this.ctx.runner.durable ? given : newOperationId();
+    const reply = await this.ctx.runner.move(
+      charge,
+      keys,
+      {
+        operation: keys.operation(operationId),
+        required,
+        optional,
+        operationId,
+        resendId: operationId !== "" ? "" : this.ctx.resendId(),
+      },
+      undefined,
       operationId,
-      resendId: own ? "" : this.ctx.resendId(),
-    });
+    );
     const [code, charged, balance, needed] = reply as [number, number, number, number];
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.

@@ -102,9 +102,30 @@ export class KeyLimitError extends TollgateError {
  * was sent, the script may still have run: retry charges with the same operation id.
  */
 export class StoreUnavailableError extends TollgateError {
-  override readonly name = "StoreUnavailableError";
+  override readonly name: string = "StoreUnavailableError";
   constructor(message: string, options?: { cause?: unknown }) {
     super("unavailable", message, options);
+  }
+}
+
+/**
+ * A credit movement that durability (createTollgate's `durability`) could not confirm in
+ * time: the replicas it asks for did not all confirm it, or its reply never came. It may have
+ * been applied on the primary, and a primary lost now would take it along. The store is
+ * unavailable for it (code "unavailable": hosts answer 503 and callers retry, SPEC §8); retry
+ * with `operationId`, and the retry applies once: a charge's operation id (the library's own
+ * when the caller gave none), an opened hold's hold id (`holdId`), a settled or spent item's
+ * item id, an ended hold's hold id, or the swept subject's id.
+ */
+export class UnconfirmedError extends StoreUnavailableError {
+  override readonly name = "UnconfirmedError";
+  constructor(
+    /** The id to retry the movement with: it applies once. */
+    readonly operationId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
 }
 

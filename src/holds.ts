@@ -185,22 +185,30 @@ export class Holds {
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
-    // The sweep index learns of the subject before the hold exists, so a crash between the
-    // two can never leave a hold that no sweep will find.
-    const [, reply] = await Promise.all([
-      this.sweeper.mark(keys.subject),
-      this.ctx.runner.run(openHold, keys, {
-        hold: keys.hold(holdId),
-        idempotency: keys.idempotency(claim?.key ?? ""),
+    const open = () =>
+      this.ctx.runner.move(
+        openHold,
+        keys,
+        {
+          hold: keys.hold(holdId),
+          idempotency: keys.idempotency(claim?.key ?? ""),
+          holdId,
+          kind,
+          surface,
+          ...size,
+          idemKey: claim?.key ?? "",
+          fingerprint: claim?.fingerprint ?? "",
+          idemToken: claim?.token ?? "",
+        },
         holdId,
-        kind,
-        surface,
-        ...size,
-        idemKey: claim?.key ?? "",
-        fingerprint: claim?.fingerprint ?? "",
-        idemToken: claim?.token ?? "",
-      }),
-    ]);
+        holdId,
+      );
+    // The sweep index learns of the subject before the hold exists, so a crash between the
+    // two can never leave a hold that no sweep will find: sent in that order on one
+    // connection, or, when a durable open goes on a connection of its own, one after the other.
+    const reply = this.ctx.runner.durable
+      ? (await this.sweeper.mark(keys.subject), await open())
+      : (await Promise.all([this.sweeper.mark(keys.subject), open()]))[1];
     const code = reply[0];
     if (code === Code.OK) return { ok: true, hold: holdFromReply(reply[1]), replayed: false };
     const payload = String(reply[1] ?? "");
@@ -264,7 +272,7 @@ export class Holds {
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId);
+    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId, what.itemId);
     const code = reply[0];
     const hold = holdFromReply(reply[1]);
     switch (code) {
@@ -298,7 +306,7 @@ export class Holds {
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId);
+    const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
     return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
   }
 

@@ -132,14 +132,24 @@ export class ObservedRunner extends ScriptRunner {
     this.instruments = observe;
   }
 
-  override async run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+  override run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+    return this.observed(script, params, () => super.run(script, keys, params, holdId));
+  }
+
+  /** A durable movement does not go through run: it is observed here, once. */
+  override move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+    if (!this.durable) return super.move(script, keys, params, holdId, operationId);
+    return this.observed(script, params, () => super.move(script, keys, params, holdId, operationId));
+  }
+
+  private async observed<P>(script: Script<P>, params: P, call: () => Promise<unknown[]>): Promise<unknown[]> {
     const { tracer } = this.instruments;
     const span = tracer?.startSpan(`tollgate ${script.name}`, {
       kind: SPAN_KIND_CLIENT,
       attributes: { "db.system.name": "redis", "tollgate.script": script.name },
     });
     try {
-      const reply = await super.run(script, keys, params, holdId);
+      const reply = await call();
       const outcome = OUTCOMES[reply[0] as number] ?? String(reply[0]);
       span?.setAttribute("tollgate.outcome", outcome);
       this.count(script.name, params, reply, outcome);

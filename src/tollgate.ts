@@ -13,6 +13,7 @@ import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
+import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
 import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
@@ -90,6 +91,16 @@ export interface TollgateOptions {
    * ```
    */
   telemetry?: TelemetryOption;
+  /**
+   * Acknowledge a credit movement (a charge, a hold opened, settled, spent, finished or
+   * cancelled, the sweep's ends) only once WAIT confirms `replicas` replicas have it, so a
+   * replica promoted after the primary is lost holds every movement callers were told of.
+   * Movements run on `connections` connections of tollgate's own (default 4), copies of the
+   * client; admits and reads never wait. One not confirmed within `timeoutMs` (default 500)
+   * throws UnconfirmedError with the operation id it used: retry with it, it applies once
+   * (charges without an operation id get one of the library's). Default off.
+   */
+  durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
 }
 
 /** What createTollgate returns: one object per concept, all on one Redis and one plan table. */
@@ -112,6 +123,8 @@ export interface Tollgate {
   readonly plans: PlanTable;
   /** The validated policy table. */
   readonly policies: PolicyTable;
+  /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
+  close(): Promise<void>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -163,7 +176,8 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
-  const runnerArgs = [options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock] as const;
+  const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
+  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs)] as const;
   const observe = instruments(options.telemetry);
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
@@ -191,7 +205,23 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
     policies,
+    close: () => ctx.runner.close(),
   };
+}
+
+function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {
+  if (durability === undefined || durability === false) return undefined;
+  if (typeof durability !== "object" || durability === null) throw new InvalidInputError("durability must be false or { replicas, timeoutMs?, connections? }");
+  if (typeof redis.dedicated !== "function") {
+    throw new InvalidInputError("durability needs a client tollgate can open connections of its own from: a node-redis or ioredis client or cluster (duplicate, or a cluster's slots and node clients), wrapped with fromNodeRedis or fromIoredis");
+  }
+  const waitMs = count("durability.timeoutMs", durability.timeoutMs ?? 500, 1);
+  return new DurableMovements(redis, {
+    replicas: count("durability.replicas", durability.replicas, 1, 1000),
+    waitMs,
+    connections: count("durability.connections", durability.connections ?? 4, 1, 64),
+    deadlineMs: timeoutMs + waitMs,
+  });
 }
 
 function journalSettings(journal: TollgateOptions["journal"]): Pick<Settings, "journalTrim" | "journalBound"> {
