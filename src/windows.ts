@@ -157,6 +157,7 @@ export function windowsFromReply(reply: readonly unknown[]): { states: RateLimit
  * fewest remaining; denied, the denying window with the latest retry.
  */
 export function mostRestrictive(windows: readonly RateLimitState[], retries: readonly number[]): { index: number; retryAfterMs: number | null } {
+  if (windows.length === 1) return { index: 0, retryAfterMs: retries[0]! > 0 ? retries[0]! : null };
   let index = 0;
   const denying = retries.map((r, i) => [r, i] as const).filter(([r]) => r !== 0);
   if (denying.length === 0) {
