@@ -1,13 +1,68 @@
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { defineConfig } from "tsup";
 
-// One build for ESM and CommonJS with declarations. The Lua sources reach the bundle through
-// src/scripts/bundle.generated.ts, so nothing is read from disk at run time (SPEC §1).
-export default defineConfig({
-  entry: { index: "src/index.ts", "model/index": "src/model/index.ts" },
-  format: ["esm", "cjs"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "node22",
-  splitting: false,
+// One implementation, built once as CommonJS with its declarations; each entry's ESM file is a
+// thin wrapper that imports it (Node's "ES module wrapper" for dual packages). So the package
+// ships the code and the Lua once, not twice (issue 13: at most 80 KB packed), and a process
+// that both imports and requires tollgate holds one copy of it (one TollgateError class, one
+// deny cache). The Lua sources reach the bundle through src/scripts/bundle.generated.ts, so
+// nothing is read from disk at run time (SPEC §1).
+const ENTRIES = {
+  index: "src/index.ts",
+  "model/index": "src/model/index.ts",
+  express: "src/express.ts",
+  koa: "src/koa.ts",
+};
+
+export default defineConfig(() => {
+  // Cleaned here rather than by tsup, whose declaration step would also delete the ESM
+  // wrappers' .d.ts files written below.
+  rmSync(join(process.cwd(), "dist"), { recursive: true, force: true });
+  return {
+    entry: ENTRIES,
+    format: ["cjs"],
+    // Constructors that take the internal Context are @internal: hosts get these objects from
+    // createTollgate, and the declarations name no private type.
+    dts: { compilerOptions: { stripInternal: true } },
+    clean: false,
+    // A sourcemap would point at src/, which is not shipped, or embed it again.
+    sourcemap: false,
+    // import.meta.url in CommonJS (src/telemetry.ts finds the optional @opentelemetry/api with it).
+    shims: true,
+    target: "node22",
+    // The model and the middleware share the library's modules with the main entry: one copy in a chunk.
+    splitting: true,
+    esbuildPlugins: [publicEntry],
+    async onSuccess() {
+      const require = createRequire(import.meta.url);
+      for (const name of Object.keys(ENTRIES)) {
+        const cjs = join(process.cwd(), "dist", `${name}.cjs`);
+        delete require.cache[cjs];
+        writeEsmWrapper(join(process.cwd(), "dist", name), Object.keys(require(cjs) as object));
+      }
+    },
+  };
 });
+
+/**
+ * The middleware (src/middleware.ts) uses the public API only, through "./index.ts": in the
+ * build that import is the package's own entry, dist/index.cjs, not a second copy of it.
+ */
+const publicEntry = {
+  name: "tollgate-public-entry",
+  setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
+    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (args.importer.endsWith("/src/middleware.ts") ? { path: "./index.cjs", external: true } : undefined));
+  },
+};
+
+/** dist/<entry>.js and .d.ts: the CommonJS build's exports, named one by one for ESM. */
+function writeEsmWrapper(base: string, names: string[]): void {
+  const file = JSON.stringify(`./${base.split("/").pop()}.cjs`);
+  const exported = names.filter((n) => n !== "__esModule").sort();
+  mkdirSync(dirname(base), { recursive: true });
+  const body = exported.length === 0 ? "export {};\n" : `import cjs from ${file};\nexport const {\n${exported.map((n) => `  ${n},`).join("\n")}\n} = cjs;\n`;
+  writeFileSync(`${base}.js`, body);
+  writeFileSync(`${base}.d.ts`, `export * from ${file};\n`);
+}

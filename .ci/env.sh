@@ -3,7 +3,9 @@
 #   - Node >= 22: the node on PATH if recent enough, else a Node fetched once from the npm
 #     registry into .ci/.cache/node (the registry ships Node builds as node-linux-<arch>);
 #   - the npm dependencies pinned by package-lock.json;
-#   - redis-server for the tests (apt-get when we are root and REDIS_URL is not set).
+#   - redis-server for the tests (apt-get when we are root and REDIS_URL is not set);
+#   - chromium for the browser tests, when running the tests (apt-get when we are root and
+#     CHROMIUM_PATH is not set).
 # Needs no input, prints progress to stderr, and does nothing (no network) once all is there.
 # Usage, from package.json: sh .ci/env.sh <command> [args...]
 set -eu
@@ -81,6 +83,18 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
     fi
   else
     say "redis-server is not installed: run 'sudo apt-get install redis-server' (Debian/Ubuntu), or set REDIS_URL to a Redis >= 7.0."
+  fi
+fi
+
+# 4. chromium, for the browser tests (test/examples/browser); they fail and say why without it.
+if [ "$1" = vitest ] && [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing chromium with apt-get (for the browser tests)..."
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } </dev/null >&2; then
+      say "apt-get could not install chromium; the browser tests will fail."
+    fi
+  else
+    say "chromium is not installed: run 'sudo apt-get install chromium' (Debian/Ubuntu), or set CHROMIUM_PATH to a Chromium or Chrome; the browser tests fail without one."
   fi
 fi
 

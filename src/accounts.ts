@@ -28,18 +28,25 @@ import { windowsFromReply, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
+  /** The plan's numbers as the account holds them. */
   plan: AccountLimits;
+  /** Credits of the current cycle. */
   credits: Credits;
+  /** The current cycle. */
   cycle: Cycle;
+  /** How cycles are counted: from `anchor`, every `length` days (`d`) or calendar months (`m`). */
   cycleSpec: { anchor: number; unit: "d" | "m"; length: number };
   /** Each surface's windows as counted at the inspected instant. */
   windows: Record<string, RateLimitState[]>;
+  /** Summaries of the ended cycles, oldest first. */
   endedCycles: EndedCycle[];
   /** Every hold, newest first. */
   holds: Hold[];
 }
 
+/** accounts.create's options. */
 export interface CreateAccountOptions {
+  /** A plan of the table (UnknownPlanError otherwise). */
   plan: string;
   /** Signup instant; a free account's 30-day cycles count from it. Default: now. */
   signupAt?: Date | number;
@@ -47,6 +54,7 @@ export interface CreateAccountOptions {
   cycle?: { anchor?: Date | number; every: Interval };
 }
 
+/** accounts.changePlan's options. */
 export interface ChangePlanOptions {
   /** Start a new cycle now, with the new plan's allowance at once (SPEC §3). */
   startNewCycle?: boolean;
@@ -56,10 +64,25 @@ export interface ChangePlanOptions {
 
 const cycleOf = (reply: unknown[]): Cycle => ({ id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) });
 
+/**
+ * Accounts and their billing cycles (`tollgate.accounts`): create on a plan, start a new cycle
+ * (a billing webhook), change plan, read the plan's numbers, the ended cycles, everything stored.
+ */
 export class Accounts {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** Opens an account on a plan with its first billing cycle. */
+  /**
+   * Opens an account on a plan with its first billing cycle; AccountExistsError when the
+   * subject already has one.
+   *
+   * @example
+   * ```ts
+   * await tollgate.accounts.create("acct_42", { plan: "starter" });
+   * // A paid subscription anchored at its own instant, billed monthly:
+   * await tollgate.accounts.create("acct_43", { plan: "pro", cycle: { anchor: subscription.start, every: { months: 1 } } });
+   * ```
+   */
   async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
     const keys = this.ctx.keys(subject);
     const plan = planNamed(this.ctx.plans, options?.plan);

@@ -21,6 +21,7 @@ import { usageFrom, type Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
 import { surfaceName } from "./windows.ts";
 
+/** keys.issue's options. */
 export interface IssueKeyOptions {
   /** A label shown by list (up to 40 printable characters). */
   name?: string;
@@ -30,23 +31,33 @@ export interface IssueKeyOptions {
   surfaces?: string[];
 }
 
+/** A key just issued: the only time the key itself is seen. */
 export interface IssuedKey {
   /** The key itself: show it once, it cannot be read back. */
   key: string;
+  /** The key's id (10 hex digits), to list and revoke it by. */
   keyId: string;
+  /** When it was issued (ms since the epoch). */
   createdAt: number;
+  /** When it stops working; null: never. */
   expiresAt: number | null;
 }
 
+/** A key as keys.list shows it (never the key itself). */
 export interface KeyInfo {
+  /** The key's id. */
   keyId: string;
+  /** The label given at issue. */
   name: string;
+  /** When it was issued (ms since the epoch). */
   createdAt: number;
+  /** When it stops working; null: never. */
   expiresAt: number | null;
   /** null: every surface. */
   surfaces: string[] | null;
 }
 
+/** keys.verify's options: what the admit counts, or `usage: true` to read usage instead. */
 export interface VerifyOptions {
   /** Default "api". */
   surface?: string;
@@ -58,12 +69,15 @@ export interface VerifyOptions {
   usage?: boolean;
 }
 
+/** Why a key was refused (answer 401 for each): not one of ours, unknown or revoked, expired, or not for this surface. */
 export type KeyRefusal = "malformed" | "unknown" | "expired" | "surface_not_allowed";
 
+/** keys.verify's answer: the key refused, or its subject and the admission (see Admission). */
 export type Verification =
   | { valid: false; reason: KeyRefusal }
   | { valid: true; subject: string; keyId: string; admission: Admission };
 
+/** keys.verify's answer with `usage: true`: the key refused, or its subject and usage. */
 export type UsageVerification =
   | { valid: false; reason: KeyRefusal }
   | { valid: true; subject: string; keyId: string; usage: Usage };
@@ -89,7 +103,9 @@ export function parseKey(key: unknown, keyPrefix: string): { subject: string; ke
   return { subject, keyId, digest: keyDigest(key) };
 }
 
+/** API keys (`tollgate.keys`): issued per subject, stored as a digest, checked with the admit in one round trip. */
 export class Keys {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** Issues a key for a subject that has an account; the key is in the answer only. */
@@ -149,6 +165,17 @@ export class Keys {
   /**
    * Checks a presented key and admits its subject on the surface (with the credit pre-check)
    * in one script; with `usage: true`, reads the subject's usage instead, counting nothing.
+   * A refused key counts nothing on the subject.
+   *
+   * @example
+   * ```ts
+   * const check = await tollgate.keys.verify(apiKey, { surface: "api", credits: 1 });
+   * if (!check.valid) return reply(401);
+   * if (!check.admission.allowed) return reply(rateLimitedReply(check.admission, requestId)); // 429
+   * if (!check.admission.credits?.sufficient) return reply(402);
+   * const headers = rateLimitHeaders(check.admission); // on the endpoint's response
+   * // check.subject is the key's account: charge it once the work is done.
+   * ```
    */
   verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;

@@ -4,34 +4,47 @@
  * atomic script; an operation id makes a retried charge apply once.
  * Scripts: lua/charge.lua, lua/reconcile.lua, lua/creditHistory.lua.
  */
+import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { InvalidInputError } from "./errors.ts";
 import { charge, creditHistory, reconcile } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count, printableKey } from "./validate.ts";
 
+/** credits.charge's request: `required` credits or none, plus what the balance allows of `optional`. */
 export interface ChargeRequest {
+  /** Credits the work costs for sure: all taken, or nothing when the balance is short. */
   required: number;
+  /** Credits taken as far as the balance allows once `required` is (e.g. pages beyond the first). Default 0. */
   optional?: number;
   /**
    * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
    * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
-   * applies once.
+   * applies once; with durability on, the library gives the charge an operation id of its own
+   * (an UnconfirmedError carries it, for the retry).
    */
   operationId?: string;
 }
 
+/**
+ * A charge's outcome: taken (`replayed` when this operation id was charged before and nothing
+ * was taken again), or refused whole for insufficient credits (answer 402).
+ */
 export type ChargeOutcome =
   | { ok: true; charged: number; balance: number; replayed: boolean }
   | { ok: false; reason: "insufficient"; remaining: number; needed: number };
 
+/** credits.reconcile's answer: the current cycle recomputed from the credit journal. */
 export interface Reconciliation {
   /** False when the cycle's opening entry was trimmed from the journal or it is off. */
   complete: boolean;
+  /** The cycle reconciled. */
   cycle: number;
   /** What the journal adds up to, and what the account holds. */
   journal: { balance: number; spent: number; held: number };
+  /** What the account holds. */
   stored: { balance: number; spent: number; held: number };
+  /** Journal entries read for the cycle. */
   entries: number;
   /** complete and both agree. */
   matches: boolean;
@@ -41,7 +54,9 @@ export interface Reconciliation {
 export interface DayUsage {
   /** The day's start, ms since the epoch (UTC midnight). */
   day: number;
+  /** Credits spent that day (charges, and holds' settled items). */
   spent: number;
+  /** Credits refunded that day. */
   refunded: number;
 }
 
@@ -53,6 +68,11 @@ export function historyDaysArg(options: { days?: number }, historyDays: number):
   return count("days", options.days ?? Math.min(30, kept), 1, kept);
 }
 
+/** An operation id of the library's, for a durable charge the caller named none. */
+export function newOperationId(): string {
+  return `op_${randomBytes(12).toString("base64url")}`;
+}
+
 /** A checked charge (shared with tollgate/model); operationId "" when the caller gave none. */
 export function chargeArgs(request: ChargeRequest): { required: number; optional: number; operationId: string } {
   const required = count("required", request?.required);
@@ -62,21 +82,42 @@ export function chargeArgs(request: ChargeRequest): { required: number; optional
   return { required, optional, operationId };
 }
 
+/** Credits (`tollgate.credits`): charge, reconcile with the journal, the per-day history. */
 export class Credits {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** Takes required + min(optional, balance - required) credits, or none when the balance is short. */
+  /**
+   * Takes required + min(optional, balance - required) credits, or none when the balance is
+   * short, in one atomic script. Charge after the work is done (SPEC §5): a failed fetch
+   * charges nothing. Give an operation id to make a retry after a timeout apply once.
+   *
+   * @example
+   * ```ts
+   * const charge = await tollgate.credits.charge("acct_42", { required: 1, operationId: requestId });
+   * if (!charge.ok) return reply(insufficientReply(charge.remaining, charge.needed, requestId)); // 402
+   * console.log(charge.balance);
+   * ```
+   */
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     const keys = this.ctx.keys(subject);
-    const { required, optional, operationId } = chargeArgs(request);
-    const own = operationId !== "";
-    const reply = await this.ctx.runner.run(charge, keys, {
-      operation: keys.operation(operationId),
-      required,
-      optional,
+    const { required, optional, operationId: given } = chargeArgs(request);
+    const own = given !== "";
+    // A durable charge always has an operation id, so that an unconfirmed one can be retried.
+    const operationId = own || !this.ctx.runner.durable ? given : newOperationId();
+    const reply = await this.ctx.runner.move(
+      charge,
+      keys,
+      {
+        operation: keys.operation(operationId),
+        required,
+        optional,
+        operationId,
+        resendId: operationId !== "" ? "" : this.ctx.resendId(),
+      },
+      undefined,
       operationId,
-      resendId: own ? "" : this.ctx.resendId(),
-    });
+    );
     const [code, charged, balance, needed] = reply as [number, number, number, number];
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.

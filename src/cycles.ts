@@ -7,17 +7,24 @@
 import { InvalidInputError } from "./errors.ts";
 import { count, instant } from "./validate.ts";
 
+/** A billing-cycle length: whole days, or whole calendar months in UTC clamped to month end. */
 export type Interval = { days: number } | { months: number };
 
+/** A paid account's cycle: an anchor instant and an interval (SPEC §3). */
 export interface CycleSpec {
   /** Start of the first cycle: signup (free) or the subscription's anchor. Date or ms. */
   anchor: Date | number;
+  /** The length of each cycle. */
   every: Interval;
 }
 
+/** One period (cycle) counted from an anchor: the k-th, [start, end) in ms. */
 export interface Period {
+  /** k: 0 for the period that starts at the anchor. */
   index: number;
+  /** Its first instant (ms). */
   start: number;
+  /** The first instant after it (ms). */
   end: number;
 }
 

@@ -5,6 +5,7 @@
  */
 const BRAND = Symbol.for("tollgate.error");
 
+/** The stable `code` of each TollgateError, for checks that survive duplicate installs. */
 export type TollgateErrorCode =
   | "invalid_input"
   | "unknown_plan"
@@ -14,10 +15,13 @@ export type TollgateErrorCode =
   | "key_limit"
   | "unavailable";
 
+/** The base of every error tollgate throws: a stable `name` and `code` (SPEC §8). */
 export class TollgateError extends Error {
+  /** @internal The brand isTollgateError looks for, the same in every copy of the package. */
   readonly [BRAND] = true;
   override readonly name: string = "TollgateError";
   constructor(
+    /** What went wrong, stable across versions: test it rather than the message. */
     readonly code: TollgateErrorCode,
     message: string,
     options?: { cause?: unknown },
@@ -34,30 +38,47 @@ export class InvalidInputError extends TollgateError {
   }
 }
 
+/** A plan name that is not in the plan table, thrown before Redis is touched. */
 export class UnknownPlanError extends TollgateError {
   override readonly name = "UnknownPlanError";
-  constructor(readonly plan: string, known: readonly string[]) {
+  constructor(
+    /** The name given. */
+    readonly plan: string,
+    known: readonly string[],
+  ) {
     super("unknown_plan", `Unknown plan "${plan}"; known plans: ${known.join(", ")}`);
   }
 }
 
+/** The subject has no account (a call that needs one: admit without a policy, charge, holds). */
 export class AccountNotFoundError extends TollgateError {
   override readonly name = "AccountNotFoundError";
-  constructor(readonly accountId: string) {
+  constructor(
+    /** The subject. */
+    readonly accountId: string,
+  ) {
     super("account_not_found", `No account "${accountId}"`);
   }
 }
 
+/** accounts.create for a subject that already has an account (409). */
 export class AccountExistsError extends TollgateError {
   override readonly name = "AccountExistsError";
-  constructor(readonly accountId: string) {
+  constructor(
+    /** The subject. */
+    readonly accountId: string,
+  ) {
     super("account_exists", `Account "${accountId}" already exists`);
   }
 }
 
+/** No hold of that id for this subject (another subject's hold is not found either). */
 export class HoldNotFoundError extends TollgateError {
   override readonly name = "HoldNotFoundError";
-  constructor(readonly holdId: string) {
+  constructor(
+    /** The hold id given. */
+    readonly holdId: string,
+  ) {
     super("hold_not_found", `No hold "${holdId}" for this subject`);
   }
 }
@@ -65,7 +86,12 @@ export class HoldNotFoundError extends TollgateError {
 /** A subject already has as many keys that never expire as allowed; revoke one first. */
 export class KeyLimitError extends TollgateError {
   override readonly name = "KeyLimitError";
-  constructor(readonly subject: string, readonly max: number) {
+  constructor(
+    /** The subject. */
+    readonly subject: string,
+    /** The most keys that never expire a subject may hold (createTollgate's keys.maxKeys). */
+    readonly max: number,
+  ) {
     super("key_limit", `Subject "${subject}" already has ${max} keys that never expire; revoke one first`);
   }
 }
@@ -76,12 +102,37 @@ export class KeyLimitError extends TollgateError {
  * was sent, the script may still have run: retry charges with the same operation id.
  */
 export class StoreUnavailableError extends TollgateError {
-  override readonly name = "StoreUnavailableError";
+  override readonly name: string = "StoreUnavailableError";
   constructor(message: string, options?: { cause?: unknown }) {
     super("unavailable", message, options);
   }
 }
 
+/**
+ * A credit movement that durability (createTollgate's `durability`) could not confirm in
+ * time: the replicas it asks for did not all confirm it, or its reply never came. It may have
+ * been applied on the primary, and a primary lost now would take it along. The store is
+ * unavailable for it (code "unavailable": hosts answer 503 and callers retry, SPEC §8); retry
+ * with `operationId`, and the retry applies once: a charge's operation id (the library's own
+ * when the caller gave none), an opened hold's hold id (`holdId`), a settled or spent item's
+ * item id, an ended hold's hold id, or the swept subject's id.
+ */
+export class UnconfirmedError extends StoreUnavailableError {
+  override readonly name = "UnconfirmedError";
+  constructor(
+    /** The id to retry the movement with: it applies once. */
+    readonly operationId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Whether `error` is a TollgateError (of `code`, when given), also when it comes from another
+ * copy of the package, where instanceof would say no.
+ */
 export function isTollgateError(error: unknown, code?: TollgateErrorCode): error is TollgateError {
   if (typeof error !== "object" || error === null) return false;
   const candidate = error as { [BRAND]?: unknown; code?: unknown };

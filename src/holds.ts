@@ -23,6 +23,7 @@ import { surfaceName } from "./windows.ts";
 /** An Idempotency-Key: the claim from idempotency.begin, or a key and the request body. */
 export type IdempotencyInput = IdempotencyClaim | { key: string; body: unknown };
 
+/** holds.open's request: an items hold (a bulk job of `items` items). */
 export interface OpenHoldRequest {
   /** Items to reserve for (>= 1, at most the plan's holds.maxItems). */
   items: number;
@@ -30,20 +31,29 @@ export interface OpenHoldRequest {
   perItem: { required: number; optional?: number };
   /** Default "api"; must be one of the plan's holds.surfaces. */
   surface?: string;
+  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
 }
 
+/** holds.openBudget's request: a budget hold of `amount` credits, spent as it goes. */
 export interface OpenBudgetRequest {
   /** Credits reserved for the whole budget (>= 1). */
   amount: number;
   /** Default "web". */
   surface?: string;
+  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
   idempotency?: IdempotencyInput;
+  /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
 }
 
+/**
+ * A hold's opening: the hold, or why nothing was reserved (429 hold_limit_reached, 402
+ * insufficient, 403 surface_not_allowed, 400 too_many_items, 422 / 409 for the
+ * Idempotency-Key). `replayed`: the answer of an earlier request with the same key or hold id.
+ */
 export type OpenOutcome =
   | { ok: true; hold: Hold; replayed: boolean }
   | { ok: false; reason: "hold_limit_reached"; active: number; cap: number; replayed: boolean }
@@ -53,6 +63,7 @@ export type OpenOutcome =
   | { ok: false; reason: "idempotency_key_reused" }
   | { ok: false; reason: "idempotency_key_in_use" };
 
+/** holds.settle's settlement of one item of an items hold. */
 export interface Settlement {
   /** Which item this is: an item settles once, a repeat is a replay. 1-255 printable ASCII. */
   itemId: string;
@@ -62,20 +73,25 @@ export interface Settlement {
   optionalSpent?: number;
 }
 
+/** holds.spend's draw on a budget hold. */
 export interface Spend {
+  /** Which draw this is: a repeat is a replay and takes nothing. 1-255 printable ASCII. */
   itemId: string;
   /** Credits to take from the budget; 0 takes nothing and renews the lease. Default 1. */
   amount?: number;
 }
 
+/** A settlement's or spend's outcome: accepted, or refused with the reason and the hold as it stands. */
 export type SettleOutcome =
   /** replayed: this item was settled before, and nothing changed now. */
   | { accepted: true; hold: Hold; replayed: boolean }
   | { accepted: false; reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels"; hold: Hold };
 
+/** holds.finish's and holds.cancel's outcome. */
 export interface EndOutcome {
   /** False when the hold had already ended: nothing was refunded again. */
   ended: boolean;
+  /** The hold after the call, with its refunds. */
   hold: Hold;
 }
 
@@ -122,13 +138,33 @@ export function holdIdArg(given: string | undefined): { holdId: string; own: boo
   return given === undefined ? { holdId: newHoldId(), own: false } : { holdId: shortId("Hold id", given), own: true };
 }
 
+/**
+ * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
+ * or a budget (spent as it goes), ended with refunds to the cycle that paid (SPEC §6, §10).
+ */
 export class Holds {
+  /** @internal Made by createTollgate. */
   constructor(
     private readonly ctx: Context,
     private readonly sweeper: Sweeper,
   ) {}
 
-  /** Reserves items x (required + optional) credits, in one script whatever `items` is. */
+  /**
+   * Reserves items x (required + optional) credits, in one script whatever `items` is, within
+   * the plan's cap of open holds and maxItems. Nothing is reserved when the outcome is not ok.
+   *
+   * @example
+   * ```ts
+   * // A bulk job of 500 videos, 1 credit each, plus 1 more per video with comments:
+   * const opened = await tollgate.holds.open("acct_42", {
+   *   items: 500,
+   *   perItem: { required: 1, optional: 1 },
+   *   idempotency: { key: idempotencyKey, body: requestBody },
+   * });
+   * if (!opened.ok) return reply(opened.reason); // e.g. "insufficient": 402
+   * const jobId = opened.hold.id;
+   * ```
+   */
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
     return this.openAny(subject, "items", request?.surface ?? "api", openArgs(request), request);
   }
@@ -149,22 +185,30 @@ export class Holds {
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
-    // The sweep index learns of the subject before the hold exists, so a crash between the
-    // two can never leave a hold that no sweep will find.
-    const [, reply] = await Promise.all([
-      this.sweeper.mark(keys.subject),
-      this.ctx.runner.run(openHold, keys, {
-        hold: keys.hold(holdId),
-        idempotency: keys.idempotency(claim?.key ?? ""),
+    const open = () =>
+      this.ctx.runner.move(
+        openHold,
+        keys,
+        {
+          hold: keys.hold(holdId),
+          idempotency: keys.idempotency(claim?.key ?? ""),
+          holdId,
+          kind,
+          surface,
+          ...size,
+          idemKey: claim?.key ?? "",
+          fingerprint: claim?.fingerprint ?? "",
+          idemToken: claim?.token ?? "",
+        },
         holdId,
-        kind,
-        surface,
-        ...size,
-        idemKey: claim?.key ?? "",
-        fingerprint: claim?.fingerprint ?? "",
-        idemToken: claim?.token ?? "",
-      }),
-    ]);
+        holdId,
+      );
+    // The sweep index learns of the subject before the hold exists, so a crash between the
+    // two can never leave a hold that no sweep will find: sent in that order on one
+    // connection, or, when a durable open goes on a connection of its own, one after the other.
+    const reply = this.ctx.runner.durable
+      ? (await this.sweeper.mark(keys.subject), await open())
+      : (await Promise.all([this.sweeper.mark(keys.subject), open()]))[1];
     const code = reply[0];
     if (code === Code.OK) return { ok: true, hold: holdFromReply(reply[1]), replayed: false };
     const payload = String(reply[1] ?? "");
@@ -202,7 +246,14 @@ export class Holds {
   /**
    * Settles one item of an items hold: delivered (its required credits and optionalSpent of
    * its optional ones are spent) or failed with a label. Renews the lease; the last item ends
-   * the hold with its refunds.
+   * the hold with its refunds. An item settles once: a repeat is `replayed` and changes nothing.
+   *
+   * @example
+   * ```ts
+   * await tollgate.holds.settle("acct_42", jobId, { itemId: "dQw4w9WgXcQ", optionalSpent: 1 }); // delivered, with comments
+   * await tollgate.holds.settle("acct_42", jobId, { itemId: "unavail0001", failed: "video_unavailable" }); // refunded
+   * await tollgate.holds.finish("acct_42", jobId); // refunds what was not used
+   * ```
    */
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
     return this.settleAny(subject, holdId, "items", settleArgs(settlement));
@@ -221,7 +272,7 @@ export class Holds {
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId);
+    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId, what.itemId);
     const code = reply[0];
     const hold = holdFromReply(reply[1]);
     switch (code) {
@@ -255,7 +306,7 @@ export class Holds {
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId);
+    const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
     return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
   }
 
@@ -267,7 +318,7 @@ export class Holds {
     return holdFromReply(reply[1]);
   }
 
-  /** The subject's holds, newest first. */
+  /** The subject's holds, newest first, a page at a time: `total` holds, `active` of them open. */
   async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(listHolds, keys, {

@@ -29,14 +29,20 @@ export const ERROR_STATUS = {
   internal_error: 500,
 } as const;
 
+/** An error `type` of the SPEC §8 body, with its status in ERROR_STATUS. */
 export type ErrorType = keyof typeof ERROR_STATUS;
 
+/** A framework-neutral reply: copy the status, the headers and the JSON body to the response. */
 export interface HttpReply {
+  /** The HTTP status. */
   status: number;
+  /** Headers to set (Content-Type, X-Request-Id, the rate-limit headers, Retry-After). */
   headers: Record<string, string>;
+  /** The body, to send as JSON. */
   body: unknown;
 }
 
+/** rateLimitHeaders' options. */
 export interface HeaderOptions {
   /** Also send the IETF draft fields RateLimit-Policy and RateLimit (opt-in, SPEC §4). */
   ietf?: boolean;
@@ -52,6 +58,7 @@ export interface Limited {
   windows?: readonly RateLimitState[];
 }
 
+/** A new request id, `req_` and 24 hex digits, for the error body and X-Request-Id. */
 export function newRequestId(): string {
   return `req_${randomBytes(12).toString("hex")}`;
 }
@@ -86,6 +93,7 @@ export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
+/** The SPEC §8 error body: `{ error: { type, message, ...extra }, request_id }`. */
 export function errorBody(type: string, message: string, requestId: string, extra: Record<string, unknown> = {}) {
   return { error: { ...extra, type, message }, request_id: requestId };
 }

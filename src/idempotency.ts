@@ -19,11 +19,18 @@ import { printableKey } from "./validate.ts";
 
 /** The key, the body's fingerprint and the token that holds the key while it is pending. */
 export interface IdempotencyClaim {
+  /** The Idempotency-Key. */
   key: string;
+  /** SHA-256 of the canonical JSON of the request body (fingerprint). */
   fingerprint: string;
+  /** Holds the pending key for this request; pass the claim to holds.open or release. */
   token: string;
 }
 
+/**
+ * idempotency.begin's answer: `new` (go on, with the claim), `replay` (answer the stored
+ * outcome again), `reused` (422: another body) or `in_use` (409: a request with it is pending).
+ */
 export type BeginOutcome =
   | { state: "new"; claim: IdempotencyClaim }
   | { state: "replay"; outcome: StoredOutcome }
@@ -51,7 +58,9 @@ export function decodeStoredOutcome(code: number, payload: string): StoredOutcom
   return { kind: "hold", hold: holdFromReply(data) };
 }
 
+/** Idempotency-Key support for opening holds (`tollgate.idempotency`, SPEC §7). */
 export class Idempotency {
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
   /** How long a claim lasts unless its holder renews it (idempotencyLockMs). Renew well within it. */

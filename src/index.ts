@@ -1,8 +1,13 @@
-/** The public API of tollgate: everything not listed here is internal. */
+/**
+ * The public API of tollgate: everything not listed here is internal.
+ *
+ * @module tollgate
+ */
 export { createTollgate, type Tollgate, type TollgateOptions } from "./tollgate.ts";
+export { TELEMETRY_NAMES, type TelemetryOption, type TelemetryAttributes, type TracerLike, type SpanLike, type MeterLike, type CounterLike } from "./telemetry.ts";
 export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeRedisClusterLike } from "./redis/nodeRedis.ts";
 export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
-export type { RedisScriptClient } from "./redis/client.ts";
+export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
 export { DEFAULT_PLANS, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "./plans.ts";
 export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
@@ -24,6 +29,7 @@ export {
   HoldNotFoundError,
   KeyLimitError,
   StoreUnavailableError,
+  UnconfirmedError,
   isTollgateError,
   type TollgateErrorCode,
 } from "./errors.ts";

@@ -15,7 +15,9 @@ import { mostRestrictive, surfaceName, windowsFromReply, windowsSpec, type RateL
 
 export type { RateLimitState };
 
+/** An admitted request: counted in every window of the surface. */
 export interface Allowed {
+  /** Admitted. */
   allowed: true;
   /** The most restrictive window (fewest remaining): what the headers show. */
   rateLimit: RateLimitState;
@@ -25,19 +27,24 @@ export interface Allowed {
   credits?: { sufficient: boolean; balance: number; needed: number };
 }
 
+/** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
 export interface Denial {
+  /** Denied. */
   allowed: false;
   /** rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit. */
   reason: "rate_limited" | "cost_exceeds_limit";
   /** The denying window with the latest retry. */
   rateLimit: RateLimitState;
+  /** Every window of the surface, in the plan's order. */
   windows: RateLimitState[];
   /** When the request would fit; null when it never can (cost_exceeds_limit). */
   retryAfterMs: number | null;
 }
 
+/** What limits.admit and keys.verify answer: `allowed` tells which. */
 export type Admission = Allowed | Denial;
 
+/** limits.admit's options. */
 export interface AdmitOptions {
   /** Default "api". */
   surface?: string;
@@ -49,14 +56,19 @@ export interface AdmitOptions {
   policy?: string;
 }
 
+/** Which windows limits.peek and limits.reset look at: a surface, of the account or of a policy. */
 export interface LimitTarget {
+  /** Default "api". */
   surface?: string;
+  /** The policy, for a subject without an account. */
   policy?: string;
 }
 
 /** The state of a surface's windows, read without counting. */
 export interface LimitState {
+  /** The most restrictive window (fewest remaining). */
   rateLimit: RateLimitState;
+  /** Every window of the surface, in the plan's order. */
   windows: RateLimitState[];
 }
 
@@ -103,13 +115,29 @@ export function policyWindows(policies: PolicyTable, policy: unknown, surface: s
   return windows;
 }
 
+/** Request limits (`tollgate.limits`): admit, peek and reset a subject's windows on a surface. */
 export class Limits {
   /** Each policy's windows per surface, as spec strings, made once. */
   private readonly specs = new Map<string, string>();
 
+  /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** Counts a request of `cost` in every window of the surface; a denial counts nothing. */
+  /**
+   * Counts a request of `cost` in every window of the surface, in one round trip with the
+   * credit pre-check when `credits` is given; a denial counts nothing. A subject with an
+   * account takes its plan's windows (AccountNotFoundError without one); with `policy`, a
+   * subject without an account takes the policy's.
+   *
+   * @example
+   * ```ts
+   * const admission = await tollgate.limits.admit("acct_42", { credits: 1 });
+   * if (!admission.allowed) return reply(rateLimitedReply(admission, requestId));
+   * if (!admission.credits?.sufficient) return reply(insufficientReply(admission.credits!.balance, 1, requestId));
+   * // Sign-in attempts per IP, by a policy of createTollgate's `policies`:
+   * const attempt = await tollgate.limits.admit(`ip:${ip}`, { policy: "signin" });
+   * ```
+   */
   async admit(subject: string, options: AdmitOptions = {}): Promise<Admission> {
     const keys = this.ctx.keys(subject);
     const { cost, credits } = admitArgs(options);

@@ -11,6 +11,7 @@ import { InvalidInputError, UnknownPlanError } from "./errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
+/** What a plan gives an account: windows per surface, credits per cycle, holds rules (SPEC §2, §10). */
 export interface Plan {
   /** Each surface's windows (1 to 4), by the host's surface names. */
   limits: SurfaceWindows;
@@ -23,6 +24,7 @@ export interface Plan {
   holds: { cap: number; maxItems: number; surfaces: readonly string[] };
 }
 
+/** The host's plans by name (validated by createTollgate; see DEFAULT_PLANS). */
 export type PlanTable = Readonly<Record<string, Plan>>;
 
 /** Named windows for subjects without an account: { policy: { surface: windows } }. */

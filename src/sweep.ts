@@ -29,7 +29,7 @@ export class Sweeper {
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const keys = this.ctx.keys(subject);
     try {
-      const reply = await this.ctx.runner.run(sweepHolds, keys, {});
+      const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
       const next = Number(reply[2]);
       return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next };
     } catch (error) {

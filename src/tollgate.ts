@@ -13,12 +13,15 @@ import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
+import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
 import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
+import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.ts";
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
+/** createTollgate's options: only `redis` is needed. */
 export interface TollgateOptions {
   /** A client adapted with fromNodeRedis or fromIoredis (standalone or cluster). */
   redis: RedisScriptClient;
@@ -30,9 +33,12 @@ export interface TollgateOptions {
   prefix?: string;
   /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree (SPEC §3). */
   clock?: () => number;
-  /** Credit journal: bounded by entries or age, or false to keep none. Default 10,000 entries. */
+  /**
+   * Credit journal (credits.reconcile): bounded by `maxEntries` entries or `maxAgeMs` of age,
+   * or false to keep none. Default 10,000 entries.
+   */
   journal?: false | { maxEntries: number } | { maxAgeMs: number };
-  /** Credits spent and refunded per day (credits.history): days kept, or false. Default 92 days. */
+  /** Credits spent and refunded per day (credits.history): `days` kept, or false. Default 92 days. */
   history?: false | { days: number };
   /** A quota-store call slower than this fails closed with StoreUnavailableError. Default 2000. */
   timeoutMs?: number;
@@ -64,27 +70,87 @@ export interface TollgateOptions {
    */
   denyCache?: boolean | { maxEntries?: number };
   /**
-   * API keys: the prefix keys start with, and how many a subject may hold that never expire
-   * (default 20) and that expire (default 10); at most 50 in all.
+   * API keys: the `prefix` keys start with (default "tgk"), and how many a subject may hold:
+   * `maxKeys` that never expire (default 20), `maxExpiringKeys` that do (default 10), at most
+   * 50 in all (they live in the account hash, which keeps its compact form so).
    */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
+  /**
+   * OpenTelemetry: a span per quota-store call and counters of admits, denials, charges and
+   * store failures (src/telemetry.ts). Default true: `@opentelemetry/api`'s global tracer and
+   * meter when the package is installed (a no-op until an SDK is registered: register it
+   * before createTollgate). false: off, at no cost. Or `{ tracer, meter }` to use.
+   *
+   * Spans are named `tollgate <script>` (CLIENT kind) with `tollgate.script` and
+   * `tollgate.outcome`; the counters are TELEMETRY_NAMES' admits, denials, charges and
+   * storeFailures.
+   *
+   * @example
+   * ```ts
+   * import { NodeSDK } from "@opentelemetry/sdk-node";
+   * new NodeSDK({ serviceName: "api" }).start(); // first: tollgate takes the global tracer and meter
+   * const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // telemetry on
+   * const quiet = createTollgate({ redis: fromNodeRedis(client), telemetry: false }); // off
+   * ```
+   */
+  telemetry?: TelemetryOption;
+  /**
+   * Acknowledge a credit movement (a charge, a hold opened, settled, spent, finished or
+   * cancelled, the sweep's ends) only once WAIT confirms `replicas` replicas have it, so a
+   * replica promoted after the primary is lost holds every movement callers were told of.
+   * Movements run on `connections` connections of tollgate's own (default 4), copies of the
+   * client; admits and reads never wait. One not confirmed within `timeoutMs` (default 500)
+   * throws UnconfirmedError with the operation id it used: retry with it, it applies once
+   * (charges without an operation id get one of the library's). Default off.
+   */
+  durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
 }
 
+/** What createTollgate returns: one object per concept, all on one Redis and one plan table. */
 export interface Tollgate {
+  /** Accounts and billing cycles. */
   accounts: Accounts;
+  /** Request limits: admit, peek, reset. */
   limits: Limits;
+  /** Charges, reconciliation, history. */
   credits: Credits;
+  /** Credits reserved upfront for bulk jobs and budgets. */
   holds: Holds;
+  /** API keys, checked with the admit in one round trip. */
   keys: Keys;
+  /** Idempotency-Key support for opening holds. */
   idempotency: Idempotency;
   /** The account's whole quota state on a surface, read without counting a request. */
   usage(subject: string, options?: { surface?: string }): Promise<Usage>;
+  /** The validated plan table. */
   readonly plans: PlanTable;
+  /** The validated policy table. */
   readonly policies: PolicyTable;
+  /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
+  close(): Promise<void>;
 }
 
 const HOUR_MS = 3_600_000;
 
+/**
+ * Makes a tollgate: checks the options (plans, policies, bounds) once, throwing
+ * InvalidInputError or UnknownPlanError before Redis is touched, and wires every concept to
+ * one script runner on the given client. A raw node-redis or ioredis client is refused with
+ * an InvalidInputError that names fromNodeRedis / fromIoredis.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "redis";
+ * import { createTollgate, fromNodeRedis } from "tollgate";
+ *
+ * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const tollgate = createTollgate({
+ *   redis: fromNodeRedis(client), // or fromIoredis(new Redis(url)); a Cluster client works the same
+ *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
+ *   policies: { signin: { web: [{ limit: 10, windowMs: 60_000 }] } },
+ * });
+ * ```
+ */
 export function createTollgate(options: TollgateOptions): Tollgate {
   if (!options || !isScriptClient(options.redis)) {
     const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
@@ -113,8 +179,11 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
+  const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
+  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs)] as const;
+  const observe = instruments(options.telemetry);
   const ctx = makeContext({
-    runner: new ScriptRunner(options.redis, count("timeoutMs", options.timeoutMs ?? 2000, 1), settings, clock),
+    runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
     prefix,
     plans,
     policies,
@@ -139,7 +208,23 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
     policies,
+    close: () => ctx.runner.close(),
   };
+}
+
+function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {
+  if (durability === undefined || durability === false) return undefined;
+  if (typeof durability !== "object" || durability === null) throw new InvalidInputError("durability must be false or { replicas, timeoutMs?, connections? }");
+  if (typeof redis.dedicated !== "function") {
+    throw new InvalidInputError("durability needs a client tollgate can open connections of its own from: a node-redis or ioredis client or cluster (duplicate, or a cluster's slots and node clients), wrapped with fromNodeRedis or fromIoredis");
+  }
+  const waitMs = count("durability.timeoutMs", durability.timeoutMs ?? 500, 1);
+  return new DurableMovements(redis, {
+    replicas: count("durability.replicas", durability.replicas, 1, 1000),
+    waitMs,
+    connections: count("durability.connections", durability.connections ?? 4, 1, 64),
+    deadlineMs: timeoutMs + waitMs,
+  });
 }
 
 function journalSettings(journal: TollgateOptions["journal"]): Pick<Settings, "journalTrim" | "journalBound"> {

@@ -8,8 +8,10 @@ import { InvalidInputError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 
+/** fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate. */
 export type Algorithm = "fixed" | "sliding";
 
+/** One rate-limit window of a surface: `limit` requests per `windowMs`. */
 export interface Window {
   /** Requests (or cost units) the window takes. */
   limit: number;
@@ -24,12 +26,15 @@ export type SurfaceWindows = Readonly<Record<string, readonly Window[]>>;
 
 /** The state of one window after a call (what the rate-limit headers show). */
 export interface RateLimitState {
+  /** Requests (or cost units) the window takes. */
   limit: number;
   /** Left after this request (after nothing when it was denied); never negative. */
   remaining: number;
   /** Ms until the window resets (a sliding window: the end of its current window). */
   resetMs: number;
+  /** The window's length in ms. */
   windowMs: number;
+  /** fixed or sliding. */
   algorithm: Algorithm;
 }
 
@@ -152,6 +157,7 @@ export function windowsFromReply(reply: readonly unknown[]): { states: RateLimit
  * fewest remaining; denied, the denying window with the latest retry.
  */
 export function mostRestrictive(windows: readonly RateLimitState[], retries: readonly number[]): { index: number; retryAfterMs: number | null } {
+  if (windows.length === 1) return { index: 0, retryAfterMs: retries[0]! > 0 ? retries[0]! : null };
   let index = 0;
   const denying = retries.map((r, i) => [r, i] as const).filter(([r]) => r !== 0);
   if (denying.length === 0) {

@@ -1,76 +1,174 @@
-// The published package (SPEC §1): ESM and CommonJS builds with declarations, the Lua inside
-// the build (nothing read from disk at run time), and the manifest a host's tooling reads.
+// The published package (SPEC §1, issue 13): what `npm pack` makes, checked as a new user gets
+// it. One CommonJS build with ESM wrappers and declarations for every subpath (., ./model,
+// ./express, ./koa), publint --strict and attw clean, at most 80 KB packed, the Lua inside the
+// build, and the README quick start (examples/quickstart.ts) running from the tarball as
+// written under ESM, CommonJS and TypeScript (nodenext and bundler).
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as scripts from '../src/scripts/bundle.generated.ts';
 import { redisUrl } from './helpers/redis.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
+const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const SUBPATHS = { '.': 'index', './model': 'model/index', './express': 'express', './koa': 'koa' };
+const MAX_PACKED_BYTES = 80_000;
 
 describe('package manifest', () => {
-  it('is named tollgate, side-effect free, for Node >= 22, shipping only dist and README', () => {
-    expect(manifest).toMatchObject({ name: 'tollgate', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md'] });
+  it('is named tollgate, side-effect free, for Node >= 22, shipping only dist, README and CHANGELOG', () => {
+    expect(manifest).toMatchObject({ name: 'tollgate', type: 'module', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md', 'CHANGELOG.md'] });
   });
 
-  it('maps import and require to the ESM and CommonJS builds, with types for each', () => {
-    expect(manifest.exports['.']).toEqual({
-      import: { types: './dist/index.d.ts', default: './dist/index.js' },
-      require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
-    });
-    expect(manifest.exports['./model'].import.default).toBe('./dist/model/index.js');
+  it('names its repository, home page, issue tracker, licence and keywords', () => {
+    expect(manifest.repository).toEqual({ type: 'git', url: 'git+https://github.com/tollgate-dev/tollgate.git' });
+    expect(manifest.homepage).toBe('https://github.com/tollgate-dev/tollgate#readme');
+    expect(manifest.bugs).toEqual({ url: 'https://github.com/tollgate-dev/tollgate/issues' });
+    expect(manifest.license).toBe('MIT');
+    expect(existsSync(join(root, 'LICENSE'))).toBe(true);
+    expect(manifest.keywords).toEqual(expect.arrayContaining(['rate-limit', 'credits', 'redis']));
   });
 
-  it('takes node-redis and ioredis as optional peers', () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['ioredis', 'redis']);
-    expect(manifest.peerDependenciesMeta).toEqual({ ioredis: { optional: true }, redis: { optional: true } });
+  it('maps import and require of every subpath to the ESM and CommonJS files, with types for each, and node10 to the same types', () => {
+    for (const [subpath, file] of Object.entries(SUBPATHS)) {
+      expect(manifest.exports[subpath], subpath).toEqual({
+        import: { types: `./dist/${file}.d.ts`, default: `./dist/${file}.js` },
+        require: { types: `./dist/${file}.d.cts`, default: `./dist/${file}.cjs` },
+      });
+      if (subpath !== '.') expect(manifest.typesVersions['*'][subpath.slice(2)], subpath).toEqual([`./dist/${file}.d.cts`]);
+    }
+    expect(manifest).toMatchObject({ main: './dist/index.cjs', types: './dist/index.d.cts' });
+  });
+
+  it('takes node-redis, ioredis and @opentelemetry/api as optional peers in closed ranges, and has no dependencies', () => {
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'ioredis', 'redis']);
+    for (const [peer, range] of Object.entries(manifest.peerDependencies)) {
+      expect(manifest.peerDependenciesMeta[peer], peer).toEqual({ optional: true });
+      expect(range, peer).toMatch(/^>=\S+ <\S+$/);
+    }
     expect(manifest.dependencies ?? {}).toEqual({});
   });
 });
 
-describe('built package', () => {
-  // The build is copied away from the repository so that no lua/ folder is in reach.
+/** A tool of the repository's node_modules, or undefined when it is not installed. */
+function tool(path: string): string | undefined {
+  const file = join(modules, path);
+  return existsSync(file) ? file : undefined;
+}
+const publint = tool('publint/src/cli.js');
+const attw = tool('@arethetypeswrong/cli/dist/index.js');
+const tsc = tool('typescript/bin/tsc');
+
+describe('packed package', () => {
   let dir: string;
+  let tarball: string;
+  let packed: { size: number; files: Array<{ path: string; size: number }> };
+  const env = () => ({ ...process.env, REDIS_URL: `${redisUrl().replace(/\/\d*$/, '')}/5` });
+  const quickstart = readFileSync(join(root, 'examples', 'quickstart.ts'), 'utf8');
+
   beforeAll(async () => {
-    await run(process.execPath, [join(root, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: root });
+    await run(process.execPath, [join(modules, 'tsup', 'dist', 'cli-default.js')], { cwd: root });
     dir = mkdtempSync(join(tmpdir(), 'tollgate-pkg-'));
-    cpSync(join(root, 'dist'), join(dir, 'node_modules', 'tollgate', 'dist'), { recursive: true });
-    cpSync(join(root, 'package.json'), join(dir, 'node_modules', 'tollgate', 'package.json'));
-    for (const dep of ['redis', '@redis', 'ioredis']) {
-      if (existsSync(join(root, 'node_modules', dep))) cpSync(join(root, 'node_modules', dep), join(dir, 'node_modules', dep), { recursive: true, dereference: true });
-    }
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root });
+    [packed] = JSON.parse(stdout);
+    tarball = join(dir, (packed as unknown as { filename: string }).filename);
+    // An empty project with the tarball installed, the clients and Node's types beside it, and
+    // neither Express nor Koa nor @opentelemetry/api.
+    const installed = join(dir, 'node_modules', 'tollgate');
+    mkdirSync(installed, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+    // @types holds Express's and Koa's types: what a TypeScript user of those subpaths has.
+    for (const dep of ['redis', '@redis', 'ioredis', '@types']) symlinkSync(join(modules, dep), join(dir, 'node_modules', dep));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   }, 120_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => dir && rmSync(dir, { recursive: true, force: true }));
 
-  const script = (load: string) => `
-${load}
-const client = createClient({ url: process.env.URL });
-await client.connect();
-const tg = t.createTollgate({ redis: t.fromNodeRedis(client), prefix: 'pkg' + process.pid });
-const id = 'pkg_' + Date.now();
-await tg.accounts.create(id, { plan: 'free' });
-const c = await tg.credits.charge(id, { required: 2 });
-console.log(JSON.stringify(c));
-await client.close();`;
-
-  it('works through import (ESM) with the scripts inside the build', async () => {
-    const code = script(`import * as t from 'tollgate'; import { createClient } from 'redis';`);
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: dir, env: { ...process.env, URL: redisUrl() } });
-    expect(JSON.parse(stdout)).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
+  it(`is at most ${MAX_PACKED_BYTES / 1000} KB packed, without sourcemaps, with each script's Lua once`, () => {
+    expect(packed.size).toBeLessThanOrEqual(MAX_PACKED_BYTES);
+    expect(packed.files.filter((f) => f.path.endsWith('.map'))).toEqual([]);
+    const shipped = packed.files.filter((f) => f.path.startsWith('dist/') && /\.c?js$/.test(f.path)).map((f) => readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8'));
+    for (const script of Object.values(scripts).filter((s): s is (typeof s & { sha1: string; name: string }) => "sha1" in s)) {
+      const copies = shipped.reduce((n, text) => n + text.split(`sha1: "${script.sha1}"`).length - 1, 0);
+      expect(copies, script.name).toBe(1);
+    }
   });
 
-  it('works through require (CommonJS)', async () => {
-    const code = `(async () => { const t = require('tollgate'); const { createClient } = require('redis'); ${script('')} })().catch((e) => { console.error(e); process.exit(1); });`;
-    const { stdout } = await run(process.execPath, ['-e', code], { cwd: dir, env: { ...process.env, URL: redisUrl() } });
-    expect(JSON.parse(stdout)).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
+  it.skipIf(!publint)('publint --strict finds nothing (skipped only when publint is not installed)', async () => {
+    const { stdout } = await run(process.execPath, [publint!, 'run', tarball, '--strict']);
+    expect(stdout).toContain('All good!');
   });
 
-  it('exports the reference model as tollgate/model', async () => {
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `import { TollgateModel, checkInvariants } from 'tollgate/model'; console.log(typeof TollgateModel, typeof checkInvariants);`], { cwd: dir });
-    expect(stdout.trim()).toBe('function function');
+  it.skipIf(!attw)('attw finds no problem for any subpath under node10, node16 (CJS and ESM) and bundler (skipped only when attw is not installed)', async () => {
+    const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch((error: { stdout: string }) => error);
+    const { analysis, problems } = JSON.parse(stdout);
+    expect(problems ?? {}).toEqual({});
+    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './express', './koa', './model', './package.json']);
+    for (const [subpath, entry] of Object.entries(analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>)) {
+      if (subpath === './package.json') continue;
+      for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
+    }
+  });
+
+  it('runs the README quick start as written through import (ESM)', async () => {
+    // The quick start is plain JavaScript apart from its file name.
+    writeFileSync(join(dir, 'quickstart.mjs'), quickstart);
+    const { stdout } = await run(process.execPath, ['quickstart.mjs'], { cwd: dir, env: env() });
+    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+  });
+
+  it('runs the README quick start through require (CommonJS)', async () => {
+    writeFileSync(join(dir, 'quickstart.cjs'), toCommonJs(quickstart));
+    const { stdout } = await run(process.execPath, ['quickstart.cjs'], { cwd: dir, env: env() });
+    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+  });
+
+  it.skipIf(!tsc).each(['nodenext', 'bundler'])('type-checks the README quick start as TypeScript with %s resolution, against every subpath, and runs it', async (resolution) => {
+    const project = join(dir, resolution);
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'quickstart.ts'), quickstart);
+    // Every subpath's declarations, read by the compiler with skipLibCheck off.
+    writeFileSync(
+      join(project, 'subpaths.ts'),
+      `import type { Tollgate } from "tollgate";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nexport type All = [Tollgate, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions];\n`,
+    );
+    // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
+    // files under bundler, which is left the quicker check.
+    const options =
+      resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: false } : { module: 'preserve', moduleResolution: 'bundler', skipLibCheck: true };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, target: 'es2022', strict: true, noEmit: true, types: ['node'] }, files: ['quickstart.ts', 'subpaths.ts'] }));
+    const { stdout: errors } = await run(process.execPath, [tsc!, '-p', project]).catch((error: { stdout: string }) => error);
+    // Errors inside other packages' declarations (@types/koa has one of its own) are theirs.
+    const ours = errors.split('\n').filter((line) => /^(quickstart\.ts|subpaths\.ts|\S*node_modules\/tollgate\/)/.test(line.replace(/^\S*\/(nodenext|bundler)\//, '')));
+    expect(ours, `tsc (${resolution}):\n${errors}`).toEqual([]);
+    const { stdout } = await run(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', join(project, 'quickstart.ts')], { cwd: dir, env: env() });
+    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+  }, 60_000);
+
+  it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed', async () => {
+    const names = 'typeof t.createTollgate, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit';
+    const esm = `import * as t from 'tollgate'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; console.log(${names});`;
+    const cjs = `const t = require('tollgate'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'); console.log(${names});`;
+    for (const [flag, code] of [['--input-type=module', esm], ['--input-type=commonjs', cjs]] as const) {
+      const { stdout } = await run(process.execPath, [flag, '-e', code], { cwd: dir });
+      expect(stdout.trim(), flag).toBe('function function function function');
+    }
+    expect(readdirSync(join(dir, 'node_modules'))).not.toContain('express');
+  });
+
+  it('is one copy for import and require: an error of one is an instance of the other\'s class', async () => {
+    const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; const c = createRequire(import.meta.url)('tollgate');
+      try { t.createTollgate({}); } catch (e) { console.log(e instanceof c.InvalidInputError, t.DEFAULT_PLANS === c.DEFAULT_PLANS); }`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: dir });
+    expect(stdout.trim()).toBe('true true');
   });
 });
+
+/** The same code for require: imports become requires, top-level await an async function. */
+function toCommonJs(source: string): string {
+  const body = source.replace(/^import \{([^}]+)\} from ("[^"]+");$/gm, (_m, names: string, from: string) => `const {${names}} = require(${from});`);
+  return `(async () => {\n${body}\n})().catch((error) => { console.error(error); process.exit(1); });\n`;
+}

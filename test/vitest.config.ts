@@ -24,6 +24,7 @@ const ON_CLUSTER = [
   'test/examples/contract/web.test.ts',
   'test/examples/contract/mcp.test.ts',
   'test/examples/contract/worker.test.ts',
+  'test/examples/contract/failedAuth.test.ts',
 ];
 
 // The top level of the repository is fixed, so the config lives here and points back up.

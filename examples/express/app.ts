@@ -54,6 +54,8 @@ function toIncoming(req: Request): IncomingRequest {
     headers,
     body: read?.body,
     ip: req.socket.remoteAddress,
+    secure: (req.socket as { encrypted?: boolean }).encrypted === true,
+    ...(read?.bodyType === undefined ? {} : { bodyType: read.bodyType }),
     ...(read?.bodyError === undefined ? {} : { bodyError: read.bodyError }),
   };
 }

@@ -56,6 +56,8 @@ function toIncoming(ctx: Context): IncomingRequest {
     headers,
     body: read?.body,
     ip: ctx.req.socket.remoteAddress,
+    secure: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
+    ...(read?.bodyType === undefined ? {} : { bodyType: read.bodyType }),
     ...(read?.bodyError === undefined ? {} : { bodyError: read.bodyError }),
   };
 }

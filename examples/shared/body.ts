@@ -1,14 +1,17 @@
 /**
  * Request bodies, read the same way by both servers (SPEC §8): one reader on Node's request
- * stream instead of each framework's body parser, so that content types, charsets, sizes and
+ * stream instead of each framework's body parsers, so that media types, charsets, sizes and
  * nesting get the same answer from Express and Koa.
  *
- * - A body is JSON: `Content-Type: application/json` (or `application/<something>+json`) in
- *   UTF-8. Any other type, or none, is 415 unsupported_media_type; so is a charset other than
- *   utf-8 (RFC 8259 §8.1: JSON exchanged between systems is UTF-8). A cross-site form or a
- *   no-cors fetch cannot send application/json, so a cookie alone never carries a JSON body
- *   from another site.
- * - Larger than MAX_BODY_BYTES: 413 payload_too_large. The rest of the body is still read and
+ * - JSON (`application/json`, or `application/<something>+json`) is parsed, up to
+ *   MAX_BODY_BYTES; the website's forms (`application/x-www-form-urlencoded`) up to
+ *   MAX_FORM_BYTES, a field sent more than once becoming a list (which no form reads). Both in
+ *   UTF-8 only: another charset is 415 unsupported_media_type (RFC 8259 §8.1: JSON exchanged
+ *   between systems is UTF-8; our pages send their forms in UTF-8). Any other media type, or
+ *   none, is not parsed: the route then answers 415 unless it reads that type (service.ts
+ *   checks the route's `bodies`). A cross-site form or a no-cors fetch cannot send
+ *   application/json, so a cookie alone never carries a JSON body from another site.
+ * - Larger than the limit: 413 payload_too_large. The rest of the body is still read and
  *   thrown away, so the client, still sending, gets the 413 rather than a broken pipe; past
  *   DRAIN_BYTES the connection is closed after the reply instead.
  * - Not UTF-8, not JSON, or nested deeper than MAX_BODY_DEPTH: 400 invalid_request.
@@ -19,10 +22,13 @@ import type { IncomingMessage } from 'node:http';
 import { MESSAGES } from './messages.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_FORM_BYTES = 64 * 1024;
 /** A body up to this size is read to its end even when it is refused. */
 export const DRAIN_BYTES = 16 * 1024 * 1024;
 /** Far deeper than any body the service takes (an MCP call is 4 levels), far below the stack's limit. */
 export const MAX_BODY_DEPTH = 32;
+
+export type BodyKind = 'json' | 'form';
 
 export interface BodyError {
   type: 'invalid_request' | 'payload_too_large' | 'unsupported_media_type';
@@ -30,45 +36,60 @@ export interface BodyError {
 }
 
 export interface ReadBody {
-  /** The parsed JSON; undefined when the request had no body or it was refused. */
+  /** The parsed JSON or form; undefined when the request had no body, or it was not read. */
   body?: unknown;
+  /** The media type as sent ('' without Content-Type); undefined when there was no body. */
+  bodyType?: string;
   bodyError?: BodyError;
   /** False when the body was not read to its end (past DRAIN_BYTES): close the connection after the reply. */
   drained: boolean;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/;
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/** Which kind of body a media type is, if it is one the service reads at all. */
+export function bodyKind(bodyType: string | undefined): BodyKind | undefined {
+  if (bodyType === undefined) return undefined;
+  if (JSON_TYPE.test(bodyType)) return 'json';
+  return bodyType === FORM_TYPE ? 'form' : undefined;
+}
 
 /** Reads and checks the body of any request; never rejects. */
 export async function readBody(req: IncomingMessage): Promise<ReadBody> {
   if (!hasBody(req)) return { drained: true };
-  const type = mediaType(req.headers['content-type']);
-  const refusal = typeRefusal(type);
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > DRAIN_BYTES) {
-    return { bodyError: refusal ?? tooLarge(), drained: false };
+  const { essence: bodyType, charset } = mediaType(req.headers['content-type']);
+  const kind = bodyKind(bodyType);
+  let refusal: BodyError | undefined;
+  if (kind !== undefined && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    refusal = { type: 'unsupported_media_type', message: MESSAGES.bodyCharset(charset) };
   }
-  const read = await collect(req, refusal === undefined ? MAX_BODY_BYTES : 0);
-  if (read.error) return { bodyError: { type: 'invalid_request', message: MESSAGES.bodyUnreadable }, drained: read.drained };
-  if (refusal) return { bodyError: refusal, drained: read.drained };
-  if (read.bytes === null) return { bodyError: tooLarge(), drained: read.drained };
+  const limit = kind === 'json' ? MAX_BODY_BYTES : kind === 'form' ? MAX_FORM_BYTES : 0;
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > DRAIN_BYTES) return { bodyType, bodyError: refusal ?? tooLarge(kind, limit), drained: false };
+  // Bodies of a type no route reads, or refused already, are read only to be thrown away.
+  const read = await collect(req, kind === undefined || refusal ? 0 : limit);
+  if (read.error) return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyUnreadable }, drained: read.drained };
+  if (refusal || kind === undefined) return { bodyType, ...(refusal ? { bodyError: refusal } : {}), drained: read.drained };
+  if (read.bytes === null) return { bodyType, bodyError: tooLarge(kind, limit), drained: read.drained };
   if (read.bytes.length === 0) return { drained: true };
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
   } catch {
-    return { bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotUtf8 }, drained: true };
+    return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotUtf8 }, drained: true };
   }
+  if (kind === 'form') return { bodyType, body: formBody(text), drained: true };
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return { bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotJson }, drained: true };
+    return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotJson }, drained: true };
   }
   if (depthOf(body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
-    return { bodyError: { type: 'invalid_request', message: MESSAGES.bodyTooDeep(MAX_BODY_DEPTH) }, drained: true };
+    return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyTooDeep(MAX_BODY_DEPTH) }, drained: true };
   }
-  return { body, drained: true };
+  return { bodyType, body, drained: true };
 }
 
 /** RFC 9112 §6.3: a request has a body when it says how long it is (and that is not 0) or is chunked. */
@@ -78,14 +99,8 @@ function hasBody(req: IncomingMessage): boolean {
   return length !== undefined && length !== '0';
 }
 
-interface MediaType {
-  essence: string;
-  charset: string | undefined;
-}
-
-function mediaType(header: string | undefined): MediaType | undefined {
-  if (header === undefined) return undefined;
-  const [essence = '', ...params] = header.split(';');
+function mediaType(header: string | undefined): { essence: string; charset: string | undefined } {
+  const [essence = '', ...params] = (header ?? '').split(';');
   let charset: string | undefined;
   for (const param of params) {
     const at = param.indexOf('=');
@@ -95,18 +110,18 @@ function mediaType(header: string | undefined): MediaType | undefined {
   return { essence: essence.trim().toLowerCase(), charset };
 }
 
-function typeRefusal(type: MediaType | undefined): BodyError | undefined {
-  if (type === undefined || !JSON_TYPE.test(type.essence)) {
-    return { type: 'unsupported_media_type', message: MESSAGES.bodyMediaType(type?.essence) };
+/** A form's fields; one sent more than once is the list of its values. Own properties only (`__proto__` is a field like any). */
+function formBody(text: string): Record<string, string | string[]> {
+  const fields = new Map<string, string | string[]>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    const seen = fields.get(name);
+    fields.set(name, seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value]);
   }
-  if (type.charset !== undefined && type.charset !== 'utf-8' && type.charset !== 'utf8') {
-    return { type: 'unsupported_media_type', message: MESSAGES.bodyCharset(type.charset) };
-  }
-  return undefined;
+  return Object.fromEntries(fields);
 }
 
-function tooLarge(): BodyError {
-  return { type: 'payload_too_large', message: MESSAGES.bodyTooLarge(MAX_BODY_BYTES) };
+function tooLarge(kind: BodyKind | undefined, limit: number): BodyError {
+  return { type: 'payload_too_large', message: MESSAGES.bodyTooLarge(kind === undefined ? MAX_BODY_BYTES : limit) };
 }
 
 /**

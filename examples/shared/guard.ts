@@ -5,6 +5,10 @@
  * IP (failedAuth.ts); a request over the budget gets 429 (not counted); then the endpoint, and
  * the rate-limit headers on whatever it answers, errors included.
  *
+ * A request authenticated only by the session cookie that changes something is refused 403
+ * forbidden, before anything is counted, when a browser says it came from another origin
+ * (web/cookieRule.ts: the one rule of the cookie-authenticated site, for JSON routes and pages).
+ *
  * Redis unreachable: 503 unavailable (fail closed), except on a route marked `failOpen` (the
  * free catalog reads, only when the host turns failOpenFreeEndpoints on): it is served,
  * uncounted and without rate-limit headers, to a caller whose credential this process verified
@@ -16,6 +20,8 @@ import { replyForThrown } from './errors.ts';
 import type { FailedAuth } from './failedAuth.ts';
 import { fail, withHeaders, type ApiRequest, type Handler, type HttpReply } from './http.ts';
 import { MESSAGES } from './messages.ts';
+import { crossOriginRefusal } from './web/cookieRule.ts';
+import type { Site } from './web/site.ts';
 
 export interface Call {
   caller: Caller;
@@ -45,6 +51,8 @@ export interface GuardOptions {
 export interface GuardDeps extends AuthDeps {
   failedAuth: FailedAuth;
   ietfHeaders: boolean;
+  /** Where the site is: the origin the cookie rule compares a browser's Origin / Referer with. */
+  site: Site;
 }
 
 /** A guarded route's handler carries its price, so the service can tell a charged route (no HEAD there). */
@@ -59,6 +67,10 @@ export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOpt
     if (blocked) return blocked;
     const credential = credentialOf(request, accept, deps.tollgate);
     if (credential === null) return unauthorized(request);
+    if (credential.via === 'session') {
+      const refused = crossOriginRefusal(request, deps.site, price.credits);
+      if (refused) return refused;
+    }
     let call: Call;
     try {
       const admitted = await admit(deps, request, credential, price);

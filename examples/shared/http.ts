@@ -17,16 +17,20 @@ export interface ApiRequest {
   query: Record<string, string | undefined>;
   /** Lower-case header names, first value of each. */
   headers: Record<string, string | undefined>;
-  /** Parsed JSON body; undefined when the request had none. */
+  /** The parsed body (JSON, or a form's fields); undefined when the request had none. */
   body: unknown;
+  /** The media type the body came as (`application/json`, ...; '' without Content-Type); undefined without a body. */
+  bodyType?: string;
   /**
    * Set when a body was sent that cannot be taken (body.ts): not JSON or too deep (400), too
-   * large (413), another media type or charset (415). A route that takes a body answers it
-   * (bodyRefusal) where its order puts body checks; the others never look.
+   * large (413), a media type the route does not read or another charset than UTF-8 (415). A
+   * route that takes a body answers it (bodyRefusal) where its order puts body checks.
    */
   bodyError?: BodyError;
   /** The address the request came from (the socket's peer), for limits per client IP. */
   ip?: string;
+  /** The connection is TLS: the site is served over HTTPS (web/site.ts). */
+  secure?: boolean;
   /** Filled in by the service once the request id is chosen. */
   requestId: string;
 }

@@ -4,8 +4,10 @@
  * here) or REDIS_CLUSTER_NODES (a Redis Cluster), REDIS_TIMEOUT_MS (default 2000),
  * ADMIN_TOKEN (enables /admin), WORKER=auto|manual, IETF_RATELIMIT_HEADERS=1 (adds the IETF
  * draft RateLimit fields), FAIL_OPEN_FREE=1 (free catalog reads survive a Redis outage) and
- * FAILED_AUTH_PER_MINUTE (failed key checks a client IP may make per minute, default 10);
- * creates a demo account and prints the URL, its API key (shown once) and a curl to try.
+ * FAILED_AUTH_PER_MINUTE (failed key checks a client IP may make per minute, default 10),
+ * PUBLIC_URL (the website's public origin behind a proxy) and TRUST_PROXY=1 (believe
+ * X-Forwarded-Proto / -Host); creates a demo account and prints the URL, the website's address,
+ * its API key (shown once) and a curl to try.
  */
 import { FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
 import type { Listening } from './listen.ts';
@@ -44,6 +46,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       ietfHeaders: env.IETF_RATELIMIT_HEADERS === '1',
       failOpenFreeEndpoints: env.FAIL_OPEN_FREE === '1',
       failedAuthPerMinute,
+      site: { publicUrl: env.PUBLIC_URL || undefined, trustProxy: env.TRUST_PROXY === '1' },
     });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
@@ -54,6 +57,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       `  failed key checks: ${failedAuthPerMinute} per minute and client IP, then 429 until the minute ends (FAILED_AUTH_PER_MINUTE)`,
       `  demo account: ${demo.accountId} (plan starter)`,
       `  demo API key (shown once): ${demo.apiKey}`,
+      `  website: ${(env.PUBLIC_URL || server.url).replace(/\/+$/, '')}/ (sign in there with the demo API key)`,
       `  try: curl -H "Authorization: Bearer ${demo.apiKey}" ${server.url}/transcript/dQw4w9WgXcQ`,
     ];
     console.log(lines.join('\n'));

@@ -4,8 +4,11 @@
  * Before the SDK sees a request, in one round trip with the key check: a tools/call is admitted
  * on the shared `api` counter at its tool's price (mcpTools.ts; the credit pre-check of a
  * charged tool included) and its per-minute 429 is an HTTP response; protocol housekeeping
- * (initialize, tools/list, notifications) counts nothing and only reads the headers' state.
- * A missing or bad API key / OAuth token is 401 (bad ones count against the client's IP).
+ * (initialize, tools/list, notifications) and get_usage count nothing and only read the
+ * state (get_usage's answer comes from that same read).
+ * A missing or bad API key / OAuth token is 401 with `WWW-Authenticate: Bearer
+ * resource_metadata="…"`, which leads a client to the authorization server (oauthServer.ts);
+ * bad ones count against the client's IP.
  * Credit and plan errors are tool results with isError and the SPEC §8 error object.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -18,14 +21,20 @@ import type { GuardDeps } from './guard.ts';
 import { bodyRefusal, fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
 import { MESSAGES } from './messages.ts';
 import { registerTools, toolPrice, type ToolDeps } from './mcpTools.ts';
+import { resourceMetadataUrl } from './oauthServer.ts';
 
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'keep-alive']);
 /** Housekeeping reads the rate-limit state for the headers and counts nothing. */
 const HOUSEKEEPING: Price = { requests: 0, credits: 0 };
 
 export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
-  const unauthorized = (request: ApiRequest) =>
-    fail(request, 'unauthorized', MESSAGES.mcpUnauthorized, { headers: { 'WWW-Authenticate': 'Bearer' } });
+  // RFC 9728 §5.1: the 401 says where the protected resource metadata is, which names the
+  // authorization server (oauthServer.ts); a token that was sent and failed is invalid_token.
+  const unauthorized = (request: ApiRequest, presented = false) => {
+    const metadata = `resource_metadata="${resourceMetadataUrl(deps.site, request)}"`;
+    const challenge = presented ? `Bearer error="invalid_token", ${metadata}` : `Bearer ${metadata}`;
+    return fail(request, 'unauthorized', MESSAGES.mcpUnauthorized, { headers: { 'WWW-Authenticate': challenge } });
+  };
   return async (request) => {
     let headers: Record<string, string> = {};
     try {
@@ -37,21 +46,23 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
       const message = (readable ? (request.body ?? {}) : {}) as { method?: unknown; params?: { name?: unknown } };
       const price = readable && message.method === 'tools/call' ? toolPrice(message.params?.name) : HOUSEKEEPING;
       const checked = await checkCredential(deps, credential, price);
-      if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
+      if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request, true));
       const refused = bodyRefusal(request);
       if (refused) return refused;
       if (!readable) return fail(request, 'invalid_request', MESSAGES.oneMessage);
       const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };
       const { caller } = checked;
       let precheck: ToolDeps['precheck'];
+      let usage: ToolDeps['usage'];
       if ('usage' in checked) {
         headers = rateLimitHeaders(checked.usage, headerOptions);
+        usage = checked.usage;
       } else {
         if (!checked.admission.allowed) return rateLimitedReply(checked.admission, request.requestId, headerOptions);
         headers = rateLimitHeaders(checked.admission, headerOptions);
         precheck = checked.admission.credits;
       }
-      const reply = await runSdk(request.body, request.headers, { ...deps, precheck, caller, requestId: request.requestId });
+      const reply = await runSdk(request.body, request.headers, { ...deps, precheck, usage, caller, requestId: request.requestId });
       return { ...reply, headers: { ...reply.headers, ...headers } };
     } catch (error) {
       return replyForThrown(request, error, headers);

@@ -3,12 +3,17 @@
  * nonempty Top page comes too, 1 when comments fail, are empty or only 1 credit is left; a
  * comments failure never loses the transcript), get_video_comments (1 per nonempty page),
  * create_job (the REST handler itself, so the same order, schema and idempotency rules hold)
- * and get_usage. Each tool's price is written once in TOOL_PRICES; the HTTP layer in mcp.ts has
- * already counted the call and pre-checked the credits at that price.
+ * and get_usage (free, like GET /api/v1/usage). Each tool's price is written once in
+ * TOOL_PRICES; the HTTP layer in mcp.ts has already counted the call and pre-checked the
+ * credits at that price.
+ *
+ * Each tool declares its output schema (mcpSchemas.ts: the REST bodies) and hints for clients
+ * (annotations); a success carries the value as `structuredContent` and, for clients that read
+ * only text, as JSON text beside it. An error stays `isError` with the SPEC §8 object as text.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { insufficientReply, type Tollgate } from '../../src/index.ts';
+import { insufficientReply, type Tollgate, type Usage } from '../../src/index.ts';
 import type { Caller, Price } from './auth.ts';
 import { usageBody } from './bodies.ts';
 import { chargeAfterWork } from './charge.ts';
@@ -16,24 +21,31 @@ import { replyForThrown } from './errors.ts';
 import { createJob, type CreateJobDeps } from './handlers/createJob.ts';
 import type { ApiRequest, HttpReply } from './http.ts';
 import { JOB_BODY_FIELDS } from './jobRequest.ts';
+import { CommentsResultShape, CreateJobResultShape, TranscriptResultShape, UsageResultShape } from './mcpSchemas.ts';
 import { convertTranscript, isPlatformError, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from './platform/index.ts';
 
 export interface ToolDeps extends CreateJobDeps {
   tollgate: Tollgate;
   precheck?: { sufficient: boolean; balance: number; needed: number };
+  /** The usage read with the credential when the call counts no request (get_usage). */
+  usage?: Usage;
 }
 
 /**
- * Each tools/call counts one `api` request (get_usage included: it is not yet free like its
- * REST twin) and pre-checks the tool's credits. get_transcript's optional credit is the
- * comments page of include_comments, charged only as far as the balance allows.
+ * Each tools/call counts one `api` request and pre-checks the tool's credits, except
+ * get_usage, which is free and not counted like its REST twin GET /api/v1/usage (SPEC §4, §9).
+ * get_transcript's optional credit is the comments page of include_comments, charged only as
+ * far as the balance allows.
  */
 export const TOOL_PRICES = {
   get_transcript: { requests: 1, credits: 1, optional: 1 },
   get_video_comments: { requests: 1, credits: 1 },
   create_job: { requests: 1, credits: 0 },
-  get_usage: { requests: 1, credits: 0 },
+  get_usage: { requests: 0, credits: 0 },
 } as const satisfies Record<string, Price>;
+
+/** Hints for clients: what spends credits is not read-only, and only a usage read may be repeated freely. */
+const SPENDS_CREDITS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true } as const;
 
 /** A tools/call's price; a tool that does not exist still counts its request (the SDK answers it). */
 export function toolPrice(name: unknown): Price {
@@ -41,19 +53,26 @@ export function toolPrice(name: unknown): Price {
 }
 
 /**
- * The tools' input schemas, built once: the server and its tools are made anew for every
- * request (mcp.ts), and building them per call was a large share of what each MCP call allocated.
+ * The tools' input and output schemas, built once: the server and its tools are made anew for
+ * every request (mcp.ts), and the SDK turns a raw shape into an object schema at each
+ * registration, a large share of what each MCP call allocated.
  */
 const INPUTS = {
   get_transcript: z.object({ video_id: z.string(), format: z.enum(TRANSCRIPT_FORMATS as [string, ...string[]]).optional(), include_comments: z.boolean().optional() }),
   get_video_comments: z.object({ video_id: z.string(), sort: z.enum(['top', 'newest']).optional(), page_token: z.string().optional(), reply_to: z.string().optional() }),
   create_job: z.object({ ...JOB_BODY_FIELDS, idempotency_key: z.string().optional() }),
 };
+const OUTPUTS = {
+  get_transcript: z.object(TranscriptResultShape),
+  get_video_comments: z.object(CommentsResultShape),
+  create_job: z.object(CreateJobResultShape),
+  get_usage: z.object(UsageResultShape),
+};
 
 type CallDeps = ToolDeps & { caller: Caller; requestId: string };
-type ToolResult = { content: Array<{ type: 'text'; text: string }>; isError?: boolean };
+type ToolResult = { content: Array<{ type: 'text'; text: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
 
-const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
+const ok = (value: Record<string, unknown>): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value });
 const fromReply = (reply: HttpReply): ToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(reply.body) }],
   ...(reply.status >= 400 ? { isError: true } : {}),
@@ -76,6 +95,8 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     {
       description: 'Transcript of one video (1 credit). include_comments adds its Top comments page (1 more credit when nonempty).',
       inputSchema: INPUTS.get_transcript,
+      outputSchema: OUTPUTS.get_transcript,
+      annotations: { title: 'Get a transcript', ...SPENDS_CREDITS },
     },
     (args) =>
       guarded('get_transcript', async () => {
@@ -115,6 +136,8 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     {
       description: 'One comments page of a video: Top or Newest, a continuation (page_token) or a reply thread (reply_to). 1 credit when nonempty.',
       inputSchema: INPUTS.get_video_comments,
+      outputSchema: OUTPUTS.get_video_comments,
+      annotations: { title: 'Get a page of comments', ...SPENDS_CREDITS },
     },
     (args) =>
       guarded('get_video_comments', async () => {
@@ -133,6 +156,9 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
     {
       description: 'Bulk job over video_ids, a channel_id or a playlist_id: reserves N credits (2N with include_comments). Not on the Free plan.',
       inputSchema: INPUTS.create_job,
+      outputSchema: OUTPUTS.create_job,
+      // Not idempotent as such: only a repeat with the same idempotency_key creates nothing new.
+      annotations: { title: 'Start a bulk job', ...SPENDS_CREDITS },
     },
     (args) =>
       guarded('create_job', async () => {
@@ -140,11 +166,17 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         const request: ApiRequest = { ...fakeRequest('create_job'), body, headers: key === undefined ? {} : { 'idempotency-key': key } };
         const reply = await createJob(deps)(request, { caller: deps.caller, price: TOOL_PRICES.create_job, headers: {} });
         if (reply.status >= 400) return fromReply(reply);
-        return ok({ job: reply.body, idempotent_replayed: reply.headers['Idempotent-Replayed'] === 'true' });
+        return ok({ job: reply.body as Record<string, unknown>, idempotent_replayed: reply.headers['Idempotent-Replayed'] === 'true' });
       }),
   );
 
-  server.registerTool('get_usage', { description: 'The account\'s credits, cycle, rate limit and jobs.' }, () =>
-    guarded('get_usage', async () => ok(usageBody(await deps.tollgate.usage(account, { surface: 'api' })))),
+  server.registerTool(
+    'get_usage',
+    {
+      description: "The account's credits, cycle, rate limit and jobs. Free: spends no credit and counts no request.",
+      outputSchema: OUTPUTS.get_usage,
+      annotations: { title: 'Read usage', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    () => guarded('get_usage', async () => ok(usageBody(deps.usage ?? (await deps.tollgate.usage(account, { surface: 'api' }))))),
   );
 }

@@ -19,8 +19,8 @@ export const MESSAGES = {
   headOnCharged: 'HEAD is not served on a charged endpoint (it would charge for a body it does not send); use GET',
 
   // request bodies (body.ts)
-  bodyMediaType: (type: string | undefined) =>
-    `The request body must be JSON (Content-Type: application/json), not ${type === undefined || type === '' ? 'a body without a Content-Type' : type.slice(0, 64)}`,
+  bodyMediaType: (accepted: ReadonlyArray<'json' | 'form'>, type: string) =>
+    `The request body must be ${accepted.map((kind) => (kind === 'json' ? 'JSON (Content-Type: application/json)' : 'a form (application/x-www-form-urlencoded)')).join(' or ')}, not ${type === '' ? 'a body without a Content-Type' : type.slice(0, 64)}`,
   bodyCharset: (charset: string) => `JSON bodies are read as UTF-8 only, not charset=${charset.slice(0, 32)}`,
   bodyTooLarge: (max: number) => `The request body is larger than ${max} bytes`,
   bodyNotUtf8: 'The request body is not valid UTF-8',
@@ -56,6 +56,11 @@ export const MESSAGES = {
   videoId: 'video_id must be a video id (11 characters of A-Z a-z 0-9 _ -)',
   collectionLimit: (min: number, max: number) => `limit must be a whole number of credits ${min}..${max}`,
   collectionRefused: (reason: string) => `The collection was refused (${reason})`,
+
+  // the website's cookie rule and forms (web/cookieRule.ts, web/csrf.ts)
+  crossOrigin: (origin: string) => `A request from ${origin.slice(0, 100)} may not act with this site's session cookie`,
+  staleForm: 'This form has expired or did not come from this site; reload the page and send it again',
+  noTranscript: (id: string) => `No saved transcript "${id.slice(0, 64)}" for this account`,
 
   // admin
   unknownJob: (id: string) => `No job "${id.slice(0, 64)}"`,

@@ -15,17 +15,27 @@ import { getTranscript } from './handlers/transcript.ts';
 import { getUsage } from './handlers/usage.ts';
 import { webHandlers, type WebDeps } from './handlers/web.ts';
 import type { Handler } from './http.ts';
+import { AUTHORIZATION_SERVER_PATH, AUTHORIZE_PATH, oauthServer, PROTECTED_RESOURCE_PATH, TOKEN_PATH } from './oauthServer.ts';
+import { FORM_BODY } from './web/forms.ts';
+import { website, type WebsiteDeps } from './web/routes.ts';
 
 export interface Route {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   handler: Handler;
+  /**
+   * The bodies the route reads: JSON unless it says otherwise. The website's forms and the
+   * OAuth token endpoint read `application/x-www-form-urlencoded` (web/forms.ts); sign-in reads both.
+   */
+  bodies?: ReadonlyArray<'json' | 'form'>;
 }
+
 
 export type RouteDeps = GuardDeps &
   CreateJobDeps &
   WebDeps &
-  Omit<AdminDeps, 'adminToken'> & {
+  Omit<AdminDeps, 'adminToken'> &
+  Omit<WebsiteDeps, 'transcript' | 'createCollection' | 'createJob' | 'cancelJob' | 'session'> & {
     adminToken?: string;
     mcp?: Handler;
     /** The free catalog reads are served while Redis is unreachable (SPEC §8, opt-in). */
@@ -43,6 +53,15 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   const jobs = jobHandlers(deps);
   const catalog = catalogHandlers(deps.platform);
   const web = webHandlers(deps);
+  // The website's pages run the same handlers as the JSON routes below (web/routes.ts).
+  const site = website({
+    ...deps,
+    transcript: getTranscript(deps),
+    createCollection: web.createCollection,
+    createJob: createJob(deps),
+    cancelJob: jobs.cancel,
+    session: web,
+  });
   const g = (price: Price, handler: AuthedHandler, options: Omit<GuardOptions, 'price'> = {}) => guard(deps, handler, { price, ...options });
   // Only the catalog reads: they spend nothing and the fake platform needs no Redis. Usage,
   // jobs and everything charged stay closed.
@@ -62,13 +81,23 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: '/jobs/:id', handler: g(FREE, jobs.get) },
     { method: 'GET', path: '/jobs/:id/results', handler: g(FREE, jobs.results) },
     { method: 'DELETE', path: '/jobs/:id', handler: g(FREE, jobs.cancel) },
-    { method: 'POST', path: '/web/login', handler: web.login },
-    { method: 'POST', path: '/web/logout', handler: web.logout },
+    { method: 'POST', path: '/web/login', handler: site.login, bodies: ['json', 'form'] },
+    { method: 'POST', path: '/web/logout', handler: site.logout, bodies: ['json', 'form'] },
     // A collection reserves the user's limit L as a budget hold (web.ts).
     { method: 'POST', path: '/web/collections', handler: g(FREE, web.createCollection, session) },
     { method: 'GET', path: '/web/collections/:id', handler: g(FREE, jobs.get, session) },
     { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
+    ...site.routes,
   ];
+  // How MCP clients find out how to log in, and the demo's authorization server (oauthServer.ts).
+  const oauth = oauthServer(deps);
+  routes.push(
+    { method: 'GET', path: PROTECTED_RESOURCE_PATH, handler: oauth.protectedResource },
+    { method: 'GET', path: `${PROTECTED_RESOURCE_PATH}/mcp`, handler: oauth.protectedMcp },
+    { method: 'GET', path: AUTHORIZATION_SERVER_PATH, handler: oauth.authorizationServer },
+    { method: 'GET', path: AUTHORIZE_PATH, handler: oauth.authorize },
+    { method: 'POST', path: TOKEN_PATH, handler: oauth.token, bodies: FORM_BODY },
+  );
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end
     // (DELETE), so those are 405 with Allow: POST like any method a path does not serve.

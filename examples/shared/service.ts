@@ -6,6 +6,7 @@
  */
 import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.ts';
 import { RecentCallers } from './auth.ts';
+import { bodyKind, type BodyKind } from './body.ts';
 import { replyForFrameworkError, replyForThrown } from './errors.ts';
 import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
 import { isCharged } from './guard.ts';
@@ -19,6 +20,8 @@ import { EXAMPLE_PLANS } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
 import { connectRedis, type ClusterNode, type RedisTarget } from './redis.ts';
 import { buildRoutes, type Route } from './routes.ts';
+import { TranscriptReceipts } from './web/receipts.ts';
+import { createSite, type SiteOptions } from './web/site.ts';
 import { JobRunner, type WorkerMode } from './worker.ts';
 
 export interface ServiceOptions {
@@ -61,7 +64,16 @@ export interface ServiceOptions {
    * Default off (FAIL_OPEN_FREE=1).
    */
   failOpenFreeEndpoints?: boolean;
+  /**
+   * Where the website is (web/site.ts): its public URL (PUBLIC_URL), or whether to believe a
+   * proxy's X-Forwarded-Proto / X-Forwarded-Host (TRUST_PROXY=1). Default: the request's own
+   * Host and TLS.
+   */
+  site?: SiteOptions;
 }
+
+/** Days of per-day credit history tollgate keeps (createTollgate's default), for the dashboard's chart. */
+const HISTORY_DAYS = 92;
 
 export type IncomingRequest = Omit<ApiRequest, 'requestId'>;
 
@@ -98,14 +110,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const prefix = options.prefix ?? 'tg';
   const timeoutMs = options.timeoutMs ?? 2_000;
   const target = redisTarget(options);
+  const site = createSite(options.site);
   const redis = await connectRedis(target, timeoutMs);
   const ietfHeaders = options.ietfHeaders ?? false;
+  const plans = options.plans ?? EXAMPLE_PLANS;
   const tollgate = createTollgate({
     redis: redis.scripts,
     prefix,
     clock: options.clock,
-    plans: options.plans ?? EXAMPLE_PLANS,
+    plans,
     policies: failedAuthPolicy(options.failedAuthPerMinute ?? FAILED_AUTH_PER_MINUTE),
+    history: { days: HISTORY_DAYS },
     // A denied key, and an IP over its failed checks, are answered from memory until the window resets.
     denyCache: true,
     timeoutMs,
@@ -133,6 +148,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     adminToken: options.adminToken,
     failOpenFree,
     recentCallers: failOpenFree ? new RecentCallers() : undefined,
+    site,
+    plans,
+    receipts: new TranscriptReceipts(redis, `${prefix}:ex`),
+    historyKeptDays: HISTORY_DAYS,
   };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
@@ -143,14 +162,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     });
 
   return {
-    routes: routes.map(({ method, path, handler }) => {
+    routes: routes.map(({ method, path, handler, bodies = ['json'] }) => {
       const headRefused = method === 'GET' && isCharged(handler);
       return {
         method,
         path,
+        bodies,
         async handle(request) {
           if (headRefused && request.method === 'HEAD') return methodNotAllowed(request, allowed.get(path)!);
-          const withRequestId = withId(request);
+          const withRequestId = withId(readable(request, bodies));
           const reply = await handler(withRequestId).catch((error: unknown) => replyForThrown(withRequestId, error));
           return { ...reply, headers: { 'X-Request-Id': withRequestId.requestId, ...reply.headers } };
         },
@@ -173,6 +193,15 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       await redis.close();
     },
   };
+}
+
+/** The request as the route sees it: a body of a media type the route does not read is 415, whatever else was wrong with it. */
+function readable(request: IncomingRequest, bodies: ReadonlyArray<BodyKind>): IncomingRequest {
+  if (request.bodyType === undefined) return request;
+  const kind = bodyKind(request.bodyType);
+  if (kind !== undefined && bodies.includes(kind)) return request;
+  const { body: _unread, ...rest } = request;
+  return { ...rest, body: undefined, bodyError: { type: 'unsupported_media_type', message: MESSAGES.bodyMediaType(bodies, request.bodyType) } };
 }
 
 /** Each path's Allow header: its methods, and HEAD beside a GET that charges nothing. */

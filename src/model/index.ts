@@ -4,6 +4,8 @@
  * API, so the property tests (and a host's own) run one list of operations against Redis and
  * against the model and compare the answers and accounts.inspect after every step, then check
  * the credit invariants on what Redis holds. Time comes from the clock it is given.
+ *
+ * @module tollgate/model
  */
 export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";

@@ -1,7 +1,10 @@
 import type { AccountSnapshot } from "../accounts.ts";
 
+/** One broken invariant: which rule, and the numbers that break it. */
 export interface InvariantViolation {
+  /** The rule, e.g. "balance + spent + held == allowance". */
   rule: string;
+  /** Where and by how much. */
   detail: string;
 }
 

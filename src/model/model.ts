@@ -33,13 +33,17 @@ import type { Usage } from "../usage.ts";
 import { count, subjectId } from "../validate.ts";
 import { mostRestrictive, staggerOf, surfaceName, type RateLimitState, type Window } from "../windows.ts";
 
+/** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
+  /** Plan table; default DEFAULT_PLANS, as createTollgate. */
   plans?: PlanTable;
+  /** Policy table, as createTollgate. */
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */
   clock: () => number;
   /** Hold lease; default 5 minutes, as createTollgate. */
   leaseMs?: number;
+  /** Offset fixed windows per subject, as createTollgate's `stagger`. */
   stagger?: boolean;
   /** Days of history kept; false keeps none. Default 92, as createTollgate. */
   history?: false | { days: number };
@@ -47,27 +51,45 @@ export interface ModelOptions {
 
 /** One account as the model holds it. */
 export interface ModelAccount {
+  /** The plan's numbers as the account holds them. */
   plan: AccountLimits;
+  /** Credits the current cycle started with. */
   allowance: number;
+  /** The allowance from the next cycle on. */
   nextAllowance: number;
+  /** Credits left in the current cycle. */
   balance: number;
+  /** Credits spent in the current cycle. */
   spent: number;
+  /** Credits held by open holds of the current cycle. */
   held: number;
+  /** The current cycle's id. */
   cycle: number;
+  /** The current cycle's first instant (ms). */
   cycleStart: number;
+  /** The first instant after the current cycle (ms). */
   cycleEnd: number;
+  /** The instant cycles are counted from (ms). */
   anchor: number;
+  /** Cycles in days (`d`) or calendar months (`m`). */
   unit: "d" | "m";
+  /** Days or months per cycle. */
   length: number;
+  /** Ended cycles by id. */
   ended: Map<number, EndedCycle>;
+  /** Holds by id. */
   holds: Map<string, ModelHold>;
+  /** Charged operation ids and when they were charged. */
   operations: Map<string, number>;
+  /** Idempotency-Keys: the body's fingerprint and the stored outcome. */
   idempotency: Map<string, { fingerprint: string; outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } }>;
   /** '<day><s|r>' -> credits, as lua/lib/history.lua keeps it. */
   history: Map<string, number>;
 }
 
+/** A hold as the model holds it: the public Hold and the items settled. */
 export interface ModelHold extends Hold {
+  /** Ids of the items settled (or budget draws), so a repeat is a replay. */
   items_: Set<string>;
 }
 
@@ -75,8 +97,14 @@ const DAY_MS = 86_400_000;
 /** Distinct failure labels one hold may count (lua/settleHold.lua). */
 const MAX_LABELS = 16;
 
+/**
+ * The reference model: the calls of createTollgate's accounts, limits, credits, holds and
+ * usage, with the same options and answers, in memory and without Redis (no keys).
+ */
 export class TollgateModel {
+  /** The validated plan table. */
   readonly plans: PlanTable;
+  /** The validated policy table. */
   readonly policies: PolicyTable;
   /** Every account by subject. */
   readonly state = new Map<string, ModelAccount>();
@@ -111,6 +139,7 @@ export class TollgateModel {
 
   // ---- accounts -------------------------------------------------------------------------
 
+  /** As tollgate.accounts: create, startCycle, changePlan, limits, endedCycles, inspect. */
   readonly accounts = {
     create: (subject: string, options: CreateAccountOptions): { subject: string; plan: string; cycle: Cycle } => {
       const id = subjectId(subject);
@@ -267,6 +296,7 @@ export class TollgateModel {
     return { outcome, states, retries: rows.map((r) => r.retry) };
   }
 
+  /** As tollgate.limits: admit, peek, reset. */
   readonly limits = {
     admit: (subject: string, options: AdmitOptions = {}): Admission => {
       const id = subjectId(subject);
@@ -315,6 +345,7 @@ export class TollgateModel {
     if (fresh) for (const key of [...a.history.keys()]) if (Number(key.slice(0, -1)) < day - this.historyDays + 1) a.history.delete(key);
   }
 
+  /** As tollgate.credits: charge, history. */
   readonly credits = {
     /** SPEC §5: required + min(optional, balance - required), once per operation id. */
     charge: (subject: string, request: ChargeRequest): ChargeOutcome => {
@@ -518,6 +549,7 @@ export class TollgateModel {
     return { ended: true, hold: publicHold(h) };
   }
 
+  /** As tollgate.holds: open, openBudget, settle, spend, finish, cancel, get, list, sweepSubject. */
   readonly holds = {
     open: (subject: string, request: OpenHoldRequest): OpenOutcome => {
       const size = openArgs(request);

@@ -8,6 +8,26 @@
 export interface RedisScriptClient {
   /** Sends the command; rejects with the server's error (e.g. one starting "NOSCRIPT"). */
   send(words: string[]): Promise<unknown>;
+  /**
+   * Opens a connection of tollgate's own, for durable credit movements (createTollgate's
+   * `durability`): a movement's script and its WAIT go together on it, so WAIT confirms that
+   * script's writes and blocks no other command. Both adapters open one by duplicating the
+   * client; a client without it cannot be durable.
+   */
+  dedicated?(): Promise<DedicatedConnection>;
+}
+
+/** A connection (on a cluster, one per master, opened when first needed) that tollgate alone uses. */
+export interface DedicatedConnection {
+  /**
+   * Sends the commands back to back on one connection to the server that owns routingKey (on a
+   * cluster the master of its slot, following one MOVED or ASK, so that a WAIT among them
+   * runs where the script before it ran) and resolves with their replies in order. A command
+   * that failed answers with its Error in its place.
+   */
+  pipeline(routingKey: string, commands: string[][]): Promise<unknown[]>;
+  /** Closes the connection (createTollgate's `close()` calls it). */
+  close(): Promise<void>;
 }
 
 export function isNoScriptError(error: unknown): boolean {

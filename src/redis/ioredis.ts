@@ -1,14 +1,99 @@
-import { ADAPTED, type RedisScriptClient } from "./client.ts";
+import { ADAPTED, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
+import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from "./dedicated.ts";
 
 /** The part of an ioredis `Redis` or `Cluster` used here. */
 export interface IoredisLike {
+  /** Sends one command by name with its arguments (ioredis `call`). */
   call(command: string, ...args: string[]): Promise<unknown>;
 }
 
-/** Adapts an ioredis client or cluster (ioredis >= 5); the cluster routes each call by its keys. */
+/** What durability uses of an ioredis `Redis` beyond call: a copy of it, and pipelines. */
+interface IoredisServer extends IoredisLike {
+  readonly options: { host?: string; port?: number };
+  readonly status?: string;
+  duplicate(override?: object): IoredisServer;
+  connect(): Promise<unknown>;
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  pipeline(): { call(command: string, ...args: string[]): unknown; exec(): Promise<Array<[Error | null, unknown]> | null> };
+  quit(): Promise<unknown>;
+  disconnect(): void;
+}
+
+/** What durability uses of an ioredis `Cluster`: its slot map and its masters. */
+interface IoredisCluster extends IoredisLike {
+  readonly isCluster: true;
+  /** Per slot, "host:port" of the master first. */
+  readonly slots: ReadonlyArray<readonly string[] | undefined>;
+  nodes(role: "master"): IoredisServer[];
+}
+
+function isCluster(client: IoredisLike): client is IoredisCluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * Adapts an ioredis client or cluster (ioredis >= 5); the cluster routes each call by its keys.
+ * Durable movements get connections of their own, copies of the client (duplicate), one per
+ * master on a cluster.
+ */
 export function fromIoredis(client: IoredisLike): RedisScriptClient {
+  const cluster = isCluster(client);
+  const canOpen = cluster ? typeof client.nodes === "function" : typeof (client as Partial<IoredisServer>).duplicate === "function";
   return {
     [ADAPTED]: true,
     send: (words: string[]) => client.call(words[0]!, ...words.slice(1)),
+    ...(canOpen && {
+      dedicated: async (): Promise<DedicatedConnection> => (cluster ? clusterDedicated(client as IoredisCluster) : standaloneConnection(await openCopy(client as IoredisServer))),
+    }),
   } as RedisScriptClient;
+}
+
+function clusterDedicated(cluster: IoredisCluster): DedicatedConnection {
+  const address = (node: IoredisServer) => `${node.options.host}:${node.options.port}`;
+  return clusterConnection({
+    masterOf: (slot) => cluster.slots[slot]?.[0],
+    async open(target) {
+      const masters = cluster.nodes("master");
+      const known = masters.find((node) => address(node) === target);
+      if (known) return openCopy(known);
+      // A node the user's client does not know yet (a MOVED ahead of its slot map): the same
+      // options, another address.
+      if (masters[0] === undefined) throw new Error("The cluster client knows no master yet");
+      return openCopy(masters[0], splitAddress(target));
+    },
+  });
+}
+
+async function openCopy(source: IoredisServer, override?: object): Promise<NodeConnection> {
+  // Not lazy: the copy connects now, whatever the user's client does.
+  const copy = source.duplicate({ ...override, lazyConnect: true });
+  // Failures reach the commands; an 'error' event nobody listens to would end the process.
+  copy.on("error", () => {});
+  try {
+    await copy.connect();
+  } catch (error) {
+    copy.disconnect();
+    throw error;
+  }
+  return {
+    // One pipeline: one write, and the server runs the commands in order.
+    async pipeline(commands) {
+      const pipeline = copy.pipeline();
+      for (const [name, ...args] of commands) pipeline.call(name!, ...args);
+      try {
+        const replies = await pipeline.exec();
+        if (replies === null) throw new Error("The pipeline was not run");
+        return replies.map(([error, reply]) => error ?? reply);
+      } catch (error) {
+        return commands.map(() => asError(error));
+      }
+    },
+    async close() {
+      try {
+        await copy.quit();
+      } catch {
+        copy.disconnect();
+      }
+    },
+  };
 }

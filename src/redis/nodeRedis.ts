@@ -1,17 +1,48 @@
-import { ADAPTED, type RedisScriptClient } from "./client.ts";
+import { ADAPTED, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
+import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from "./dedicated.ts";
 
 /** The part of a node-redis client (`createClient`) used here. */
 export interface NodeRedisClientLike {
+  /** Sends one command given as its words. */
   sendCommand(args: string[], options?: unknown): Promise<unknown>;
 }
 
 /** The part of a node-redis cluster (`createCluster`) used here. */
 export interface NodeRedisClusterLike {
+  /** Sends one command to the node of its first key. */
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: unknown): Promise<unknown>;
+  /** The cluster's masters: what tells a cluster from a client. */
   masters: unknown;
 }
 
+/** A node-redis client (`createClient`) or cluster (`createCluster`), redis 4 to 6. */
 export type NodeRedisLike = NodeRedisClientLike | NodeRedisClusterLike;
+
+/** What durability uses of a client beyond sendCommand: a copy of it, connected and closed by tollgate. */
+interface Duplicable extends NodeRedisClientLike {
+  duplicate(overrides?: object): Connectable;
+  readonly options?: { socket?: object };
+}
+
+interface Connectable extends NodeRedisClientLike {
+  connect(): Promise<unknown>;
+  on(event: "error", listener: (error: unknown) => void): unknown;
+  close?(): Promise<unknown>;
+  quit?(): Promise<unknown>;
+  destroy?(): unknown;
+}
+
+interface ClusterNode {
+  host: string;
+  port: number;
+}
+
+/** What durability uses of a cluster (node-redis >= 4.6): its slot map and a client per node. */
+interface ClusterWithNodes extends NodeRedisClusterLike {
+  masters: ClusterNode[];
+  readonly slots: ReadonlyArray<{ master: ClusterNode } | undefined>;
+  nodeClient(node: ClusterNode): Promise<Duplicable> | Duplicable;
+}
 
 function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
   return "masters" in client && Array.isArray((client as { masters?: unknown }).masters);
@@ -24,13 +55,67 @@ function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
  */
 const NO_TIMEOUT = Object.freeze({ timeout: 0 });
 
+/** A user's client-side cache stays with the user's connections. */
+const OWN_CONNECTION = Object.freeze({ clientSideCache: undefined });
+
 /**
- * Adapts a node-redis client or cluster (redis >= 4). Commands go through sendCommand as they
- * are; a cluster routes each by its first key.
+ * Adapts a node-redis client or cluster (redis 4 to 6) for createTollgate. Commands go
+ * through sendCommand as they are; a cluster routes each by its first key. Durable movements
+ * get connections of their own, copies of the client (duplicate), one per master on a cluster.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
   if (isCluster(client)) {
-    return { [ADAPTED]: true, send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT) } as RedisScriptClient;
+    const withNodes = "slots" in client && typeof (client as Partial<ClusterWithNodes>).nodeClient === "function";
+    return {
+      [ADAPTED]: true,
+      send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
+      ...(withNodes && { dedicated: async () => clusterDedicated(client as ClusterWithNodes) }),
+    } as RedisScriptClient;
   }
-  return { [ADAPTED]: true, send: (words) => client.sendCommand(words, NO_TIMEOUT) } as RedisScriptClient;
+  const duplicable = typeof (client as Partial<Duplicable>).duplicate === "function";
+  return {
+    [ADAPTED]: true,
+    send: (words) => client.sendCommand(words, NO_TIMEOUT),
+    ...(duplicable && { dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)) }),
+  } as RedisScriptClient;
+}
+
+function clusterDedicated(cluster: ClusterWithNodes): DedicatedConnection {
+  const address = (node: ClusterNode) => `${node.host}:${node.port}`;
+  return clusterConnection({
+    masterOf(slot) {
+      const master = cluster.slots[slot]?.master;
+      return master && address(master);
+    },
+    async open(target) {
+      const known = cluster.masters.find((master) => address(master) === target);
+      const source = await cluster.nodeClient(known ?? cluster.masters[0]!);
+      // A node the user's client does not know yet (a MOVED ahead of its slot map): the same
+      // options, another address.
+      return openCopy(source, known ? OWN_CONNECTION : { ...OWN_CONNECTION, socket: { ...source.options?.socket, ...splitAddress(target) } });
+    },
+  });
+}
+
+async function openCopy(source: Duplicable, overrides: object): Promise<NodeConnection> {
+  const copy = source.duplicate(overrides);
+  // Failures reach the commands; an 'error' event nobody listens to would end the process.
+  copy.on("error", () => {});
+  try {
+    await copy.connect();
+  } catch (error) {
+    copy.destroy?.();
+    throw error;
+  }
+  return {
+    // Sent in one tick, so node-redis writes them together and the server runs them in order.
+    pipeline: (commands) => Promise.all(commands.map((words) => copy.sendCommand(words, NO_TIMEOUT).catch(asError))),
+    async close() {
+      try {
+        await (copy.close ?? copy.quit)!.call(copy);
+      } catch {
+        copy.destroy?.();
+      }
+    },
+  };
 }

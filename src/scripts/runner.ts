@@ -9,6 +9,7 @@
 import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
 import { isNoScriptError, type RedisScriptClient } from "../redis/client.ts";
 import { Code } from "./codes.ts";
+import type { DurableMovements } from "./durable.ts";
 import type { Script, Settings, SubjectKeyNames } from "./script.ts";
 
 /** What a reply's "not found" codes name in their errors. */
@@ -17,13 +18,29 @@ export interface CallSubject extends SubjectKeyNames {
 }
 
 export class ScriptRunner {
+  /** Whether movements wait for replicas (createTollgate's `durability`). */
+  readonly durable: boolean;
+
   constructor(
     private readonly client: RedisScriptClient,
     private readonly timeoutMs: number,
     readonly settings: Settings,
     /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
     private readonly clock: (() => number) | undefined,
-  ) {}
+    private readonly durability?: DurableMovements,
+  ) {
+    this.durable = durability !== undefined;
+  }
+
+  /**
+   * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
+   * ends). Without durability it is run itself, so the movement costs what it did; with it,
+   * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
+   * and operationId is what an unconfirmed movement reports to retry with.
+   */
+  move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+    return this.durability ? this.moveDurably(script, keys, params, holdId, operationId) : this.run(script, keys, params, holdId);
+  }
 
   /** "now" as the scripts take it. */
   now(): string {
@@ -36,6 +53,19 @@ export class ScriptRunner {
    */
   run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
     return this.send(script, script.command(this.now(), this.settings, keys, params), (reply) => failureOf(reply, keys.subject, params, holdId));
+  }
+
+  /** Closes the connections the runner opened itself (durability's); the user's client stays open. */
+  close(): Promise<void> {
+    return this.durability ? this.durability.close() : Promise.resolve();
+  }
+
+  private async moveDurably<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+    const words = script.command(this.now(), this.settings, keys, params);
+    const reply = await this.durability!.move(script as Script<unknown>, words, operationId);
+    const failure = failureOf(reply, keys.subject, params, holdId);
+    if (failure) throw failure;
+    return reply;
   }
 
   /**

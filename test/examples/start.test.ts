@@ -68,6 +68,10 @@ describe.each([
     const key = /demo API key \(shown once\): (\S+)/.exec(output())![1]!;
     const redisPort = Number(/redis: redis:\/\/127\.0\.0\.1:(\d+) \(started for this run/.exec(output())![1]);
     expect(output()).toContain(`curl -H "Authorization: Bearer ${key}" ${url}/transcript/`);
+    expect(output()).toContain(`website: ${url}/ (sign in there with the demo API key)`);
+    const site = await fetch(`${url}/`);
+    expect(site.status).toBe(200);
+    expect(await site.text()).toContain('<form method="post" action="/web/login"');
 
     const reply = await fetch(`${url}/transcript/dQw4w9WgXcQ?format=text`, { headers: { authorization: `Bearer ${key}` } });
     expect(reply.status).toBe(200);

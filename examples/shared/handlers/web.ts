@@ -2,7 +2,9 @@
  * The website flow (SPEC §6, §9). POST /web/login {api_key} is a demo login that needs no
  * password store: a valid API key opens a session, which is a tollgate key of the same account
  * that expires and may only be used on `web`; the cookie holds it (HttpOnly, SameSite=Lax), so
- * requests with the cookie use the separate `web` counter and logout revokes it. Comments
+ * requests with the cookie use the separate `web` counter and logout revokes it; the cookie is
+ * also Secure when the site is served over HTTPS (web/cookies.ts). The site's forms reach these
+ * two through web/signin.ts, which adds the cookie rule and the form's CSRF token. Comments
  * collections reserve the user's credit limit L for the whole crawl (1..10,000 and <= balance)
  * as a budget hold, count toward the active-job cap, and are open to Free accounts.
  */
@@ -12,6 +14,8 @@ import { collectionBody } from '../bodies.ts';
 import type { FailedAuth } from '../failedAuth.ts';
 import type { AuthedHandler } from '../guard.ts';
 import { bodyRefusal, cookie, fail, json, type Handler } from '../http.ts';
+import { clearedSessionCookie, sessionCookie } from '../web/cookies.ts';
+import type { Site } from '../web/site.ts';
 import type { JobStore } from '../jobStore.ts';
 import { MESSAGES } from '../messages.ts';
 import { COLLECTION_LIMIT } from '../plans.ts';
@@ -24,6 +28,7 @@ export interface WebDeps {
   failedAuth: FailedAuth;
   store: JobStore;
   runner: JobRunner;
+  site: Site;
 }
 
 const SESSION_TTL_MS = 24 * 3_600_000;
@@ -44,7 +49,7 @@ export function webHandlers(deps: WebDeps) {
     const verified = await tollgate.keys.verify(apiKey, { surface: 'api', usage: true });
     if (!verified.valid) return deps.failedAuth.refuse(request, unauthorized);
     const session = await tollgate.keys.issue(verified.subject, { name: 'web session', ttlMs: SESSION_TTL_MS, surfaces: ['web'] });
-    const cookieHeader = `${SESSION_COOKIE}=${session.key}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${SESSION_TTL_MS / 1000}`;
+    const cookieHeader = sessionCookie(request, deps.site, session.key, SESSION_TTL_MS / 1000);
     return json(200, { account_id: verified.subject, plan: verified.usage.plan }, { 'Set-Cookie': cookieHeader });
   };
 
@@ -55,7 +60,7 @@ export function webHandlers(deps: WebDeps) {
       const verified = await tollgate.keys.verify(session, { surface: 'web', usage: true });
       if (verified.valid) await tollgate.keys.revoke(verified.subject, verified.keyId);
     }
-    return json(200, { logged_out: true }, { 'Set-Cookie': `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0` });
+    return json(200, { logged_out: true }, { 'Set-Cookie': clearedSessionCookie(request, deps.site) });
   };
 
   const createCollection: AuthedHandler = async (request, call) => {

@@ -1,6 +1,7 @@
 // SPEC §5, §9 MCP endpoint, driven by the SDK's own Client over Streamable HTTP against both
 // example servers: tools and their charges, the `api` counter shared with REST (API key and
-// OAuth token alike), housekeeping that counts nothing, and 401/429 as HTTP responses.
+// OAuth token alike), housekeeping and get_usage that count nothing, output schemas with
+// structuredContent and tool hints, and 401/429 as HTTP responses.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -31,9 +32,17 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     return client;
   }
 
+  /** A tool's value: its structuredContent on success (the same as its JSON text), the SPEC §8 object as text on error. */
   async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
-    const result = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: Array<{ type: string; text: string }> };
-    return { isError: result.isError === true, value: JSON.parse(result.content[0]!.text) };
+    const result = (await client.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      structuredContent?: Record<string, unknown>;
+      content: Array<{ type: string; text: string }>;
+    };
+    const text = JSON.parse(result.content[0]!.text);
+    if (result.isError === true) expect(result.structuredContent).toBeUndefined();
+    else expect(result.structuredContent).toEqual(text);
+    return { isError: result.isError === true, value: text };
   }
 
   const apiRemaining = async (key: string) => Number((await h.request('/api/v1/usage', { key })).headers.get('x-ratelimit-remaining'));
@@ -47,15 +56,51 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     expect(await apiRemaining(key)).toBe(100);
   });
 
-  it('each tools/call counts one request on the api counter REST uses', async () => {
+  it('each tools/call counts one request on the api counter REST uses; get_usage is free like GET /api/v1/usage', async () => {
     const { key } = await h.account('starter');
     const client = await connect(key);
     const usage = await call(client, 'get_usage');
     expect(usage.isError).toBe(false);
-    expect(usage.value).toMatchObject({ plan: 'starter', rate_limit: { limit: 100, remaining: 99 } });
+    expect(usage.value).toMatchObject({ plan: 'starter', credits: { balance: 1000 }, rate_limit: { limit: 100, remaining: 100 } });
+    await call(client, 'get_transcript', { video_id: VIDEO });
     await h.request('/api/v1/search?q=x', { key });
-    await call(client, 'get_usage');
-    expect(await apiRemaining(key)).toBe(97);
+    for (let i = 0; i < 5; i++) await call(client, 'get_usage');
+    expect((await call(client, 'get_usage')).value).toMatchObject({ credits: { balance: 999 }, rate_limit: { remaining: 98 } });
+    expect(await apiRemaining(key)).toBe(98);
+  });
+
+  it('every tool declares an output schema and its hints: only get_usage is read-only and idempotent', async () => {
+    const { key } = await h.account('starter');
+    const { tools } = await (await connect(key)).listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const tool of tools) {
+      expect(tool.outputSchema, tool.name).toMatchObject({ type: 'object', properties: expect.any(Object) });
+      expect(tool.annotations, tool.name).toMatchObject({ readOnlyHint: expect.any(Boolean), idempotentHint: expect.any(Boolean) });
+    }
+    expect(byName.get_usage!.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    for (const name of ['get_transcript', 'get_video_comments', 'create_job']) {
+      expect(byName[name]!.annotations, name).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: false });
+    }
+    expect(Object.keys(byName.get_transcript!.outputSchema!.properties!)).toEqual(
+      expect.arrayContaining(['video_id', 'format', 'transcript', 'comments', 'comments_status', 'credits_charged']),
+    );
+    expect(Object.keys(byName.create_job!.outputSchema!.properties!).sort()).toEqual(['idempotent_replayed', 'job']);
+    expect(Object.keys(byName.get_usage!.outputSchema!.properties!).sort()).toEqual(['credits', 'cycle', 'jobs', 'plan', 'rate_limit']);
+  });
+
+  it('a success carries structuredContent that matches the output schema; the REST body and the tool agree', async () => {
+    const { key } = await h.account('starter');
+    const client = await connect(key);
+    // The SDK client checks structuredContent against the listed outputSchema itself.
+    await client.listTools();
+    const raw = await client.callTool({ name: 'get_usage', arguments: {} });
+    const rest = await h.request('/api/v1/usage', { key });
+    expect({ ...(raw.structuredContent as object), rate_limit: null }).toEqual({ ...rest.body, rate_limit: null });
+    const job = await client.callTool({ name: 'create_job', arguments: { video_ids: videoIds('vid', 2) } });
+    const id = (job.structuredContent as { job: { id: string } }).job.id;
+    expect((job.structuredContent as { job: unknown }).job).toEqual((await h.request(`/jobs/${id}`, { key })).body);
+    const comments = await client.callTool({ name: 'get_video_comments', arguments: { video_id: VIDEO } });
+    expect(comments.structuredContent).toMatchObject({ video_id: VIDEO, sort: 'top', credits_charged: 1, next_page_token: expect.any(String) });
   });
 
   it('get_transcript costs 1; with include_comments 2 when the Top page is nonempty', async () => {
@@ -181,6 +226,8 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     const raw = await h.request('/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
     expect(raw.status).toBe(401);
     expect(raw.headers.get('x-ratelimit-limit')).toBeNull();
+    // RFC 9728 §5.1: the 401 says where the protected resource metadata is.
+    expect(raw.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${h.url}/.well-known/oauth-protected-resource"`);
 
     const { id, key } = await h.account('free');
     const client = await connect(key);
@@ -188,17 +235,18 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     await expect(call(client, 'get_transcript', { video_id: VIDEO })).rejects.toMatchObject({ code: 429 });
     const limited = await h.request('/mcp', {
       key,
-      body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_usage', arguments: {} } },
+      body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'get_video_comments', arguments: { video_id: VIDEO } } },
       headers: { accept: 'application/json, text/event-stream' },
     });
     expect(limited.status).toBe(429);
     expect(limited.body.error).toMatchObject({ type: 'rate_limited', message: 'Rate limit exceeded' });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
-    // Housekeeping still works while the budget is spent, and the denied calls spent nothing.
+    // Housekeeping and get_usage still work while the budget is spent, and the denied calls spent nothing.
     expect((await client.listTools()).tools).toHaveLength(4);
+    expect((await call(client, 'get_usage')).value.rate_limit.remaining).toBe(0);
     expect(await balance(id)).toBe(30);
     h.clock.advance(60_000);
-    expect((await call(client, 'get_usage')).value.rate_limit.remaining).toBe(29);
+    expect((await call(client, 'get_usage')).value.rate_limit.remaining).toBe(30);
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * `tollgate/express`: rate limits, API keys and the credit pre-check as one Express
+ * middleware. It uses Express's types only (SPEC §1): nothing from Express is loaded at run
+ * time, so any Express 4 or 5 app can use it.
+ *
+ * @module tollgate/express
+ */
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
+
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+
+/** The options of the Express `rateLimit` middleware. */
+export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
+  /**
+   * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
+   * and SPEC §8 body). The request goes no further either way.
+   */
+  onDenied?: (req: Request, res: Response, refusal: RateLimitRefusal) => void | Promise<void>;
+}
+
+/**
+ * An Express middleware that checks the request's API key (or the subject the host names)
+ * and counts it in one Redis round trip. A request that passes gets the rate-limit headers
+ * and `res.locals.tollgate` ({@link RateLimitPass}); one that does not is answered with 401,
+ * 429 (with Retry-After), 402 (credits short) or 503 (the quota store is unreachable: fail
+ * closed), with the SPEC §8 body. Other errors (a surface no plan has) go to `next(error)`.
+ *
+ * @example
+ * ```ts
+ * import express from "express";
+ * import { createClient } from "redis";
+ * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { rateLimit } from "tollgate/express";
+ *
+ * const client = await createClient().connect();
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const app = express();
+ * const key = (req: express.Request) => req.get("x-api-key") ?? null;
+ *
+ * // A charged endpoint: the key checked, the request counted and 1 credit looked for, in one round trip.
+ * app.get("/transcripts/:id", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
+ *   const { subject } = res.locals.tollgate; // the key's account
+ *   await tollgate.credits.charge(subject, { required: 1, operationId: req.params.id });
+ *   res.json({ id: req.params.id });
+ * });
+ * // Every other route counts one request.
+ * app.use(rateLimit({ tollgate, key }));
+ * ```
+ */
+export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+  checkRateLimitOptions(options);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (options.skip?.(req)) return next();
+    decide(options, req).then(
+      async (decision) => {
+        if ("pass" in decision) {
+          res.locals.tollgate = decision.pass;
+          res.set(decision.pass.headers);
+          return next();
+        }
+        if (options.onDenied) return options.onDenied(req, res, decision.refusal);
+        const { reply } = decision.refusal;
+        res.status(reply.status).set(reply.headers).send(JSON.stringify(reply.body));
+      },
+    ).catch(next);
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * `tollgate/koa`: rate limits, API keys and the credit pre-check as one Koa middleware. It
+ * uses Koa's types only (SPEC §1): nothing from Koa is loaded at run time.
+ *
+ * @module tollgate/koa
+ */
+import type { Context, Middleware, Next } from "koa";
+import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
+
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+
+/** The options of the Koa `rateLimit` middleware; the functions take Koa's `ctx`. */
+export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
+  /**
+   * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
+   * and SPEC §8 body). The request goes no further either way.
+   */
+  onDenied?: (ctx: Context, refusal: RateLimitRefusal) => void | Promise<void>;
+}
+
+/**
+ * A Koa middleware that checks the request's API key (or the subject the host names) and
+ * counts it in one Redis round trip. A request that passes gets the rate-limit headers and
+ * `ctx.state.tollgate` ({@link RateLimitPass}); they stay on the response when a later
+ * middleware throws (as `error.headers`, which Koa's error handler sends). One that does not
+ * pass is answered with 401, 429 (with Retry-After), 402 (credits short) or 503 (the quota
+ * store is unreachable: fail closed), with the SPEC §8 body. Other errors are thrown.
+ *
+ * @example
+ * ```ts
+ * import Koa from "koa";
+ * import { createClient } from "redis";
+ * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { rateLimit } from "tollgate/koa";
+ *
+ * const client = await createClient().connect();
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const app = new Koa();
+ * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
+ * app.use(async (ctx) => {
+ *   const { subject } = ctx.state.tollgate; // the key's account
+ *   await tollgate.credits.charge(subject, { required: 1 });
+ *   ctx.body = { ok: true };
+ * });
+ * ```
+ */
+export function rateLimit(options: KoaRateLimitOptions): Middleware {
+  checkRateLimitOptions(options);
+  return async (ctx: Context, next: Next) => {
+    if (options.skip?.(ctx)) return next();
+    const decision = await decide(options, ctx);
+    if ("refusal" in decision) {
+      if (options.onDenied) return options.onDenied(ctx, decision.refusal);
+      const { reply } = decision.refusal;
+      ctx.status = reply.status;
+      ctx.set(reply.headers);
+      ctx.body = JSON.stringify(reply.body);
+      return;
+    }
+    const { headers } = decision.pass;
+    ctx.state.tollgate = decision.pass;
+    ctx.set(headers);
+    try {
+      await next();
+    } catch (error) {
+      // Koa's error handler clears the response's headers and then sets error.headers.
+      if (error !== null && typeof error === "object" && Object.isExtensible(error)) {
+        const carried = error as { headers?: Record<string, string> };
+        carried.headers = { ...headers, ...carried.headers };
+      }
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * OpenTelemetry (issue 13): a span per quota-store call and counters of admits, denials,
+ * charges and store failures, through `@opentelemetry/api` (an optional peer). The API is a
+ * no-op until the host registers an SDK, so a tollgate costs nearly nothing more when none is;
+ * with `telemetry: false`, or without the package, the runner is the plain ScriptRunner and
+ * nothing here runs at all: the hot path is the one without telemetry.
+ */
+import { createRequire } from "node:module";
+import { InvalidInputError, isTollgateError } from "./errors.ts";
+import { Code } from "./scripts/codes.ts";
+import { ScriptRunner, type CallSubject } from "./scripts/runner.ts";
+import type { Script } from "./scripts/script.ts";
+
+/** Attribute values as OpenTelemetry takes them. */
+export type TelemetryAttributes = Record<string, string | number | boolean>;
+
+/** The part of an OpenTelemetry `Span` tollgate uses. */
+export interface SpanLike {
+  /** Sets one attribute. */
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  /** Marks the span failed (code 2, ERROR). */
+  setStatus(status: { code: number; message?: string }): unknown;
+  /** Records the error a call failed with. */
+  recordException(exception: Error): unknown;
+  /** Ends the span: its duration is the store call's. */
+  end(): void;
+}
+
+/** The part of an OpenTelemetry `Tracer` tollgate uses (`trace.getTracer("tollgate")`). */
+export interface TracerLike {
+  /** Starts a span; tollgate passes the CLIENT kind (2) and the call's attributes. */
+  startSpan(name: string, options?: { kind?: number; attributes?: TelemetryAttributes }): SpanLike;
+}
+
+/** The part of an OpenTelemetry `Counter` tollgate uses. */
+export interface CounterLike {
+  /** Adds `value` under these attributes. */
+  add(value: number, attributes?: TelemetryAttributes): void;
+}
+
+/** The part of an OpenTelemetry `Meter` tollgate uses (`metrics.getMeter("tollgate")`). */
+export interface MeterLike {
+  /** Makes a monotonic counter; tollgate makes its counters once, in createTollgate. */
+  createCounter(name: string, options?: { description?: string; unit?: string }): CounterLike;
+}
+
+/**
+ * createTollgate's `telemetry`: true (the default) uses `@opentelemetry/api`'s global tracer
+ * and meter when the package is installed; false turns telemetry off; an object gives the
+ * tracer and meter to use (a missing one is not used).
+ */
+export type TelemetryOption = boolean | { tracer?: TracerLike; meter?: MeterLike };
+
+/** The names tollgate reports under. */
+export const TELEMETRY_NAMES = {
+  /** Instrumentation scope of the tracer and the meter. */
+  scope: "tollgate",
+  /** Requests admitted (limits.admit, keys.verify, a policy's admit), by script and surface. */
+  admits: "tollgate.admits",
+  /** Requests denied by a window (rate_limited, cost_exceeds_limit), by script, surface and reason. */
+  denials: "tollgate.denials",
+  /** Charges (credits.charge), by outcome: charged, replayed or insufficient. */
+  charges: "tollgate.charges",
+  /** Store calls that failed or timed out (StoreUnavailableError), by script. */
+  storeFailures: "tollgate.store.failures",
+} as const;
+
+interface Instruments {
+  tracer: TracerLike | undefined;
+  admits: CounterLike | undefined;
+  denials: CounterLike | undefined;
+  charges: CounterLike | undefined;
+  storeFailures: CounterLike | undefined;
+}
+
+interface OtelApi {
+  trace: { getTracer(name: string): TracerLike };
+  metrics?: { getMeter(name: string): MeterLike };
+}
+
+const SPAN_KIND_CLIENT = 2;
+const STATUS_ERROR = 2;
+const ADMITS = new Set(["admit", "verifyKey", "admitPolicy"]);
+/** The outcome names of the script codes: "ok", "rate_limited", ... */
+const OUTCOMES: readonly string[] = Object.values(Code)
+  .filter((v): v is number => typeof v === "number")
+  .reduce<string[]>((names, code) => ((names[code] = Code[code]!.toLowerCase()), names), []);
+
+function loadApi(): OtelApi | undefined {
+  try {
+    return createRequire(import.meta.url)("@opentelemetry/api") as OtelApi;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The instruments for createTollgate's `telemetry`, or undefined when it is off. */
+export function instruments(option: TelemetryOption | undefined): Instruments | undefined {
+  if (option === false) return undefined;
+  let tracer: TracerLike | undefined;
+  let meter: MeterLike | undefined;
+  if (option === undefined || option === true) {
+    const api = loadApi();
+    if (!api) return undefined;
+    tracer = api.trace.getTracer(TELEMETRY_NAMES.scope);
+    meter = api.metrics?.getMeter(TELEMETRY_NAMES.scope);
+  } else {
+    if (typeof option !== "object" || option === null) throw new InvalidInputError("telemetry must be true, false or { tracer?, meter? }");
+    ({ tracer, meter } = option);
+    if (tracer !== undefined && typeof tracer?.startSpan !== "function") throw new InvalidInputError("telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(...))");
+    if (meter !== undefined && typeof meter?.createCounter !== "function") throw new InvalidInputError("telemetry.meter must be an OpenTelemetry Meter (metrics.getMeter(...))");
+  }
+  if (!tracer && !meter) return undefined;
+  return {
+    tracer,
+    admits: meter?.createCounter(TELEMETRY_NAMES.admits, { description: "Requests admitted" }),
+    denials: meter?.createCounter(TELEMETRY_NAMES.denials, { description: "Requests denied by a rate-limit window" }),
+    charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: "Charges by outcome" }),
+    storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: "Quota-store calls that failed or timed out" }),
+  };
+}
+
+/**
+ * The script runner with telemetry: each call in a span `tollgate <script>` (CLIENT kind,
+ * attributes db.system.name, tollgate.script and tollgate.outcome), and the counters.
+ */
+export class ObservedRunner extends ScriptRunner {
+  private readonly instruments: Instruments;
+
+  constructor(observe: Instruments, ...args: ConstructorParameters<typeof ScriptRunner>) {
+    super(...args);
+    this.instruments = observe;
+  }
+
+  override run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+    return this.observed(script, params, () => super.run(script, keys, params, holdId));
+  }
+
+  /** A durable movement does not go through run: it is observed here, once. */
+  override move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+    if (!this.durable) return super.move(script, keys, params, holdId, operationId);
+    return this.observed(script, params, () => super.move(script, keys, params, holdId, operationId));
+  }
+
+  private async observed<P>(script: Script<P>, params: P, call: () => Promise<unknown[]>): Promise<unknown[]> {
+    const { tracer } = this.instruments;
+    const span = tracer?.startSpan(`tollgate ${script.name}`, {
+      kind: SPAN_KIND_CLIENT,
+      attributes: { "db.system.name": "redis", "tollgate.script": script.name },
+    });
+    try {
+      const reply = await call();
+      const outcome = OUTCOMES[reply[0] as number] ?? String(reply[0]);
+      span?.setAttribute("tollgate.outcome", outcome);
+      this.count(script.name, params, reply, outcome);
+      return reply;
+    } catch (error) {
+      const code = isTollgateError(error) ? error.code : "error";
+      span?.setAttribute("tollgate.outcome", code);
+      if (code === "unavailable" || code === "error") {
+        this.instruments.storeFailures?.add(1, { "tollgate.script": script.name });
+        span?.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? error.message : String(error) });
+        if (error instanceof Error) span?.recordException(error);
+      }
+      throw error;
+    } finally {
+      span?.end();
+    }
+  }
+
+  private count(name: string, params: unknown, reply: unknown[], outcome: string): void {
+    const { admits, denials, charges } = this.instruments;
+    if (ADMITS.has(name)) {
+      const { surface, cost } = params as { surface?: string; cost?: number };
+      // cost 0 is limits.peek: it counts nothing.
+      if (cost === 0 || reply[0] === Code.KEY_REFUSED) return;
+      const attributes = { "tollgate.script": name, "tollgate.surface": surface ?? "" };
+      if (reply[0] === Code.RATE_LIMITED || reply[0] === Code.COST_EXCEEDS_LIMIT) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
+      else admits?.add(1, attributes);
+    } else if (name === "charge") {
+      const charged = reply[0] === Code.OK ? "charged" : reply[0] === Code.REPLAYED ? "replayed" : "insufficient";
+      charges?.add(1, { "tollgate.outcome": charged });
+    }
+  }
+}
