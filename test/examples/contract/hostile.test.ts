@@ -4,7 +4,7 @@
 // body; nothing is charged for work that is not sent; nothing answers 500.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../../../examples/shared/body.ts';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/body.ts';
 import { createFakePlatform } from '../../../examples/shared/platform/index.ts';
 import type { VideoPlatform } from '../../../examples/shared/platform/types.ts';
 import { connectNodeRedis } from '../../helpers/redis.ts';
@@ -275,6 +275,19 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       // Just under the limit is read (and refused by the schema, not by size).
       const under = await h.request('/jobs', { key, raw: big(MAX_BODY_BYTES - 100) });
       expect(under.status).toBe(400);
+    });
+
+    it(`a form over ${MAX_FORM_BYTES} bytes on sign-in is 413 too; a form under it is read as a form, a form on a JSON route is 415`, async () => {
+      const { key } = await h.account('pro');
+      const form = (pad: number) => new URLSearchParams({ api_key: key, pad: 'x'.repeat(pad) }).toString();
+      const headers = { 'content-type': 'application/x-www-form-urlencoded', origin: h.url };
+      const tooLarge = await h.request('/web/login', { raw: form(MAX_FORM_BYTES), headers });
+      expect(tooLarge.status).toBe(413);
+      const read = await h.request('/web/login', { raw: form(10), headers });
+      expect(read.status).not.toBe(413);
+      expect(read.status).not.toBe(415);
+      const onJson = await h.request('/jobs', { key, raw: form(10), headers });
+      expectSpecError(onJson, 415, 'unsupported_media_type');
     });
 
     it('an over-limit body written slowly in chunks, without a length, gets the 413 and the connection stays usable', async () => {
