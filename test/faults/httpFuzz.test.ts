@@ -1,16 +1,22 @@
-// Fuzzed HTTP (issue "Scale-out and faults"): fast-check sends both example servers random
-// methods, paths, query strings, headers (API keys, cookies, Idempotency-Key) and bodies
-// (JSON, job and collection requests, MCP JSON-RPC, garbage) as one account. After every
-// request: no 5xx other than 502/503 and every error in the SPEC §8 shape. After every
-// sequence: that account's balance is never negative, its journal reconciles and every credit
-// invariant holds, and a bystander account is exactly as it was. Each sequence starts with the
-// client IP's failed key checks cleared, so a blocked IP (429) is reached within a sequence,
-// not carried into the next one's set-up.
+// Fuzzed HTTP (issues "Scale-out and faults", "Hostile input"): fast-check sends both example
+// servers random methods (known and not: PUT, PATCH, OPTIONS, PROPFIND, HEAD), paths, query
+// strings, headers (API keys, session cookies beside malformed ones, Idempotency-Key) and
+// bodies (JSON, job and collection requests, MCP JSON-RPC, garbage, bodies nested thousands
+// deep, bodies just over the size limits) under random media types and charsets, or none, as
+// one account. After every request: no 5xx other than 502/503, every error in the SPEC §8
+// shape (the website answers its own forms with pages), a 405 names what is allowed, HEAD on
+// a charged route is 405, and on POST /jobs with a good key a body that cannot be taken is
+// 400/413/415 as its class says (or the 429 before it). After every sequence: that account's
+// balance is never negative, its journal reconciles and every credit invariant holds, and a
+// bystander account is exactly as it was. Each sequence starts with the client IP's failed key
+// checks cleared, so a blocked IP (429) is reached within a sequence, not carried into the
+// next one's set-up.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../examples/shared/body.ts';
 import { FAILED_AUTH, ipSubject } from '../../examples/shared/failedAuth.ts';
 import type { AccountSnapshot } from '../../src/index.ts';
-import { ADAPTERS, type Harness, startHarness } from '../examples/contract/harness.ts';
+import { ADAPTERS, type Harness, type Reply, startHarness } from '../examples/contract/harness.ts';
 
 const RUNS = Number(process.env.TOLLGATE_FUZZ_RUNS ?? 100);
 const MINUTE = 60_000;
@@ -118,8 +124,22 @@ const mcpBody = fc.record({
     anyJson,
   ),
 });
-type Body = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; text: string } | { kind: 'login'; own: boolean };
+type Body =
+  | { kind: 'none' }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'raw'; text: string }
+  | { kind: 'login'; own: boolean }
+  /** Arrays and objects nested `depth` deep. */
+  | { kind: 'deep'; depth: number }
+  /** A JSON body of `bytes` bytes. */
+  | { kind: 'big'; bytes: number };
+const deepBody: fc.Arbitrary<Body> = fc
+  .oneof(fc.integer({ min: MAX_BODY_DEPTH - 2, max: MAX_BODY_DEPTH + 2 }), fc.integer({ min: 100, max: 6_000 }))
+  .map((depth) => ({ kind: 'deep' as const, depth }));
+const bigBody: fc.Arbitrary<Body> = fc.constantFrom(MAX_FORM_BYTES + 1, MAX_BODY_BYTES - 64, MAX_BODY_BYTES + 1, 3 * MAX_BODY_BYTES).map((bytes) => ({ kind: 'big' as const, bytes }));
 const body: fc.Arbitrary<Body> = fc.oneof(
+  { weight: 1, arbitrary: deepBody },
+  { weight: 1, arbitrary: bigBody },
   { weight: 2, arbitrary: fc.constant({ kind: 'none' as const }) },
   { weight: 3, arbitrary: jobBody.map((value) => ({ kind: 'json' as const, value })) },
   { weight: 2, arbitrary: collectionBody.map((value) => ({ kind: 'json' as const, value })) },
@@ -130,12 +150,25 @@ const body: fc.Arbitrary<Body> = fc.oneof(
 );
 
 const request = fc.record({
-  method: fc.constantFrom('GET', 'GET', 'GET', 'POST', 'POST', 'POST', 'DELETE', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'OPTIONS'),
+  method: fc.constantFrom('GET', 'GET', 'GET', 'POST', 'POST', 'POST', 'DELETE', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'HEAD', 'OPTIONS', 'PROPFIND'),
   path,
   query,
   auth,
   idempotencyKey: fc.option(fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), headerText(300)), { nil: undefined }),
-  contentType: fc.constantFrom('application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', ''),
+  contentType: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON; CHARSET="UTF-8"', 'application/vnd.api+json') },
+    { weight: 4, arbitrary: fc.constantFrom('text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'text/html', '*/*', '') },
+    { weight: 2, arbitrary: fc.constantFrom('utf-16', 'utf-16le', 'latin1', 'iso-8859-1', 'us-ascii', 'bogus', '').map((c) => `application/json; charset=${c}`) },
+    { weight: 1, arbitrary: headerText(60) },
+  ),
+  /** Cookies sent before and after the session's, that must never turn a request into a 500. */
+  cookieJunk: fc.option(
+    fc.tuple(
+      fc.constantFrom('tg_session=%zz', 'tg_session=%', 'tg_session=%E0%A4%A', 'tg_session="', '=;;=', 'tg_session', `big=${'x'.repeat(3_000)}`, 'a=%zz'),
+      fc.boolean(),
+    ),
+    { nil: undefined },
+  ),
   accept: fc.constantFrom(undefined, 'application/json, text/event-stream', 'text/html', '*/*'),
   extra: fc.dictionary(fc.constantFrom('x-request-id', 'x-forwarded-for', 'origin', 'mcp-session-id', 'mcp-protocol-version', 'x-ratelimit-limit'), headerText(40), { maxKeys: 2 }),
   body,
@@ -154,11 +187,37 @@ const wellFormed: fc.Arbitrary<FuzzRequest> = fc
     videoId.map((v) => ({ method: 'GET' as const, path: { template: '/transcript/$', parts: [v] }, auth: 'bearer' as Auth, idempotencyKey: undefined, body: { kind: 'none' as const } })),
     jobRef.map((j) => ({ method: 'DELETE' as const, path: { template: '/jobs/$', parts: [j] }, auth: 'x-api-key' as Auth, idempotencyKey: undefined, body: { kind: 'none' as const } })),
   )
-  .map((r): FuzzRequest => ({ ...r, query: {}, contentType: 'application/json', accept: undefined, extra: {} }));
+  .map((r): FuzzRequest => ({ ...r, query: {}, contentType: 'application/json', cookieJunk: undefined, accept: undefined, extra: {} }));
+
+/**
+ * Hostile requests aimed at the routes that take bodies and at the charged ones, with a good
+ * credential, so that every class of the hostile-input issue is reached in every run: bodies
+ * too deep or too large, other media types and charsets, unknown methods, HEAD.
+ */
+const hostile: fc.Arbitrary<FuzzRequest> = fc
+  .record({
+    target: fc.constantFrom<Pick<FuzzRequest, 'method' | 'path' | 'auth'>>(
+      { method: 'POST', path: { template: '/jobs', parts: [] }, auth: 'bearer' },
+      { method: 'POST', path: { template: '/jobs', parts: [] }, auth: 'x-api-key' },
+      { method: 'POST', path: { template: '/web/collections', parts: [] }, auth: 'cookie' },
+      { method: 'POST', path: { template: '/web/login', parts: [] }, auth: 'none' },
+      { method: 'POST', path: { template: '/mcp', parts: [] }, auth: 'bearer' },
+      { method: 'HEAD', path: { template: '/transcript/$', parts: ['dQw4w9WgXcQ'] }, auth: 'bearer' },
+      { method: 'HEAD', path: { template: '/api/v1/comments/$', parts: ['dQw4w9WgXcQ'] }, auth: 'cookie' },
+      { method: 'OPTIONS', path: { template: '/jobs', parts: [] }, auth: 'bearer' },
+      { method: 'PATCH', path: { template: '/web/collections', parts: [] }, auth: 'cookie' },
+    ),
+    body: fc.oneof({ weight: 2, arbitrary: deepBody }, { weight: 2, arbitrary: bigBody }, { weight: 1, arbitrary: body }, { weight: 1, arbitrary: jobBody.map((value) => ({ kind: 'json' as const, value })) }),
+    contentType: fc.oneof({ weight: 2, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: request.map((r) => r.contentType) }),
+    cookieJunk: request.map((r) => r.cookieJunk),
+    idempotencyKey: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }),
+  })
+  .map(({ target, ...rest }): FuzzRequest => ({ ...target, ...rest, query: {}, accept: 'application/json, text/event-stream', extra: {} }));
 
 const step = fc.oneof(
   { weight: 12, arbitrary: request.map((r) => ({ op: 'request' as const, r })) },
   { weight: 4, arbitrary: wellFormed.map((r) => ({ op: 'request' as const, r })) },
+  { weight: 6, arbitrary: hostile.map((r) => ({ op: 'request' as const, r })) },
   { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 * MINUTE }).map((ms) => ({ op: 'advance' as const, ms })) },
 );
 
@@ -204,7 +263,8 @@ describe.each(ADAPTERS)('$name server under fuzzed HTTP', (adapter) => {
           statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1);
           const where = describeRequest(s.r);
           expect(reply.status < 500 || reply.status === 502 || reply.status === 503, `${reply.status} for ${where}: ${reply.text.slice(0, 300)}`).toBe(true);
-          if (reply.status >= 400 && s.r.method !== 'HEAD' && !(s.r.path.template === '/mcp' && reply.status < 500)) {
+          expect(brokenRule(s.r, reply), `${reply.status} for ${where}: ${reply.text.slice(0, 200)}`).toBeUndefined();
+          if (reply.status >= 400 && s.r.method !== 'HEAD' && !(s.r.path.template === '/mcp' && reply.status < 500) && !websitePage(s.r)) {
             expect(reply.body?.error?.type, `error body for ${reply.status} ${where}: ${reply.text.slice(0, 200)}`).toEqual(expect.any(String));
             expect(reply.body.request_id, where).toBe(reply.headers.get('x-request-id'));
           }
@@ -226,7 +286,7 @@ describe.each(ADAPTERS)('$name server under fuzzed HTTP', (adapter) => {
       { numRuns: RUNS },
     );
     // The fuzz reached the servers' real work, not only their 4xx paths.
-    for (const status of [200, 201, 400, 401, 404]) expect(statuses.get(status) ?? 0, `status ${status} reached`).toBeGreaterThan(0);
+    for (const status of [200, 201, 400, 401, 404, 405, 413, 415]) expect(statuses.get(status) ?? 0, `status ${status} reached`).toBeGreaterThan(0);
     if (process.env.TOLLGATE_FAULT_STATS) console.log(adapter.name, Object.fromEntries([...statuses].sort(([a], [b]) => a - b)));
   }, 300_000);
 });
@@ -253,10 +313,36 @@ function creditViolations(s: AccountSnapshot): string[] {
 }
 
 function describeRequest(r: FuzzRequest): string {
-  return `${r.method} ${r.path.template} ${JSON.stringify(r.path.parts)} auth=${r.auth} body=${JSON.stringify(r.body).slice(0, 200)}`;
+  return `${r.method} ${r.path.template} ${JSON.stringify(r.path.parts)} auth=${r.auth} type=${JSON.stringify(r.contentType)} cookie=${JSON.stringify(r.cookieJunk)} body=${JSON.stringify(r.body).slice(0, 200)}`;
 }
 
-async function send(h: Harness, r: FuzzRequest, ctx: { key: string; session: string; ownJobs: string[]; bystanderJob: string }) {
+/** Sign-in and sign-out answer the website's forms (and a browser) with pages, not the SPEC §8 body. */
+function websitePage(r: FuzzRequest): boolean {
+  if (r.path.template !== '/web/login' && r.path.template !== '/web/logout') return false;
+  return /^application\/x-www-form-urlencoded\s*(?:;|$)/i.test(r.contentType) || (r.accept ?? '').includes('text/html');
+}
+
+/** The body's text as sent: JSON, garbage, a sign-in, nesting `depth` deep, or padding to `bytes`. */
+function bodyText(body: Body, key: string): string | undefined {
+  switch (body.kind) {
+    case 'none':
+      return undefined;
+    case 'json':
+      return JSON.stringify(body.value);
+    case 'raw':
+      return body.text;
+    case 'login':
+      return JSON.stringify({ api_key: body.own ? key : 'tg_not_a_key' });
+    case 'deep':
+      return `${'{"video_ids":['.repeat(body.depth)}1${']}'.repeat(body.depth)}`;
+    case 'big': {
+      const frame = JSON.stringify({ video_ids: ['aaaaaaaaaaa'], pad: '' });
+      return frame.replace('"pad":""', `"pad":"${'x'.repeat(Math.max(0, body.bytes - frame.length))}"`);
+    }
+  }
+}
+
+async function send(h: Harness, r: FuzzRequest, ctx: { key: string; session: string; ownJobs: string[]; bystanderJob: string }): Promise<Reply> {
   const part = (p: string | JobRef) => {
     if (typeof p === 'string') return encodeURIComponent(p).replace(/%25(zz|00|2F)/g, '%$1');
     if (p.kind === 'own') return ctx.ownJobs.length > 0 ? ctx.ownJobs[p.n % ctx.ownJobs.length]! : 'job_none';
@@ -272,15 +358,51 @@ async function send(h: Harness, r: FuzzRequest, ctx: { key: string; session: str
   if (r.auth === 'bearer' || r.auth === 'bearer+cookie') headers.authorization = `Bearer ${ctx.key}`;
   if (r.auth === 'x-api-key') headers['x-api-key'] = ctx.key;
   if (r.auth === 'garbage') headers.authorization = `Bearer ${ctx.key.slice(0, -3)}xyz`;
-  if (r.auth === 'cookie' || r.auth === 'bearer+cookie') headers.cookie = ctx.session;
-  if (r.auth === 'bad-cookie') headers.cookie = 'tg_session=not-a-session; other=1';
+  const cookies: string[] = [];
+  if (r.auth === 'cookie' || r.auth === 'bearer+cookie') cookies.push(ctx.session);
+  if (r.auth === 'bad-cookie') cookies.push('tg_session=not-a-session; other=1');
+  if (r.cookieJunk !== undefined) {
+    const [junk, before] = r.cookieJunk;
+    if (before) cookies.unshift(junk);
+    else cookies.push(junk);
+  }
+  if (cookies.length > 0) headers.cookie = cookies.join('; ');
   if (r.idempotencyKey !== undefined) headers['idempotency-key'] = r.idempotencyKey;
   if (r.accept !== undefined) headers.accept = r.accept;
-  let raw: string | undefined;
-  if (r.body.kind === 'json') raw = JSON.stringify(r.body.value);
-  if (r.body.kind === 'raw') raw = r.body.text;
-  if (r.body.kind === 'login') raw = JSON.stringify({ api_key: r.body.own ? ctx.key : 'tg_not_a_key' });
-  if (r.method === 'GET' || r.method === 'HEAD') raw = undefined;
-  if (raw !== undefined && r.contentType !== '') headers['content-type'] = r.contentType;
-  return h.request(url, { method: r.method, raw, headers });
+  const text = r.method === 'GET' || r.method === 'HEAD' ? undefined : bodyText(r.body, ctx.key);
+  if (text !== undefined && r.contentType !== '') headers['content-type'] = r.contentType;
+  // Bytes, so that fetch adds no Content-Type of its own when the request has none.
+  const response = await fetch(`${h.url}${url}`, { method: r.method, headers, body: text === undefined ? undefined : new TextEncoder().encode(text) });
+  const replyText = await response.text();
+  const isJson = (response.headers.get('content-type') ?? '').includes('json');
+  let parsed: unknown = replyText;
+  if (isJson && replyText) parsed = JSON.parse(replyText);
+  return { status: response.status, headers: response.headers, text: replyText, body: parsed };
+}
+
+/**
+ * What a reply must be, beyond "no 5xx": the checks that follow from the request alone. Returns
+ * the broken rule, or undefined.
+ */
+function brokenRule(r: FuzzRequest, reply: Reply): string | undefined {
+  const template = r.path.template;
+  const allow = reply.headers.get('allow');
+  if (reply.status === 405 && (allow === null || allow.split(', ').includes(r.method))) return `405 without an Allow that leaves ${r.method} out (Allow: ${allow})`;
+  const charged = template === '/transcript/$' || template === '/api/v1/comments/$';
+  const plainPath = r.path.parts.every((p) => typeof p !== 'string' || /^[A-Za-z0-9_-]+$/.test(p));
+  if (r.method === 'HEAD' && charged && plainPath && reply.status !== 405) return `HEAD on a charged route answered ${reply.status}, not 405`;
+  const known = ['/jobs', '/api/v1/usage', '/api/v1/search', '/mcp', '/web/login', '/web/logout', '/web/collections'].includes(template);
+  if (['PUT', 'PATCH', 'OPTIONS', 'PROPFIND'].includes(r.method) && known && reply.status !== 405) return `${r.method} on a known path answered ${reply.status}, not 405`;
+  // POST /jobs with a good key: the body's class decides, unless a 429 came first.
+  if (r.method === 'POST' && template === '/jobs' && (r.auth === 'bearer' || r.auth === 'x-api-key' || r.auth === 'bearer+cookie') && reply.status !== 429) {
+    const text = bodyText(r.body, '');
+    if (text === undefined || text === '') return undefined;
+    const type = r.contentType.split(';')[0]!.trim().toLowerCase();
+    const charset = /charset="?([^";]*)/i.exec(r.contentType)?.[1]?.toLowerCase();
+    const json = /^application\/(?:[\w.+-]+\+)?json$/.test(type) && (charset === undefined || charset === 'utf-8' || charset === 'utf8');
+    if (!json && reply.status !== 415) return `a ${r.contentType || 'type-less'} body answered ${reply.status}, not 415`;
+    if (json && r.body.kind === 'big' && r.body.bytes > MAX_BODY_BYTES && reply.status !== 413) return `${r.body.bytes} bytes answered ${reply.status}, not 413`;
+    if (json && r.body.kind === 'deep' && r.body.depth > MAX_BODY_DEPTH && reply.status !== 400) return `nesting ${r.body.depth} deep answered ${reply.status}, not 400`;
+  }
+  return undefined;
 }
