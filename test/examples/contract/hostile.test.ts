@@ -185,6 +185,13 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       expect(ok.status).toBe(201);
     });
 
+    it('a body the fingerprint refuses (a lone surrogate, not I-JSON) is 400 with an Idempotency-Key, not 500', async () => {
+      const { key } = await h.account('pro');
+      const lone = await h.request('/jobs', { key, raw: '{"video_ids":["\\ud800aaaaaaaaaa"]}', headers: { 'idempotency-key': 'lone-1' } });
+      expectSpecError(lone, 400, 'invalid_request');
+      expect(lone.body.error.message).toContain('lone surrogate');
+    });
+
     it(`${MAX_BODY_DEPTH} levels are read; one more is 400 on every route that takes a body`, async () => {
       const { key } = await h.account('pro');
       const atLimit = await h.request('/jobs', { key, raw: deep(MAX_BODY_DEPTH) });
