@@ -8,90 +8,53 @@
  * two different values never share a text: BigInt, functions, symbols, NaN and the
  * infinities, strings that are not well-formed UTF-16 (lone surrogates, not I-JSON), cycles,
  * `undefined` anywhere but as an object member (such a member is left out, as JSON.stringify
- * does), and objects that are neither plain objects, arrays, boxed primitives nor values with
- * a `toJSON` (a Map or a Set would all read `{}`). `toJSON` is honoured as JSON.stringify
- * honours it: a Date is its ISO string. Nesting deeper than `maxDepth` (default 256) is
- * refused before the call stack is at risk.
+ * does), and objects that are neither plain objects, arrays nor values with a `toJSON` (a Map
+ * or a Set would all read `{}`; a boxed primitive is refused too). `toJSON` is honoured as
+ * JSON.stringify honours it: a Date is its ISO string. Nesting deeper than `maxDepth`
+ * (default 256) is refused before the call stack is at risk.
  */
 import { InvalidInputError } from "./errors.ts";
-
-export const CANONICAL_JSON_MAX_DEPTH = 256;
 
 /** In `u` mode a surrogate pair is one code point, so this finds only lone surrogates. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-export interface CanonicalJsonOptions {
-  /** Arrays and objects nested deeper than this are refused. Default 256. */
-  maxDepth?: number;
-}
-
-export function canonicalJson(value: unknown, options: CanonicalJsonOptions = {}): string {
-  const maxDepth = options.maxDepth ?? CANONICAL_JSON_MAX_DEPTH;
-  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1) throw new InvalidInputError("maxDepth must be a whole number >= 1");
+export function canonicalJson(value: unknown, options: { maxDepth?: number } = {}): string {
+  const { maxDepth = 256 } = options;
+  // The arrays and objects being written: the path down to the value, so its size is the depth.
   const open = new Set<object>();
-
-  const write = (input: unknown, key: string, path: string, depth: number): string | undefined => {
-    let v = input;
-    if (v !== null && (typeof v === "object" || typeof v === "bigint")) {
-      const toJSON = (v as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === "function") v = toJSON.call(v, key);
+  const refuse = (key: string, what: string) => new InvalidInputError(`Not a JSON value at "${key.slice(0, 64)}": ${what}`);
+  const write = (input: unknown, key: string): string | undefined => {
+    let v = input as { toJSON?: (key: string) => unknown } | undefined;
+    if (v !== null && v !== undefined && typeof v.toJSON === "function") v = v.toJSON(key) as typeof v;
+    if (v === undefined) return undefined;
+    if (v === null || typeof v === "boolean") return String(v);
+    if (typeof v === "number" ? Number.isFinite(v) : typeof v === "string" && !LONE_SURROGATE.test(v)) return JSON.stringify(v);
+    const proto = typeof v === "object" && Object.getPrototypeOf(v);
+    if (open.has(v) || !(Array.isArray(v) || proto === Object.prototype || proto === null)) {
+      throw refuse(key, open.has(v) ? "a cycle" : typeof v === "object" ? `a ${Object.prototype.toString.call(v).slice(8, -1)}` : typeof v === "string" ? "a lone surrogate" : typeof v === "bigint" ? "a BigInt" : String(v));
     }
-    if (v instanceof Number || v instanceof String || v instanceof Boolean) v = v.valueOf();
-    switch (typeof v) {
-      case "string":
-        if (LONE_SURROGATE.test(v)) throw refuse(path, "a string with a lone surrogate (not well-formed UTF-16)");
-        return JSON.stringify(v);
-      case "number":
-        if (!Number.isFinite(v)) throw refuse(path, String(v));
-        return JSON.stringify(v);
-      case "boolean":
-        return v ? "true" : "false";
-      case "undefined":
-        return undefined;
-      case "bigint":
-        throw refuse(path, "a BigInt");
-      case "function":
-        throw refuse(path, "a function");
-      case "symbol":
-        throw refuse(path, "a symbol");
-    }
-    if (v === null) return "null";
-    const object = v as object;
-    if (open.has(object)) throw refuse(path, "a cycle");
-    if (depth >= maxDepth) throw new InvalidInputError(`JSON nested deeper than ${maxDepth} levels at ${path}`);
-    open.add(object);
-    let text: string;
-    if (Array.isArray(object)) {
-      const items: string[] = [];
-      for (let i = 0; i < object.length; i++) {
-        const item = write(object[i], String(i), `${path}[${i}]`, depth + 1);
-        if (item === undefined) throw refuse(`${path}[${i}]`, "undefined");
-        items.push(item);
+    // Written so that a maxDepth that is not a number refuses everything rather than nothing.
+    if (!(open.size < maxDepth)) throw new InvalidInputError(`JSON nested deeper than ${maxDepth} levels`);
+    open.add(v);
+    const parts: string[] = [];
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const item = write(v[i], String(i));
+        if (item === undefined) throw refuse(String(i), "undefined");
+        parts.push(item);
       }
-      text = `[${items.join(",")}]`;
     } else {
-      const proto = Object.getPrototypeOf(object) as unknown;
-      if (proto !== Object.prototype && proto !== null) throw refuse(path, `a ${object.constructor?.name ?? "non-plain"} object`);
       // Array.prototype.sort compares strings by UTF-16 code units, as RFC 8785 §3.2.3 asks.
-      const names = Object.keys(object).sort();
-      const members: string[] = [];
-      for (const name of names) {
-        const member = write((object as Record<string, unknown>)[name], name, `${path}.${name}`, depth + 1);
-        if (member === undefined) continue;
-        if (LONE_SURROGATE.test(name)) throw refuse(`${path}.${name}`, "a member name with a lone surrogate (not well-formed UTF-16)");
-        members.push(`${JSON.stringify(name)}:${member}`);
+      for (const name of Object.keys(v).sort()) {
+        const member = write((v as Record<string, unknown>)[name], name);
+        // A name is a string like any other: written, or refused, the same way.
+        if (member !== undefined) parts.push(`${write(name, name)}:${member}`);
       }
-      text = `{${members.join(",")}}`;
     }
-    open.delete(object);
-    return text;
+    open.delete(v);
+    return Array.isArray(v) ? `[${parts.join(",")}]` : `{${parts.join(",")}}`;
   };
-
-  const text = write(value, "", "$", 0);
-  if (text === undefined) throw refuse("$", "undefined");
+  const text = write(value, "");
+  if (text === undefined) throw refuse("", "undefined");
   return text;
-}
-
-function refuse(path: string, what: string): InvalidInputError {
-  return new InvalidInputError(`Not a JSON value at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}: ${what}`);
 }

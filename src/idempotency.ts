@@ -7,13 +7,13 @@
  * works (`renew`): a holder that crashed blocks the key for that long at most. holds.open
  * re-checks the key and stores the outcome in the same atomic step, so a claim that lapsed
  * under a slow holder can cost that holder a 409, never a second hold.
- * Scripts: lua/beginIdempotency.lua, lua/renewIdempotency.lua, lua/releaseIdempotency.lua.
+ * Scripts: lua/beginIdempotency.lua (also renews), lua/releaseIdempotency.lua.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
 import { holdFromReply, type Hold } from "./records.ts";
-import { beginIdempotency, releaseIdempotency, renewIdempotency } from "./scripts/bundle.generated.ts";
+import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { printableKey } from "./validate.ts";
 
@@ -63,11 +63,6 @@ export class Idempotency {
   /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** How long a claim lasts unless its holder renews it (idempotencyLockMs). Renew well within it. */
-  get lockMs(): number {
-    return Number(this.ctx.runner.settings.lockTtlMs);
-  }
-
   /** Looks the key up before the request is validated (SPEC §7 order). */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     const keys = this.ctx.keys(subject);
@@ -80,14 +75,11 @@ export class Idempotency {
     return { state: "new", claim };
   }
 
-  /**
-   * Extends the claim to idempotencyLockMs from now while the holder's work goes on. False when
-   * the claim is no longer this request's (it lapsed and another request took the key, or it was
-   * resolved or released): the holder's holds.open will then answer in use or the replay.
-   */
+  /** Extends the claim by idempotencyLockMs while the work goes on; false when it is no longer this request's. */
   async renew(subject: string, claim: IdempotencyClaim): Promise<boolean> {
     const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(renewIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });
+    // Claiming the key again with the same token extends the claim; anything else says it is lost.
+    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
     return reply[0] === Code.OK;
   }
 

@@ -18,7 +18,7 @@ export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement
 export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
 export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "./records.ts";
-export { canonicalJson, CANONICAL_JSON_MAX_DEPTH, type CanonicalJsonOptions } from "./canonicalJson.ts";
+export { canonicalJson } from "./canonicalJson.ts";
 export { fingerprint, type Idempotency, type IdempotencyClaim, type BeginOutcome, type StoredOutcome } from "./idempotency.ts";
 export {
   TollgateError,

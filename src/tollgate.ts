@@ -54,10 +54,7 @@ export interface TollgateOptions {
   resendIds?: boolean;
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
   idempotencyTtlMs?: number;
-  /**
-   * How long an Idempotency-Key claim (idempotency.begin) lasts unless its holder renews it
-   * (idempotency.renew): the longest a crashed holder blocks the key. Default 5 s.
-   */
+  /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
   idempotencyLockMs?: number;
   /**
    * Offset each subject's fixed windows by a hash of its id, so that all subjects do not

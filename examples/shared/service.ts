@@ -11,6 +11,7 @@ import { replyForFrameworkError, replyForThrown } from './errors.ts';
 import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
 import { isCharged } from './guard.ts';
 import { openAccount } from './handlers/admin.ts';
+import { IDEMPOTENCY_LOCK_MS } from './handlers/createJob.ts';
 import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
 import { JobStore } from './jobStore.ts';
 import { mcpHandler } from './mcp.ts';
@@ -124,6 +125,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     // A denied key, and an IP over its failed checks, are answered from memory until the window resets.
     denyCache: true,
     timeoutMs,
+    idempotencyLockMs: IDEMPOTENCY_LOCK_MS,
   });
   const platform = options.platform ?? createFakePlatform();
   const store = new JobStore(redis, `${prefix}:ex`);

@@ -3,7 +3,7 @@
   Record hash fields: fp fingerprint of the canonical request body; st 'pending' (being
   resolved by the holder of tok, until exp) or 'done'; code and out (JSON) of the stored
   outcome. A pending claim is a lease: exp (ms, the scripts' clock) is renewed by its holder
-  while it works; once exp has passed, the key is free again. The record's PEXPIRE only
+  while it works (beginIdempotency.lua again); once exp has passed, the key is free again. The record's PEXPIRE only
   collects what is left behind. A lapsed claim never lets a second hold be opened: the hold
   is opened and stored under the key in one script (openHold.lua), which re-checks the record.
   Returns of idempotency_check: nil to go on, or a reply {code, payload} to return as is.

@@ -72,7 +72,6 @@ const PIECES: readonly string[] = [
   "local function holds_save_credits(ctx, a)\nredis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)\nend\nlocal ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)\nfor _, id in ipairs(ids) do\nlocal h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)\nif h and h.status == 'open' then\nhold_end(ctx, a, h, 'completed', 'lease_expired')\nelse\nredis.call('ZREM', ctx.holdsActiveKey, id)\nend\nend\nif #ids > 0 then\nholds_save_credits(ctx, a)\nend\nreturn #ids\nend\nlocal accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal historyKey = KEYS[4]\nlocal holdsActiveKey = KEYS[5]\nlocal holdKey = KEYS[6]\nlocal nowArg = ARGV[1]\nlocal holdPrefix = ARGV[2]\nlocal journalTrim = ARGV[3]\nlocal journalBound = ARGV[4]\nlocal historyDays = tonumber(ARGV[5])\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,\nhistoryKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,\njournalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }\nlocal a = holds_credits(ctx)\nif not a then\nreturn { 3, '' }\nend\nholds_expire_lapsed(ctx, a)\nlocal h = hold_load(holdKey, holdPrefix)\nif not h then\nreturn { 9, '' }\nend\nreturn { 0, hold_reply(h) }\n",
   "local function journal_read(journalKey)\nlocal attribute, entries = {}, {}\nfor name, field in pairs(({ kind = 'k', amount = 'n', cycle = 'c', ref = 'r' })) do\nattribute[field] = name\nend\nfor _, raw in ipairs(redis.call('XRANGE', journalKey, '-', '+')) do\nlocal entry, kv = {}, raw[2]\nfor i = 1, #kv, 2 do\nentry[attribute[kv[i]]] = kv[i + 1]\nend\nentry.amount, entry.cycle = tonumber(entry.amount), tonumber(entry.cycle)\nentries[#entries + 1] = entry\nend\nreturn entries\nend\nlocal accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal nowArg = ARGV[1]\nlocal journalTrim = ARGV[2]\nlocal a = cycle_current_account({ accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) })\nif not a then\nreturn { 3 }\nend\nlocal complete, balance, spent, held, entries = 0, 0, 0, 0, 0\nfor _, e in ipairs(journal_read(journalKey)) do\nif e.cycle == a.cycle then\nlocal n = e.amount\nentries = entries + 1\nif e.kind == 'grant' then\ncomplete, balance, spent, held, entries = 1, n, 0, 0, 1\nelseif e.kind == 'charge' then\nbalance, spent = balance - n, spent + n\nelseif e.kind == 'reserve' then\nbalance, held = balance - n, held + n\nelseif e.kind == 'spend' then\nheld, spent = held - n, spent + n\nelseif e.kind == 'refund' then\nheld, balance = held - n, balance + n\nend\nend\nend\nif complete == 0 and journalTrim ~= 'off' and a.journalGrant ~= a.cycle then\ncomplete, balance, spent, held = 1, a.allowance, 0, 0\nend\nreturn { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }\n",
   "local function idempotency_release(recordKey, token)\nlocal rec = redis.call('HMGET', recordKey, 'st', 'tok')\nif rec[1] == 'pending' and rec[2] == token then\nredis.call('DEL', recordKey)\nend\nend\nlocal recordKey = KEYS[1]\nlocal token = ARGV[1]\nidempotency_release(recordKey, token)\nreturn { 0 }\n",
-  "local function idempotency_claim(recordKey, fingerprint, token, now, lockTtlMs)\nredis.call('HSET', recordKey, 'fp', fingerprint, 'st', 'pending', 'tok', token, 'exp', now + lockTtlMs)\nredis.call('PEXPIRE', recordKey, lockTtlMs)\nend\nlocal recordKey = KEYS[1]\nlocal nowArg = ARGV[1]\nlocal token = ARGV[2]\nlocal lockTtlMs = tonumber(ARGV[3])\nlocal rec = redis.call('HMGET', recordKey, 'st', 'tok', 'fp')\nif rec[1] ~= 'pending' or rec[2] ~= token then\nreturn { 8 }\nend\nidempotency_claim(recordKey, rec[3], token, clock_now(nowArg), lockTtlMs)\nreturn { 0 }\n",
   "local function windows_reset(spec, counterPrefix, now, stagger)\nfor _, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do\nlocal windowMs = tonumber(seconds) * 1000\nlocal offset = kind == 's' and 0 or stagger % windowMs\nlocal window = math.floor((now - offset) / windowMs)\nredis.call('DEL', counterPrefix .. seconds .. ':' .. window, counterPrefix .. seconds .. ':' .. (window - 1))\nend\nend\nlocal accountKey = KEYS[1]\nlocal nowArg = ARGV[1]\nlocal surface = ARGV[2]\nlocal windows = ARGV[3]\nlocal counters = ARGV[4]\nlocal stagger = tonumber(ARGV[5])\nlocal prefix = counters .. surface .. ':'\nif windows == '' then\nwindows = redis.call('HGET', accountKey, 'w:' .. surface)\nif not windows then\nif redis.call('EXISTS', accountKey) == 0 then\nreturn { 3 }\nend\nreturn { 17 }\nend\nprefix = account_counters(accountKey, surface)\nend\nwindows_reset(windows, prefix, clock_now(nowArg), stagger)\nreturn { 0 }\n",
   "local accountKey = KEYS[1]\nlocal keyId = ARGV[1]\nlocal field = 'k:' .. keyId\nlocal revoked = redis.call('HDEL', accountKey, field, field .. '.i') > 0 and 1 or 0\nreturn { 0, revoked }\n",
   "local function hold_spend(ctx, a, h, n)\nif n <= 0 then\nreturn\nend\nif h.cycleId == a.cycle then\na.held = a.held - n\na.spent = a.spent + n\nelse\nredis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'h', -n)\nredis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 's', n)\nend\nh.spent = h.spent + n\nhold_journal(ctx, a, 'spend', n, h)\nhistory_add(ctx, 's', n)\nend",
@@ -219,72 +218,65 @@ export const releaseIdempotency: Script<{ record: string; token: string }> = {
   command: (_now, _s, _k, p) => ["EVALSHA", "80e58d4b714699330202559bdff72b49a8f3f20f", "1", p.record, p.token],
 };
 
-export const renewIdempotency: Script<{ record: string; token: string }> = {
-  name: "renewIdempotency",
-  sha1: "2d5c90569360c2736a1cda4175e838c66e937014",
-  source: lua(0, 66),
-  command: (now, s, _k, p) => ["EVALSHA", "2d5c90569360c2736a1cda4175e838c66e937014", "1", p.record, now, p.token, s.lockTtlMs],
-};
-
 export const resetLimits: Script<{ surface: string; windows: string; counters: string; stagger: number }> = {
   name: "resetLimits",
   sha1: "b5dbd61160155c9b87b19f053d86155e4196e073",
-  source: lua(0, 1, 67),
+  source: lua(0, 1, 66),
   command: (now, _s, k, p) => ["EVALSHA", "b5dbd61160155c9b87b19f053d86155e4196e073", "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
 };
 
 export const revokeKey: Script<{ keyId: string }> = {
   name: "revokeKey",
   sha1: "bee46ec9e4fa71e0e5233124c60a78fa773e2191",
-  source: lua(68),
+  source: lua(67),
   command: (_now, _s, k, p) => ["EVALSHA", "bee46ec9e4fa71e0e5233124c60a78fa773e2191", "1", k.account, p.keyId],
 };
 
 export const settleHold: Script<{ hold: string; holdItems: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number }> = {
   name: "settleHold",
   sha1: "a58dd6f527b446af1de55105f31163cdb3fd3e78",
-  source: lua(26, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 24, 27, 28, 29, 35, 36, 37, 38, 39, 40, 41, 69, 42, 52, 70),
+  source: lua(26, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 24, 27, 28, 29, 35, 36, 37, 38, 39, 40, 41, 68, 42, 52, 69),
   command: (now, s, k, p) => ["EVALSHA", "a58dd6f527b446af1de55105f31163cdb3fd3e78", "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const startCycle: Script<{ unit: string; length: number }> = {
   name: "startCycle",
   sha1: "615f89edde9f7dd947d3de2d5075f2dec95ff309",
-  source: lua(0, 71, 72, 15, 16, 17, 18, 19, 20, 73),
+  source: lua(0, 70, 71, 15, 16, 17, 18, 19, 20, 72),
   command: (now, _s, k, p) => ["EVALSHA", "615f89edde9f7dd947d3de2d5075f2dec95ff309", "2", k.account, k.cycles, now, p.unit, String(p.length)],
 };
 
 export const sweepDue: Script<{ sweepIndex: string; count: number }> = {
   name: "sweepDue",
   sha1: "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d",
-  source: lua(74),
+  source: lua(73),
   command: (now, _s, _k, p) => ["EVALSHA", "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d", "1", p.sweepIndex, now, String(p.count)],
 };
 
 export const sweepHolds: Script<Record<string, never>> = {
   name: "sweepHolds",
   sha1: "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64",
-  source: lua(26, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 48, 39, 49, 27, 50, 41, 29, 51, 42, 37, 52, 40, 75, 76),
+  source: lua(26, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 48, 39, 49, 27, 50, 41, 29, 51, 42, 37, 52, 40, 74, 75),
   command: (now, s, k, _p) => ["EVALSHA", "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const sweepMark: Script<{ sweepIndex: string; subject: string; seenScore: string; nextScore: number }> = {
   name: "sweepMark",
   sha1: "fe057a9f0bdd721334df966b153969862f606ae0",
-  source: lua(77),
+  source: lua(76),
   command: (_now, _s, _k, p) => ["EVALSHA", "fe057a9f0bdd721334df966b153969862f606ae0", "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
 };
 
 export const usage: Script<{ surface: string; stagger: number; keyId: string; keyDigest: string }> = {
   name: "usage",
   sha1: "09dce44d0f7410a2206300825720b527a6ff49b6",
-  source: lua(0, 2, 78, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 48, 49, 27, 50, 41, 29, 51, 42, 37, 52, 40, 75, 3, 4, 5, 6, 79),
+  source: lua(0, 2, 77, 21, 20, 12, 19, 15, 17, 16, 18, 22, 23, 48, 49, 27, 50, 41, 29, 51, 42, 37, 52, 40, 74, 3, 4, 5, 6, 78),
   command: (now, s, k, p) => ["EVALSHA", "09dce44d0f7410a2206300825720b527a6ff49b6", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const verifyKey: Script<{ surface: string; cost: number; credits: number; stagger: number; keyId: string; keyDigest: string }> = {
   name: "verifyKey",
   sha1: "b5069591fca476ba19d1c52f94ddfe52e3b73eb7",
-  source: lua(0, 1, 2, 3, 4, 5, 6, 7, 80),
+  source: lua(0, 1, 2, 3, 4, 5, 6, 7, 79),
   command: (now, _s, k, p) => ["EVALSHA", "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
 };

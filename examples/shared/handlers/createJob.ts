@@ -26,6 +26,12 @@ export interface CreateJobDeps {
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
+/**
+ * How long an Idempotency-Key claim lasts unless renewed (tollgate's idempotencyLockMs): the
+ * longest a server that stopped mid-request blocks the key. Renewed every third of it.
+ */
+export const IDEMPOTENCY_LOCK_MS = 5_000;
+
 /** Job ids (hold ids the service picks), as the API has always shown them. */
 export function newJobId(): string {
   return `job_${randomBytes(12).toString('base64url')}`;
@@ -47,7 +53,7 @@ export function createJob(deps: CreateJobDeps): AuthedHandler {
       if (begun.state !== 'new') return earlyOutcome(request, begun);
       claim = begun.claim;
     }
-    // The claim is a short lease (tollgate's idempotencyLockMs): renewed while this request
+    // The claim is a short lease (IDEMPOTENCY_LOCK_MS): renewed while this request
     // resolves the videos, so it only outlives a server that stopped, and not by long.
     const renewing = claim === undefined ? undefined : keepRenewing(deps.tollgate, accountId, claim);
     let opened = false;
@@ -87,7 +93,7 @@ function keepRenewing(tollgate: Tollgate, accountId: string, claim: IdempotencyC
       // Redis is away: the claim may lapse; holds.open re-checks the key, so that costs a 409 at worst.
       () => {},
     );
-  }, Math.max(1, Math.floor(tollgate.idempotency.lockMs / 3)));
+  }, IDEMPOTENCY_LOCK_MS / 3);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

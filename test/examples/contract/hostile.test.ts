@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/body.ts';
+import { IDEMPOTENCY_LOCK_MS } from '../../../examples/shared/handlers/createJob.ts';
 import { createFakePlatform } from '../../../examples/shared/platform/index.ts';
 import type { VideoPlatform } from '../../../examples/shared/platform/types.ts';
 import { connectNodeRedis } from '../../helpers/redis.ts';
@@ -323,7 +324,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       const busy = await h.request('/jobs', { key, body, headers: { 'idempotency-key': 'crash-1' } });
       expectSpecError(busy, 409, 'idempotency_key_in_use');
       expect(busy.headers.get('retry-after')).toBe('1');
-      h.clock.advance(h.service.tollgate.idempotency.lockMs);
+      h.clock.advance(IDEMPOTENCY_LOCK_MS);
       const created = await h.request('/jobs', { key, body, headers: { 'idempotency-key': 'crash-1' } });
       expect(created.status).toBe(201);
       const replay = await h.request('/jobs', { key, body, headers: { 'idempotency-key': 'crash-1' } });
@@ -345,7 +346,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
         const lease = async () => Number(await redis.hGet(records[0]!, 'exp'));
         const claimedUntil = await lease();
         // Well past the first lease, on the server's clock; the holder's next renewal extends it.
-        h.clock.advance(h.service.tollgate.idempotency.lockMs - 1);
+        h.clock.advance(IDEMPOTENCY_LOCK_MS - 1);
         while ((await lease()) === claimedUntil) await new Promise((r) => setTimeout(r, 50));
         h.clock.advance(2);
         const duplicate = await h.request('/jobs', { key, body, headers });
