@@ -16,7 +16,6 @@ export const MESSAGES = {
   unreadableRequest: 'The request could not be read',
   noRoute: (method: string, path: string) => `No route for ${method} ${path}`,
   methodNotAllowed: (method: string, allow: string) => `${method.slice(0, 16)} is not allowed here; allowed: ${allow}`,
-  headOnCharged: 'HEAD is not served on a charged endpoint (it would charge for a body it does not send); use GET',
 
   // request bodies (body.ts)
   bodyMediaType: (accepted: ReadonlyArray<'json' | 'form'>, type: string) =>

@@ -159,9 +159,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
   const allowed = allowedMethods(routes);
   const methodNotAllowed = (request: IncomingRequest, allow: string): HttpReply =>
-    fail(withId(request), 'method_not_allowed', request.method === 'HEAD' ? MESSAGES.headOnCharged : MESSAGES.methodNotAllowed(request.method, allow), {
-      headers: { Allow: allow },
-    });
+    fail(withId(request), 'method_not_allowed', MESSAGES.methodNotAllowed(request.method, allow), { headers: { Allow: allow } });
 
   return {
     routes: routes.map(({ method, path, handler, bodies = ['json'] }) => {
