@@ -18,6 +18,14 @@ import { InvalidInputError } from "./errors.ts";
 /** In `u` mode a surrogate pair is one code point, so this finds only lone surrogates. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/**
+ * The RFC 8785 canonical JSON text of a value (what `fingerprint` hashes).
+ *
+ * @example
+ * ```ts
+ * canonicalJson({ b: 1, a: [true, 1e21] }); // '{"a":[true,1e+21],"b":1}'
+ * ```
+ */
 export function canonicalJson(value: unknown, options: { maxDepth?: number } = {}): string {
   const { maxDepth = 256 } = options;
   // The arrays and objects being written: the path down to the value, so its size is the depth.
