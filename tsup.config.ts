@@ -47,13 +47,13 @@ export default defineConfig(() => {
 });
 
 /**
- * The middleware (src/middleware.ts) uses the public API only, through "./index.ts": in the
- * build that import is the package's own entry, dist/index.cjs, not a second copy of it.
+ * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./index.ts":
+ * in the build that import is the package's own entry, dist/index.cjs, not a second copy of it.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (args.importer.endsWith("/src/middleware.ts") ? { path: "./index.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
   },
 };
 

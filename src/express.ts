@@ -6,9 +6,10 @@
  * @module tollgate/express
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
+// The main entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
 
 /** The options of the Express `rateLimit` middleware. */
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
@@ -52,7 +53,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   checkRateLimitOptions(options);
   return (req: Request, res: Response, next: NextFunction) => {
     if (options.skip?.(req)) return next();
-    decide(options, req).then(
+    checkRequest(options, req).then(
       async (decision) => {
         if ("pass" in decision) {
           res.locals.tollgate = decision.pass;

@@ -49,3 +49,12 @@ export {
   type HttpReply,
   type Limited,
 } from "./http.ts";
+export {
+  checkRequest,
+  checkRateLimitOptions,
+  type RateLimitOptions,
+  type RateLimitPass,
+  type RateLimitRefusal,
+  type RateLimitDecision,
+  type PerRequest,
+} from "./middleware.ts";

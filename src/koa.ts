@@ -5,9 +5,10 @@
  * @module tollgate/koa
  */
 import type { Context, Middleware, Next } from "koa";
-import { checkRateLimitOptions, decide, type RateLimitOptions, type RateLimitRefusal } from "./middleware.ts";
+// The main entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./middleware.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
 
 /** The options of the Koa `rateLimit` middleware; the functions take Koa's `ctx`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
@@ -48,7 +49,7 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
   checkRateLimitOptions(options);
   return async (ctx: Context, next: Next) => {
     if (options.skip?.(ctx)) return next();
-    const decision = await decide(options, ctx);
+    const decision = await checkRequest(options, ctx);
     if ("refusal" in decision) {
       if (options.onDenied) return options.onDenied(ctx, decision.refusal);
       const { reply } = decision.refusal;

@@ -1,27 +1,17 @@
 /**
- * What tollgate/express and tollgate/koa share: one request checked the way every endpoint of
- * the example servers is (examples/shared/guard.ts), with the framework left out. A key is
+ * What tollgate/express and tollgate/koa share, and what a host on any other framework calls
+ * itself (checkRequest): one request checked with the framework left out; the example servers'
+ * guard takes its decision from here too. A key is
  * verified together with the admit (keys.verify: one round trip); a subject the host already
  * knows is admitted with limits.admit. The answer is either the rate-limit headers to send
  * with the endpoint's response, or the SPEC §8 reply to send instead: 401 (no rate-limit
  * headers, SPEC §4), 429, 402 or 503 (fail closed, SPEC §8). Anything else thrown (a surface
  * no plan has, a policy that is not configured) is a setup mistake and is the host's to see.
  */
-// The public API only: the build makes this import the package's own entry (tsup.config.ts),
-// so tollgate/express and tollgate/koa ship no second copy of it.
-import {
-  errorReply,
-  insufficientReply,
-  isTollgateError,
-  newRequestId,
-  rateLimitedReply,
-  rateLimitHeaders,
-  unavailableReply,
-  type Admission,
-  type Allowed,
-  type HttpReply,
-  type Tollgate,
-} from "./index.ts";
+import { isTollgateError } from "./errors.ts";
+import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, unavailableReply, type HttpReply } from "./http.ts";
+import type { Admission, Allowed } from "./limits.ts";
+import type { Tollgate } from "./tollgate.ts";
 
 /** A value of the middleware options: fixed, or worked out per request. */
 export type PerRequest<Req, T> = T | ((req: Req) => T);
@@ -103,8 +93,22 @@ function value<Req, T>(option: PerRequest<Req, T> | undefined, req: Req, fallbac
   return typeof option === "function" ? (option as (req: Req) => T)(req) : option;
 }
 
-/** Checks and counts one request; never throws for a refusal, only for setup mistakes. */
-export async function decide<Req>(options: RateLimitOptions<Req>, req: Req): Promise<RateLimitDecision> {
+/**
+ * Checks and counts one request, as the `rateLimit` middlewares do, for any framework: the
+ * key verified with the admit (or the subject admitted), in one Redis round trip. Answers the
+ * headers to send with the response, or the refusal to send instead; never throws for a
+ * refusal, only for setup mistakes. Check the options once with checkRateLimitOptions.
+ *
+ * @example
+ * ```ts
+ * const options = { tollgate, key: (req: IncomingMessage) => String(req.headers["x-api-key"] ?? "") || null, credits: 1 };
+ * checkRateLimitOptions(options);
+ * const decision = await checkRequest(options, req);
+ * if ("refusal" in decision) return send(decision.refusal.reply); // 401, 429, 402 or 503
+ * for (const [name, value] of Object.entries(decision.pass.headers)) res.setHeader(name, value);
+ * ```
+ */
+export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req): Promise<RateLimitDecision> {
   const requestId = () => (options.requestId ? options.requestId(req) : newRequestId());
   const surface = value(options.surface, req, "api");
   const cost = value(options.cost, req, 1);

@@ -1,16 +1,16 @@
 // tollgate/express and tollgate/koa (issue 13): one middleware per framework that checks a key
 // (or a subject the host names) and counts the request in one round trip, sets the rate-limit
-// headers (SPEC §4) and answers 401 / 429 / 402 / 503 with the SPEC §8 body. Real apps, real
-// HTTP, the test Redis.
+// headers (SPEC §4) and answers 401 / 429 / 402 / 503 with the SPEC §8 body; checkRequest is
+// the same step for any other framework. Real apps, real HTTP, the test Redis.
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler, type Request } from 'express';
 import type { Redis } from 'ioredis';
 import Koa, { type Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimit as expressRateLimit, type ExpressRateLimitOptions } from '../src/express.ts';
-import { createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
 import { rateLimit as koaRateLimit, type KoaRateLimitOptions } from '../src/koa.ts';
 import type { RateLimitPass } from '../src/middleware.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
@@ -243,5 +243,47 @@ describe.each([
     expect(() => makeApp(tg, {})).toThrowError(/exactly one of key/);
     expect(() => makeApp(tg, { key: apiKey, subject: apiKey })).toThrowError(/exactly one of key/);
     expect(() => makeApp(tg, { key: apiKey, policy: 'signin' })).toThrowError(/policy/);
+  });
+});
+
+describe('checkRequest: the same step on any framework (plain node:http here)', () => {
+  let io: Redis;
+  let tg: Tollgate;
+  let server: App;
+
+  beforeAll(async () => {
+    io = await connectIoredis();
+    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
+    const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
+    checkRateLimitOptions(options);
+    server = await listen(async (req, res) => {
+      const decision = await checkRequest(options, req);
+      const { status, headers, body } = 'refusal' in decision ? decision.refusal.reply : { status: 200, headers: decision.pass.headers, body: { subject: decision.pass.subject } };
+      res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    await io.quit();
+  });
+
+  it('passes a valid key with its headers, refuses a missing key (401) and a short balance (402) with the SPEC §8 body', async () => {
+    const subject = accountId('plain');
+    await tg.accounts.create(subject, { plan: 'free' });
+    const { key } = await tg.keys.issue(subject);
+    const ok = await fetch(`${server.url}/`, { headers: { 'x-api-key': key } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ subject });
+    expect(ok.headers.get('x-ratelimit-remaining')).toBe('29');
+    const none = await fetch(`${server.url}/`);
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: { type: string } }).error.type).toBe('unauthorized');
+    const short = await fetch(`${server.url}/`, { headers: { 'x-api-key': key, 'x-credits': '31' } });
+    expect(short.status).toBe(402);
+    expect(((await short.json()) as { error: object }).error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
+  });
+
+  it('refuses options that name neither key nor subject', () => {
+    expect(() => checkRateLimitOptions({ tollgate: tg } as never)).toThrowError(/exactly one of key/);
   });
 });

@@ -8,7 +8,7 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { isTollgateError, type Admission, type Tollgate, type Usage } from '../../src/index.ts';
+import { checkRequest, isTollgateError, type Admission, type RateLimitDecision, type Tollgate, type Usage } from '../../src/index.ts';
 import { cookie, type ApiRequest } from './http.ts';
 import type { TokenVerifier } from './oauth.ts';
 
@@ -70,8 +70,10 @@ export type Checked =
 
 /**
  * Checks a credential and admits its request at `price` on the credential's surface, or reads
- * the usage when the price counts no request. A key or session: one script (keys.verify). An
- * OAuth token: the verifier hook, then one admit.
+ * the usage when the price counts no request. A counted request goes through the library's
+ * checkRequest, the step its rateLimit middlewares take: a key or session is verified with
+ * the admit in one script (keys.verify); an OAuth token is resolved by the verifier hook, then
+ * its account admitted.
  */
 export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price): Promise<Checked> {
   const surface: Surface = credential.via === 'session' ? 'web' : 'api';
@@ -79,23 +81,50 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
   if (credential.via === 'oauth') {
     const caller = await tokenCaller(deps, credential.value);
     if (caller === null) return { valid: false };
-    const { accountId } = caller;
-    try {
-      if (price.requests === 0) return { valid: true, caller, usage: await tollgate.usage(accountId, { surface }) };
-      return { valid: true, caller, admission: await tollgate.limits.admit(accountId, { surface, credits: price.credits }) };
-    } catch (error) {
-      // A token whose account is gone proves nothing.
-      if (isTollgateError(error, 'account_not_found')) return { valid: false };
-      throw error;
+    if (price.requests === 0) {
+      try {
+        return { valid: true, caller, usage: await tollgate.usage(caller.accountId, { surface }) };
+      } catch (error) {
+        // A token whose account is gone proves nothing.
+        if (isTollgateError(error, 'account_not_found')) return { valid: false };
+        throw error;
+      }
     }
+    const decision = await checkRequest({ ...BY_SUBJECT, tollgate }, { credential: caller.accountId, surface, credits: price.credits });
+    return checkedOf(decision, () => caller);
   }
   const caller = (accountId: string): Caller => ({ accountId, surface, via: credential.via });
   if (price.requests === 0) {
     const verified = await tollgate.keys.verify(credential.value, { surface, usage: true });
     return verified.valid ? { valid: true, caller: caller(verified.subject), usage: verified.usage } : { valid: false };
   }
-  const verified = await tollgate.keys.verify(credential.value, { surface, credits: price.credits });
-  return verified.valid ? { valid: true, caller: caller(verified.subject), admission: verified.admission } : { valid: false };
+  const decision = await checkRequest({ ...BY_KEY, tollgate }, { credential: credential.value, surface, credits: price.credits });
+  return checkedOf(decision, caller);
+}
+
+/** A counted request as checkRequest sees it here: the credential already picked out of the HTTP request. */
+interface Counted {
+  /** The key or session, or the account an OAuth token named. */
+  credential: string;
+  surface: Surface;
+  credits: number;
+}
+
+const COUNTED = { surface: (request: Counted) => request.surface, credits: (request: Counted) => request.credits };
+const BY_KEY = { ...COUNTED, key: (request: Counted) => request.credential };
+const BY_SUBJECT = { ...COUNTED, subject: (request: Counted) => request.credential };
+
+/**
+ * checkRequest's decision as the guard takes it: the admission (allowed, or refused at 429 or
+ * 402, which the guard answers in its own words), an invalid credential, or the store's
+ * outage thrown for the guard's fail-open or 503 rule.
+ */
+function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller): Checked {
+  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), admission: decision.pass.admission };
+  const { refusal } = decision;
+  if (refusal.reason === 'unavailable') throw refusal.error;
+  if (refusal.reason === 'unauthorized') return { valid: false };
+  return { valid: true, caller: caller(refusal.subject!), admission: refusal.admission! };
 }
 
 /** The caller an OAuth token names, asked of the verifier hook alone; null when it names none. */
