@@ -6,7 +6,8 @@
  * draft RateLimit fields), FAIL_OPEN_FREE=1 (free catalog reads survive a Redis outage) and
  * FAILED_AUTH_PER_MINUTE (failed key checks a client IP may make per minute, default 10),
  * PUBLIC_URL (the website's public origin behind a proxy) and TRUST_PROXY=1 (believe
- * X-Forwarded-Proto / -Host); creates a demo account and prints the URL, the website's address,
+ * X-Forwarded-Proto / -Host) and DURABLE_REPLICAS (replicas that must confirm each credit
+ * movement, default 0: off); creates a demo account and prints the URL, the website's address,
  * its API key (shown once) and a curl to try.
  */
 import { FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
@@ -29,6 +30,8 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
   if (!Number.isInteger(failedAuthPerMinute) || failedAuthPerMinute < 1) {
     throw new Error(`FAILED_AUTH_PER_MINUTE must be a whole number of attempts >= 1, got ${env.FAILED_AUTH_PER_MINUTE}`);
   }
+  const durableReplicas = Number(env.DURABLE_REPLICAS ?? 0);
+  if (!Number.isInteger(durableReplicas) || durableReplicas < 0) throw new Error(`DURABLE_REPLICAS must be a whole number of replicas >= 0, got ${env.DURABLE_REPLICAS}`);
   const redis = await redisFromEnv(env);
   let service: Service | undefined;
   let server: Listening | undefined;
@@ -47,6 +50,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       failOpenFreeEndpoints: env.FAIL_OPEN_FREE === '1',
       failedAuthPerMinute,
       site: { publicUrl: env.PUBLIC_URL || undefined, trustProxy: env.TRUST_PROXY === '1' },
+      durableReplicas,
     });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
@@ -54,6 +58,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       `tollgate example (${framework}) listening on ${server.url}`,
       `  redis: ${describeTarget(redis.target)}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
       `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}; free catalog reads when Redis is down: ${env.FAIL_OPEN_FREE === '1' ? 'served (FAIL_OPEN_FREE=1)' : 'refused (503)'}`,
+      `  credit movements confirmed by: ${durableReplicas === 0 ? 'the primary alone (set DURABLE_REPLICAS to wait for replicas)' : `${durableReplicas} replica(s) (DURABLE_REPLICAS)`}`,
       `  failed key checks: ${failedAuthPerMinute} per minute and client IP, then 429 until the minute ends (FAILED_AUTH_PER_MINUTE)`,
       `  demo account: ${demo.accountId} (plan starter)`,
       `  demo API key (shown once): ${demo.apiKey}`,

@@ -71,6 +71,13 @@ export interface ServiceOptions {
    * Host and TLS.
    */
   site?: SiteOptions;
+  /**
+   * Replicas that must confirm each credit movement before it is acknowledged (tollgate's
+   * durability option: WAIT on connections of its own). A movement they do not confirm within
+   * 500 ms is retried once with its operation id, which applies once, then answered 503
+   * unavailable with Retry-After. Default 0: off (DURABLE_REPLICAS).
+   */
+  durableReplicas?: number;
 }
 
 /** Days of per-day credit history tollgate keeps (createTollgate's default), for the dashboard's chart. */
@@ -126,6 +133,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     denyCache: true,
     timeoutMs,
     idempotencyLockMs: IDEMPOTENCY_LOCK_MS,
+    durability: options.durableReplicas ? { replicas: options.durableReplicas } : false,
   });
   const platform = options.platform ?? createFakePlatform();
   const store = new JobStore(redis, `${prefix}:ex`);
@@ -190,6 +198,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     },
     async close() {
       await runner.close();
+      await tollgate.close();
       await redis.close();
     },
   };
