@@ -6,22 +6,17 @@ import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis, Cluster } from 'ioredis';
-import { createClient, createCluster } from 'redis';
+import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
 import { fromIoredis, fromNodeRedis } from '../../src/index.ts';
 import { keySlot } from '../../src/redis/dedicated.ts';
+import { connectClient, serverPid, waitUntil } from '../faults/support.ts';
 import { PortInUseError, isPortFree, rawCommand, startRedisServer, type RedisServer } from './redisServer.ts';
+
+export { serverPid, waitUntil };
 import type { ClientKind, TestClient } from './tollgate.ts';
 
 const HOST = '127.0.0.1';
-
-/** The pid of the redis-server on this port. */
-export async function serverPid(port: number): Promise<number> {
-  const info = String(await rawCommand(port, ['INFO', 'server']));
-  const match = /process_id:(\d+)/.exec(info);
-  if (!match) throw new Error(`no process_id in INFO server of port ${port}`);
-  return Number(match[1]);
-}
 
 /** Stops a server's process (SIGSTOP) until resume: it neither reads nor answers. */
 export function pause(pid: number): void {
@@ -30,16 +25,6 @@ export function pause(pid: number): void {
 
 export function resume(pid: number): void {
   process.kill(pid, 'SIGCONT');
-}
-
-/** Polls until check() holds; for real processes starting or syncing, never for credit time. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 async function linkUp(replicaPort: number): Promise<boolean> {
@@ -233,37 +218,8 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
  * then fails at once instead of running later, after its caller was told "unavailable".
  * ioredis never resends a command whose reply was lost (autoResendUnfulfilledCommands off).
  */
-export async function connectFailFast(kind: ClientKind, port: number): Promise<TestClient> {
-  const url = `redis://${HOST}:${port}`;
-  if (kind === 'node-redis') {
-    const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: 1_000, reconnectStrategy: (retries: number) => Math.min(20 * 2 ** retries, 250) } });
-    client.on('error', () => {});
-    await client.connect();
-    return {
-      kind,
-      topology: 'standalone',
-      adapter: fromNodeRedis(client),
-      command: (args) => client.sendCommand(args),
-      close: async () => void client.destroy(),
-    };
-  }
-  const client = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    autoResendUnfulfilledCommands: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1_000,
-    retryStrategy: (times: number) => Math.min(20 * 2 ** times, 250),
-  });
-  client.on('error', () => {});
-  await client.connect();
-  return {
-    kind,
-    topology: 'standalone',
-    adapter: fromIoredis(client),
-    command: (args) => client.call(args[0]!, ...args.slice(1)),
-    close: async () => void client.disconnect(),
-  };
+export function connectFailFast(kind: ClientKind, port: number): Promise<TestClient> {
+  return connectClient(kind, `redis://${HOST}:${port}`, { offlineQueue: false });
 }
 
 /** A cluster client of either kind, seeded with the masters. */
