@@ -82,9 +82,7 @@ const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 const ADMITS = new Set(["admit", "verifyKey", "admitPolicy"]);
 /** The outcome names of the script codes: "ok", "rate_limited", ... */
-const OUTCOMES: readonly string[] = Object.values(Code)
-  .filter((v): v is number => typeof v === "number")
-  .reduce<string[]>((names, code) => ((names[code] = Code[code]!.toLowerCase()), names), []);
+const OUTCOMES: readonly string[] = Object.entries(Code).reduce<string[]>((names, [name, code]) => ((names[code] = name.toLowerCase()), names), []);
 
 function loadApi(): OtelApi | undefined {
   try {

@@ -1,9 +1,9 @@
 --[[
   codes: the result codes every script returns as its first value. The build replaces each
-  CODE.NAME with its number (src/scripts/compile.ts). Mirrored by src/scripts/codes.ts;
-  test/scripts.test.ts checks that both agree.
+  CODE.NAME with its number (src/scripts/compile.ts), and gives the table to TypeScript as
+  src/scripts/codes.ts's Code: one list for both.
 ]]
---@const
+--@const export
 local CODE = {
   OK = 0,
   RATE_LIMITED = 1,

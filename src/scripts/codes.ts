@@ -1,27 +1,6 @@
-/** Result codes of the Lua scripts; mirrors lua/lib/codes.lua (test/scripts.test.ts checks). */
-export enum Code {
-  OK = 0,
-  RATE_LIMITED = 1,
-  INSUFFICIENT = 2,
-  NO_ACCOUNT = 3,
-  ACCOUNT_EXISTS = 4,
-  SURFACE_NOT_ALLOWED = 5,
-  HOLD_LIMIT = 6,
-  IDEMPOTENCY_REUSED = 7,
-  IDEMPOTENCY_IN_USE = 8,
-  NO_HOLD = 9,
-  HOLD_ENDED = 10,
-  LEASE_EXPIRED = 11,
-  REPLAYED = 12,
-  TOO_MANY_ITEMS = 13,
-  HOLD_EXISTS = 14,
-  WRONG_HOLD_KIND = 15,
-  COST_EXCEEDS_LIMIT = 16,
-  UNKNOWN_SURFACE = 17,
-  KEY_REFUSED = 18,
-  BUDGET_EXHAUSTED = 19,
-  TOO_MANY_LABELS = 20,
-  BAD_SETTLEMENT = 21,
-  KEY_LIMIT = 22,
-  KEY_EXISTS = 23,
-}
+/** Result codes of the Lua scripts: lua/lib/codes.lua's CODE, given to TypeScript by the bundle. */
+export { CODE as Code } from "./bundle.generated.ts";
+import type { CODE } from "./bundle.generated.ts";
+
+/** One of the codes. */
+export type Code = (typeof CODE)[keyof typeof CODE];
