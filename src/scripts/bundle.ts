@@ -70,7 +70,7 @@ function compileLibrary(scripts: ReadonlyMap<string, CompiledScript>, root: stri
   const opens = [...scripts.keys()].map((name) => lines.indexOf(functionOpen("", name)));
   const helpers = lines.slice(0, opens[0]);
   const declared = topLevelLocals(helpers);
-  if (declared.length >= MAX_LOCALS) throw new LuaCompileError(`library: ${declared.length} top-level locals, Lua allows ${MAX_LOCALS - 1}: group helpers in tables`);
+  if (declared.length > MAX_LOCALS) throw new LuaCompileError(`library: ${declared.length} top-level locals, Lua allows ${MAX_LOCALS}: group helpers in tables`);
   const bodies = new Map<string, string[]>();
   [...scripts].forEach(([name, script], i) => {
     const end = i + 1 < opens.length ? opens[i + 1]! : lines.length;
