@@ -14,8 +14,8 @@ export async function resetStats(admin: BenchClient): Promise<void> {
 }
 
 /**
- * Calls and server µs of scripts (EVAL, EVALSHA, and FCALL should the library move to a
- * Redis Function) since the last reset, all scripts together (the time
+ * Calls and server µs of scripts (FCALL, the library's default, EVALSHA and EVAL) since the
+ * last reset, all scripts together (the time
  * includes the script's own redis.call commands; INFO counts those under their names too, so
  * the other rows of commandstats cannot tell a client's commands from a script's).
  */

@@ -51,14 +51,14 @@ export function markdown(results: Results): string {
       : []),
     "- All cells ran in one process against one Redis, and ratios compare cells of the same run. Rows marked #2 repeat a key row later in the " +
       "same sequence: the difference between #1 and #2 is this machine's noise.",
-    "- Where the time goes: *script µs/call* is Redis's time inside EVAL/EVALSHA per script call (INFO commandstats, reset per cell; it includes the " +
+    "- Where the time goes: *script µs/call* is Redis's time inside FCALL/EVALSHA/EVAL per script call (INFO commandstats, reset per cell; it includes the " +
       "script's own commands), *script µs/op* the same per operation (a hold opening runs two scripts); *Redis CPU µs/op* is all of redis-server's " +
       "CPU (INFO cpu: scripts, parsing, network I/O); *client CPU µs/op* is this process's CPU (the Redis client, tollgate, the loop, GC). " +
       "commandstats times scripts by the wall clock: a cell whose script time per op exceeds Redis's CPU per op lost the core to another " +
       "process mid-script, and is marked ⚠ (its script µs are inflated; run again at a quiet moment).",
     "- The floor, tollgate's scripts by raw EVALSHA and 0.1's reserveJob are sent the way tollgate sends its own (fromNodeRedis / fromIoredis), so a " +
       "raw row differs from the library's row only by the library's own code. rate-limiter-flexible sends EVAL with its script text on node-redis and " +
-      "EVALSHA (defineCommand) on ioredis. tollgate runs with its defaults (Redis TIME clock, journal and per-day history on, no deny cache).",
+      "EVALSHA (defineCommand) on ioredis. tollgate runs with its defaults (scripts as functions by FCALL, Redis TIME clock, journal and per-day history on, no deny cache).",
     "",
     "## Targets",
     "",
@@ -121,7 +121,7 @@ export function markdown(results: Results): string {
       "autocannon in a worker thread of this process, Express on the main thread, redis-server beside them: three busy threads on this machine's cores. " +
         "Each connection sends its own subject's x-api-key: the account id for express-rate-limit and the admit middleware, an API key for " +
         "keys.verify and the example server. autocannon records latency in whole ms. *Server busy µs/req* is the Express thread's event-loop busy " +
-        "time per request; *scripts/req* the EVAL/EVALSHA calls per request (INFO commandstats).",
+        "time per request; *scripts/req* the FCALL/EVALSHA/EVAL calls per request (INFO commandstats).",
       "",
     );
     const lines: string[][] = [];

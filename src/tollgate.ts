@@ -101,6 +101,12 @@ export interface TollgateOptions {
    * (charges without an operation id get one of the library's). Default off.
    */
   durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
+  /**
+   * "functions" (default): scripts run as the functions of a library per version,
+   * `tollgate_<id>`, loaded where missing; EVALSHA where functions are refused. "eval":
+   * EVALSHA only. Older versions' libraries stay loaded: FUNCTION DELETE removes one.
+   */
+  scripts?: "functions" | "eval";
 }
 
 /** What createTollgate returns: one object per concept, all on one Redis and one plan table. */
@@ -177,7 +183,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
   const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
-  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs)] as const;
+  const scripts = options.scripts ?? "functions";
+  if (scripts !== "functions" && scripts !== "eval") throw new InvalidInputError('scripts must be "functions" or "eval"');
+  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),

@@ -126,6 +126,32 @@ describe('durability on a primary with one replica', () => {
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
     });
 
+    it('a movement that finds the function library missing loads it on its own connection and is confirmed: a promoted replica has both', async () => {
+      const id = await account();
+      const keys = new SubjectKeys(prefix, id);
+      // Flushed on the primary, and so on the replica (FUNCTION FLUSH is replicated).
+      await client.command(['FUNCTION', 'FLUSH']);
+      const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(String(await client.command(['INFO', 'commandstats'])))?.[1] ?? 0);
+      const [fcalls, loads] = [await calls('fcall'), await calls('function\\|load')];
+      expect(await tg.credits.charge(id, { required: 2, operationId: 'after-flush' })).toMatchObject({ ok: true, charged: 2 });
+      // The FCALL that found it missing, the load, and the FCALL again.
+      expect([(await calls('fcall')) - fcalls, (await calls('function\\|load')) - loads]).toEqual([2, 1]);
+      expect(await onReplica(['GET', keys.operation('after-flush')])).toBe('2');
+      expect(await onReplica(['FUNCTION', 'LIST'])).toHaveLength(1);
+    });
+
+    it('scripts by EVALSHA: a movement after SCRIPT FLUSH is sent again by EVAL and confirmed', async () => {
+      const evalGate = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, scripts: 'eval', durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 1 } });
+      try {
+        const id = await account();
+        await client.command(['SCRIPT', 'FLUSH']);
+        expect(await evalGate.credits.charge(id, { required: 3, operationId: 'after-script-flush' })).toMatchObject({ ok: true, charged: 3 });
+        expect(await onReplica(['GET', new SubjectKeys(prefix, id).operation('after-script-flush')])).toBe('3');
+      } finally {
+        await evalGate.close();
+      }
+    });
+
     it('admits and reads never wait for the replicas', async () => {
       const id = await account();
       stopReplica();

@@ -92,8 +92,14 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
       const client = await connectTestClient(kind);
       onTestFinished(() => client.close());
       const counting = createTollgate({ redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
-      // EVALSHA words only: a node meeting a script for the first time also gets it by EVAL.
-      const scripts = () => sent.filter((words) => words[0] === 'EVALSHA').map((words) => `${words[1]}/${words.length}`);
+      // The scripts' calls only (FCALL, or EVALSHA where functions were refused): a node meeting a
+      // script for the first time is sent it again (after FUNCTION LOAD, or by EVAL).
+      const called = new Map<string, number>();
+      const scripts = () => {
+        called.clear();
+        for (const words of sent) if (words[0] === 'FCALL' || words[0] === 'EVALSHA') called.set(words[1]!, words.length);
+        return [...called].map(([script, length]) => `${script}/${length}`);
+      };
       const one = opened(await counting.holds.open(id, { items: 1, perItem: { required: 1 } }));
       const forOne = scripts();
       sent.length = 0;

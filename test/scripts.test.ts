@@ -2,7 +2,9 @@
 // order, cycles and missing files reported with file and line; the compile step (constant
 // tables to literals, unused helpers and comments dropped, strings untouched); headers that
 // declare every KEYS and ARGV; codes that agree with TypeScript; a fresh bundle with correct
-// SHA1s and command builders that follow the headers; the EVAL fallback after NOSCRIPT.
+// SHA1s and command builders that follow the headers; the function library (every script's
+// own code, the helpers once); FCALL with the library loaded where it is missing, EVALSHA
+// where functions are refused, and the EVAL fallback after NOSCRIPT.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,14 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { GENERATED, LUA_ROOT, renderBundle, shippedSource } from '../src/scripts/bundle.ts';
-import { admitPolicy, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { LIBRARY, admitPolicy, verifyKey } from '../src/scripts/bundle.generated.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
-import { NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
+import { FUNCTION_CLOSE, NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS, functionLibrary, functionOpen, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
 import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
 import { connectNodeRedis } from './helpers/redis.ts';
-import { startRedisServer, type RedisServer } from './helpers/redisServer.ts';
+import { rawCommand, startRedisServer, type RedisServer } from './helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from './helpers/tollgate.ts';
 
 const files = (tree: Record<string, string>) => (path: string) => tree[path];
@@ -258,6 +260,15 @@ describe('generated command builders follow the headers', () => {
     ]);
   });
 
+  it.each(scriptFiles)('%s: by function, FCALL and its function, then the very words of its EVALSHA: the routing key at words[3] either way', (file) => {
+    const script = SCRIPTS[parseHeader(readLua(file), file).name]!;
+    const evalsha = script.command('NOW', settings, subjectKeys, params);
+    const fcall = script.command('NOW', settings, subjectKeys, params, true);
+    expect(fcall).toEqual(['FCALL', script.fn, ...evalsha.slice(2)]);
+    expect(fcall[3]).toBe(evalsha[3]);
+    expect(script.command('NOW', settings, subjectKeys, params, false)).toEqual(evalsha);
+  });
+
   it('verifyKey.command puts the account key (which holds the API keys) at words[3], the routing key, then now', () => {
     const keys = new SubjectKeys('tg', 'acct_1');
     const words = verifyKey.command('1768478400000', settings, keys, { surface: 'api', cost: 2, credits: 1, stagger: 0, keyId: '0123456789', keyDigest: 'digest' });
@@ -274,9 +285,69 @@ describe('generated command builders follow the headers', () => {
   });
 });
 
-// A server of this file's own: flushing the shared server's script cache would turn other
-// files' one-command calls into two.
-describe('the NOSCRIPT fallback', () => {
+describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
+  const id = LIBRARY.name.replace(/^tollgate_/, '');
+  /** Each function's body in the library's text, by script name. */
+  const bodies = new Map(
+    Object.keys(SCRIPTS).map((name) => {
+      const open = LIBRARY.source.indexOf(`${functionOpen(id, name)}\n`);
+      const from = open + functionOpen(id, name).length + 1;
+      return [name, open < 0 ? '' : LIBRARY.source.slice(from, LIBRARY.source.indexOf(`\n${FUNCTION_CLOSE}`, from))];
+    }),
+  );
+
+  it('is named after the build: tollgate_<10 hex of the SHA1 of its text written without a name>, each function tg<id>_<script>', () => {
+    expect(LIBRARY.name).toMatch(/^tollgate_[0-9a-f]{10}$/);
+    expect(LIBRARY.source.startsWith(`#!lua name=${LIBRARY.name}\n`)).toBe(true);
+    const helpers = LIBRARY.source.slice(LIBRARY.source.indexOf('\n') + 1, LIBRARY.source.indexOf('redis.register_function{') - 1);
+    const unnamed = functionLibrary('', helpers, Object.fromEntries(bodies), (body) => body).source;
+    expect(createHash('sha1').update(unnamed).digest('hex').slice(0, 10)).toBe(id);
+    for (const [name, script] of Object.entries(SCRIPTS)) expect(script.fn, name).toBe(`tg${id}_${name}`);
+  });
+
+  it.each(Object.keys(SCRIPTS))('%s: its function runs the script\'s own code word for word, after the helpers', (name) => {
+    const body = bodies.get(name)!;
+    expect(body.length, name).toBeGreaterThan(0);
+    expect(SCRIPTS[name]!.source.endsWith(`\n${body}\n`) || SCRIPTS[name]!.source === `${body}\n`).toBe(true);
+    expect(body).not.toMatch(/^local function (clock_now|account_load|admit_account|windows_count|hold_load)\(/m);
+  });
+
+  it('defines every helper once, at the top, and none that no script uses', () => {
+    const helpers = LIBRARY.source.slice(0, LIBRARY.source.indexOf('redis.register_function'));
+    const names = [...helpers.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_expire_lapsed', 'journal_append']) expect(names).toContain(name);
+    for (const name of names) expect(LIBRARY.source.split(new RegExp(`\\b${name}\\b`)).length, name).toBeGreaterThan(2);
+  });
+
+  it('loads (FUNCTION LOAD) with one function per script, each allowed the keys its script may touch', async () => {
+    const server = await startRedisServer();
+    const client = await connectNodeRedis(server.url);
+    try {
+      expect(await client.sendCommand(['FUNCTION', 'LOAD', LIBRARY.source])).toBe(LIBRARY.name);
+      const [library] = (await rawCommand(server.port, ['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])) as unknown[][];
+      const functions = library![library!.indexOf('functions') + 1] as unknown[][];
+      const listed = functions.map((f) => [f[f.indexOf('name') + 1], f[f.indexOf('flags') + 1]]);
+      expect(listed.map(([name]) => name).sort()).toEqual(Object.values(SCRIPTS).map((s) => s.fn).sort());
+      for (const [, flags] of listed) expect(flags).toEqual(['allow-cross-slot-keys']);
+      // The same call answers the same by FCALL and by EVALSHA.
+      const keys = new SubjectKeys('lib', 'nobody');
+      const call = (viaFunction: boolean) => client.sendCommand(admitPolicy.command('1768478400000', {} as Settings, keys, { counters: keys.policyCounters('anon'), surface: 'api', cost: 1, windows: '10/60', stagger: 0 }, viaFunction));
+      await client.sendCommand(['SCRIPT', 'LOAD', admitPolicy.source]);
+      expect(await call(true)).toEqual([Code.OK, '10/60', 9, 60_000]);
+      expect(await call(false)).toEqual([Code.OK, '10/60', 8, 60_000]);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  });
+});
+
+const verbsOf = (recorder: Recorder) => recorder.sent.map((c) => `${c.words[0]} ${c.script}${c.noscript ? ' NOSCRIPT' : ''}`);
+
+// A server of this file's own: flushing the shared server's script cache or functions would
+// turn other files' one-command calls into two.
+describe('scripts as functions: the library is loaded where it is missing', () => {
   let server: RedisServer;
   beforeAll(async () => {
     server = await startRedisServer();
@@ -290,25 +361,170 @@ describe('the NOSCRIPT fallback', () => {
     beforeAll(async () => {
       client = await connectTestClient(kind, { url: server.url });
       recorder = recording(client.adapter);
-      tg = createTollgate({ redis: recorder.client, prefix: `scripts-${kind}`, clock: new ManualClock().fn });
+      tg = createTollgate({ redis: recorder.client, prefix: `functions-${kind}`, clock: new ManualClock().fn });
     });
     afterAll(() => client.close());
 
-    const verbs = () => recorder.sent.map((c) => `${c.words[0]} ${c.script}${c.noscript ? ' NOSCRIPT' : ''}`);
+    it('sends FCALL; after FUNCTION FLUSH, loads the library once (at the call\'s key) and sends it again, then FCALL alone', async () => {
+      const id = accountId();
+      await client.command(['FUNCTION', 'FLUSH']);
+      recorder.clear();
+      await tg.accounts.create(id, { plan: 'pro' });
+      expect(verbsOf(recorder)).toEqual(['FCALL createAccount NOSCRIPT', 'FCALL createAccount']);
+      expect(recorder.loads).toEqual([new SubjectKeys(`functions-${kind}`, id).account]);
+      recorder.clear();
+      expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, charged: 1, balance: 4999 });
+      expect(verbsOf(recorder)).toEqual(['FCALL charge']);
+      expect(recorder.loads).toEqual([]);
+      expect(await client.command(['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])).toHaveLength(1);
+    });
+
+    it('calls that find it missing at once share one load', async () => {
+      const ids = Array.from({ length: 8 }, () => accountId());
+      await client.command(['FUNCTION', 'FLUSH']);
+      recorder.clear();
+      await Promise.all(ids.map((id) => tg.accounts.create(id, { plan: 'free' })));
+      expect(recorder.loads).toHaveLength(1);
+      expect(recorder.calls.map((c) => c.words[0])).toEqual(ids.map(() => 'FCALL'));
+    });
+
+    it('a reply after the load is read like any other (a not-found code still throws its error)', async () => {
+      await client.command(['FUNCTION', 'FLUSH']);
+      await expect(tg.limits.admit(accountId('nobody'))).rejects.toThrowError(AccountNotFoundError);
+    });
+
+    it('a function refused up front where a script is checked at its first write (maxmemory) gets EVALSHA\'s answer: reads answer, writes fail as they did', async () => {
+      const id = accountId();
+      await tg.accounts.create(id, { plan: 'pro' });
+      await client.command(['SCRIPT', 'LOAD', SCRIPTS.readAccount!.source]);
+      await client.command(['CONFIG', 'SET', 'maxmemory', '1']);
+      try {
+        recorder.clear();
+        expect((await tg.accounts.limits(id)).name).toBe('pro');
+        expect(verbsOf(recorder)).toEqual(['FCALL readAccount', 'EVALSHA readAccount']);
+        await expect(tg.credits.charge(id, { required: 1 })).rejects.toThrowError(/OOM/);
+        recorder.clear();
+        await tg.accounts.limits(id);
+        expect(verbsOf(recorder)).toEqual(['FCALL readAccount', 'EVALSHA readAccount']);
+      } finally {
+        await client.command(['CONFIG', 'SET', 'maxmemory', '0']);
+      }
+      expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, balance: 4999 });
+    });
+
+    it('any other server error is not sent again: one command, a StoreUnavailableError', async () => {
+      const id = accountId();
+      await tg.accounts.create(id, { plan: 'free' });
+      const accountKey = new SubjectKeys(`functions-${kind}`, id).account;
+      await client.command(['DEL', accountKey]);
+      await client.command(['SET', accountKey, 'not a hash']);
+      recorder.clear();
+      await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
+      await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
+      expect(verbsOf(recorder)).toEqual(['FCALL admit', 'FCALL admit']);
+    });
+  });
+});
+
+describe('a server that refuses functions: EVALSHA for good, and every call works', () => {
+  let server: RedisServer;
+  let renamed: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    // A user who may call functions but not load them, and one who may do neither.
+    await rawCommand(server.port, ['ACL', 'SETUSER', 'noload', 'on', '>pw', '~*', '&*', '+@all', '-function']);
+    await rawCommand(server.port, ['ACL', 'SETUSER', 'nofcall', 'on', '>pw', '~*', '&*', '+@all', '-function', '-fcall']);
+    // A server whose FUNCTION and FCALL were renamed away: as one without functions (Redis 6).
+    renamed = await startRedisServer({ args: ['--rename-command', 'FUNCTION', 'FUNCTION_X', '--rename-command', 'FCALL', 'FCALL_X'] });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await renamed?.stop();
+  });
+
+  const cases = [
+    { label: 'an ACL user without FUNCTION LOAD', url: () => server.url.replace('redis://', 'redis://noload:pw@'), first: ['FCALL createAccount NOSCRIPT', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 1 },
+    { label: 'an ACL user without FCALL', url: () => server.url.replace('redis://', 'redis://nofcall:pw@'), first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 0 },
+    { label: 'a server without FUNCTION and FCALL', url: () => renamed.url, first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 0 },
+  ];
+
+  describe.each(CLIENT_KINDS)('through %s', (kind) => {
+    it.each(cases)('$label', async ({ url, first, loads }) => {
+      const client = await connectTestClient(kind, { url: url() });
+      try {
+        await client.command(['SCRIPT', 'FLUSH']);
+        const recorder = recording(client.adapter);
+        const tg = createTollgate({ redis: recorder.client, prefix: `refused-${kind}`, clock: new ManualClock().fn });
+        const id = accountId();
+        await tg.accounts.create(id, { plan: 'pro' });
+        expect(verbsOf(recorder)).toEqual(first);
+        expect(recorder.loads).toHaveLength(loads);
+        recorder.clear();
+        expect(await tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: true });
+        expect(await tg.credits.charge(id, { required: 2 })).toMatchObject({ ok: true, charged: 2, balance: 4998 });
+        const hold = await tg.holds.open(id, { items: 2, perItem: { required: 1 } });
+        expect(hold).toMatchObject({ ok: true });
+        expect((await tg.usage(id)).credits).toMatchObject({ balance: 4996, held: 2 });
+        expect(recorder.sent.every((c) => c.words[0] === 'EVALSHA' || c.words[0] === 'EVAL')).toBe(true);
+        expect(recorder.loads).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
+
+describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after NOSCRIPT', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(() => server.stop());
+
+  describe.each(CLIENT_KINDS)('through %s', (kind) => {
+    let client: TestClient;
+    let recorder: Recorder;
+    let tg: Tollgate;
+    beforeAll(async () => {
+      client = await connectTestClient(kind, { url: server.url });
+      recorder = recording(client.adapter);
+      tg = createTollgate({ redis: recorder.client, prefix: `scripts-${kind}`, clock: new ManualClock().fn, scripts: 'eval' });
+    });
+    afterAll(() => client.close());
 
     it('sends EVAL once after NOSCRIPT, then EVALSHA again: the script is cached by that EVAL', async () => {
       const id = accountId();
       await client.command(['SCRIPT', 'FLUSH']);
       recorder.clear();
       await tg.accounts.create(id, { plan: 'pro' });
-      expect(verbs()).toEqual(['EVALSHA createAccount NOSCRIPT', 'EVAL createAccount']);
+      expect(verbsOf(recorder)).toEqual(['EVALSHA createAccount NOSCRIPT', 'EVAL createAccount']);
       await client.command(['SCRIPT', 'FLUSH']);
       expect(await client.command(['SCRIPT', 'EXISTS', SCRIPTS.charge!.sha1])).toEqual([0]);
       recorder.clear();
       expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, charged: 1, balance: 4999 });
       expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, charged: 1, balance: 4998 });
-      expect(verbs()).toEqual(['EVALSHA charge NOSCRIPT', 'EVAL charge', 'EVALSHA charge']);
+      expect(verbsOf(recorder)).toEqual(['EVALSHA charge NOSCRIPT', 'EVAL charge', 'EVALSHA charge']);
       expect(await client.command(['SCRIPT', 'EXISTS', SCRIPTS.charge!.sha1])).toEqual([1]);
+    });
+
+    it('sends no FCALL and loads nothing, whatever the calls (counted by command)', async () => {
+      const id = accountId();
+      recorder.clear();
+      await tg.accounts.create(id, { plan: 'pro' });
+      await tg.limits.admit(id, { credits: 1 });
+      const { key } = await tg.keys.issue(id);
+      await tg.keys.verify(key, { credits: 1 });
+      await tg.credits.charge(id, { required: 1 });
+      const hold = await tg.holds.open(id, { items: 1, perItem: { required: 1 } });
+      if (hold.ok) await tg.holds.settle(id, hold.hold.id, { itemId: 'a' });
+      const counts = new Map<string, number>();
+      for (const c of recorder.sent) counts.set(c.words[0]!, (counts.get(c.words[0]!) ?? 0) + 1);
+      // EVAL only after a NOSCRIPT: the first call of each script on this server.
+      expect([...counts.keys()].sort()).toEqual(['EVAL', 'EVALSHA']);
+      expect(counts.get('EVALSHA')).toBeGreaterThanOrEqual(8);
+      expect(counts.get('EVAL')).toBe(recorder.sent.filter((c) => c.noscript).length);
+      expect(recorder.loads).toEqual([]);
+      expect(await client.command(['FUNCTION', 'LIST'])).toEqual([]);
     });
 
     it('a reply of the EVAL is read like any other (a not-found code still throws its error)', async () => {
@@ -325,7 +541,11 @@ describe('the NOSCRIPT fallback', () => {
       recorder.clear();
       await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
       await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
-      expect(verbs()).toEqual(['EVALSHA admit', 'EVALSHA admit']);
+      expect(verbsOf(recorder)).toEqual(['EVALSHA admit', 'EVALSHA admit']);
     });
+  });
+
+  it('is refused when neither "functions" nor "eval"', () => {
+    expect(() => createTollgate({ redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(/scripts must be "functions" or "eval"/);
   });
 });

@@ -118,7 +118,7 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
     const sweeper = await server(kind, (inner) => ({
       ...inner,
       async send(words) {
-        if (words[1] === sweepMark.sha1 && words[5] !== '' && !late) {
+        if ((words[1] === sweepMark.fn || words[1] === sweepMark.sha1) && words[5] !== '' && !late) {
           const outcome = await tg.holds.open(id, { items: 3, perItem: { required: 1 } });
           if (!outcome.ok) throw new Error(outcome.reason);
           late = outcome.hold;

@@ -4,7 +4,8 @@
  *   hold open N=1, N=5,000   tg.holds.open as a host calls it (openHold.lua, with the sweep
  *                            index mark beside it: two scripts per open);
  *   hold settle              one delivered item of an open 5,000-item hold;
- *   openHold.lua raw         the very command the library sends, with a fresh hold id, alone;
+ *   openHold.lua raw         the command the library sends with `scripts: "eval"` (EVALSHA),
+ *                            with a fresh hold id, alone;
  *   reserveJob.lua (0.1)     what 0.1 ran for the same request, by raw EVALSHA against an
  *                            account in 0.1's shape (bench/fixtures/reserveJob01.ts).
  * Every cell starts from an emptied Redis with fresh accounts, so open holds of earlier cells
@@ -52,6 +53,7 @@ export async function holdScenarios(client: BenchClient, admin: BenchClient): Pr
       }),
       plans: BENCH_PLANS,
       leaseMs: BENCH_LEASE_MS,
+      scripts: "eval",
     });
     await parallel(ACCOUNTS, 1, async (i) => {
       const outcome = await capture.holds.open(accountOf(i), { items: 1, perItem: { required: 1 } });

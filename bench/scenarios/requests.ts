@@ -5,8 +5,9 @@
  *              admit (with and without the pre-check), a policy admit of a subject with no
  *              account, and charge (journal and per-day history on, the defaults; then
  *              history off, so the difference is what the history costs per charge);
- *   admit.lua  by raw EVALSHA, the very command the library sends, to split the library's own
- *              client cost from the script's;
+ *   admit.lua  by raw EVALSHA, the command the library sends with `scripts: "eval"`, to split
+ *              the library's own client cost from the script's (the library's own cells run
+ *              its scripts as functions, by FCALL, its default);
  *   peer       rate-limiter-flexible RateLimiterRedis.consume on the same client.
  * Every operation checks its outcome, so a misconfigured run fails instead of measuring denials.
  */
@@ -55,13 +56,14 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   const floorSha = String(await client.command(["SCRIPT", "LOAD", FLOOR_SCRIPT]));
   const floorWords = Array.from({ length: ACCOUNTS }, (_, i) => ["EVALSHA", floorSha, "1", `floor:{${accountOf(i)}}`, "60000"]);
 
-  // The admit command exactly as the library builds it, one per account, captured once.
+  // The admit command exactly as the library builds it for EVALSHA, one per account, captured once.
   const admitWords: string[][] = [];
   const capture = createTollgate({
     redis: recording(client.tollgate, (words) => {
       if (words[1] === admitScript.sha1) admitWords.push(words);
     }),
     ...options,
+    scripts: "eval",
   });
   await parallel(ACCOUNTS, 1, (i) => capture.limits.admit(accountOf(i)));
   if (admitWords.length !== ACCOUNTS) throw new Error(`captured ${admitWords.length} admit commands, expected ${ACCOUNTS}`);

@@ -1,13 +1,18 @@
 /**
  * All tollgate needs from a Redis client: send one command, given as its words, and get the
- * reply. Scripts go as ["EVALSHA", sha1, numkeys, key1, ..., arg1, ...]; on a cluster the
- * adapter routes a command by its first key (words[3] of a script). Adapters for node-redis
- * and ioredis live beside this file; nothing else in the library knows which client was
- * passed (STYLE: one tiny interface).
+ * reply. Scripts go as ["FCALL", function, numkeys, key1, ..., arg1, ...] or ["EVALSHA",
+ * sha1, ...]; on a cluster the adapter routes a command by its first key (words[3] of a
+ * script). Adapters for node-redis and ioredis live beside this file; nothing else in the
+ * library knows which client was passed (STYLE: one tiny interface).
  */
 export interface RedisScriptClient {
   /** Sends the command; rejects with the server's error (e.g. one starting "NOSCRIPT"). */
   send(words: string[]): Promise<unknown>;
+  /**
+   * Loads the function library (FUNCTION LOAD REPLACE) where routingKey lives: on a cluster,
+   * its master at least. Without it, scripts run by EVALSHA.
+   */
+  load?(library: string, routingKey: string): Promise<unknown>;
   /**
    * Opens a connection of tollgate's own, for durable credit movements (createTollgate's
    * `durability`): a movement's script and its WAIT go together on it, so WAIT confirms that
@@ -32,6 +37,22 @@ export interface DedicatedConnection {
 
 export function isNoScriptError(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NOSCRIPT");
+}
+
+/**
+ * What a failed FCALL or FUNCTION LOAD means for sending the call again. "missing": the server
+ * has no library (fresh, flushed, failed over). "refused": it refuses functions for good (no
+ * FUNCTION or FCALL: before Redis 7, renamed, an ACL user without them; or it will not take
+ * the library). "before": refused before the function ran, by a check EVALSHA meets only at a
+ * script's first write (maxmemory, a read-only or stale replica, a failed save) or by an ACL
+ * check; errors raised inside a function name it after " script: ". Otherwise undefined.
+ */
+export function functionFailure(error: unknown): "missing" | "refused" | "before" | undefined {
+  const message = error instanceof Error ? error.message : "";
+  if (message.startsWith("ERR Function not found")) return "missing";
+  if (/^(NOPERM this user has no permissions to run the '(fcall|function)|ERR (unknown (sub)?command|Error (registering|compiling)))/i.test(message)) return "refused";
+  if (/^(NOPERM|OOM|READONLY|MISCONF|MASTERDOWN) /.test(message) && !message.includes(" script: ")) return "before";
+  return undefined;
 }
 
 /** True for an object that is a RedisScriptClient (what fromNodeRedis / fromIoredis return). */

@@ -32,16 +32,19 @@ function isCluster(client: IoredisLike): client is IoredisCluster {
 }
 
 /**
- * Adapts an ioredis client or cluster (ioredis >= 5); the cluster routes each call by its keys.
+ * Adapts an ioredis client or cluster (ioredis >= 5); the cluster routes each call by its keys,
+ * and loads the function library on every master (a keyless command would go to any one).
  * Durable movements get connections of their own, copies of the client (duplicate), one per
  * master on a cluster.
  */
 export function fromIoredis(client: IoredisLike): RedisScriptClient {
   const cluster = isCluster(client);
   const canOpen = cluster ? typeof client.nodes === "function" : typeof (client as Partial<IoredisServer>).duplicate === "function";
+  const load = (node: IoredisLike, library: string) => node.call("FUNCTION", "LOAD", "REPLACE", library);
   return {
     [ADAPTED]: true,
     send: (words: string[]) => client.call(words[0]!, ...words.slice(1)),
+    load: cluster ? (library: string) => Promise.all((client as IoredisCluster).nodes("master").map((node) => load(node, library))) : (library: string) => load(client, library),
     ...(canOpen && {
       dedicated: async (): Promise<DedicatedConnection> => (cluster ? clusterDedicated(client as IoredisCluster) : standaloneConnection(await openCopy(client as IoredisServer))),
     }),

@@ -60,7 +60,8 @@ const OWN_CONNECTION = Object.freeze({ clientSideCache: undefined });
 
 /**
  * Adapts a node-redis client or cluster (redis 4 to 6) for createTollgate. Commands go
- * through sendCommand as they are; a cluster routes each by its first key. Durable movements
+ * through sendCommand as they are; a cluster routes each by its first key, and the function
+ * library by the key of the call that found it missing. Durable movements
  * get connections of their own, copies of the client (duplicate), one per master on a cluster.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
@@ -69,6 +70,7 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
     return {
       [ADAPTED]: true,
       send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
+      load: (library, routingKey) => client.sendCommand(routingKey, false, ["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
       ...(withNodes && { dedicated: async () => clusterDedicated(client as ClusterWithNodes) }),
     } as RedisScriptClient;
   }
@@ -76,6 +78,7 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
   return {
     [ADAPTED]: true,
     send: (words) => client.sendCommand(words, NO_TIMEOUT),
+    load: (library) => client.sendCommand(["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
     ...(duplicable && { dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)) }),
   } as RedisScriptClient;
 }

@@ -247,8 +247,28 @@ export function exportedConstants(source: string, file = "lib"): Record<string, 
   return out;
 }
 
+export interface CompileOptions {
+  /**
+   * Move each helper that only a `--@rare` function uses into it (default true). A script run
+   * by EVALSHA makes its top-level helpers' closures on every call; a function library makes
+   * them once, at FUNCTION LOAD, so it keeps them at the top.
+   */
+  sinkRare?: boolean;
+}
+
+/** Compiled code as lines, each with the line of the resolved source where it starts. */
+export interface CompiledLines {
+  lines: string[];
+  from: number[];
+}
+
 /** Compiles a resolved script (includes already inlined) into its shipped text. */
-export function compileLua(source: string, file = "script"): string {
+export function compileLua(source: string, file = "script", options?: CompileOptions): string {
+  return `${compileLuaLines(source, file, options).lines.join("\n")}\n`;
+}
+
+/** compileLua's lines, each with where it came from (so the build can tell helpers from a body). */
+export function compileLuaLines(source: string, file = "script", options: CompileOptions = {}): CompiledLines {
   let tokens = tokenize(source, file);
 
   // 1. Constant tables: drop the declarations, then replace every use.
@@ -298,24 +318,30 @@ export function compileLua(source: string, file = "script"): string {
   // 3. Rare paths: a helper that only a `--@rare` function uses moves inside it, so its
   // closure is made only when that path is taken (Lua makes a top-level function's closure on
   // every run of the script).
-  tokens = sinkIntoRare(tokens, file);
+  if (options.sinkRare !== false) tokens = sinkIntoRare(tokens, file);
 
   // 4. Lines of code only: no comments, no blank lines, no indentation.
   const lines: string[] = [];
+  const from: number[] = [];
   let current = "";
+  let line = 0;
   const flush = () => {
     const text = current.trim();
-    if (text) lines.push(text);
+    if (text) {
+      lines.push(text);
+      from.push(line);
+    }
     current = "";
   };
   for (const t of tokens) {
     if (t.kind === "comment") continue;
     if (t.kind === "newline") flush();
     else if (t.kind === "space") current += current && !current.endsWith(" ") ? " " : "";
-    else if (t.kind === "string" && t.text.includes("\n")) {
+    else {
+      if (!current) line = t.line;
       current += t.text;
-    } else current += t.text;
+    }
   }
   flush();
-  return `${lines.join("\n")}\n`;
+  return { lines, from };
 }

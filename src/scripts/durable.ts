@@ -9,9 +9,10 @@
  * UnconfirmedError with the operation id it used, for the caller's retry, which applies once.
  */
 import { UnconfirmedError } from "../errors.ts";
-import { isNoScriptError, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
+import { functionFailure, isNoScriptError, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
+import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
-import type { Script } from "./script.ts";
+import { evalshaWords, evalWords, type Script } from "./script.ts";
 
 export interface DurabilitySettings {
   /** Replicas that must confirm each movement (WAIT numreplicas). */
@@ -51,12 +52,12 @@ export class DurableMovements {
   /**
    * Runs a movement's command and answers its reply once the replicas confirmed it. Replies
    * that move nothing (insufficient, not found, refusals) are answered as they come: there is
-   * nothing to confirm.
+   * nothing to confirm. An FCALL that fails before it runs is sent again as the runner's are.
    */
-  move(script: Script<unknown>, words: string[], operationId: string): Promise<unknown[]> {
+  move(script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const slot = this.leastBusy();
     slot.busy++;
-    const attempt = this.attempt(slot, script, words, operationId);
+    const attempt = this.attempt(slot, script, words, operationId, runner);
     attempt.then(
       () => slot.busy--,
       () => slot.busy--,
@@ -87,15 +88,27 @@ export class DurableMovements {
     await Promise.all(open.map((c) => c.then((connection) => connection.close(), () => undefined)));
   }
 
-  private async attempt(slot: Slot, script: Script<unknown>, words: string[], operationId: string): Promise<unknown[]> {
+  private async attempt(slot: Slot, script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const connection = await this.connection(slot);
     const routingKey = words[3]!;
     let [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
+    let failure = words[0] === "FCALL" ? functionFailure(reply) : undefined;
+    if (failure === "missing") {
+      // Loaded on the server this connection sends the key's commands to, then the call again.
+      const [loaded] = await connection.pipeline(routingKey, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
+      if (loaded instanceof Error) failure = functionFailure(loaded) ?? "missing";
+      else {
+        [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
+        failure = functionFailure(reply);
+      }
+    }
+    if (failure) {
+      if (failure === "refused") runner.refuseFunctions();
+      words = evalshaWords(script, words);
+      [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
+    }
     if (isNoScriptError(reply)) {
-      const withSource = words.slice();
-      withSource[0] = "EVAL";
-      withSource[1] = script.source;
-      [reply, confirmed] = await connection.pipeline(routingKey, [withSource, this.wait]);
+      [reply, confirmed] = await connection.pipeline(routingKey, [evalWords(script, words), this.wait]);
     }
     if (reply instanceof Error) throw reply;
     if (!Array.isArray(reply)) throw new Error(`${script.name} answered ${String(reply)}`);

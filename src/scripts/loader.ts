@@ -17,8 +17,22 @@ export class LuaIncludeError extends Error {
 export type ReadLua = (path: string) => string | undefined;
 
 export function resolveIncludes(entry: string, read: ReadLua): string {
+  return resolveIncludeChunks(entry, read).map((chunk) => chunk.text).join("\n");
+}
+
+/** One file of a resolved script: its path and its text without the include lines. */
+export interface LuaChunk {
+  path: string;
+  text: string;
+}
+
+/**
+ * The files of a resolved script in order, each once: the helpers it includes, helpers
+ * before the code that uses them, then the entry itself, last. resolveIncludes joins them.
+ */
+export function resolveIncludeChunks(entry: string, read: ReadLua): LuaChunk[] {
   const included = new Set<string>();
-  const chunks: string[] = [];
+  const chunks: LuaChunk[] = [];
 
   // open: files being read, outermost first; via: the include line that opened each of them.
   const visit = (path: string, open: string[], via: string[]): void => {
@@ -44,11 +58,11 @@ export function resolveIncludes(entry: string, read: ReadLua): string {
       visit(target, [...open, path], [...via, at]);
       included.add(target);
     });
-    chunks.push(`-- ${path}\n${body.join("\n").trim()}\n`);
+    chunks.push({ path, text: `-- ${path}\n${body.join("\n").trim()}\n` });
   };
 
   visit(entry, [], []);
-  return chunks.join("\n");
+  return chunks;
 }
 
 export interface LuaParam {

@@ -5,8 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Tollgate } from '../../src/index.ts';
 import { SubjectKeys, sweepIndexKey } from '../../src/redisKeys.ts';
+import { LIBRARY } from '../../src/scripts/bundle.generated.ts';
+import { startRedisCluster, type RedisClusterHandle } from '../helpers/cluster.ts';
 import { SCRIPTS, recording, type SentCommand } from '../helpers/recording.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
+import { rawCommand } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
 
 const DAY = 86_400_000;
@@ -174,5 +177,70 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${base}r:web:60:29474679`, `${keys.policyCounters('anonymous')}api:10:1`]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
+  });
+});
+
+// The function library on a cluster: loaded where it is missing, by the key of the call that
+// found it so (a fresh master, or one promoted without it). A cluster of this file's own, so
+// that flushing it changes nothing for the other files.
+describe('the function library on a cluster', () => {
+  let cluster: RedisClusterHandle;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+  });
+  afterAll(() => cluster?.stop());
+
+  /** Whether each master (in port order) has the library. */
+  const loaded = async () => Promise.all(cluster.nodes.map(async ({ port }) => ((await rawCommand(port, ['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])) as unknown[]).length === 1));
+  const masterOf = async (key: string) => {
+    const slot = Number(await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'KEYSLOT', key]));
+    const slots = (await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
+    return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+  };
+
+  describe.each(CLIENT_KINDS)('through %s', (kind) => {
+    let client: TestClient;
+    beforeAll(async () => {
+      client = await connectTestClient(kind, { cluster: cluster.nodes });
+    });
+    afterAll(() => client?.close());
+
+    it('a fresh cluster gets the library from the first calls, and every master ends up with it; then FCALL alone', async () => {
+      await Promise.all(cluster.nodes.map(({ port }) => rawCommand(port, ['FUNCTION', 'FLUSH'])));
+      const recorder = recording(client.adapter);
+      const prefix = uniquePrefix('library');
+      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const ids = Array.from({ length: 12 }, () => accountId('lib'));
+      const masters = new Set(await Promise.all(ids.map((id) => masterOf(new SubjectKeys(prefix, id).account))));
+      expect(masters.size).toBe(cluster.nodes.length);
+      for (const id of ids) await tg.accounts.create(id, { plan: 'pro' });
+      expect(await loaded()).toEqual(cluster.nodes.map(() => true));
+      // node-redis 6 sends FUNCTION LOAD to every master, ioredis loads every master: one load.
+      expect(recorder.loads).toHaveLength(1);
+      recorder.clear();
+      for (const id of ids) expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, balance: 4999 });
+      expect(recorder.sent.map((c) => `${c.words[0]} ${c.script}`)).toEqual(ids.map(() => 'FCALL charge'));
+      expect(recorder.loads).toEqual([]);
+    });
+
+    it('a master that lost the library (as one promoted without it) gets it again from the first call whose key it owns; the others answer at once', async () => {
+      const prefix = uniquePrefix('lost');
+      const recorder = recording(client.adapter);
+      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const ids = Array.from({ length: 12 }, () => accountId('lost'));
+      for (const id of ids) await tg.accounts.create(id, { plan: 'pro' });
+      const lost = cluster.nodes[1]!.port;
+      await rawCommand(lost, ['FUNCTION', 'FLUSH']);
+      recorder.clear();
+      for (const id of ids) expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true });
+      const onLost = await Promise.all(ids.map(async (id) => (await masterOf(new SubjectKeys(prefix, id).account)) === lost));
+      const first = onLost.indexOf(true);
+      expect(first).toBeGreaterThanOrEqual(0);
+      // One call met "Function not found" (its key's master loaded the library), and was sent again.
+      expect(recorder.loads).toEqual([new SubjectKeys(prefix, ids[first]!).account]);
+      expect(recorder.sent.filter((c) => c.noscript).map((c) => c.keys[0])).toEqual([new SubjectKeys(prefix, ids[first]!).account]);
+      expect(recorder.calls.map((c) => c.words[0])).toEqual(ids.map(() => 'FCALL'));
+      expect(await loaded()).toEqual(cluster.nodes.map(() => true));
+    });
   });
 });

@@ -218,10 +218,10 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       await tg.credits.charge(id, { required: 1 });
       // The made-up id is in the command: cut the reply to the next charge script sent.
       const before = proxy.sent.length;
-      const lost = proxy.dropReplyTo(charge.sha1);
+      const lost = proxy.dropReplyTo(charge.fn);
       const outcome = await tg.credits.charge(id, { required: 3 });
       await lost;
-      expect(proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.sha1)), 'the command and its resend').toHaveLength(2);
+      expect(proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.fn)), 'the command and its resend').toHaveLength(2);
       expect(outcome).toEqual({ ok: true, charged: 3, balance: 4996, replayed: false });
       expect((await tg.usage(id)).credits).toMatchObject({ balance: 4996, spent: 4 });
     }));

@@ -1,6 +1,8 @@
-// Script cache loss (issue "Scale-out and faults"): SCRIPT FLUSH in the middle of a load run
-// is invisible to callers. Every call still answers (EVALSHA meets NOSCRIPT, the runner sends
-// the source once), and the balances are exactly what the callers were told.
+// Script cache and function library loss (issue "Scale-out and faults"): SCRIPT FLUSH or
+// FUNCTION FLUSH in the middle of a load run is invisible to callers. Every call still answers
+// (an FCALL meets "Function not found", the runner loads the library and sends it again; an
+// EVALSHA meets NOSCRIPT, the runner sends the source once), and the balances are exactly what
+// the callers were told.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Hold, type RedisScriptClient, type Tollgate } from '../../src/index.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
@@ -10,30 +12,40 @@ import { connectClient, expectSound, readJournal, type JournalEntry } from './su
 
 const FLUSHES = 6;
 
-/** Counts the calls that had to send the script source (after a NOSCRIPT). */
-function counting(inner: RedisScriptClient, counter: { evals: number }): RedisScriptClient {
+/** Counts the calls that had to send the script again: EVAL after NOSCRIPT, or a library load. */
+function counting(inner: RedisScriptClient, counter: { resent: number }): RedisScriptClient {
   return {
     ...inner,
     send(words) {
-      if (words[0] === 'EVAL') counter.evals++;
+      if (words[0] === 'EVAL') counter.resent++;
       return inner.send(words);
+    },
+    load(library, routingKey) {
+      counter.resent++;
+      return inner.load!(library, routingKey);
     },
   };
 }
 
-describe('SCRIPT FLUSH under load', () => {
+const CASES = [
+  { label: 'SCRIPT FLUSH, scripts by EVALSHA', flushes: ['SCRIPT'], scripts: 'eval' },
+  { label: 'FUNCTION FLUSH, scripts as functions', flushes: ['FUNCTION'], scripts: 'functions' },
+  { label: 'FUNCTION FLUSH and SCRIPT FLUSH in turn, scripts as functions', flushes: ['FUNCTION', 'SCRIPT'], scripts: 'functions' },
+] as const;
+
+describe.each(CASES)('$label under load', ({ flushes, scripts }) => {
   let server: RedisServer;
   let clients: TestClient[];
   let gates: Tollgate[];
   const clock = new ManualClock();
   const prefix = 'flush';
-  const counter = { evals: 0 };
+  const counter = { resent: 0 };
 
   beforeAll(async () => {
     // A server of its own: other test files must not see their script cache flushed.
     server = await startRedisServer();
     clients = await Promise.all(CLIENT_KINDS.map((kind) => connectClient(kind, server.url)));
-    gates = clients.map((client) => createTollgate({ redis: counting(client.adapter, counter), prefix, clock: clock.fn }));
+    gates = clients.map((client) => createTollgate({ redis: counting(client.adapter, counter), prefix, clock: clock.fn, scripts }));
   });
   afterAll(async () => {
     await Promise.all((clients ?? []).map((client) => client.close()));
@@ -47,10 +59,12 @@ describe('SCRIPT FLUSH under load', () => {
     load.start();
     for (let flush = 0; flush < FLUSHES; flush++) {
       await load.progress(150);
-      const evalsBefore = counter.evals;
-      expect(await clients[flush % clients.length]!.command(['SCRIPT', 'FLUSH', flush % 2 === 0 ? 'SYNC' : 'ASYNC'])).toBe('OK');
+      const resentBefore = counter.resent;
+      const what = flushes[flush % flushes.length]!;
+      expect(await clients[flush % clients.length]!.command([what, 'FLUSH', flush % 4 < 2 ? 'SYNC' : 'ASYNC'])).toBe('OK');
       await load.progress(50);
-      expect(counter.evals, `flush ${flush} made callers send the scripts again`).toBeGreaterThan(evalsBefore);
+      // A SCRIPT FLUSH costs FCALLs nothing: only the flush of what the calls use is seen.
+      if (what === 'FUNCTION' || scripts === 'eval') expect(counter.resent, `flush ${flush} made callers send the scripts again`).toBeGreaterThan(resentBefore);
     }
     await load.progress(150);
     await load.stop();
@@ -77,6 +91,6 @@ describe('SCRIPT FLUSH under load', () => {
     // and each hold spent what its worker was told.
     expect(charged).toBe([...load.ledger.acknowledged.values()].reduce((sum, n) => sum + n, 0));
     for (const tally of load.holds.values()) expect(holds.get(`${tally.accountId}/${tally.holdId}`)!.spent, tally.holdId).toBe(tally.ackedSpend);
-    if (process.env.TOLLGATE_FAULT_STATS) console.log({ flushes: FLUSHES, evals: counter.evals, ...load.figures, ...audit });
+    if (process.env.TOLLGATE_FAULT_STATS) console.log({ flushes: FLUSHES, resent: counter.resent, ...load.figures, ...audit });
   }, 60_000);
 });

@@ -1,8 +1,9 @@
 // A RedisScriptClient that passes every command through to a real adapter and notes it, so a
 // test can say how many commands a call sent (one round trip, none at all) and which scripts
 // ran with which keys.
-import { ADAPTED, type RedisScriptClient } from '../../src/redis/client.ts';
+import { ADAPTED, functionFailure, isNoScriptError, type RedisScriptClient } from '../../src/redis/client.ts';
 import * as bundle from '../../src/scripts/bundle.generated.ts';
+import { LIBRARY } from '../../src/scripts/bundle.generated.ts';
 import type { Script } from '../../src/scripts/script.ts';
 import { createTollgate, type Tollgate, type TollgateOptions } from '../../src/index.ts';
 import { uniquePrefix } from './redis.ts';
@@ -16,16 +17,20 @@ export type ScriptName = keyof typeof bundle;
 
 const bySha = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.sha1, name]));
 const bySource = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.source, name]));
+const byFunction = new Map(Object.entries(SCRIPTS).map(([name, s]) => [s.fn, name]));
+const SCRIPT_VERBS = new Set(['FCALL', 'EVALSHA', 'EVAL']);
 
 export interface SentCommand {
   words: string[];
-  /** EVALSHA or EVAL: the script's name (undefined for anything else). */
+  /** FCALL, EVALSHA or EVAL: the script's name (undefined for anything else). */
   script: string | undefined;
   /** The script's keys (words[3 .. 3 + numkeys)). */
   keys: string[];
   /**
-   * The server answered NOSCRIPT (it had no cached copy, e.g. another test file flushed the
-   * script cache) and the runner sent the script again with EVAL: not a round trip of the call.
+   * The server did not have the script: it answered NOSCRIPT to an EVALSHA (no cached copy,
+   * e.g. another test file flushed the script cache) and the runner sent it again with EVAL,
+   * or "Function not found" to an FCALL and the runner loaded the library and sent it again.
+   * Not a round trip of the call.
    */
   noscript: boolean;
 }
@@ -34,37 +39,54 @@ export interface Recorder {
   client: RedisScriptClient;
   /** Every command sent, in order. */
   sent: SentCommand[];
-  /** The commands that ran: sent ones less those refused with NOSCRIPT and resent as EVAL. */
+  /** The commands that ran: sent ones less those the server did not have the script for. */
   readonly calls: SentCommand[];
+  /** The routing key of each FUNCTION LOAD of the library, in order. */
+  loads: string[];
   /** Forget what was sent so far. */
   clear(): void;
+}
+
+/** The script a command runs, by FCALL, EVALSHA or EVAL, or undefined for any other command. */
+export function scriptOf(words: readonly string[]): string | undefined {
+  const verb = words[0]!.toUpperCase();
+  return verb === 'FCALL' ? byFunction.get(words[1]!) : verb === 'EVALSHA' ? bySha.get(words[1]!) : verb === 'EVAL' ? bySource.get(words[1]!) : undefined;
 }
 
 /** Wraps an adapted client; `inner` may be undefined for a client that must never be used. */
 export function recording(inner: RedisScriptClient | undefined): Recorder {
   const sent: SentCommand[] = [];
+  const loads: string[] = [];
   const client = {
     [ADAPTED]: true,
     send(words: string[]) {
-      const verb = words[0]!.toUpperCase();
-      const script = verb === 'EVALSHA' ? bySha.get(words[1]!) : verb === 'EVAL' ? bySource.get(words[1]!) : undefined;
-      const numkeys = verb === 'EVALSHA' || verb === 'EVAL' ? Number(words[2]) : 0;
-      const command: SentCommand = { words: [...words], script, keys: words.slice(3, 3 + numkeys), noscript: false };
+      const numkeys = SCRIPT_VERBS.has(words[0]!.toUpperCase()) ? Number(words[2]) : 0;
+      const command: SentCommand = { words: [...words], script: scriptOf(words), keys: words.slice(3, 3 + numkeys), noscript: false };
       sent.push(command);
       if (!inner) return Promise.reject(new Error('this client must not be used'));
       return inner.send(words).catch((error: unknown) => {
-        if (error instanceof Error && error.message.startsWith('NOSCRIPT')) command.noscript = true;
+        if (isNoScriptError(error) || functionFailure(error) === 'missing') command.noscript = true;
         throw error;
       });
     },
+    ...(inner?.load && {
+      load(library: string, routingKey: string) {
+        loads.push(routingKey);
+        return inner.load!(library, routingKey);
+      },
+    }),
   } as RedisScriptClient;
   return {
     client,
     sent,
+    loads,
     get calls() {
       return sent.filter((c) => !c.noscript);
     },
-    clear: () => void (sent.length = 0),
+    clear: () => {
+      sent.length = 0;
+      loads.length = 0;
+    },
   };
 }
 
@@ -84,7 +106,8 @@ export interface RecordingGate {
 /** A tollgate with an injected clock whose every Redis command is recorded. */
 export async function openRecordingTollgate(kind: ClientKind, name: string, options: Partial<TollgateOptions> = {}): Promise<RecordingGate> {
   const client = await connectTestClient(kind);
-  // Cached up front (on every master of a cluster), so counts are of calls, not of first loads.
+  // Loaded up front (on every master of a cluster), so counts are of calls, not of first loads.
+  await client.command(['FUNCTION', 'LOAD', 'REPLACE', LIBRARY.source]);
   for (const script of Object.values(SCRIPTS)) await client.command(['SCRIPT', 'LOAD', script.source]);
   const recorder = recording(client.adapter);
   const clock = new ManualClock();

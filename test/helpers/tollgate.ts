@@ -67,7 +67,7 @@ export interface TestClient {
 }
 
 // Commands with no key: sent to every master of a cluster.
-const KEYLESS = new Set(['KEYS', 'SCAN', 'SCRIPT', 'DBSIZE', 'FLUSHALL', 'FLUSHDB', 'PING', 'INFO', 'CONFIG', 'CLUSTER', 'TIME', 'DEBUG']);
+const KEYLESS = new Set(['KEYS', 'SCAN', 'SCRIPT', 'FUNCTION', 'DBSIZE', 'FLUSHALL', 'FLUSHDB', 'PING', 'INFO', 'CONFIG', 'CLUSTER', 'TIME', 'DEBUG']);
 
 function mergeReplies(args: string[], replies: unknown[]): unknown {
   const name = args[0]!.toUpperCase();
