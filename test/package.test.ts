@@ -52,6 +52,26 @@ describe('package manifest', () => {
     }
     expect(manifest.dependencies ?? {}).toEqual({});
   });
+
+  it('locks every optional dependency of every locked package, so plain `npm ci` works on any platform (Linux x64 and arm64, macOS)', () => {
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { optionalDependencies?: Record<string, string> }> };
+    // npm resolves a dependency in the nearest node_modules up the tree, as the lock records it.
+    const resolves = (from: string, name: string): boolean => {
+      for (let base = from; ; base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : '') {
+        if (lock.packages[`${base ? `${base}/` : ''}node_modules/${name}`]) return true;
+        if (base === '') return false;
+      }
+    };
+    const missing = Object.entries(lock.packages).flatMap(([path, entry]) =>
+      Object.keys(entry.optionalDependencies ?? {})
+        .filter((name) => !resolves(path, name))
+        .map((name) => `${path || '(root)'} -> ${name}`),
+    );
+    expect(missing).toEqual([]);
+    for (const native of ['@rollup/rollup-darwin-arm64', '@rollup/rollup-linux-arm64-gnu', '@rollup/rollup-linux-x64-gnu', '@esbuild/darwin-arm64', '@esbuild/linux-arm64', '@esbuild/linux-x64']) {
+      expect(Object.keys(lock.packages).some((path) => path.endsWith(`node_modules/${native}`)), native).toBe(true);
+    }
+  });
 });
 
 /** A tool of the repository's node_modules, or undefined when it is not installed. */
