@@ -9,7 +9,8 @@
  *   hold open p50, N = 5,000 vs N = 1, <= 1.2x at every c;
  *   Express thread busy µs per request vs express-rate-limit + rate-limit-redis at 16 and 64
  *     connections: keys.verify middleware <= 1x, the example's free endpoint <= 1.2x;
- *   memory: an idle account without keys <= 256 bytes, its first key <= 120 bytes more.
+ *   memory: an idle account without keys <= 256 bytes, its first key <= 120 bytes more;
+ *   telemetry (issue 13): admit's client CPU with the API and no SDK <= 1.1x telemetry: false.
  * Both clients are judged where the issue says "both".
  */
 import { BASELINE, type BaselineValue } from "./baseline.ts";
@@ -101,6 +102,14 @@ export function targets(results: Results): Target[] {
   opsVs("node-redis", "admit", "admit", 1.25);
   opsVs("node-redis", "precheck", "admit + pre-check", 1.15);
   opsVs("ioredis", "admit", "admit", 1.0);
+
+  // Telemetry with @opentelemetry/api installed and no SDK (the default) vs telemetry: false:
+  // client CPU per admit, pooled over the judged concurrencies, within this machine's noise.
+  for (const client of clientsIn(results, "requests")) {
+    const on = mean(rowsOf(results, "requests", "admit", client, judged).map((r) => r.m.cpuUsPerOp));
+    const off = mean(rowsOf(results, "requests", "admitNoTelemetry", client, judged).map((r) => r.m.cpuUsPerOp));
+    push(`telemetry:${client}`, "client CPU µs/op: admit with telemetry (API, no SDK) ≤ 1.1× telemetry: false", div(on, off), `${on?.toFixed(1)} / ${off?.toFixed(1)} µs (${client}, ${cs})`, (v) => v <= 1.1);
+  }
 
   // A hold's opening costs the same whatever its size.
   for (const client of clientsIn(results, "holds")) {

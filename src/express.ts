@@ -40,7 +40,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;
  *
  * // A charged endpoint: the key checked, the request counted and 1 credit looked for, in one round trip.
- * app.get("/transcripts/:id", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
+ * app.get("/reports/:id", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
  *   const { subject } = res.locals.tollgate; // the key's account
  *   await tollgate.credits.charge(subject, { required: 1, operationId: req.params.id });
  *   res.json({ id: req.params.id });

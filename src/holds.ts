@@ -155,14 +155,14 @@ export class Holds {
    *
    * @example
    * ```ts
-   * // A bulk job of 500 videos, 1 credit each, plus 1 more per video with comments:
+   * // A batch of 500 image renders, 1 credit each, plus 1 more per render that is upscaled:
    * const opened = await tollgate.holds.open("acct_42", {
    *   items: 500,
    *   perItem: { required: 1, optional: 1 },
    *   idempotency: { key: idempotencyKey, body: requestBody },
    * });
    * if (!opened.ok) return reply(opened.reason); // e.g. "insufficient": 402
-   * const jobId = opened.hold.id;
+   * const batchId = opened.hold.id;
    * ```
    */
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
@@ -250,9 +250,9 @@ export class Holds {
    *
    * @example
    * ```ts
-   * await tollgate.holds.settle("acct_42", jobId, { itemId: "dQw4w9WgXcQ", optionalSpent: 1 }); // delivered, with comments
-   * await tollgate.holds.settle("acct_42", jobId, { itemId: "unavail0001", failed: "video_unavailable" }); // refunded
-   * await tollgate.holds.finish("acct_42", jobId); // refunds what was not used
+   * await tollgate.holds.settle("acct_42", batchId, { itemId: "img-001", optionalSpent: 1 }); // rendered and upscaled
+   * await tollgate.holds.settle("acct_42", batchId, { itemId: "img-002", failed: "unsafe_prompt" }); // refunded
+   * await tollgate.holds.finish("acct_42", batchId); // refunds what was not used
    * ```
    */
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {

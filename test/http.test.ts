@@ -198,7 +198,7 @@ describe('error replies (SPEC §8)', () => {
     });
     expect(errorReply('plan_not_allowed', 'no', { requestId: 'req_14' }).status).toBe(403);
     // A host's own error type gives its status.
-    expect(errorReply('video_unavailable', 'gone', { requestId: 'req_15', status: 404 })).toMatchObject({ status: 404, body: { error: { type: 'video_unavailable', message: 'gone' }, request_id: 'req_15' } });
+    expect(errorReply('item_unavailable', 'gone', { requestId: 'req_15', status: 404 })).toMatchObject({ status: 404, body: { error: { type: 'item_unavailable', message: 'gone' }, request_id: 'req_15' } });
   });
 
   it('the error body is {error:{type,message,...extra}, request_id} with the same id in X-Request-Id', () => {

@@ -33,6 +33,7 @@ return n`;
 export const SCENARIO = {
   floor: "floor: INCR+PEXPIRE script",
   admit: "tollgate admit",
+  admitNoTelemetry: "tollgate admit, telemetry: false",
   precheck: "tollgate admit + credit pre-check",
   verify: "tollgate keys.verify + admit",
   verifyPrecheck: "tollgate keys.verify + admit + pre-check",
@@ -50,6 +51,8 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   const options = { plans: BENCH_PLANS, policies: BENCH_POLICIES };
   const tg = createTollgate({ redis: client.tollgate, ...options });
   const tgNoHistory = createTollgate({ redis: client.tollgate, ...options, history: false });
+  // The default tollgate has telemetry on: @opentelemetry/api is installed here, no SDK registered.
+  const tgNoTelemetry = createTollgate({ redis: client.tollgate, ...options, telemetry: false });
   await createBenchAccounts(tg);
   const apiKeys = await issueBenchKeys(tg);
 
@@ -89,6 +92,7 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   const ops: Record<RequestKey, Operation> = {
     floor: (i) => client.tollgate.send(floorWords[i % ACCOUNTS]!),
     admit: async (i) => admitted("admit", await tg.limits.admit(accountOf(i))),
+    admitNoTelemetry: async (i) => admitted("admit", await tgNoTelemetry.limits.admit(accountOf(i))),
     precheck: async (i) => admitted("admit + pre-check", await tg.limits.admit(accountOf(i), { credits: 1 }), true),
     verify: (i) => verified(i, 0),
     verifyPrecheck: (i) => verified(i, 1),
