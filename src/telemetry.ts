@@ -66,7 +66,8 @@ export const TELEMETRY_NAMES = {
 } as const;
 
 interface Instruments {
-  tracer: TracerLike | undefined;
+  /** The tracer to use now; undefined while spans would go nowhere (no SDK registered yet). */
+  tracer: () => TracerLike | undefined;
   admits: CounterLike | undefined;
   denials: CounterLike | undefined;
   charges: CounterLike | undefined;
@@ -74,8 +75,11 @@ interface Instruments {
 }
 
 interface OtelApi {
-  trace: { getTracer(name: string): TracerLike };
+  trace: { getTracer(name: string): TracerLike; getTracerProvider?(): { getDelegate?(): unknown } };
   metrics?: { getMeter(name: string): MeterLike };
+  /** A provider with no delegate answers getDelegate() with the API's own no-op provider. */
+  ProxyTracerProvider?: new () => { getDelegate?(): unknown };
+  createNoopMeter?: () => MeterLike;
 }
 
 const SPAN_KIND_CLIENT = 2;
@@ -97,11 +101,31 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
   if (option === false) return undefined;
   let tracer: TracerLike | undefined;
   let meter: MeterLike | undefined;
+  let current: (() => TracerLike | undefined) | undefined;
   if (option === undefined || option === true) {
     const api = loadApi();
     if (!api) return undefined;
     tracer = api.trace.getTracer(TELEMETRY_NAMES.scope);
     meter = api.metrics?.getMeter(TELEMETRY_NAMES.scope);
+    // Without an SDK the API hands out no-ops: a meter that stays one (the metrics API does not
+    // proxy), and a tracer that would stay one if another copy of the API (ESM beside CommonJS)
+    // registers the SDK later. So the tracer is asked for again whenever the global provider
+    // changes, and while it is the API's no-op a call is not observed at all: the default costs
+    // nothing measurable until an SDK is there.
+    if (meter !== undefined && meter === api.createNoopMeter?.()) meter = undefined;
+    const noopProvider = api.ProxyTracerProvider && new api.ProxyTracerProvider().getDelegate?.();
+    if (noopProvider !== undefined && api.trace.getTracerProvider) {
+      let seen: unknown = noopProvider;
+      let live: TracerLike | undefined;
+      current = () => {
+        const provider = api.trace.getTracerProvider!().getDelegate?.();
+        if (provider !== seen) {
+          seen = provider;
+          live = provider === noopProvider ? undefined : api.trace.getTracer(TELEMETRY_NAMES.scope);
+        }
+        return live;
+      };
+    }
   } else {
     if (typeof option !== "object" || option === null) throw new InvalidInputError("telemetry must be true, false or { tracer?, meter? }");
     ({ tracer, meter } = option);
@@ -110,7 +134,7 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
   }
   if (!tracer && !meter) return undefined;
   return {
-    tracer,
+    tracer: current ?? (() => tracer),
     admits: meter?.createCounter(TELEMETRY_NAMES.admits, { description: "Requests admitted" }),
     denials: meter?.createCounter(TELEMETRY_NAMES.denials, { description: "Requests denied by a rate-limit window" }),
     charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: "Charges by outcome" }),
@@ -124,24 +148,28 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
  */
 export class ObservedRunner extends ScriptRunner {
   private readonly instruments: Instruments;
+  private readonly counting: boolean;
 
   constructor(observe: Instruments, ...args: ConstructorParameters<typeof ScriptRunner>) {
     super(...args);
     this.instruments = observe;
+    this.counting = [observe.admits, observe.denials, observe.charges, observe.storeFailures].some((counter) => counter !== undefined);
   }
 
   override run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
-    return this.observed(script, params, () => super.run(script, keys, params, holdId));
+    const tracer = this.instruments.tracer();
+    if (!this.counting && !tracer) return super.run(script, keys, params, holdId);
+    return this.observed(tracer, script, params, () => super.run(script, keys, params, holdId));
   }
 
   /** A durable movement does not go through run: it is observed here, once. */
   override move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
-    if (!this.durable) return super.move(script, keys, params, holdId, operationId);
-    return this.observed(script, params, () => super.move(script, keys, params, holdId, operationId));
+    const tracer = this.durable && this.instruments.tracer();
+    if (!this.durable || (!this.counting && !tracer)) return super.move(script, keys, params, holdId, operationId);
+    return this.observed(tracer || undefined, script, params, () => super.move(script, keys, params, holdId, operationId));
   }
 
-  private async observed<P>(script: Script<P>, params: P, call: () => Promise<unknown[]>): Promise<unknown[]> {
-    const { tracer } = this.instruments;
+  private async observed<P>(tracer: TracerLike | undefined, script: Script<P>, params: P, call: () => Promise<unknown[]>): Promise<unknown[]> {
     const span = tracer?.startSpan(`tollgate ${script.name}`, {
       kind: SPAN_KIND_CLIENT,
       attributes: { "db.system.name": "redis", "tollgate.script": script.name },

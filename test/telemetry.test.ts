@@ -164,3 +164,27 @@ describe('telemetry', () => {
     expect(() => createTollgate({ redis, telemetry: { tracer: {} as never } })).toThrowError(/Tracer/);
   });
 });
+
+describe('telemetry without an SDK', () => {
+  it('observes no call while the tracer provider is the no-op one; an SDK registered later gets a span per call', async () => {
+    trace.disable();
+    metrics.disable();
+    const io = await connectIoredis();
+    try {
+      const tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('telemetry-late') });
+      const subject = accountId('late');
+      await tg.accounts.create(subject, { plan: 'free' });
+      expect((await tg.limits.admit(subject)).allowed).toBe(true);
+      const recorder = new Recorder();
+      trace.setGlobalTracerProvider({ getTracer: () => recorder.tracer } as TracerProvider);
+      await tg.limits.admit(subject);
+      expect(recorder.spans.map((span) => [span.name, span.attributes['tollgate.outcome'], span.ended])).toEqual([['tollgate admit', 'ok', true]]);
+      // The meter was the API's no-op when the tollgate was made, and the metrics API does not
+      // hand a later SDK to it: counters need the SDK first, as OpenTelemetry asks.
+      expect(recorder.counts).toEqual([]);
+    } finally {
+      trace.disable();
+      await io.quit();
+    }
+  });
+});
