@@ -413,15 +413,7 @@ describe('scripts as functions: the library is loaded where it is missing', () =
     });
 
     it('any other server error is not sent again: one command, a StoreUnavailableError', async () => {
-      const id = accountId();
-      await tg.accounts.create(id, { plan: 'free' });
-      const accountKey = new SubjectKeys(`functions-${kind}`, id).account;
-      await client.command(['DEL', accountKey]);
-      await client.command(['SET', accountKey, 'not a hash']);
-      recorder.clear();
-      await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
-      await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
-      expect(verbsOf(recorder)).toEqual(['FCALL admit', 'FCALL admit']);
+      await expectOneCommandPerServerError(tg, client, recorder, `functions-${kind}`, 'FCALL admit');
     });
   });
 });
@@ -533,15 +525,7 @@ describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after N
     });
 
     it('any other server error is not retried: one command, a StoreUnavailableError', async () => {
-      const id = accountId();
-      await tg.accounts.create(id, { plan: 'free' });
-      const accountKey = new SubjectKeys(`scripts-${kind}`, id).account;
-      await client.command(['DEL', accountKey]);
-      await client.command(['SET', accountKey, 'not a hash']);
-      recorder.clear();
-      await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
-      await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
-      expect(verbsOf(recorder)).toEqual(['EVALSHA admit', 'EVALSHA admit']);
+      await expectOneCommandPerServerError(tg, client, recorder, `scripts-${kind}`, 'EVALSHA admit');
     });
   });
 
@@ -549,3 +533,22 @@ describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after N
     expect(() => createTollgate({ redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(/scripts must be "functions" or "eval"/);
   });
 });
+
+/** An admit on an account key that is not a hash fails in the script: each call is one command, never sent again. */
+async function expectOneCommandPerServerError(
+  tg: Tollgate,
+  client: TestClient,
+  recorder: Recorder,
+  prefix: string,
+  verb: string,
+): Promise<void> {
+  const id = accountId();
+  await tg.accounts.create(id, { plan: 'free' });
+  const accountKey = new SubjectKeys(prefix, id).account;
+  await client.command(['DEL', accountKey]);
+  await client.command(['SET', accountKey, 'not a hash']);
+  recorder.clear();
+  await expect(tg.limits.admit(id)).rejects.toThrowError(StoreUnavailableError);
+  await expect(tg.limits.admit(id)).rejects.toThrowError(/WRONGTYPE/);
+  expect(verbsOf(recorder)).toEqual([verb, verb]);
+}
