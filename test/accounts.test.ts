@@ -13,7 +13,7 @@ import {
   type Tollgate,
 } from '../src/index.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 
@@ -41,11 +41,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
-  async function account(plan: string) {
-    const id = accountId();
-    await tg.accounts.create(id, { plan });
-    return id;
-  }
+  const account = (plan: string) => newAccount(tg, plan);
   /** A tollgate with a plan table of the host's, on this file's Redis and prefix. */
   async function hostGate(plans: PlanTable): Promise<Tollgate> {
     const client = await connectTestClient(kind);

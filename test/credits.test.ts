@@ -1,7 +1,7 @@
 // Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../src/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
   let gate: TestGate;
@@ -11,11 +11,7 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
-  async function account(plan = 'free') {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan });
-    return id;
-  }
+  const account = (plan = 'free') => newAccount(gate.tg, plan);
 
   it('takes required + min(optional, balance - required)', async () => {
     const id = await account();

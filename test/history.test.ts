@@ -3,7 +3,7 @@
 // createTollgate; through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError, type Tollgate, type TollgateOptions } from '../src/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 /** Long enough for holds to live across the days of a test. */
@@ -22,11 +22,7 @@ describe.each(CLIENT_KINDS)('credit history through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
-  async function account(plan = 'pro') {
-    const id = accountId();
-    await tg.accounts.create(id, { plan });
-    return id;
-  }
+  const account = (plan = 'pro') => newAccount(tg, plan);
   /** Moves the clock to hour h (UTC) of day n. */
   const at = (n: number, hour = 12) => gate.clock.set(day(n) + hour * 3_600_000);
   async function open(id: string, items: number, optional = 0) {

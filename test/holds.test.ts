@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { HoldNotFoundError, InvalidInputError, createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
@@ -30,11 +30,7 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
-  async function account(plan = 'pro') {
-    const id = accountId();
-    await tg.accounts.create(id, { plan });
-    return id;
-  }
+  const account = (plan = 'pro') => newAccount(tg, plan);
   async function open(id: string, items: number, required = 1, optional = 0): Promise<Hold> {
     return opened(await tg.holds.open(id, { items, perItem: { required, optional } }));
   }

@@ -1,7 +1,7 @@
 // Idempotency-Key handling for opening holds (SPEC §7), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprint, type OpenOutcome, type Tollgate } from '../src/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 describe('request fingerprints', () => {
   it('canonical JSON sorts keys at every depth, so key order does not matter', () => {
@@ -22,11 +22,7 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
 
-  async function account(plan = 'pro') {
-    const id = accountId();
-    await tg.accounts.create(id, { plan });
-    return id;
-  }
+  const account = (plan = 'pro') => newAccount(tg, plan);
   const body = { items: ['item-1'], optional: false };
   const open = (id: string, items: number, idempotency?: Parameters<Tollgate['holds']['open']>[1]['idempotency']): Promise<OpenOutcome> =>
     tg.holds.open(id, { items, perItem: { required: 1 }, idempotency });

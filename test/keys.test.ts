@@ -8,7 +8,7 @@ import { AccountNotFoundError, KeyLimitError, isTollgateError } from '../src/ind
 import { keyDigest } from '../src/apiKeys.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
-import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, newAccount } from './helpers/tollgate.ts';
 
 /** HGETALL as a flat list (node-redis may answer with an object). */
 const flat = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : Object.entries(reply as Record<string, string>).flat());
@@ -27,8 +27,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
   });
 
   async function account(plan = 'free') {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan });
+    const id = await newAccount(gate.tg, plan);
     gate.recorder.clear();
     return id;
   }

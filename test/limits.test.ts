@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
-import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, TEST_START, accountId, newAccount } from './helpers/tollgate.ts';
 
 const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
@@ -35,8 +35,7 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
   });
 
   async function account(planName: keyof typeof PLANS = 'free') {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: planName });
+    const id = await newAccount(gate.tg, planName);
     gate.recorder.clear();
     return id;
   }

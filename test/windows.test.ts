@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
 import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
-import { openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers/tollgate.ts';
 
 const MINUTE = 60_000;
@@ -56,11 +56,7 @@ describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START + 15_000));
 
-  async function account(planName: keyof typeof PLANS) {
-    const id = accountId();
-    await gate.tg.accounts.create(id, { plan: planName });
-    return id;
-  }
+  const account = (planName: keyof typeof PLANS) => newAccount(gate.tg, planName);
   const admitN = async (id: string, n: number) => {
     for (let i = 0; i < n; i++) expect((await gate.tg.limits.admit(id)).allowed).toBe(true);
   };

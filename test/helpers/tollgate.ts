@@ -166,3 +166,10 @@ export function accountId(label = 'acct'): string {
   sequence += 1;
   return `${label}_${process.pid}_${sequence}`;
 }
+
+/** Creates an account on `plan` under a fresh id (accountId) and returns the id. */
+export async function newAccount(tg: Pick<Tollgate, 'accounts'>, plan: string): Promise<string> {
+  const id = accountId();
+  await tg.accounts.create(id, { plan });
+  return id;
+}
