@@ -8,8 +8,8 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, type Admission, type RateLimitDecision, type Tollgate, type Usage } from '../../src/index.ts';
-import { cookie, type ApiRequest } from './http.ts';
+import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from '../../src/index.ts';
+import { cookie, type ApiRequest, type HttpReply } from './http.ts';
 import type { TokenVerifier } from './oauth.ts';
 
 export const SESSION_COOKIE = 'tg_session';
@@ -36,6 +36,8 @@ export interface Price {
 
 export interface AuthDeps {
   tollgate: Tollgate;
+  /** Also send the IETF RateLimit / RateLimit-Policy fields. */
+  ietfHeaders: boolean;
   verifyToken?: TokenVerifier;
   /** Set only when free endpoints fail open: remembers recent callers for an outage. */
   recentCallers?: RecentCallers;
@@ -63,68 +65,64 @@ export function credentialOf(request: ApiRequest, accept: Accept, tollgate: Toll
 
 export type Checked =
   | { valid: false }
-  /** Counted: the admission (allowed, or the 429 to send) with the credit pre-check's answer. */
-  | { valid: true; caller: Caller; admission: Admission }
-  /** Not counted (price.requests 0): the account's usage, read in the same round trip. */
-  | { valid: true; caller: Caller; usage: Usage };
+  /** Over the budget: the 429 to send, not counted. */
+  | { valid: true; caller: Caller; reply: HttpReply }
+  /**
+   * Go on, with the rate-limit headers for the reply: counted, with the credit pre-check's
+   * answer when the price has credits; or, when the price counts no request, only read, with
+   * the account's usage from the same round trip.
+   */
+  | { valid: true; caller: Caller; reply?: undefined; headers: Record<string, string>; credits?: CreditPrecheck; usage?: Usage };
+
+type CreditPrecheck = NonNullable<Allowed['credits']>;
 
 /**
  * Checks a credential and admits its request at `price` on the credential's surface, or reads
  * the usage when the price counts no request. A counted request goes through the library's
- * checkRequest, the step its rateLimit middlewares take: a key or session is verified with
- * the admit in one script (keys.verify); an OAuth token is resolved by the verifier hook, then
- * its account admitted.
+ * checkRequest, the step its rateLimit middlewares take, which also writes the headers and the
+ * 429: a key or session is verified with the admit in one script (keys.verify); an OAuth token
+ * is resolved by the verifier hook, then its account admitted. Short credits are not refused
+ * here: the handler answers 402 after it has validated the request (SPEC §5).
  */
-export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price): Promise<Checked> {
+export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price, request: ApiRequest): Promise<Checked> {
   const surface: Surface = credential.via === 'session' ? 'web' : 'api';
   const { tollgate } = deps;
+  const headerOptions = { ietf: deps.ietfHeaders, policy: surface };
+  const counted = { tollgate, surface, credits: price.credits, ietfHeaders: deps.ietfHeaders, requestId: () => request.requestId };
   if (credential.via === 'oauth') {
     const caller = await tokenCaller(deps, credential.value);
     if (caller === null) return { valid: false };
     if (price.requests === 0) {
       try {
-        return { valid: true, caller, usage: await tollgate.usage(caller.accountId, { surface }) };
+        const usage = await tollgate.usage(caller.accountId, { surface });
+        return { valid: true, caller, headers: rateLimitHeaders(usage, headerOptions), usage };
       } catch (error) {
         // A token whose account is gone proves nothing.
         if (isTollgateError(error, 'account_not_found')) return { valid: false };
         throw error;
       }
     }
-    const decision = await checkRequest({ ...BY_SUBJECT, tollgate }, { credential: caller.accountId, surface, credits: price.credits });
-    return checkedOf(decision, () => caller);
+    return checkedOf(await checkRequest({ ...counted, subject: () => caller.accountId }, null), () => caller, headerOptions);
   }
   const caller = (accountId: string): Caller => ({ accountId, surface, via: credential.via });
   if (price.requests === 0) {
     const verified = await tollgate.keys.verify(credential.value, { surface, usage: true });
-    return verified.valid ? { valid: true, caller: caller(verified.subject), usage: verified.usage } : { valid: false };
+    if (!verified.valid) return { valid: false };
+    return { valid: true, caller: caller(verified.subject), headers: rateLimitHeaders(verified.usage, headerOptions), usage: verified.usage };
   }
-  const decision = await checkRequest({ ...BY_KEY, tollgate }, { credential: credential.value, surface, credits: price.credits });
-  return checkedOf(decision, caller);
+  return checkedOf(await checkRequest({ ...counted, key: () => credential.value }, null), caller, headerOptions);
 }
 
-/** A counted request as checkRequest sees it here: the credential already picked out of the HTTP request. */
-interface Counted {
-  /** The key or session, or the account an OAuth token named. */
-  credential: string;
-  surface: Surface;
-  credits: number;
-}
-
-const COUNTED = { surface: (request: Counted) => request.surface, credits: (request: Counted) => request.credits };
-const BY_KEY = { ...COUNTED, key: (request: Counted) => request.credential };
-const BY_SUBJECT = { ...COUNTED, subject: (request: Counted) => request.credential };
-
-/**
- * checkRequest's decision as the guard takes it: the admission (allowed, or refused at 429 or
- * 402, which the guard answers in its own words), an invalid credential, or the store's
- * outage thrown for the guard's fail-open or 503 rule.
- */
-function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller): Checked {
-  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), admission: decision.pass.admission };
+/** checkRequest's decision as the guard takes it; the store's outage is thrown for its fail-open or 503 rule. */
+function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
+  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission.credits };
   const { refusal } = decision;
   if (refusal.reason === 'unavailable') throw refusal.error;
   if (refusal.reason === 'unauthorized') return { valid: false };
-  return { valid: true, caller: caller(refusal.subject!), admission: refusal.admission! };
+  const admission = refusal.admission!;
+  if (!admission.allowed) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
+  // insufficient_quota: counted and within the windows; the handler answers the 402.
+  return { valid: true, caller: caller(refusal.subject!), headers: rateLimitHeaders(admission, headerOptions), credits: admission.credits };
 }
 
 /** The caller an OAuth token names, asked of the verifier hook alone; null when it names none. */

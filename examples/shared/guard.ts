@@ -14,7 +14,7 @@
  * uncounted and without rate-limit headers, to a caller whose credential this process verified
  * recently, or that needs no Redis to verify (an OAuth token the hook checks by itself).
  */
-import { isTollgateError, rateLimitedReply, rateLimitHeaders, type Usage } from '../../src/index.ts';
+import { isTollgateError, type Usage } from '../../src/index.ts';
 import { checkCredential, credentialOf, tokenCaller, type Accept, type AuthDeps, type Caller, type Credential, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
 import type { FailedAuth } from './failedAuth.ts';
@@ -50,7 +50,6 @@ export interface GuardOptions {
 
 export interface GuardDeps extends AuthDeps {
   failedAuth: FailedAuth;
-  ietfHeaders: boolean;
   /** Where the site is: the origin the cookie rule compares a browser's Origin / Referer with. */
   site: Site;
 }
@@ -97,15 +96,12 @@ export function isCharged(handler: Handler): boolean {
 
 /** The credential checked and the request counted (or only read): the call to run, or the 401 / 429 to send. */
 async function admit(deps: GuardDeps, request: ApiRequest, credential: Credential, price: Price): Promise<Call | HttpReply> {
-  const checked = await checkCredential(deps, credential, price);
+  const checked = await checkCredential(deps, credential, price, request);
   if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request));
   const { caller } = checked;
   deps.recentCallers?.remember(credential, caller);
-  const headerOptions = { ietf: deps.ietfHeaders, policy: caller.surface };
-  if ('usage' in checked) return { caller, price, headers: rateLimitHeaders(checked.usage, headerOptions), usage: checked.usage };
-  const { admission } = checked;
-  if (!admission.allowed) return rateLimitedReply(admission, request.requestId, headerOptions);
-  return { caller, price, headers: rateLimitHeaders(admission, headerOptions), credits: admission.credits };
+  if (checked.reply) return checked.reply;
+  return { caller, price, headers: checked.headers, credits: checked.credits, usage: checked.usage };
 }
 
 /** Who a credential proved to be without Redis: recently verified here, or an OAuth token the hook checks alone. */

@@ -14,7 +14,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { rateLimitedReply, rateLimitHeaders } from '../../src/index.ts';
 import { checkCredential, credentialOf, type Price } from './auth.ts';
 import { replyForThrown } from './errors.ts';
 import type { GuardDeps } from './guard.ts';
@@ -45,23 +44,14 @@ export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
       const readable = request.bodyError === undefined && !Array.isArray(request.body);
       const message = (readable ? (request.body ?? {}) : {}) as { method?: unknown; params?: { name?: unknown } };
       const price = readable && message.method === 'tools/call' ? toolPrice(message.params?.name) : HOUSEKEEPING;
-      const checked = await checkCredential(deps, credential, price);
+      const checked = await checkCredential(deps, credential, price, request);
       if (!checked.valid) return deps.failedAuth.refuse(request, unauthorized(request, true));
       const refused = bodyRefusal(request);
       if (refused) return refused;
       if (!readable) return fail(request, 'invalid_request', MESSAGES.oneMessage);
-      const headerOptions = { ietf: deps.ietfHeaders, policy: 'api' };
-      const { caller } = checked;
-      let precheck: ToolDeps['precheck'];
-      let usage: ToolDeps['usage'];
-      if ('usage' in checked) {
-        headers = rateLimitHeaders(checked.usage, headerOptions);
-        usage = checked.usage;
-      } else {
-        if (!checked.admission.allowed) return rateLimitedReply(checked.admission, request.requestId, headerOptions);
-        headers = rateLimitHeaders(checked.admission, headerOptions);
-        precheck = checked.admission.credits;
-      }
+      if (checked.reply) return checked.reply;
+      headers = checked.headers;
+      const { caller, credits: precheck, usage } = checked;
       const reply = await runSdk(request.body, request.headers, { ...deps, precheck, usage, caller, requestId: request.requestId });
       return { ...reply, headers: { ...reply.headers, ...headers } };
     } catch (error) {
