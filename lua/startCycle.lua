@@ -1,7 +1,8 @@
 --[[
   startCycle: start a new billing cycle now (a billing webhook, SPEC §3). Re-anchors the
-  account at this instant, optionally with a new interval; the old cycle is archived and the
-  new one opens with the plan's allowance. Unused credits do not roll over.
+  account at this instant, optionally with a new interval; the cycle current now (rolled to
+  first, as any call does) is archived as ending now and the new one opens with the plan's
+  allowance. Unused credits do not roll over.
   KEYS[1] account       hash   the account (lib/account.lua)
   KEYS[2] cycles        hash   ended cycles
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
@@ -21,7 +22,7 @@ local unit       = ARGV[2]
 local length     = tonumber(ARGV[3])
 
 local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) }
-local a = account_load(accountKey)
+local a = cycle_current_account(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0, 0 }
 end

@@ -220,8 +220,31 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     const cycle = await tg.accounts.startCycle(id);
     expect(cycle).toEqual({ id: 2, start: gate.clock.now, end: Date.UTC(2026, 1, 18, 12) });
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 1000, spent: 0 });
-    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400 });
+    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400, end: gate.clock.now });
     expect((await tg.accounts.startCycle(id, { every: { days: 10 } })).end).toBe(gate.clock.now + 10 * DAY);
+  });
+
+  it('a new cycle started after the last one ran out ends the cycle current now: the same cycles whether or not a request came between', async () => {
+    const cyclesAfter = async (touch: boolean, startNow: (id: string) => Promise<unknown>) => {
+      gate.clock.set(TEST_START);
+      const id = await account('free');
+      gate.clock.advance(45 * DAY);
+      if (touch) await tg.usage(id);
+      await startNow(id);
+      return { ended: await tg.accounts.endedCycles(id), current: (await tg.usage(id)).cycle };
+    };
+    const expected = {
+      ended: [
+        { id: 1, start: TEST_START, end: TEST_START + 30 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
+        { id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 45 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
+      ],
+      current: { id: 3, start: TEST_START + 45 * DAY, end: TEST_START + 75 * DAY },
+    };
+    // A billing webhook (startCycle) and a plan change that starts a cycle agree, touched or not.
+    for (const touch of [false, true]) {
+      expect(await cyclesAfter(touch, (id) => tg.accounts.startCycle(id))).toEqual(expected);
+      expect(await cyclesAfter(touch, (id) => tg.accounts.changePlan(id, 'free', { startNewCycle: true }))).toEqual(expected);
+    }
   });
 
   it('balance + spent + held == allowance and balance >= 0 after every movement', async () => {

@@ -57,8 +57,9 @@ local function cycle_current_account(ctx)
   return a
 end
 
--- Start a new cycle at ctx.now (a billing webhook, SPEC §3): the account is re-anchored there,
--- optionally with a new interval ('' / 0 keep the current unit / length).
+-- Start a new cycle at ctx.now (a billing webhook, SPEC §3): the current cycle (a is rolled
+-- to the cycle containing now) ends here and is archived so, and the account is re-anchored
+-- at now, optionally with a new interval ('' / 0 keep the current unit / length).
 local function cycle_reanchor(ctx, a, unit, length)
   local oldUnit, oldLength = cycle_unit(a)
   if unit == '' then
@@ -70,6 +71,7 @@ local function cycle_reanchor(ctx, a, unit, length)
   a.anchor = ctx.now
   a.interval = unit .. length
   account_write(ctx.accountKey, a, { 'anchor', 'interval' })
+  a.cycleEnd = ctx.now
   cycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))
 end
 

@@ -176,6 +176,7 @@ export class TollgateModel {
     startCycle: (subject: string, options: { every?: Interval } = {}): Cycle => {
       const a = this.account(subject);
       const interval = options.every ? intervalArgs(options.every) : undefined;
+      this.roll(a);
       this.reanchor(a, interval?.unit, interval?.length);
       return cycleOf(a);
     },
@@ -231,11 +232,13 @@ export class TollgateModel {
     this.openCycle(a, p.start, p.end);
   }
 
+  /** A new cycle now (call after roll): the current one ends now and is archived so. */
   private reanchor(a: ModelAccount, unit?: "d" | "m", length?: number): void {
     const now = this.now();
     if (unit) a.unit = unit;
     if (length) a.length = length;
     a.anchor = now;
+    a.cycleEnd = now;
     this.openCycle(a, now, periodStart(now, a.unit, a.length, 1));
   }
 

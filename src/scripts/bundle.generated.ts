@@ -38,7 +38,7 @@ const PIECES: readonly string[] = [
   "local function current_period(anchorMs, unit, len, nowMs)\nif nowMs < anchorMs then\nreturn 0, anchorMs, period_start(anchorMs, unit, len, 1)\nend\nlocal k\nif unit == 'd' then\nk = math.floor((nowMs - anchorMs) / (len * DAY_MS))\nelse\nlocal ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))\nlocal ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))\nk = math.floor(((ny - ay) * 12 + (nm - am)) / len)\nwhile k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end\nwhile period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end\nend\nreturn k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)\nend",
   "local function cycle_roll(ctx, a)\nif ctx.now < a.cycleEnd then\nreturn false\nend\nlocal unit, length = cycle_unit(a)\nlocal _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)\ncycle_open(ctx, a, startMs, endMs)\nreturn true\nend",
   "local function account_load(accountKey)\nlocal flat = redis.call('HGETALL', accountKey)\nif #flat == 0 then\nreturn nil\nend\nlocal attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'\nfor name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do\nattribute[field] = name\nend\nlocal a = { windows = {} }\nfor i = 1, #flat, 2 do\nlocal field, value = flat[i], flat[i + 1]\nlocal name = attribute[field]\nif name and text[name] then\na[name] = value\nelseif name then\na[name] = tonumber(value)\nelseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then\na.windows[string.sub(field, #windowsPrefix + 1)] = value\nend\nend\nreturn a\nend\nlocal a = account_load(ctx.accountKey)\nif a then\ncycle_roll(ctx, a)\nend\nreturn a\nend",
-  "local function cycle_reanchor(ctx, a, unit, length)\nlocal oldUnit, oldLength = cycle_unit(a)\nif unit == '' then\nunit = oldUnit\nend\nif length == 0 then\nlength = oldLength\nend\na.anchor = ctx.now\na.interval = unit .. length\naccount_write(ctx.accountKey, a, { 'anchor', 'interval' })\ncycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))\nend",
+  "local function cycle_reanchor(ctx, a, unit, length)\nlocal oldUnit, oldLength = cycle_unit(a)\nif unit == '' then\nunit = oldUnit\nend\nif length == 0 then\nlength = oldLength\nend\na.anchor = ctx.now\na.interval = unit .. length\naccount_write(ctx.accountKey, a, { 'anchor', 'interval' })\na.cycleEnd = ctx.now\ncycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))\nend",
   "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal historyKey = KEYS[4]\nlocal operationKey = KEYS[5]\nlocal nowArg = ARGV[1]\nlocal required = tonumber(ARGV[2])\nlocal optional = tonumber(ARGV[3])\nlocal operationId = ARGV[4]\nlocal resendId = ARGV[5]\nlocal opTtlMs = ARGV[6]\nlocal journalTrim = ARGV[7]\nlocal journalBound = ARGV[8]\nlocal historyDays = ARGV[9]\nlocal RECENT_CHARS = 128\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,\nhistoryKey = historyKey, journalTrim = journalTrim, journalBound = journalBound,\nhistoryDays = tonumber(historyDays), now = clock_now(nowArg) }\nlocal v = redis.call('HMGET', accountKey, 'b', 's', 'ce',\n'c', 'jg', 'rc')\nif not v[1] then\nreturn { 3, 0, 0, required }\nend\nlocal balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6] or ''\nif ctx.now >= tonumber(v[3]) then\nlocal a = cycle_current_account(ctx)\nbalance, spent, cycle, grant, recent = a.balance, a.spent, tostring(a.cycle), tostring(a.journalGrant), a.recent or ''\nend\nif operationId ~= '' then\nlocal earlier = redis.call('GET', operationKey)\nif earlier then\nreturn { 12, tonumber(earlier), balance, required }\nend\nelseif resendId ~= '' then\nlocal at = string.find(recent, resendId .. '=', 1, true)\nif at then\nreturn { 12, tonumber(string.match(recent, '^%d+', at + #resendId + 1)), balance, required }\nend\nend\nif balance < required then\nreturn { 2, 0, balance, required }\nend\nlocal charged = required + math.min(optional, balance - required)\nbalance = balance - charged\nspent = spent + charged\nlocal chargedText = tostring(charged)\nif resendId ~= '' then\nrecent = recent .. resendId .. '=' .. chargedText .. ' '\nif #recent > RECENT_CHARS then\nrecent = string.sub(recent, string.find(recent, ' ', #recent - RECENT_CHARS, true) + 1)\nend\nredis.call('HSET', accountKey, 'b', balance, 's', spent, 'rc', recent)\nelse\nredis.call('HSET', accountKey, 'b', balance, 's', spent)\nend\nif operationId ~= '' then\nredis.call('SET', operationKey, chargedText, 'PX', opTtlMs)\nend\nif charged > 0 then\njournal_append(ctx, 'charge', chargedText, cycle, operationId ~= '' and operationId or resendId, cycle, grant)\nhistory_add(ctx, 's', charged, chargedText)\nend\nreturn { 0, charged, balance, required }",
   "local function journal_add(ctx, kind, amount, cycle, ref)\nlocal trim, bound = 'MAXLEN', ctx.journalBound\nif ctx.journalTrim == 'minage' then\ntrim, bound = 'MINID', math.max(0, ctx.now - tonumber(ctx.journalBound))\nend\nredis.call('XADD', ctx.journalKey, trim, '~', bound, '*', 'k', kind,\n'n', amount, 'c', cycle, 'r', ref)\nend",
   "local function journal_append(ctx, kind, amount, cycle, ref, currentCycle, grant)\nif ctx.journalTrim == 'off' or amount == 0 or amount == '0' then\nreturn grant\nend\nif cycle == currentCycle and grant ~= currentCycle then\nlocal allowance = redis.call('HGET', ctx.accountKey, 'a')\njournal_add(ctx, 'grant', allowance, currentCycle, '')\nredis.call('HSET', ctx.accountKey, 'jg', currentCycle)\ngrant = currentCycle\nend\njournal_add(ctx, kind, amount, cycle, ref)\nreturn grant\nend",
@@ -84,7 +84,7 @@ const PIECES: readonly string[] = [
   "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal historyKey = KEYS[4]\nlocal holdsActiveKey = KEYS[5]\nlocal holdKey = KEYS[6]\nlocal holdItemsKey = KEYS[7]\nlocal nowArg = ARGV[1]\nlocal kind = ARGV[2]\nlocal itemId = ARGV[3]\nlocal failed = ARGV[4]\nlocal optionalSpent = tonumber(ARGV[5])\nlocal amount = tonumber(ARGV[6])\nlocal leaseMs = tonumber(ARGV[7])\nlocal holdPrefix = ARGV[8]\nlocal journalTrim = ARGV[9]\nlocal journalBound = ARGV[10]\nlocal historyDays = tonumber(ARGV[11])\nlocal MAX_LABELS = 16\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,\nhistoryKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,\njournalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }\nlocal a = holds_credits(ctx)\nif not a then\nreturn { 3, '' }\nend\nif redis.call('SISMEMBER', holdItemsKey, itemId) == 1 then\nlocal seen = hold_load(holdKey, holdPrefix)\nreturn { 12, seen and hold_reply(seen) or {} }\nend\nlocal h, refused, seen = hold_accepting(ctx, a, holdKey, kind)\nif not h then\nreturn { refused, seen and hold_reply(seen) or {} }\nend\nlocal reason = 'settled'\nif kind == 'budget' then\nif amount > h.reserved - h.spent then\nreturn { 19, hold_reply(h) }\nend\nhold_spend(ctx, a, h, amount)\nif amount > 0 then\nh.delivered = h.delivered + 1\nend\nreason = 'exhausted'\nelseif failed ~= '' then\nif not h.failed[failed] then\nif h.labels >= MAX_LABELS then\nreturn { 20, hold_reply(h) }\nend\nh.labels = h.labels + 1\nredis.call('HSET', holdKey, 'nl', h.labels)\nend\nh.failed[failed] = redis.call('HINCRBY', holdKey, 'f:' .. failed, 1)\nelse\nif optionalSpent > h.optional then\nreturn { 21, hold_reply(h) }\nend\nhold_spend(ctx, a, h, h.required + optionalSpent)\nh.delivered = h.delivered + 1\nh.optionalSpent = h.optionalSpent + optionalSpent\nend\nh.settled = h.settled + 1\nredis.call('SADD', holdItemsKey, itemId)\nh.leaseExpiresAt = ctx.now + leaseMs\nlocal leaseText = string.format('%d', h.leaseExpiresAt)\nredis.call('ZADD', holdsActiveKey, leaseText, h.id)\nredis.call('HSET', holdKey, 'ns', h.settled, 'dl', h.delivered, 'os', h.optionalSpent,\n'sp', h.spent, 'ls', leaseText)\nif (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then\nhold_end(ctx, a, h, 'completed', reason)\nend\nholds_save_credits(ctx, a)\nreturn { 0, hold_reply(h) }",
   "local function hold_spend(ctx, a, h, n)\nif n <= 0 then\nreturn\nend\nif h.cycleId == a.cycle then\na.held = a.held - n\na.spent = a.spent + n\nelse\nredis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'h', -n)\nredis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 's', n)\nend\nh.spent = h.spent + n\nhold_journal(ctx, a, 'spend', n, h)\nhistory_add(ctx, 's', n)\nend",
   "local function hold_accepting(ctx, a, holdKey, kind)\nlocal h = hold_load(holdKey, ctx.holdPrefix)\nif not h then\nreturn nil, 9\nend\nif h.kind ~= kind then\nreturn nil, 15, h\nend\nif h.status ~= 'open' then\nreturn nil, 10, h\nend\nif ctx.now >= h.leaseExpiresAt then\nhold_end(ctx, a, h, 'completed', 'lease_expired')\nholds_save_credits(ctx, a)\nreturn nil, 11, h\nend\nreturn h\nend",
-  "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal nowArg = ARGV[1]\nlocal unit = ARGV[2]\nlocal length = tonumber(ARGV[3])\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) }\nlocal a = account_load(accountKey)\nif not a then\nreturn { 3, 0, 0, 0 }\nend\ncycle_reanchor(ctx, a, unit, length)\nreturn { 0, a.cycle, a.cycleStart, a.cycleEnd }",
+  "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal nowArg = ARGV[1]\nlocal unit = ARGV[2]\nlocal length = tonumber(ARGV[3])\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) }\nlocal a = cycle_current_account(ctx)\nif not a then\nreturn { 3, 0, 0, 0 }\nend\ncycle_reanchor(ctx, a, unit, length)\nreturn { 0, a.cycle, a.cycleStart, a.cycleEnd }",
   "local sweepIndex = KEYS[1]\nlocal nowArg = ARGV[1]\nlocal count = tonumber(ARGV[2])\nlocal now = clock_now(nowArg)\nlocal due = redis.call('ZRANGEBYSCORE', sweepIndex, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)\nlocal reply = { 0, now }\nfor _, v in ipairs(due) do\nreply[#reply + 1] = v\nend\nreturn reply",
   "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal historyKey = KEYS[4]\nlocal holdsActiveKey = KEYS[5]\nlocal nowArg = ARGV[1]\nlocal holdPrefix = ARGV[2]\nlocal journalTrim = ARGV[3]\nlocal journalBound = ARGV[4]\nlocal historyDays = tonumber(ARGV[5])\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,\nhistoryKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,\njournalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }\nlocal a = holds_credits(ctx)\nif not a then\nreturn { 3, 0, -1 }\nend\nlocal ended = holds_expire_lapsed(ctx, a)\nreturn { 0, ended, holds_next_lease(ctx) }",
   "local function hold_load(holdKey, holdPrefix)\nlocal flat = redis.call('HGETALL', holdKey)\nif #flat == 0 then\nreturn nil\nend\nlocal attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'\nlocal h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }\nfor name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do\nattribute[field] = name\nif not text[name] then\nh[name] = 0\nend\nend\nfor i = 1, #flat, 2 do\nlocal field, value = flat[i], flat[i + 1]\nlocal name = attribute[field]\nif name and text[name] then\nh[name] = value\nelseif name then\nh[name] = tonumber(value)\nelseif string.sub(field, 1, #failedPrefix) == failedPrefix then\nh.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)\nend\nend\nreturn h\nend\nlocal ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)\nfor _, id in ipairs(ids) do\nlocal h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)\nif h and h.status == 'open' then\nhold_end(ctx, a, h, 'completed', 'lease_expired')\nelse\nredis.call('ZREM', ctx.holdsActiveKey, id)\nend\nend\nif #ids > 0 then\nholds_save_credits(ctx, a)\nend\nreturn #ids\nend",
@@ -107,221 +107,221 @@ function lua(...parts: number[]): string {
 export const admit: Script<{ surface: string; cost: number; credits: number; stagger: number }> = {
   name: "admit",
   sha1: "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7",
-  fn: "tgd4cdee9953_admit",
+  fn: "tg830b8c04e3_admit",
   source: lua(1, 2, 3, 4, 5, 6, 7, 8, 9, 0),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_admit" : "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_admit" : "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger)],
 };
 
 export const admitPolicy: Script<{ counters: string; surface: string; cost: number; windows: string; stagger: number }> = {
   name: "admitPolicy",
   sha1: "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3",
-  fn: "tgd4cdee9953_admitPolicy",
+  fn: "tg830b8c04e3_admitPolicy",
   source: lua(1, 4, 5, 6, 7, 8, 10),
-  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_admitPolicy" : "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3", "1", p.counters, now, p.surface, String(p.cost), p.windows, String(p.stagger)],
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_admitPolicy" : "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3", "1", p.counters, now, p.surface, String(p.cost), p.windows, String(p.stagger)],
 };
 
 export const beginIdempotency: Script<{ record: string; fingerprint: string; token: string }> = {
   name: "beginIdempotency",
   sha1: "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1",
-  fn: "tgd4cdee9953_beginIdempotency",
+  fn: "tg830b8c04e3_beginIdempotency",
   source: lua(1, 12, 13, 11),
-  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_beginIdempotency" : "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1", "1", p.record, now, p.fingerprint, p.token, s.lockTtlMs],
+  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_beginIdempotency" : "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1", "1", p.record, now, p.fingerprint, p.token, s.lockTtlMs],
 };
 
 export const changePlan: Script<{ plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number }> = {
   name: "changePlan",
-  sha1: "243bc7bc2424cf18a6a0ee4157ab6ef228cd4785",
-  fn: "tgd4cdee9953_changePlan",
+  sha1: "42128566ddf9bf47508c282a30037c1d9c0159e0",
+  fn: "tg830b8c04e3_changePlan",
   source: lua(1, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 14),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_changePlan" : "243bc7bc2424cf18a6a0ee4157ab6ef228cd4785", "2", k.account, k.cycles, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_changePlan" : "42128566ddf9bf47508c282a30037c1d9c0159e0", "2", k.account, k.cycles, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length)],
 };
 
 export const charge: Script<{ operation: string; required: number; optional: number; operationId: string; resendId: string }> = {
   name: "charge",
   sha1: "04cb3c37eebafaab293027ff77c41a65f54bbede",
-  fn: "tgd4cdee9953_charge",
+  fn: "tg830b8c04e3_charge",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 30),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_charge" : "04cb3c37eebafaab293027ff77c41a65f54bbede", "5", k.account, k.cycles, k.journal, k.history, p.operation, now, String(p.required), String(p.optional), p.operationId, p.resendId, s.opTtlMs, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_charge" : "04cb3c37eebafaab293027ff77c41a65f54bbede", "5", k.account, k.cycles, k.journal, k.history, p.operation, now, String(p.required), String(p.optional), p.operationId, p.resendId, s.opTtlMs, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const createAccount: Script<{ plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number }> = {
   name: "createAccount",
   sha1: "85da25d6799406bd776bf110e68c751f9e40b7a5",
-  fn: "tgd4cdee9953_createAccount",
+  fn: "tg830b8c04e3_createAccount",
   source: lua(1, 15, 16, 18, 19, 20, 21, 22, 26, 36),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_createAccount" : "85da25d6799406bd776bf110e68c751f9e40b7a5", "1", k.account, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_createAccount" : "85da25d6799406bd776bf110e68c751f9e40b7a5", "1", k.account, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length)],
 };
 
 export const creditHistory: Script<{ days: number }> = {
   name: "creditHistory",
   sha1: "b86e122da25cf4a355713455e46720aed17e2c02",
-  fn: "tgd4cdee9953_creditHistory",
+  fn: "tg830b8c04e3_creditHistory",
   source: lua(1, 33, 38, 37),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_creditHistory" : "b86e122da25cf4a355713455e46720aed17e2c02", "2", k.account, k.history, now, String(p.days)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_creditHistory" : "b86e122da25cf4a355713455e46720aed17e2c02", "2", k.account, k.history, now, String(p.days)],
 };
 
 export const endHold: Script<{ hold: string; status: string; reason: string }> = {
   name: "endHold",
   sha1: "01e39d776d98384bb035a3a860b13888b9b424d9",
-  fn: "tgd4cdee9953_endHold",
+  fn: "tg830b8c04e3_endHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 40, 41, 42, 43, 44, 45, 46, 47, 48, 39),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_endHold" : "01e39d776d98384bb035a3a860b13888b9b424d9", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, p.status, p.reason, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_endHold" : "01e39d776d98384bb035a3a860b13888b9b424d9", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, p.status, p.reason, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const inspectAccount: Script<{ stagger: number }> = {
   name: "inspectAccount",
   sha1: "9f0b9e96036b4e73e682fac88f1bf54e64172bbd",
-  fn: "tgd4cdee9953_inspectAccount",
+  fn: "tg830b8c04e3_inspectAccount",
   source: lua(1, 2, 50, 18, 51, 33, 40, 41, 43, 4, 5, 6, 7, 8, 49),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_inspectAccount" : "9f0b9e96036b4e73e682fac88f1bf54e64172bbd", "3", k.account, k.cycles, k.holdList, now, k.holdPrefix, String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_inspectAccount" : "9f0b9e96036b4e73e682fac88f1bf54e64172bbd", "3", k.account, k.cycles, k.holdList, now, k.holdPrefix, String(p.stagger)],
 };
 
 export const issueKey: Script<{ keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiring: number }> = {
   name: "issueKey",
   sha1: "4b56e8f23a42854b76beca35f4fbc2e9162d7e89",
-  fn: "tgd4cdee9953_issueKey",
+  fn: "tg830b8c04e3_issueKey",
   source: lua(1, 53, 52),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_issueKey" : "4b56e8f23a42854b76beca35f4fbc2e9162d7e89", "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiring)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_issueKey" : "4b56e8f23a42854b76beca35f4fbc2e9162d7e89", "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiring)],
 };
 
 export const listHolds: Script<{ offset: number; count: number }> = {
   name: "listHolds",
   sha1: "3087b63ebbf9b0b176c405facf07873cf66294ad",
-  fn: "tgd4cdee9953_listHolds",
+  fn: "tg830b8c04e3_listHolds",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 41, 43, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 56, 54),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_listHolds" : "3087b63ebbf9b0b176c405facf07873cf66294ad", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, now, String(p.offset), String(p.count), k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_listHolds" : "3087b63ebbf9b0b176c405facf07873cf66294ad", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, now, String(p.offset), String(p.count), k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const listKeys: Script<Record<string, never>> = {
   name: "listKeys",
   sha1: "b20174406aba207999ef7580a48de1fdab8cdaf0",
-  fn: "tgd4cdee9953_listKeys",
+  fn: "tg830b8c04e3_listKeys",
   source: lua(1, 53, 57),
-  command: (now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_listKeys" : "b20174406aba207999ef7580a48de1fdab8cdaf0", "1", k.account, now],
+  command: (now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_listKeys" : "b20174406aba207999ef7580a48de1fdab8cdaf0", "1", k.account, now],
 };
 
 export const openHold: Script<{ hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idemKey: string; fingerprint: string; idemToken: string }> = {
   name: "openHold",
   sha1: "5f616590e2c48c476dc39df1187cad0374adcb2f",
-  fn: "tgd4cdee9953_openHold",
+  fn: "tg830b8c04e3_openHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 40, 41, 43, 44, 45, 55, 46, 34, 35, 47, 42, 60, 12, 61, 62, 58, 59),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_openHold" : "5f616590e2c48c476dc39df1187cad0374adcb2f", "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, p.hold, p.idempotency, now, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idemKey, p.fingerprint, p.idemToken, s.idemTtlMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_openHold" : "5f616590e2c48c476dc39df1187cad0374adcb2f", "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, p.hold, p.idempotency, now, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idemKey, p.fingerprint, p.idemToken, s.idemTtlMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const readAccount: Script<Record<string, never>> = {
   name: "readAccount",
   sha1: "f4bebbde10393ef1a59d9650797bb2da3e87ffcd",
-  fn: "tgd4cdee9953_readAccount",
+  fn: "tg830b8c04e3_readAccount",
   source: lua(50, 63),
-  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_readAccount" : "f4bebbde10393ef1a59d9650797bb2da3e87ffcd", "1", k.account],
+  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readAccount" : "f4bebbde10393ef1a59d9650797bb2da3e87ffcd", "1", k.account],
 };
 
 export const readCycles: Script<Record<string, never>> = {
   name: "readCycles",
   sha1: "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e",
-  fn: "tgd4cdee9953_readCycles",
+  fn: "tg830b8c04e3_readCycles",
   source: lua(18, 51, 64),
-  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_readCycles" : "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e", "2", k.account, k.cycles],
+  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readCycles" : "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e", "2", k.account, k.cycles],
 };
 
 export const readHold: Script<{ hold: string }> = {
   name: "readHold",
   sha1: "9eca5f75a4ca62649458664d25a0ebf6c81d55a0",
-  fn: "tgd4cdee9953_readHold",
+  fn: "tg830b8c04e3_readHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 41, 43, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 56, 65),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_readHold" : "9eca5f75a4ca62649458664d25a0ebf6c81d55a0", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readHold" : "9eca5f75a4ca62649458664d25a0ebf6c81d55a0", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const reconcile: Script<Record<string, never>> = {
   name: "reconcile",
   sha1: "9c9e73d637b8f1851bbf3f8f225286a34a41ee29",
-  fn: "tgd4cdee9953_reconcile",
+  fn: "tg830b8c04e3_reconcile",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 67, 66),
-  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_reconcile" : "9c9e73d637b8f1851bbf3f8f225286a34a41ee29", "3", k.account, k.cycles, k.journal, now, s.journalTrim],
+  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_reconcile" : "9c9e73d637b8f1851bbf3f8f225286a34a41ee29", "3", k.account, k.cycles, k.journal, now, s.journalTrim],
 };
 
 export const releaseIdempotency: Script<{ record: string; token: string }> = {
   name: "releaseIdempotency",
   sha1: "80e58d4b714699330202559bdff72b49a8f3f20f",
-  fn: "tgd4cdee9953_releaseIdempotency",
+  fn: "tg830b8c04e3_releaseIdempotency",
   source: lua(62, 68),
-  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_releaseIdempotency" : "80e58d4b714699330202559bdff72b49a8f3f20f", "1", p.record, p.token],
+  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_releaseIdempotency" : "80e58d4b714699330202559bdff72b49a8f3f20f", "1", p.record, p.token],
 };
 
 export const resetLimits: Script<{ surface: string; windows: string; counters: string; stagger: number }> = {
   name: "resetLimits",
   sha1: "b5dbd61160155c9b87b19f053d86155e4196e073",
-  fn: "tgd4cdee9953_resetLimits",
+  fn: "tg830b8c04e3_resetLimits",
   source: lua(1, 2, 70, 69),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_resetLimits" : "b5dbd61160155c9b87b19f053d86155e4196e073", "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_resetLimits" : "b5dbd61160155c9b87b19f053d86155e4196e073", "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
 };
 
 export const revokeKey: Script<{ keyId: string }> = {
   name: "revokeKey",
   sha1: "bee46ec9e4fa71e0e5233124c60a78fa773e2191",
-  fn: "tgd4cdee9953_revokeKey",
+  fn: "tg830b8c04e3_revokeKey",
   source: lua(71),
-  command: (_now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_revokeKey" : "bee46ec9e4fa71e0e5233124c60a78fa773e2191", "1", k.account, p.keyId],
+  command: (_now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_revokeKey" : "bee46ec9e4fa71e0e5233124c60a78fa773e2191", "1", k.account, p.keyId],
 };
 
 export const settleHold: Script<{ hold: string; holdItems: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number }> = {
   name: "settleHold",
   sha1: "a58dd6f527b446af1de55105f31163cdb3fd3e78",
-  fn: "tgd4cdee9953_settleHold",
+  fn: "tg830b8c04e3_settleHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 74, 72),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_settleHold" : "a58dd6f527b446af1de55105f31163cdb3fd3e78", "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_settleHold" : "a58dd6f527b446af1de55105f31163cdb3fd3e78", "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const startCycle: Script<{ unit: string; length: number }> = {
   name: "startCycle",
-  sha1: "615f89edde9f7dd947d3de2d5075f2dec95ff309",
-  fn: "tgd4cdee9953_startCycle",
-  source: lua(1, 50, 15, 18, 19, 20, 21, 22, 23, 24, 29, 75),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_startCycle" : "615f89edde9f7dd947d3de2d5075f2dec95ff309", "2", k.account, k.cycles, now, p.unit, String(p.length)],
+  sha1: "32dcda12c8046ae8c90592bcb8db204f39cf1674",
+  fn: "tg830b8c04e3_startCycle",
+  source: lua(1, 15, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 75),
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_startCycle" : "32dcda12c8046ae8c90592bcb8db204f39cf1674", "2", k.account, k.cycles, now, p.unit, String(p.length)],
 };
 
 export const sweepDue: Script<{ sweepIndex: string; count: number }> = {
   name: "sweepDue",
   sha1: "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d",
-  fn: "tgd4cdee9953_sweepDue",
+  fn: "tg830b8c04e3_sweepDue",
   source: lua(1, 76),
-  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_sweepDue" : "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d", "1", p.sweepIndex, now, String(p.count)],
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepDue" : "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d", "1", p.sweepIndex, now, String(p.count)],
 };
 
 export const sweepHolds: Script<Record<string, never>> = {
   name: "sweepHolds",
   sha1: "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64",
-  fn: "tgd4cdee9953_sweepHolds",
+  fn: "tg830b8c04e3_sweepHolds",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 45, 78, 79, 77),
-  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_sweepHolds" : "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepHolds" : "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const sweepMark: Script<{ sweepIndex: string; subject: string; seenScore: string; nextScore: number }> = {
   name: "sweepMark",
   sha1: "fe057a9f0bdd721334df966b153969862f606ae0",
-  fn: "tgd4cdee9953_sweepMark",
+  fn: "tg830b8c04e3_sweepMark",
   source: lua(80),
-  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_sweepMark" : "fe057a9f0bdd721334df966b153969862f606ae0", "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
+  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepMark" : "fe057a9f0bdd721334df966b153969862f606ae0", "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
 };
 
 export const usage: Script<{ surface: string; stagger: number; keyId: string; keyDigest: string }> = {
   name: "usage",
   sha1: "09dce44d0f7410a2206300825720b527a6ff49b6",
-  fn: "tgd4cdee9953_usage",
+  fn: "tg830b8c04e3_usage",
   source: lua(1, 3, 2, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 55, 31, 32, 46, 34, 35, 47, 42, 48, 45, 78, 4, 5, 6, 7, 8, 81),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_usage" : "09dce44d0f7410a2206300825720b527a6ff49b6", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_usage" : "09dce44d0f7410a2206300825720b527a6ff49b6", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const verifyKey: Script<{ surface: string; cost: number; credits: number; stagger: number; keyId: string; keyDigest: string }> = {
   name: "verifyKey",
   sha1: "b5069591fca476ba19d1c52f94ddfe52e3b73eb7",
-  fn: "tgd4cdee9953_verifyKey",
+  fn: "tg830b8c04e3_verifyKey",
   source: lua(1, 2, 3, 4, 5, 6, 7, 8, 9, 82),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgd4cdee9953_verifyKey" : "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_verifyKey" : "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
 };
 
 /** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
-export const LIBRARY: FunctionLibrary = functionLibrary("d4cdee9953", lines([2, 50, 15, 16, 17, 53, 3, 4, 5, 6, 7, 8, 70, 9, 18, 19, 20, 21, 22, 26, 1, 23, 24, 27, 83, 29, 51, 33, 34, 35, 38, 31, 67, 32, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 84, 79, 74, 12, 13, 61, 62]), {
+export const LIBRARY: FunctionLibrary = functionLibrary("830b8c04e3", lines([2, 50, 15, 16, 17, 53, 3, 4, 5, 6, 7, 8, 70, 9, 18, 19, 20, 21, 22, 26, 1, 23, 24, 27, 83, 29, 51, 33, 34, 35, 38, 31, 67, 32, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 84, 79, 74, 12, 13, 61, 62]), {
   admit: [0],
   admitPolicy: [10],
   beginIdempotency: [11],
