@@ -22,7 +22,7 @@ import {
   type EndedCycle,
   type Hold,
 } from "./records.ts";
-import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
+import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { windowsFromReply, type RateLimitState } from "./windows.ts";
 
@@ -135,7 +135,10 @@ export class Accounts {
   async inspect(subject: string): Promise<AccountSnapshot> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
-    const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holds: unknown; windows: Record<string, unknown[]> | unknown[] };
+    const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holdIds: unknown; windows: Record<string, unknown[]> | unknown[] };
+    // An empty list comes as {} from Lua's JSON.
+    const holdIds = Array.isArray(state.holdIds) ? state.holdIds.map(String) : [];
+    const held = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 })).slice(1);
     const a = state.account;
     const windows = Array.isArray(state.windows) ? {} : state.windows;
     return {
@@ -145,7 +148,7 @@ export class Accounts {
       cycleSpec: cycleSpecFrom(a),
       windows: Object.fromEntries(Object.entries(windows).map(([surface, reply]) => [surface, windowsFromReply(reply).states])),
       endedCycles: endedCyclesFrom(state.cycles),
-      holds: Array.isArray(state.holds) ? state.holds.map(holdFromReply) : [],
+      holds: held.filter((hold) => Array.isArray(hold) && hold.length > 0).map(holdFromReply),
     };
   }
 }

@@ -1,15 +1,18 @@
 /**
- * The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
- * their refunds, so no credit or cap place stays locked forever. Any touch of the subject
- * ends its lapsed holds; this sweep finds subjects nobody touches. A deployment-wide index
+ * The sweep (docs/holds.md): holds whose worker stopped reporting are ended by their lease,
+ * with their refunds, so no credit or cap place stays locked forever, and ended holds past
+ * their bounds are dropped. Any touch of the subject that finds lapsed holds has them tidied
+ * first (afterDue); this sweep finds subjects nobody touches. A tidy sees at most 32 holds,
+ * named by id after a read found them, and the next call goes on. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/sweepHolds.lua, lua/sweepMark.lua,
+ * so many servers may sweep at once. Scripts: lua/tidyHolds.lua, lua/sweepMark.lua,
  * lua/sweepDue.lua.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";
-import { sweepIndexKey } from "./redisKeys.ts";
-import { sweepDue, sweepHolds, sweepMark } from "./scripts/bundle.generated.ts";
+import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
+import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
+import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 
 export class Sweeper {
@@ -25,17 +28,29 @@ export class Sweeper {
     return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
   }
 
-  /** Ends one subject's lapsed holds now. */
+  /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const keys = this.ctx.keys(subject);
     try {
-      const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
-      const next = Number(reply[2]);
-      return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next };
+      let tidied = await this.tidy(keys, []);
+      let ended = tidied.ended;
+      while (tidied.due.length > 0) {
+        tidied = await this.tidy(keys, tidied.due);
+        ended += tidied.ended;
+      }
+      return { ended, nextLeaseAt: tidied.nextLeaseAt };
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
     }
+  }
+
+  afterDue(keys: SubjectKeys, call: () => Promise<unknown[]>): Promise<unknown[]> {
+    return afterDue(this.ctx, keys, call);
+  }
+
+  private tidy(keys: SubjectKeys, ids: readonly string[]) {
+    return tidy(this.ctx, keys, ids);
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
@@ -64,6 +79,30 @@ export class Sweeper {
   }
 }
 
+/**
+ * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
+ * wrote anything), tidies them and runs it again.
+ */
+export async function afterDue(ctx: Context, keys: SubjectKeys, call: () => Promise<unknown[]>): Promise<unknown[]> {
+  for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
+    const reply = await call();
+    if (reply[0] !== Code.HOLDS_DUE) return reply;
+    let due = reply.slice(1).map(String);
+    while (due.length > 0) due = (await tidy(ctx, keys, due)).due;
+  }
+  throw new Error(`holds of "${keys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
+}
+
+/** Ends or drops the given holds (at most 32); the reply names the ones still due. */
+async function tidy(ctx: Context, keys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
+  const reply = await ctx.runner.move(tidyHolds, keys, { holds: ids.map((id) => keys.hold(id)) }, undefined, keys.subject);
+  const next = Number(reply[3]);
+  return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next, due: reply.slice(4).map(String) };
+}
+
+/** Rounds of tidying one call may wait for: each ends or drops up to 32 holds. */
+const MAX_TIDY_ROUNDS = 100;
+
 const NO_SUBJECT = {
   subject: "",
   account: "",
@@ -71,6 +110,7 @@ const NO_SUBJECT = {
   journal: "",
   history: "",
   holdsActive: "",
+  holdsEnded: "",
   holdList: "",
-  holdPrefix: "",
+  operations: "",
 };

@@ -6,6 +6,7 @@
 import type { Context } from "./context.ts";
 import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
+import { afterDue } from "./sweep.ts";
 import { mostRestrictive, windowsFromReply, type RateLimitState } from "./windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
@@ -46,11 +47,7 @@ export function usageFrom(reply: unknown[], surface: string): Usage {
 export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
   const keys = ctx.keys(subject);
   const surface = ctx.accountSurface(options.surface ?? "api");
-  const reply = await ctx.runner.run(usageScript, keys, {
-    surface,
-    stagger: ctx.staggerOf(keys.subject),
-    keyId: "",
-    keyDigest: "",
-  });
+  const params = { surface, stagger: ctx.staggerOf(keys.subject), keyId: "", keyDigest: "" };
+  const reply = await afterDue(ctx, keys, () => ctx.runner.run(usageScript, keys, params));
   return usageFrom(reply, surface);
 }

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileLuaLines, exportedConstants, LuaCompileError, tokenize } from "./compile.ts";
 import { parseHeader, resolveIncludeChunks, type LuaParam } from "./loader.ts";
-import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS } from "./script.ts";
+import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS } from "./script.ts";
 
 export const LUA_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "lua");
 export const GENERATED = join(dirname(fileURLToPath(import.meta.url)), "bundle.generated.ts");
@@ -127,22 +127,28 @@ const isNumber = (p: LuaParam) => p.type === "integer" || p.type === "0|1";
 const has = (list: readonly string[], name: string) => list.includes(name);
 
 function keyWord(p: LuaParam): string {
+  if (p.rest) return `...p.${p.name}`;
   return has(SUBJECT_KEYS, p.name) ? `k.${p.name}` : `p.${p.name}`;
+}
+
+/** The numkeys word: a count, or with a list of keys last, the count plus the list's length. */
+function keyCount(keys: LuaParam[]): string {
+  const rest = keys.at(-1)?.rest ? keys.at(-1)! : undefined;
+  return rest ? `String(${keys.length - 1} + p.${rest.name}.length)` : `"${keys.length}"`;
 }
 
 function argWord(p: LuaParam): string {
   if (p.name === NOW_ARG) return "now";
   if (has(SETTINGS, p.name)) return `s.${p.name}`;
-  if (has(SUBJECT_ARGS, p.name)) return `k.${p.name}`;
   return isNumber(p) ? `String(p.${p.name})` : `p.${p.name}`;
 }
 
 /** The params a caller passes: every key and argument that is not filled in by name. */
 function paramsType(keys: LuaParam[], args: LuaParam[]): string {
   const own = [
-    ...keys.filter((k) => !has(SUBJECT_KEYS, k.name)).map((k) => `${k.name}: string`),
+    ...keys.filter((k) => !has(SUBJECT_KEYS, k.name)).map((k) => `${k.name}: ${k.rest ? "readonly string[]" : "string"}`),
     ...args
-      .filter((a) => a.name !== NOW_ARG && !has(SETTINGS, a.name) && !has(SUBJECT_ARGS, a.name))
+      .filter((a) => a.name !== NOW_ARG && !has(SETTINGS, a.name))
       .map((a) => `${a.name}: ${isNumber(a) ? "number" : "string"}`),
   ];
   return own.length === 0 ? "Record<string, never>" : `{ ${own.join("; ")} }`;
@@ -196,9 +202,9 @@ export function renderBundle(root: string = LUA_ROOT): string {
     const { helpers, body } = scripts.get(header.name)!;
     const sha1 = createHash("sha1").update(`${joined([...helpers, ...body])}\n`).digest("hex");
     const fn = `tg${id}_${header.name}`;
-    const words = [`f ? "FCALL" : "EVALSHA"`, `f ? "${fn}" : "${sha1}"`, `"${header.keys.length}"`, ...header.keys.map(keyWord), ...header.args.map(argWord)];
+    const words = [`f ? "FCALL" : "EVALSHA"`, `f ? "${fn}" : "${sha1}"`, keyCount(header.keys), ...header.keys.map(keyWord), ...header.args.map(argWord)];
     const uses = (name: string) => words.some((w) => w.startsWith(`${name}.`) || w === name);
-    const params = `${uses("p") || words.some((w) => w.includes("(p."))  ? "p" : "_p"}`;
+    const params = `${uses("p") || words.some((w) => w.includes("(p.") || w.startsWith("...p."))  ? "p" : "_p"}`;
     const own = pieces.of(body);
     bodies.push(`${header.name}: [${own.join(", ")}]`);
     return `export const ${header.name}: Script<${paramsType(header.keys, header.args)}> = {
