@@ -19,7 +19,7 @@
   ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[8] journalBound  integer  max entries, or max age in ms
   ARGV[9] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, charged, balance, needed}
+  Returns: {code, charged integer, balance integer, needed integer}
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

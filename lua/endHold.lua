@@ -15,7 +15,7 @@
   ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[6] journalBound  integer  max entries, or max age in ms
   ARGV[7] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form ({} when there is none)
+  Returns: {code, hold hold}   hold: lib/holds.lua's reply form
     Codes: OK, NO_ACCOUNT, NO_HOLD, HOLD_ENDED (already ended, nothing changed)
 ]]
 --@include "lib/codes.lua"

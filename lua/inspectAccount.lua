@@ -8,8 +8,8 @@
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
-  Returns: {code, state}   state as JSON {account, cycles, holds (HOLD_REPLY form), windows}, where windows maps
-    each surface to its window reply (lib/windows.lua)
+  Returns: {code, state json}   state: {account, cycles, holds (lib/holds.lua's reply form),
+    windows}, where windows maps each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

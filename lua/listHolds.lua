@@ -13,7 +13,8 @@
   ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[6] journalBound  integer  max entries, or max age in ms
   ARGV[7] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, total, active, hold1, hold2, ...}   holds in HOLD_REPLY form   Codes: OK, NO_ACCOUNT
+  Returns: {code, total integer, active integer, ...holds hold}   holds: lib/holds.lua's reply form
+    Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

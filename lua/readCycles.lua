@@ -2,7 +2,7 @@
   readCycles: the summaries of an account's ended cycles, oldest first (lib/cycle.lua).
   KEYS[1] account       hash   the account (lib/account.lua); only checked to exist
   KEYS[2] cycles        hash   ended cycles
-  Returns: {code, cycles}   cycles as a JSON list   Codes: OK, NO_ACCOUNT
+  Returns: {code, cycles json}   cycles: a list of summaries   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/cycle.lua"

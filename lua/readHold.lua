@@ -12,7 +12,7 @@
   ARGV[3] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[4] journalBound  integer  max entries, or max age in ms
   ARGV[5] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form   Codes: OK, NO_ACCOUNT, NO_HOLD
+  Returns: {code, hold hold}   hold: lib/holds.lua's reply form   Codes: OK, NO_ACCOUNT, NO_HOLD
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

@@ -8,8 +8,9 @@
   KEYS[3] journal       stream credit movements (lib/journal.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  Returns: {code, complete, cycle, journalBalance, journalSpent, journalHeld,
-            balance, spent, held, entries}   Codes: OK, NO_ACCOUNT
+  Returns: {code, complete 0|1, cycle integer, journalBalance integer, journalSpent integer,
+    journalHeld integer, balance integer, spent integer, held integer, entries integer}
+    Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

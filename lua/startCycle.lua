@@ -8,7 +8,7 @@
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] unit          'd'|'m'|''  new interval unit, '' keeps the current one
   ARGV[3] length        integer  new interval length, 0 keeps the current one
-  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, NO_ACCOUNT
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

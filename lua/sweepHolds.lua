@@ -11,7 +11,7 @@
   ARGV[3] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[4] journalBound  integer  max entries, or max age in ms
   ARGV[5] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, ended, nextLeaseMs}   nextLeaseMs -1 when no hold is open
+  Returns: {code, ended integer, nextLeaseMs integer}   nextLeaseMs -1 when no hold is open
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

@@ -17,9 +17,10 @@
   ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[8] journalBound  integer  max entries, or max age in ms
   ARGV[9] historyDays  integer  days of history kept; 0 keeps none
-  Returns: {code, spec, ...windows (lib/windows.lua), state}
-    state as JSON: the account's attributes plus now and active (open holds).
-    KEY_REFUSED: {code, reason}.   Codes: OK, KEY_REFUSED, NO_ACCOUNT, UNKNOWN_SURFACE
+  Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
+  Returns: {code, windows windows, state json}   windows: lib/windows.lua's reply; state: the
+    account's attributes plus now and active (open holds)
+    Codes: OK, KEY_REFUSED, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

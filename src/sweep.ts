@@ -20,7 +20,7 @@ export class Sweeper {
   }
 
   /** Marks the subject for a sweep one lease from now (before a hold opens). */
-  mark(subject: string): Promise<unknown[]> {
+  mark(subject: string): Promise<unknown> {
     const now = this.ctx.clock ? Math.floor(this.ctx.clock()) : Date.now();
     return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
   }
@@ -30,8 +30,7 @@ export class Sweeper {
     const keys = this.ctx.keys(subject);
     try {
       const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
-      const next = Number(reply[2]);
-      return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next };
+      return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs };
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
@@ -45,9 +44,8 @@ export class Sweeper {
     let ended = 0;
     for (let round = 0; round < maxRounds; round++) {
       const reply = await this.ctx.runner.run(sweepDue, this.indexKeys(), { sweepIndex: this.index, count: batch });
-      const due: Array<[string, string]> = [];
-      for (let i = 2; i < reply.length; i += 2) due.push([String(reply[i]), String(reply[i + 1])]);
-      for (const [subject, seenScore] of due) {
+      const { due } = reply;
+      for (const { subject, score: seenScore } of due) {
         const swept = await this.sweepSubject(subject);
         subjects++;
         ended += swept.ended;

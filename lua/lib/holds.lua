@@ -19,6 +19,14 @@
   Each hold also has a set <hold key>:i of the item ids it settled, so an item settled twice
   (a retry, a client resending after a reconnect) counts once; it is kept HOLD_ITEMS_KEPT_MS
   after the hold ends.
+  Reply form hold: {id string, kind 'items'|'budget', status 'open'|'completed'|'canceled',
+    surface string, items integer, required integer, optional integer, reserved integer,
+    settled integer, delivered integer, optionalSpent integer, spent integer, refunded integer,
+    refundedToEndedCycle integer, cycleId integer, createdAt integer, endedAt integer,
+    leaseExpiresAt integer,
+    endReason ''|'settled'|'exhausted'|'finished'|'canceled'|'lease_expired', labels integer,
+    ...failed {label string, count integer}}
+    (hold_reply; HOLD_REPLY gives the positions, and the build checks they agree)
   ctx fields used: accountKey, cyclesKey, journalKey, historyKey, holdsActiveKey, holdPrefix,
   journalTrim, journalBound, historyDays, now. The account's credits travel in a table a
   {balance, spent, held, cycle, journalGrant}; the caller saves them (holds_save_credits).

@@ -12,7 +12,7 @@ import { UnconfirmedError } from "../errors.ts";
 import { functionFailure, isNoScriptError, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
-import { evalshaWords, evalWords, type Script } from "./script.ts";
+import { evalshaWords, evalWords, type AnyScript } from "./script.ts";
 
 export interface DurabilitySettings {
   /** Replicas that must confirm each movement (WAIT numreplicas). */
@@ -54,7 +54,7 @@ export class DurableMovements {
    * that move nothing (insufficient, not found, refusals) are answered as they come: there is
    * nothing to confirm. An FCALL that fails before it runs is sent again as the runner's are.
    */
-  move(script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
+  move(script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const slot = this.leastBusy();
     slot.busy++;
     const attempt = this.attempt(slot, script, words, operationId, runner);
@@ -88,7 +88,7 @@ export class DurableMovements {
     await Promise.all(open.map((c) => c.then((connection) => connection.close(), () => undefined)));
   }
 
-  private async attempt(slot: Slot, script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
+  private async attempt(slot: Slot, script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const connection = await this.connection(slot);
     const routingKey = words[3]!;
     let [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
@@ -148,7 +148,7 @@ export class DurableMovements {
     return best;
   }
 
-  private unconfirmed(script: Script<unknown>, operationId: string, detail: string, cause?: unknown): UnconfirmedError {
+  private unconfirmed(script: AnyScript, operationId: string, detail: string, cause?: unknown): UnconfirmedError {
     return new UnconfirmedError(
       operationId,
       `${script.name} "${operationId}" is not confirmed (${detail}); retry with the same id, it applies once`,

@@ -17,7 +17,7 @@ import { functionFailure, isNoScriptError, type RedisScriptClient } from "../red
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
 import type { DurableMovements } from "./durable.ts";
-import { evalshaWords, evalWords, type Script, type Settings, type SubjectKeyNames } from "./script.ts";
+import { evalshaWords, evalWords, type AnyScript, type Script, type ScriptReply, type Settings, type SubjectKeyNames } from "./script.ts";
 
 /** createTollgate's `scripts`: as the functions of one library (FCALL), or by EVALSHA. */
 export type ScriptsOption = "functions" | "eval";
@@ -54,7 +54,7 @@ export class ScriptRunner {
    * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
    * and operationId is what an unconfirmed movement reports to retry with.
    */
-  move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+  move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
     return this.durability ? this.moveDurably(script, keys, params, holdId, operationId) : this.run(script, keys, params, holdId);
   }
 
@@ -67,7 +67,7 @@ export class ScriptRunner {
    * Runs a script for a subject. NO_ACCOUNT, NO_HOLD and the bad-input codes throw their
    * errors here; every other code is the caller's to read.
    */
-  run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+  run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
     return this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) => failureOf(reply, keys.subject, params, holdId));
   }
 
@@ -76,12 +76,12 @@ export class ScriptRunner {
     return this.durability ? this.durability.close() : Promise.resolve();
   }
 
-  private async moveDurably<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+  private async moveDurably<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
     const words = script.command(this.now(), this.settings, keys, params, this.viaFunctions);
-    const reply = await this.durability!.move(script as Script<unknown>, words, operationId, this);
+    const reply = await this.durability!.move(script, words, operationId, this);
     const failure = failureOf(reply, keys.subject, params, holdId);
     if (failure) throw failure;
-    return reply;
+    return script.decode(reply);
   }
 
   /** Functions were refused for good: every later call goes by EVALSHA. */
@@ -95,7 +95,7 @@ export class ScriptRunner {
    * (measured as cheap as no timeout at all, where Promise.race or a shared map of calls in
    * flight cost GC time).
    */
-  send(script: Script<unknown>, words: string[], check?: (reply: unknown[]) => Error | undefined): Promise<unknown[]> {
+  send<R extends ScriptReply>(script: Script<never, R>, words: string[], check?: (reply: readonly unknown[]) => Error | undefined): Promise<R> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)), this.timeoutMs);
       const fail = (error: unknown) => {
@@ -105,9 +105,14 @@ export class ScriptRunner {
       };
       const answer = (reply: unknown) => {
         clearTimeout(timer);
-        const failure = check?.(reply as unknown[]);
-        if (failure) reject(failure);
-        else resolve(reply as unknown[]);
+        if (!Array.isArray(reply)) return reject(new StoreUnavailableError(`Quota store answered ${script.name} with ${String(reply)}`));
+        const failure = check?.(reply);
+        if (failure) return reject(failure);
+        try {
+          resolve(script.decode(reply));
+        } catch (error) {
+          reject(error);
+        }
       };
       this.client.send(words).then(answer, (error: unknown) => this.recover(script, words, error).then(answer, fail));
     });
@@ -118,7 +123,7 @@ export class ScriptRunner {
    * once the library is loaded; one still missing or refused, by EVALSHA (which answers as it
    * always did); an EVALSHA that met NOSCRIPT, by EVAL. Anything else is the answer.
    */
-  private async recover(script: Script<unknown>, words: string[], error: unknown): Promise<unknown> {
+  private async recover(script: AnyScript, words: string[], error: unknown): Promise<unknown> {
     if (words[0] === "FCALL") {
       let failure = functionFailure(error);
       if (failure === "missing" && (await this.loadLibrary(words[3]!))) {
@@ -157,7 +162,7 @@ export class ScriptRunner {
 }
 
 /** The error a reply's code stands for, if it is one of the codes every caller treats alike. */
-function failureOf(reply: unknown[], subject: string, params: unknown, holdId: string | undefined): Error | undefined {
+function failureOf(reply: readonly unknown[], subject: string, params: unknown, holdId: string | undefined): Error | undefined {
   switch (reply[0]) {
     case Code.NO_ACCOUNT:
       return new AccountNotFoundError(subject);
