@@ -9,10 +9,11 @@
  * UnconfirmedError with the operation id it used, for the caller's retry, which applies once.
  */
 import { UnconfirmedError } from "../errors.ts";
-import { functionFailure, isNoScriptError, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
+import { functionFailure, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
-import { evalshaWords, evalWords, type AnyScript } from "./script.ts";
+import { recover } from "./recovery.ts";
+import type { AnyScript } from "./script.ts";
 
 export interface DurabilitySettings {
   /** Replicas that must confirm each movement (WAIT numreplicas). */
@@ -91,24 +92,23 @@ export class DurableMovements {
   private async attempt(slot: Slot, script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const connection = await this.connection(slot);
     const routingKey = words[3]!;
-    let [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-    let failure = words[0] === "FCALL" ? functionFailure(reply) : undefined;
-    if (failure === "missing") {
-      // Loaded on the server this connection sends the key's commands to, then the call again.
-      const [loaded] = await connection.pipeline(routingKey, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
-      if (loaded instanceof Error) failure = functionFailure(loaded) ?? "missing";
-      else {
-        [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-        failure = functionFailure(reply);
-      }
-    }
-    if (failure) {
-      if (failure === "refused") runner.refuseFunctions();
-      words = evalshaWords(script, words);
-      [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-    }
-    if (isNoScriptError(reply)) {
-      [reply, confirmed] = await connection.pipeline(routingKey, [evalWords(script, words), this.wait]);
+    const deadline = Date.now() + this.settings.deadlineMs;
+    // The script and a WAIT, back to back: [its reply, the replicas that confirmed it].
+    const send = (commands: string[]) => connection.pipeline(routingKey, [commands, this.wait]);
+    let [reply, confirmed] = await send(words);
+    if (reply instanceof Error) {
+      [reply, confirmed] = await recover(script, words, [reply, confirmed], {
+        send,
+        errorOf: ([first]) => (first instanceof Error ? first : undefined),
+        // Loaded on the server this connection sends the key's commands to.
+        load: async (key) => {
+          const [loaded] = await connection.pipeline(key, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
+          if (functionFailure(loaded) === "refused") runner.refuseFunctions();
+          return !(loaded instanceof Error);
+        },
+        refuseFunctions: () => runner.refuseFunctions(),
+        deadline,
+      });
     }
     if (reply instanceof Error) throw reply;
     if (!Array.isArray(reply)) throw new Error(`${script.name} answered ${String(reply)}`);

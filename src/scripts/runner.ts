@@ -3,21 +3,23 @@
  * the subject's keys, the settings and "now" by name), sends it, and turns the replies that
  * mean "not there" into their errors once (BullMQ's finishedErrors), so concept modules hold
  * the rule and nothing else. Every failure of the store, and every call slower than the
- * timeout, becomes a StoreUnavailableError so callers fail closed (SPEC §8).
+ * timeout, becomes a StoreUnavailableError so callers fail closed.
  *
  * Scripts run as the functions of the build's library (FCALL), which define the helpers once
- * rather than on every call. A server without the library (fresh, flushed, failed over)
- * answers "Function not found": the library is loaded where the call's key lives and the call
- * sent once more. A server that refuses functions (before Redis 7, an ACL user without them)
- * turns this runner to EVALSHA for good, as `scripts: "eval"` does from the start: EVALSHA,
- * and once more with EVAL on NOSCRIPT.
+ * rather than on every call. A call that failed where nothing ran is sent again by the one
+ * recovery ladder (src/scripts/recovery.ts), which durable movements share: a moving slot
+ * after a backoff, within the timeout; a missing library once loaded; EVALSHA where
+ * functions are refused (for good, as `scripts: "eval"` does from the start); EVAL after
+ * NOSCRIPT.
  */
 import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
-import { functionFailure, isNoScriptError, type RedisScriptClient } from "../redis/client.ts";
+import { functionFailure, type RedisScriptClient } from "../redis/client.ts";
+import { asError } from "../redis/dedicated.ts";
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
 import type { DurableMovements } from "./durable.ts";
-import { evalshaWords, evalWords, type AnyScript, type Script, type ScriptReply, type Settings, type SubjectKeyNames } from "./script.ts";
+import { recover } from "./recovery.ts";
+import { type AnyScript, type Script, type ScriptReply, type Settings, type SubjectKeyNames } from "./script.ts";
 
 /** createTollgate's `scripts`: as the functions of one library (FCALL), or by EVALSHA. */
 export type ScriptsOption = "functions" | "eval";
@@ -114,36 +116,25 @@ export class ScriptRunner {
           reject(error);
         }
       };
-      this.client.send(words).then(answer, (error: unknown) => this.recover(script, words, error).then(answer, fail));
+      const deadline = Date.now() + this.timeoutMs;
+      this.client.send(words).then(answer, (error: unknown) => this.recover(script, words, error, deadline).then(answer, fail));
     });
   }
 
   /**
-   * After a failed send, the call again where nothing ran: an FCALL whose function was missing,
-   * once the library is loaded; one still missing or refused, by EVALSHA (which answers as it
-   * always did); an EVALSHA that met NOSCRIPT, by EVAL. Anything else is the answer.
+   * After a failed send, the call again where nothing ran (src/scripts/recovery.ts), within
+   * the call's timeout; the last failure is the answer.
    */
-  private async recover(script: AnyScript, words: string[], error: unknown): Promise<unknown> {
-    if (words[0] === "FCALL") {
-      let failure = functionFailure(error);
-      if (failure === "missing" && (await this.loadLibrary(words[3]!))) {
-        try {
-          return await this.client.send(words);
-        } catch (again) {
-          failure = functionFailure((error = again));
-        }
-      }
-      if (failure === undefined) throw error;
-      if (failure === "refused") this.refuseFunctions();
-      words = evalshaWords(script, words);
-      try {
-        return await this.client.send(words);
-      } catch (again) {
-        error = again;
-      }
-    }
-    if (!isNoScriptError(error)) throw error;
-    return this.client.send(evalWords(script, words));
+  private async recover(script: AnyScript, words: string[], error: unknown, deadline: number): Promise<unknown> {
+    const outcome = await recover<unknown>(script, words, asError(error), {
+      send: (again) => this.client.send(again).catch(asError),
+      errorOf: (o) => (o instanceof Error ? o : undefined),
+      load: (routingKey) => this.loadLibrary(routingKey),
+      refuseFunctions: () => this.refuseFunctions(),
+      deadline,
+    });
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   /** Loads the library where routingKey lives; false when that failed. */
