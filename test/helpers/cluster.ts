@@ -196,6 +196,19 @@ export async function migrateKeys(move: SlotMove, keys?: string[]): Promise<numb
   return moving.length;
 }
 
+/**
+ * MIGRATEs one key; a key the target already holds (BUSYKEY: something wrote it there while the
+ * slot was importing) is left on the source and reported, or with `replace` overwritten.
+ */
+export async function migrateKey(move: SlotMove, key: string, replace = false): Promise<'moved' | 'busy'> {
+  const reply = await rawCommand(move.source, ['MIGRATE', HOST, String(move.target), key, '0', '5000', ...(replace ? ['REPLACE'] : [])]);
+  if (reply instanceof Error) {
+    if (/BUSYKEY/.test(reply.message)) return 'busy';
+    throw new Error(`MIGRATE ${key} on ${move.source}: ${reply.message}`);
+  }
+  return 'moved';
+}
+
 /** Moves the keys left, then assigns the slot to the target on the target, the source and every other node. */
 export async function endSlotMove(cluster: RedisClusterHandle, move: SlotMove): Promise<void> {
   await migrateKeys(move);
