@@ -8,7 +8,8 @@
   ARGV[3] cost          integer  requests this one counts as; 0 only looks
   ARGV[4] credits       integer  balance needed for the pre-check; 0 skips it
   ARGV[5] stagger       integer  the subject's offset of fixed windows in ms; 0 for none
-  Returns: {code, spec, ...windows (lib/windows.lua), balance (with a pre-check)}
+  Returns: {code, windows windows, balance integer?}   windows: lib/windows.lua's reply (the
+    spec, then each window's numbers); balance only with a pre-check
     Codes: OK, RATE_LIMITED and COST_EXCEEDS_LIMIT (nothing counted), INSUFFICIENT (counted,
     credits short), NO_ACCOUNT, UNKNOWN_SURFACE
 ]]

@@ -8,7 +8,7 @@
   ARGV[2] cost          integer  requests this one counts as; 0 only looks
   ARGV[3] windows       string   the policy's windows of the surface (lib/windows.lua)
   ARGV[4] stagger       integer  the subject's offset of fixed windows in ms; 0 for none
-  Returns: {code, spec, ...windows (lib/windows.lua)}
+  Returns: {code, windows windows}   windows: lib/windows.lua's reply
     Codes: OK, RATE_LIMITED and COST_EXCEEDS_LIMIT (nothing counted)
 ]]
 --@include "lib/clock.lua"

@@ -9,8 +9,9 @@
   ARGV[2] fingerprint   string  hash of the canonical request body
   ARGV[3] token         string  identifies this request while the key is pending
   ARGV[4] idempotencyLockMs integer how long a claim lasts unless its holder renews it
-  Returns: {code, payload, storedCode}
-    Codes: OK (go on), REPLAYED (payload = stored outcome, storedCode = its code),
+  Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome and its code
+  Returns: {code}
+    Codes: OK (go on), REPLAYED,
     IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE
 ]]
 --@include "lib/clock.lua"

@@ -17,7 +17,7 @@
   ARGV[11] startNow      0|1      also start a new cycle now
   ARGV[12] unit          'd'|'m'|''  new interval unit with startNow, '' keeps the current one
   ARGV[13] length        integer  new interval length with startNow, 0 keeps the current one
-  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, NO_ACCOUNT
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"

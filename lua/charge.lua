@@ -20,7 +20,7 @@
   ARGV[7] operationId   string   the operation id; '' keeps no record (resendIds: false)
   ARGV[8] madeByLibrary 0|1      1: the library made the id (kept a shorter while, lib/operations.lua)
   ARGV[9] operationTtlMs integer how long a caller's operation id is remembered
-  Returns: {code, charged, balance, needed}
+  Returns: {code, charged integer, balance integer, needed integer}
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

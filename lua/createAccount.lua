@@ -11,7 +11,7 @@
   ARGV[8] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units
-  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, ACCOUNT_EXISTS
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, ACCOUNT_EXISTS
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

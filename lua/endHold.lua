@@ -16,7 +16,7 @@
   ARGV[5] status        'completed'|'canceled'
   ARGV[6] reason        'finished'|'canceled'
   ARGV[7] endedHoldsKeepMs integer how long an ended hold is kept
-  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form ({} when there is none)
+  Returns: {code, hold hold}   hold: lib/holds.lua's reply form
     Codes: OK, NO_ACCOUNT, NO_HOLD, HOLD_ENDED (already ended, nothing changed)
 ]]
 --@include "lib/codes.lua"

@@ -7,8 +7,8 @@
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] stagger       integer  the subject's offset of fixed windows in ms
-  Returns: {code, state}   state as JSON {account, cycles, holdIds, windows}, where windows maps
-    each surface to its window reply (lib/windows.lua)
+  Returns: {code, state json}   state: {account, cycles, holdIds (newest first), windows},
+    where windows maps each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

@@ -12,7 +12,7 @@
   ARGV[6] name          string   a label for lists, '' for none
   ARGV[7] maxKeys       integer  keys that never expire allowed at once
   ARGV[8] maxExpiringKeys integer expiring keys allowed at once
-  Returns: {code, createdAt, expiresAt}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
+  Returns: {code, createdAt integer, expiresAt integer}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

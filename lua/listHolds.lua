@@ -8,8 +8,8 @@
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] offset        integer  holds to skip
   ARGV[3] count         integer  at most this many
-  Returns: {code, total, active, id1, id2, ...}
-    HOLDS_DUE: {code, id1, id2, ...} the lapsed holds to tidy first (lua/tidyHolds.lua)
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, total integer, active integer, ...holdIds string}   a page of ids, newest first
     Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

@@ -33,12 +33,15 @@
   ARGV[16] idempotencyTtlMs integer how long a stored outcome is kept
   ARGV[17] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[18] endedHoldsMax integer ended holds kept per subject
-  Returns: {code, payload, storedCode}
-    OK: payload = the hold (lib/holds.lua's HOLD_REPLY form). REPLAYED: payload and storedCode = the stored outcome (of
-    the Idempotency-Key, or the hold already opened under this hold id), as JSON.
-    HOLD_LIMIT (stored under the key): {"active":n,"cap":n}. INSUFFICIENT: {"balance":n,"needed":n}.
-    SURFACE_NOT_ALLOWED: {"surfaces":"api,web"}. TOO_MANY_ITEMS: {"max":n}.
-    HOLDS_DUE: {code, id1, id2, ...} the holds to tidy first (lua/tidyHolds.lua); nothing changed.
+  Returns OK: {code, hold hold}   hold: lib/holds.lua's reply form
+  Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome (of the
+    Idempotency-Key, or of the hold already opened under this hold id) and its code
+  Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}}   stored under the key
+  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}}
+  Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}}   surfaces: 'api,web'
+  Returns TOO_MANY_ITEMS: {code, refusal json {max integer}}
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code}
     Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS, HOLD_DROPPED
     (the hold id was used by a hold no longer kept)
 ]]

@@ -5,7 +5,7 @@
   KEYS[1] account       hash   the account (lib/account.lua)
   KEYS[2] cycles        hash   ended cycles
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  Returns: {code, cycles}   cycles as a JSON list   Codes: OK, NO_ACCOUNT
+  Returns: {code, cycles json}   cycles: a list of summaries   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"

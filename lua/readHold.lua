@@ -7,8 +7,9 @@
   KEYS[3...] holds      hash   the holds to read (lib/holds.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] asStored      0|1      1: read them as stored, lapsed or not (accounts.inspect)
-  Returns: {code, hold1, hold2, ...}   holds in lib/holds.lua's HOLD_REPLY form, {} for one not found
-    HOLDS_DUE: {code, id1, id2, ...} the lapsed holds to tidy first (lua/tidyHolds.lua)
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, ...holds hold}   holds: lib/holds.lua's reply form, in the order asked; one
+    not found is left out
     Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -29,6 +30,8 @@ end
 local reply = { CODE.OK }
 for i = 3, #KEYS do
   local h = hold_load(KEYS[i])
-  reply[#reply + 1] = h and hold_reply(h) or {}
+  if h then
+    reply[#reply + 1] = hold_reply(h)
+  end
 end
 return reply

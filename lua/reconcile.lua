@@ -10,8 +10,9 @@
   ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[3] journalBound  integer  max entries, or max age in ms (the movement layout's; unused)
   ARGV[4] historyDays   integer  days of history kept (the movement layout's; unused)
-  Returns: {code, complete, cycle, journalBalance, journalSpent, journalHeld,
-            balance, spent, held, entries}   Codes: OK, NO_ACCOUNT
+  Returns: {code, complete 0|1, cycle integer, journalBalance integer, journalSpent integer,
+    journalHeld integer, balance integer, spent integer, held integer, entries integer}
+    Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"

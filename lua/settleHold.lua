@@ -24,7 +24,7 @@
   ARGV[9] amount        integer  a budget hold: credits to spend (0 renews the lease)
   ARGV[10] leaseMs      integer  lease length from now
   ARGV[11] endedHoldsKeepMs integer how long an ended hold is kept
-  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form ({} when there is none)
+  Returns: {code, hold hold?}   hold: lib/holds.lua's reply form (absent when there is none)
     REPLAYED: this item was settled before; nothing changed.
     Codes: OK, REPLAYED, NO_ACCOUNT, NO_HOLD, WRONG_HOLD_KIND, HOLD_ENDED, LEASE_EXPIRED,
     BUDGET_EXHAUSTED, TOO_MANY_LABELS (nothing changed), BAD_SETTLEMENT (optionalSpent above

@@ -11,7 +11,7 @@
   ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] unit          'd'|'m'|''  new interval unit, '' keeps the current one
   ARGV[6] length        integer  new interval length, 0 keeps the current one
-  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, NO_ACCOUNT
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"

@@ -23,8 +23,9 @@
   ARGV[5] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[6] endedHoldsMax integer  ended holds kept per subject
   ARGV[7] operationTtlMs integer how long a dropped hold's id is remembered
-  Returns: {code, ended, dropped, nextLeaseMs, id1, id2, ...}   nextLeaseMs -1 when no hold is
-    open; the ids are the holds still due, for the next call (none: the subject is tidy)
+  Returns: {code, ended integer, dropped integer, nextLeaseMs integer, ...due string}
+    nextLeaseMs -1 when no hold is open; due: the holds still due, for the next call (none:
+    the subject is tidy)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

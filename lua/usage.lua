@@ -12,9 +12,10 @@
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   ARGV[4] keyId         string   the presented key's id, '' without a key
   ARGV[5] keyDigest     string   the presented key's digest
-  Returns: {code, spec, ...windows (lib/windows.lua), state}
-    state as JSON: the account's attributes plus now and active (open holds).
-    KEY_REFUSED: {code, reason}. HOLDS_DUE: {code, id1, id2, ...} the lapsed holds to tidy first.
+  Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, windows windows, state json}   windows: lib/windows.lua's reply; state: the
+    account's attributes plus now and active (open holds)
     Codes: OK, KEY_REFUSED, HOLDS_DUE, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"

@@ -11,7 +11,9 @@
   ARGV[5] stagger       integer  the subject's offset of fixed windows in ms; 0 for none
   ARGV[6] keyId         string   the presented key's id
   ARGV[7] keyDigest     string   the presented key's digest
-  Returns: as lua/admit.lua, or {KEY_REFUSED, reason}   Codes: those of admit, KEY_REFUSED
+  Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
+  Returns: {code, windows windows, balance integer?}   as lua/admit.lua
+    Codes: those of admit, KEY_REFUSED
 ]]
 --@include "lib/clock.lua"
 --@include "lib/admit.lua"

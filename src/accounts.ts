@@ -13,9 +13,9 @@ import {
   cycleFrom,
   cycleSpecFrom,
   endedCyclesFrom,
-  holdFromReply,
+  accountAttributes,
+  holdFrom,
   limitsFrom,
-  type AccountAttributes,
   type AccountLimits,
   type Credits,
   type Cycle,
@@ -24,7 +24,8 @@ import {
 } from "./records.ts";
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { windowsFromReply, type RateLimitState } from "./windows.ts";
+import { field, list } from "./scripts/reply.ts";
+import { windowsForm, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
@@ -62,7 +63,7 @@ export interface ChangePlanOptions {
   every?: Interval;
 }
 
-const cycleOf = (reply: unknown[]): Cycle => ({ id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) });
+const cycleOf = (reply: { cycle: number; cycleStartMs: number; cycleEndMs: number }): Cycle => ({ id: reply.cycle, start: reply.cycleStartMs, end: reply.cycleEndMs });
 
 /**
  * Accounts and their billing cycles (`tollgate.accounts`): create on a plan, start a new cycle
@@ -90,7 +91,7 @@ export class Accounts {
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
     const reply = await this.ctx.runner.run(createAccount, keys, { ...planArgs(plan), ...cycle });
-    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
     return { subject: keys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
@@ -118,14 +119,14 @@ export class Accounts {
   async limits(subject: string): Promise<AccountLimits> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(readAccount, keys, {});
-    return limitsFrom(JSON.parse(String(reply[1])) as AccountAttributes);
+    return limitsFrom(accountAttributes(reply.account));
   }
 
   /** Summaries of the account's ended cycles, oldest first. */
   async endedCycles(subject: string): Promise<EndedCycle[]> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(readCycles, keys, {});
-    return endedCyclesFrom(JSON.parse(String(reply[1])));
+    return endedCyclesFrom(reply.cycles);
   }
 
   /**
@@ -135,20 +136,22 @@ export class Accounts {
   async inspect(subject: string): Promise<AccountSnapshot> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
-    const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holdIds: unknown; windows: Record<string, unknown[]> | unknown[] };
-    // An empty list comes as {} from Lua's JSON.
-    const holdIds = Array.isArray(state.holdIds) ? state.holdIds.map(String) : [];
-    const held = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 })).slice(1);
-    const a = state.account;
-    const windows = Array.isArray(state.windows) ? {} : state.windows;
+    const { state } = reply;
+    const a = accountAttributes(field(state, "account"));
+    // cjson sends an empty Lua table as [].
+    const counts = field(state, "windows");
+    const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
+    // The holds by id, read as stored (lapsed or not) with their keys declared.
+    const holdIds = list(field(state, "holdIds")).map(String);
+    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 }));
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),
       cycle: cycleFrom(a),
       cycleSpec: cycleSpecFrom(a),
-      windows: Object.fromEntries(Object.entries(windows).map(([surface, reply]) => [surface, windowsFromReply(reply).states])),
-      endedCycles: endedCyclesFrom(state.cycles),
-      holds: held.filter((hold) => Array.isArray(hold) && hold.length > 0).map(holdFromReply),
+      windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
+      endedCycles: endedCyclesFrom(field(state, "cycles")),
+      holds: "holds" in holds ? holds.holds.map(holdFrom) : [],
     };
   }
 }

@@ -18,6 +18,7 @@ import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
+import { field, int, list, text } from "./scripts/reply.ts";
 import { usageFrom, type Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
 import { surfaceName } from "./windows.ts";
@@ -128,10 +129,9 @@ export class Keys {
       maxKeys: this.ctx.maxKeys,
       maxExpiringKeys: this.ctx.maxExpiringKeys,
     });
-    if (reply[0] === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
-    if (reply[0] === Code.KEY_EXISTS) return this.issue(subject, options);
-    const expiresAt = Number(reply[2]);
-    return { key, keyId, createdAt: Number(reply[1]), expiresAt: expiresAt === 0 ? null : expiresAt };
+    if (reply.code === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
+    if (reply.code === Code.KEY_EXISTS) return this.issue(subject, options);
+    return { key, keyId, createdAt: reply.createdAt, expiresAt: reply.expiresAt === 0 ? null : reply.expiresAt };
   }
 
   /** The subject and key id a key names, read from the key alone (no Redis call); null when it is not one of ours. */
@@ -146,21 +146,25 @@ export class Keys {
     if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
     const reply = await this.ctx.runner.run(revokeKey, keys, { keyId });
     this.ctx.denyCache?.forget(keys.subject);
-    return reply[1] === 1;
+    return reply.revoked;
   }
 
   /** The subject's keys that have not expired, oldest first (never the keys themselves). */
   async list(subject: string): Promise<KeyInfo[]> {
     const keys = this.ctx.keys(subject);
     const reply = await this.ctx.runner.run(listKeys, keys, {});
-    const raw = JSON.parse(String(reply[1])) as Array<{ keyId: string; name?: string; createdAt?: number; expiresAt: number; surfaces: string }>;
-    return (Array.isArray(raw) ? raw : []).map((k) => ({
-      keyId: k.keyId,
-      name: k.name ?? "",
-      createdAt: k.createdAt ?? 0,
-      expiresAt: k.expiresAt > 0 ? k.expiresAt : null,
-      surfaces: k.surfaces === "*" ? null : k.surfaces.split(","),
-    }));
+    // A list of {keyId, expiresAt, surfaces, createdAt, name}; cjson sends an empty one as {}.
+    return list(reply.keys).map((k) => {
+      const expiresAt = int(field(k, "expiresAt"));
+      const surfaces = text(field(k, "surfaces"));
+      return {
+        keyId: text(field(k, "keyId")),
+        name: text(field(k, "name")),
+        createdAt: int(field(k, "createdAt")),
+        expiresAt: expiresAt > 0 ? expiresAt : null,
+        surfaces: surfaces === "*" ? null : surfaces.split(","),
+      };
+    });
   }
 
   /**
@@ -206,7 +210,7 @@ export class Keys {
     }
     const stagger = this.ctx.staggerOf(keys.subject);
     const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     const admission = admissionFrom(reply, credits);
     if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
     return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
@@ -215,7 +219,7 @@ export class Keys {
   private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
     const params = { surface, stagger: this.ctx.staggerOf(keys.subject), keyId: parsed.keyId, keyDigest: parsed.digest };
     const reply = await afterDue(this.ctx, keys, () => this.ctx.runner.run(usageScript, keys, params));
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
   }
 }

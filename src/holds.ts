@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
-import { holdFromReply, type Hold, type HoldKind } from "./records.ts";
+import { holdFrom, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -204,13 +204,11 @@ export class Holds {
     const reply = this.ctx.runner.durable
       ? (await this.sweeper.mark(keys.subject), await open())
       : (await Promise.all([this.sweeper.mark(keys.subject), open()]))[1];
-    const code = reply[0];
-    if (code === Code.OK) return { ok: true, hold: holdFromReply(reply[1]), replayed: false };
-    const payload = String(reply[1] ?? "");
-    const data = payload ? (JSON.parse(payload) as Record<string, unknown>) : {};
-    switch (code) {
+    switch (reply.code) {
+      case Code.OK:
+        return { ok: true, hold: holdFrom(reply.hold), replayed: false };
       case Code.REPLAYED: {
-        const stored = decodeStoredOutcome(Number(reply[2]), payload);
+        const stored = decodeStoredOutcome(reply.storedCode, reply.outcome);
         // The same hold id answered by its hold: a resent command unless the caller chose the id.
         const resent = !claim && !ownHoldId;
         return stored.kind === "hold"
@@ -218,15 +216,15 @@ export class Holds {
           : { ok: false, reason: "hold_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.HOLD_LIMIT:
-        return { ok: false, reason: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap), replayed: false };
+        return { ok: false, reason: "hold_limit_reached", active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
-        return { ok: false, reason: "insufficient", remaining: Number(data.balance), needed: Number(data.needed) };
+        return { ok: false, reason: "insufficient", remaining: reply.refusal.balance, needed: reply.refusal.needed };
       case Code.SURFACE_NOT_ALLOWED: {
-        const allowed = String(data.surfaces ?? "");
+        const allowed = reply.refusal.surfaces;
         return { ok: false, reason: "surface_not_allowed", surface, allowed: allowed === "" ? [] : allowed.split(",") };
       }
       case Code.TOO_MANY_ITEMS:
-        return { ok: false, reason: "too_many_items", max: Number(data.max) };
+        return { ok: false, reason: "too_many_items", max: reply.refusal.max };
       case Code.IDEMPOTENCY_REUSED:
         return { ok: false, reason: "idempotency_key_reused" };
       case Code.IDEMPOTENCY_IN_USE:
@@ -236,7 +234,7 @@ export class Holds {
       case Code.HOLD_DROPPED:
         throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
       default:
-        throw new Error(`openHold returned an unknown code ${String(code)}`);
+        throw new Error(`openHold returned an unknown code ${String(reply.code)}`);
     }
   }
 
@@ -270,8 +268,10 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), kind, ...what }, holdId, what.itemId);
-    const code = reply[0];
-    const hold = holdFromReply(reply[1]);
+    const { code } = reply;
+    // Every code that reaches here comes with the hold (absent only for a hold that is not there).
+    if (reply.hold === undefined) throw new HoldNotFoundError(holdId);
+    const hold = holdFrom(reply.hold);
     switch (code) {
       case Code.OK:
         return { accepted: true, hold, replayed: false };
@@ -304,7 +304,7 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
-    return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
+    return { ended: reply.code === Code.OK, hold: holdFrom(reply.hold) };
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
@@ -324,16 +324,16 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
     const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(listHolds, keys, params));
-    const ids = reply.slice(3).map(String);
-    const holds = ids.length === 0 ? [] : (await this.read(keys, ids)).filter((hold): hold is Hold => hold !== undefined);
-    return { total: Number(reply[1]), active: Number(reply[2]), holds };
+    const holds = reply.holdIds.length === 0 ? [] : (await this.read(keys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
+    return { total: reply.total, active: reply.active, holds };
   }
 
   /** Holds by id, as they stand (undefined for one not found), lapsed ones tidied first. */
   private async read(keys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
     const holds = ids.map((id) => keys.hold(id));
     const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(readHold, keys, { holds, asStored: 0 }));
-    return reply.slice(1).map((hold) => (Array.isArray(hold) && hold.length > 0 ? holdFromReply(hold) : undefined));
+    const byId = new Map(reply.holds.map((hold) => [hold.id, holdFrom(hold)]));
+    return ids.map((id) => byId.get(id));
   }
 
   /**

@@ -11,7 +11,7 @@ import type { SubjectKeys } from "./redisKeys.ts";
 import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowsFromReply, windowsSpec, type RateLimitState, type Window } from "./windows.ts";
+import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -81,18 +81,25 @@ interface PolicyTarget {
   cacheKey: string;
 }
 
-/** Decodes the reply of admit.lua, verifyKey.lua or admitPolicy.lua (lib/windows.lua). */
-export function admissionFrom(reply: unknown[], credits: number): Admission {
-  const code = reply[0] as number;
+/** What admit.lua, verifyKey.lua and admitPolicy.lua answer, decoded: the windows, and the balance of a pre-check. */
+export interface AdmitReply {
+  readonly code: Code;
+  readonly windows: WindowsForm;
+  readonly balance?: number | undefined;
+}
+
+/** The admission an admit reply stands for. */
+export function admissionFrom(reply: AdmitReply, credits: number): Admission {
+  const { code } = reply;
   const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
-  const { states: windows, retries, next } = windowsFromReply(reply);
+  const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
   if (denied) {
     return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
   }
   if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[next]), needed: credits } };
+  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
 }
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */

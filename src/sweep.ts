@@ -13,6 +13,7 @@ import { AccountNotFoundError } from "./errors.ts";
 import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
 import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
+import type { ScriptReply } from "./scripts/script.ts";
 import { count } from "./validate.ts";
 
 export class Sweeper {
@@ -23,7 +24,7 @@ export class Sweeper {
   }
 
   /** Marks the subject for a sweep one lease from now (before a hold opens). */
-  mark(subject: string): Promise<unknown[]> {
+  mark(subject: string): Promise<unknown> {
     const now = this.ctx.clock ? Math.floor(this.ctx.clock()) : Date.now();
     return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
   }
@@ -45,7 +46,7 @@ export class Sweeper {
     }
   }
 
-  afterDue(keys: SubjectKeys, call: () => Promise<unknown[]>): Promise<unknown[]> {
+  afterDue<R extends ScriptReply>(keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
     return afterDue(this.ctx, keys, call);
   }
 
@@ -60,9 +61,8 @@ export class Sweeper {
     let ended = 0;
     for (let round = 0; round < maxRounds; round++) {
       const reply = await this.ctx.runner.run(sweepDue, this.indexKeys(), { sweepIndex: this.index, count: batch });
-      const due: Array<[string, string]> = [];
-      for (let i = 2; i < reply.length; i += 2) due.push([String(reply[i]), String(reply[i + 1])]);
-      for (const [subject, seenScore] of due) {
+      const { due } = reply;
+      for (const { subject, score: seenScore } of due) {
         const swept = await this.sweepSubject(subject);
         subjects++;
         ended += swept.ended;
@@ -83,11 +83,11 @@ export class Sweeper {
  * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
  * wrote anything), tidies them and runs it again.
  */
-export async function afterDue(ctx: Context, keys: SubjectKeys, call: () => Promise<unknown[]>): Promise<unknown[]> {
+export async function afterDue<R extends ScriptReply>(ctx: Context, keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
   for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
-    const reply = await call();
-    if (reply[0] !== Code.HOLDS_DUE) return reply;
-    let due = reply.slice(1).map(String);
+    const reply: R | DueReply = await call();
+    if (!isDue(reply)) return reply as Exclude<R, DueReply>;
+    let due = reply.due;
     while (due.length > 0) due = (await tidy(ctx, keys, due)).due;
   }
   throw new Error(`holds of "${keys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
@@ -96,8 +96,14 @@ export async function afterDue(ctx: Context, keys: SubjectKeys, call: () => Prom
 /** Ends or drops the given holds (at most 32); the reply names the ones still due. */
 async function tidy(ctx: Context, keys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
   const reply = await ctx.runner.move(tidyHolds, keys, { holds: ids.map((id) => keys.hold(id)) }, undefined, keys.subject);
-  const next = Number(reply[3]);
-  return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next, due: reply.slice(4).map(String) };
+  return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs, due: reply.due };
+}
+
+/** A script's answer that holds are due for a tidy first; it changed nothing. */
+type DueReply = { code: typeof Code.HOLDS_DUE; due: string[] };
+
+function isDue(reply: ScriptReply | DueReply): reply is DueReply {
+  return reply.code === Code.HOLDS_DUE;
 }
 
 /** Rounds of tidying one call may wait for: each ends or drops up to 32 holds. */

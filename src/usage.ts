@@ -4,10 +4,11 @@
  * through keys.verify(key, { usage: true }), one round trip).
  */
 import type { Context } from "./context.ts";
-import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
+import { accountAttributes, creditsFrom, cycleFrom, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
 import { afterDue } from "./sweep.ts";
-import { mostRestrictive, windowsFromReply, type RateLimitState } from "./windows.ts";
+import { Code } from "./scripts/codes.ts";
+import { mostRestrictive, type RateLimitState, type WindowsForm } from "./windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
 export interface Usage {
@@ -27,10 +28,10 @@ export interface Usage {
   now: number;
 }
 
-/** Decodes usage.lua's reply. */
-export function usageFrom(reply: unknown[], surface: string): Usage {
-  const { states: windows, retries, next } = windowsFromReply(reply);
-  const a = JSON.parse(String(reply[next])) as AccountAttributes;
+/** The usage usage.lua's reply stands for. */
+export function usageFrom(reply: { windows: WindowsForm; state: unknown }, surface: string): Usage {
+  const { states: windows, retries } = reply.windows;
+  const a = accountAttributes(reply.state);
   const { index } = mostRestrictive(windows, retries);
   const surfaces = String(a.holdsSurfaces ?? "");
   return {
@@ -49,5 +50,7 @@ export async function readUsage(ctx: Context, subject: string, options: { surfac
   const surface = ctx.accountSurface(options.surface ?? "api");
   const params = { surface, stagger: ctx.staggerOf(keys.subject), keyId: "", keyDigest: "" };
   const reply = await afterDue(ctx, keys, () => ctx.runner.run(usageScript, keys, params));
+  // Without a key id, nothing is refused.
+  if (reply.code === Code.KEY_REFUSED) throw new Error(`usage refused no key: ${reply.reason}`);
   return usageFrom(reply, surface);
 }

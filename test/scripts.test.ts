@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
-import { GENERATED, LUA_ROOT, renderBundle, shippedSource } from '../src/scripts/bundle.ts';
-import { LIBRARY, admitPolicy, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { LUA_ROOT, SCRIPTS_DIR, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
+import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { ReplyShapeError } from '../src/scripts/reply.ts';
+import { ReplyGrammarError, parseReturns } from '../src/scripts/replyGrammar.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
@@ -233,9 +235,84 @@ describe('script headers (lua/*.lua as written)', () => {
   });
 });
 
+describe('reply grammar: each header declares its reply by name (src/scripts/replyGrammar.ts)', () => {
+  it('a Returns line lists the fields after the code, each "name type"; ? may be absent, ... is the rest', () => {
+    expect(parseReturns(['Returns: {code, charged integer, note string?, ...days {day integer, spent integer}}'], 'x.lua')).toEqual([
+      {
+        codes: [],
+        fields: [
+          { name: 'charged', type: { kind: 'integer' }, optional: false, rest: false },
+          { name: 'note', type: { kind: 'string' }, optional: true, rest: false },
+          { name: 'days', type: { kind: 'group', fields: [
+            { name: 'day', type: { kind: 'integer' }, optional: false, rest: false },
+            { name: 'spent', type: { kind: 'integer' }, optional: false, rest: false },
+          ] }, optional: false, rest: true },
+        ],
+      },
+    ]);
+  });
+
+  it('a Returns CODE|CODE line gives those codes their own reply; a declaration may span lines', () => {
+    const shapes = parseReturns(['Returns KEY_REFUSED|NO_ACCOUNT: {code, reason', "'a'|'b'}", 'Returns: {code, ok 0|1, limit json {max integer}}'], 'x.lua');
+    expect(shapes.map((s) => s.codes)).toEqual([['KEY_REFUSED', 'NO_ACCOUNT'], []]);
+    expect(shapes[0]!.fields[0]!.type).toEqual({ kind: 'oneOf', values: ['a', 'b'] });
+    expect(shapes[1]!.fields.map((f) => f.type.kind)).toEqual(['flag', 'jsonObject']);
+  });
+
+  it('refuses a reply without code first, a field without a type, a rest that is not last, and a header without a plain Returns', () => {
+    expect(() => parseReturns(['Returns: {charged integer}'], 'x.lua')).toThrowError(ReplyGrammarError);
+    expect(() => parseReturns(['Returns: {code, charged}'], 'x.lua')).toThrowError(/name type/);
+    expect(() => parseReturns(['Returns: {code, ...a integer, b integer}'], 'x.lua')).toThrowError(/only the last/);
+    expect(() => parseReturns(['Returns OK: {code}'], 'x.lua')).toThrowError(/no plain/);
+  });
+
+  it.each(scriptFiles)('%s declares its reply', (file) => {
+    expect(parseHeader(readLua(file), file).returns.length).toBeGreaterThan(0);
+  });
+
+  it('the generated decoders read a reply by the header\'s names', () => {
+    expect(charge.decode([Code.OK, 5, 95, 5])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5 });
+    expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
+    expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({ code: Code.OK, days: [{ day: 20000, spent: 3, refunded: 1 }, { day: 20001, spent: 4, refunded: 0 }] });
+    expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
+    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
+    expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
+    expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
+    expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
+    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);
+    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 } });
+  });
+
+  it('a reply that is not what its header declares is a ReplyShapeError, never a wrong value', () => {
+    expect(() => charge.decode([99, 0, 0, 0])).toThrowError(ReplyShapeError);
+    expect(() => readHold.decode([Code.OK, ['h1', 'neither', 'open']])).toThrowError(ReplyShapeError);
+  });
+});
+
 describe('script bundle', () => {
-  it('is up to date with lua/ (run `npm run build:lua` after editing a script)', () => {
-    expect(readFileSync(GENERATED, 'utf8')).toBe(renderBundle());
+  it('is up to date with lua/ (run `npm run build:lua` after editing a script): every generated file, and no other', () => {
+    const files = renderGenerated();
+    for (const [path, text] of files) expect(readFileSync(join(SCRIPTS_DIR, path), 'utf8'), path).toBe(text);
+    expect(readdirSync(join(SCRIPTS_DIR, 'generated')).map((f) => `generated/${f}`).sort()).toEqual([...files.keys()].filter((p) => p.startsWith('generated/')).sort());
+  });
+
+  it('runs from the source tree as it is: src/index.ts under node --experimental-transform-types', async () => {
+    const { execFile } = await import('node:child_process');
+    const root = join(LUA_ROOT, '..');
+    const code = "const m = await import('./src/index.ts'); console.log(typeof m.createTollgate);";
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--experimental-transform-types', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', code], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(out.trim()).toBe('function');
+  });
+
+  it('is readable text, one module per script, none over 40 KB', () => {
+    const files = renderGenerated();
+    for (const file of scriptFiles) expect(files.has(`generated/${file.replace(/\.lua$/, '.ts')}`), file).toBe(true);
+    for (const [path, text] of files) {
+      expect(Buffer.byteLength(text), path).toBeLessThanOrEqual(40 * 1024);
+      expect(text.split('\n').every((line) => line.length <= 4000), path).toBe(true);
+    }
   });
 
   it('holds one script per lua/*.lua file, named by its header', () => {
@@ -328,7 +405,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     expect(LIBRARY.name).toMatch(/^tollgate_[0-9a-f]{10}$/);
     expect(LIBRARY.source.startsWith(`#!lua name=${LIBRARY.name}\n`)).toBe(true);
     const helpers = LIBRARY.source.slice(LIBRARY.source.indexOf('\n') + 1, LIBRARY.source.indexOf('redis.register_function{') - 1);
-    const unnamed = functionLibrary('', helpers, Object.fromEntries(bodies), (body) => body).source;
+    const unnamed = functionLibrary('', helpers, Object.fromEntries(bodies)).source;
     expect(createHash('sha1').update(unnamed).digest('hex').slice(0, 10)).toBe(id);
     for (const [name, script] of Object.entries(SCRIPTS)) expect(script.fn, name).toBe(`tg${id}_${name}`);
   });

@@ -19,6 +19,14 @@
   retry, a client resending after a reconnect) counts once: the hold keeps its own items, and
   no script touches a key of a hold but the hold's.
   Credits still held: reserved - spent - refunded. They belong to the paying cycle.
+  Reply form hold: {id string, kind 'items'|'budget', status 'open'|'completed'|'canceled',
+    surface string, items integer, required integer, optional integer, reserved integer,
+    settled integer, delivered integer, optionalSpent integer, spent integer, refunded integer,
+    refundedToEndedCycle integer, cycleId integer, createdAt integer, endedAt integer,
+    leaseExpiresAt integer,
+    endReason ''|'settled'|'exhausted'|'finished'|'canceled'|'lease_expired', labels integer,
+    ...failed {label string, count integer}}
+    (hold_reply; HOLD_REPLY gives the positions, and the build checks they agree)
   An ended hold is kept ctx.endedKeepMs (its hash expires then) and the subject keeps at most
   ctx.endedMax of them: holdsEnded scores them by when they ended, and holds_due names the
   ones past either bound, for lua/tidyHolds.lua to drop. Its id then stays in the subject's

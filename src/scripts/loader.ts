@@ -6,6 +6,7 @@
  * the tests.
  */
 import { posix } from "node:path";
+import { parseForms, parseReturns, type ReplyField, type ReplyShape } from "./replyGrammar.ts";
 
 const INCLUDE = /^--@include\s+"([^"]+)"\s*$/;
 
@@ -78,19 +79,32 @@ export interface LuaHeader {
   name: string;
   keys: LuaParam[];
   args: LuaParam[];
+  /** Its `Returns:` declarations (src/scripts/replyGrammar.ts). */
+  returns: ReplyShape[];
 }
 
-/**
- * Reads the header block of a script: its name, then one `KEYS[n] name ...` or
- * `ARGV[n] name ...` line per key and argument (STYLE: BullMQ-style headers).
- */
-export function parseHeader(source: string, file: string): LuaHeader {
+/** The lines of a file's opening --[[ header ]], trimmed, without blank ones. */
+function headerLines(source: string, file: string): string[] {
   const open = source.indexOf("--[[");
   const close = source.indexOf("]]", open);
   if (open !== 0 || close < 0) {
     throw new LuaIncludeError(`${file}: a script must open with a --[[ header ]]`);
   }
-  const lines = source.slice(4, close).split("\n").map((l) => l.trim()).filter(Boolean);
+  return source.slice(4, close).split("\n").map((l) => l.trim()).filter(Boolean);
+}
+
+/** The reply forms a lib/ file's header declares (`Reply form <name>: {...}`). */
+export function parseLibForms(source: string, file: string): Map<string, ReplyField[]> {
+  return source.startsWith("--[[") ? parseForms(headerLines(source, file), file) : new Map();
+}
+
+/**
+ * Reads the header block of a script: its name, then one `KEYS[n] name ...` or
+ * `ARGV[n] name ...` line per key and argument (BullMQ-style headers), and its `Returns:`
+ * declarations.
+ */
+export function parseHeader(source: string, file: string): LuaHeader {
+  const lines = headerLines(source, file);
   const title = /^(\w+):/.exec(lines[0] ?? "");
   if (!title) throw new LuaIncludeError(`${file}: the header must start with "<name>: <summary>"`);
   const keys: LuaParam[] = [];
@@ -106,5 +120,5 @@ export function parseHeader(source: string, file: string): LuaHeader {
     if (m[3] && m[1] !== "KEYS") throw new LuaIncludeError(`${file}: only the last of the KEYS may be a list (${m[1]}[${index}...])`);
     list.push({ index, name: m[4]!, type: m[5] ?? "", ...(m[3] ? { rest: true } : {}) });
   }
-  return { name: title[1]!, keys, args };
+  return { name: title[1]!, keys, args, returns: parseReturns(lines, file) };
 }
