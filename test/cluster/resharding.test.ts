@@ -38,14 +38,6 @@ async function openItems(tg: Tollgate, id: string) {
 }
 
 /** Every script that moves credits (or keys), by what it does. */
-/**
- * Known to half-write today, so marked as failing (vitest reports them, and flags them once
- * they pass): ending a hold PEXPIREs its settled-items set, a key the script does not declare.
- * While the slot migrates and that set does not exist (a hold with nothing settled), Redis
- * aborts the script there ("Script attempted to access a non local key"), after its refund.
- */
-const HALF_WRITTEN = new Set(['all keys on the source: cancel', 'all keys on the source: sweep']);
-
 const CASES: Record<string, Case> = {
   charge: { prepare: async (tg, id) => async (t) => must('charge', await t.credits.charge(id, { required: 2 })) },
   'hold open': { prepare: async (_tg, id) => async (t) => must('open', await t.holds.open(id, { items: 2, perItem: { required: 1 } })) },
@@ -154,30 +146,31 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       };
       const names = Object.keys(CASES);
       const title = '%s waits for the move, applies once, and the invariants hold';
-      it.each(names.filter((name) => !HALF_WRITTEN.has(`${state}: ${name}`)))(title, runDuringMove);
-      const halfWritten = names.filter((name) => HALF_WRITTEN.has(`${state}: ${name}`));
-      if (halfWritten.length > 0) it.fails.each(halfWritten)(`${title} (fails today: ends a hold through an undeclared key)`, runDuringMove);
+      it.each(names)(title, runDuringMove);
     });
 
-    // Fails today: admit derives its window counter's name instead of declaring it, so with the
-    // account already on the target (reached by ASK) it starts a second counter there while
-    // the first is still on the source; the move then stops at BUSYKEY (or, with REPLACE,
-    // loses one of the two counts).
-    it.fails('an admit mid-move counts in the one window counter, wherever it is: the move then takes every key', async () => {
+    // The window counts live in the account's own hash, the one key an admit declares: an
+    // admit on either side of the move counts once, and the move takes every key.
+    it("an admit mid-move counts in the account's own hash, wherever the account is: the move then takes every key", async () => {
       const { tg, id, slot } = await fresh();
       const move = await beginSlotMove(cluster, slot);
-      let counter = '';
+      let account = '';
       try {
         const keys = await keysOnSource(move);
-        counter = keys.find((key) => key.includes('}:r:'))!;
-        expect(counter).toBeDefined();
-        await migrateKeys(move, keys.filter((key) => key !== counter));
-        expect((await tg.limits.admit(id)).allowed).toBe(true);
-        expect(await migrateKey(move, counter)).toBe('moved');
+        account = keys.find((key) => key.endsWith('}:a'))!;
+        expect(account).toBeDefined();
+        expect(keys.filter((key) => key.includes('}:r:'))).toEqual([]);
+        await migrateKeys(move, keys.filter((key) => key !== account));
+        const onSource = await tg.limits.admit(id);
+        expect(onSource.allowed).toBe(true);
+        expect(await migrateKey(move, account)).toBe('moved');
+        const onTarget = await tg.limits.admit(id);
+        expect(onTarget.allowed && onTarget.rateLimit.remaining).toBe(onSource.rateLimit.remaining - 1);
       } finally {
-        await migrateKey(move, counter, true).catch(() => undefined);
+        await migrateKey(move, account, true).catch(() => undefined);
         await endSlotMove(cluster, move);
       }
+      expect((await tg.limits.peek(id)).rateLimit.remaining).toBeLessThan((await tg.accounts.limits(id)).limits.api![0]!.limit);
     });
 
     it('a call whose slot is still moving at its timeout throws StoreUnavailableError, and wrote nothing', async () => {
