@@ -221,6 +221,17 @@ local function holds_due(ctx, ended)
   return ids
 end
 
+-- The HOLDS_DUE reply naming the holds due (holds_due), or nil when none is: a script answers
+-- it before it has written anything, and the library tidies them and calls again.
+local function holds_due_reply(ctx, ended)
+  local due = holds_due(ctx, ended)
+  if #due == 0 then
+    return nil
+  end
+  table.insert(due, 1, CODE.HOLDS_DUE)
+  return due
+end
+
 -- Earliest lease among the open holds, or -1 when none is open.
 local function holds_next_lease(ctx)
   local first = redis.call('ZRANGE', ctx.holdsActiveKey, 0, 0, 'WITHSCORES')

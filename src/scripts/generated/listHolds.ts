@@ -46,6 +46,14 @@ for _, id in ipairs(old) do
 ids[#ids + 1] = id
 end
 return ids
+end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
 end`;
 
 /** lua/listHolds.lua's own code, compiled. */
@@ -56,9 +64,8 @@ local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 if redis.call('EXISTS', ctx.accountKey) == 0 then
 return { 3, 0, 0 }
 end
-local due = holds_due(ctx, false)
-if #due > 0 then
-table.insert(due, 1, 24)
+local due = holds_due_reply(ctx, false)
+if due then
 return due
 end
 local reply = { 0, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }
@@ -69,7 +76,7 @@ end
 end
 return reply`;
 
-const SHA1 = "79a8e8f47473785071d7f6cc21c58aa02b3c1118";
+const SHA1 = "3e9caedf8bcead55dd454bdff9174070792f70cd";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

@@ -85,6 +85,14 @@ for _, id in ipairs(old) do
 ids[#ids + 1] = id
 end
 return ids
+end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
 end`;
 
 /** lua/readHold.lua's own code, compiled. */
@@ -93,9 +101,8 @@ ctx.holdsActiveKey = KEYS[2]
 if redis.call('EXISTS', ctx.accountKey) == 0 then
 return { 3 }
 end
-local due = ARGV[2] == '1' and {} or holds_due(ctx, false)
-if #due > 0 then
-table.insert(due, 1, 24)
+local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
+if due then
 return due
 end
 local reply = { 0 }
@@ -107,7 +114,7 @@ end
 end
 return reply`;
 
-const SHA1 = "35f484b64a432f5d886431dd47666fdfd47b50d1";
+const SHA1 = "2416cb66f2a92e553d6c3cefababe6d893075dc0";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {
