@@ -194,8 +194,7 @@ function renderScript(file: string, header: LuaHeader, compiled: CompiledScript,
   return `${GENERATED_NOTE(`lua/${file}`)}
 ${importLines(needs, { code: usesCode, codeType: true, script: true }).join("\n")}
 import { BUILD_ID } from "./build.ts";
-${constLines(needs).map((l) => `\n${l}`).join("")}
-
+${constLines(needs).map((l) => `\n${l}`).join("")}${constLines(needs).length ? "\n" : ""}
 /** What a caller passes to ${name}: the subject's keys, the settings and now are filled in by name. */
 export type ${pascal(name)}Params = ${paramsType(header.keys, header.args)};
 
