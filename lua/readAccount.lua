@@ -13,5 +13,5 @@ local a = account_load(accountKey)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-a.recent = nil
+a.counters = nil
 return { CODE.OK, cjson.encode(a) }

@@ -14,7 +14,7 @@ import {
   cycleSpecFrom,
   endedCyclesFrom,
   accountAttributes,
-  holdFromJson,
+  holdFrom,
   limitsFrom,
   type AccountLimits,
   type Credits,
@@ -22,9 +22,9 @@ import {
   type EndedCycle,
   type Hold,
 } from "./records.ts";
-import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
+import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { field, list } from "./scripts/reply.ts";
+import { field, list, text } from "./scripts/reply.ts";
 import { windowsForm, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
@@ -138,10 +138,13 @@ export class Accounts {
     const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
     const { state } = reply;
     const a = accountAttributes(field(state, "account"));
-    // cjson sends an empty Lua table as [].
+    // cjson sends an empty Lua table as {}: windows [] and holdIds {} when there are none.
     const counts = field(state, "windows");
     const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
-    const holds = field(state, "holds");
+    const holdIds = list(field(state, "holdIds")).map(text);
+    // Read as stored, lapsed or not: nothing is tidied first (no HOLDS_DUE).
+    const read = holdIds.length === 0 ? undefined : await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 });
+    const held = read && "holds" in read ? read.holds : [];
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),
@@ -149,7 +152,7 @@ export class Accounts {
       cycleSpec: cycleSpecFrom(a),
       windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
       endedCycles: endedCyclesFrom(field(state, "cycles")),
-      holds: list(holds).map(holdFromJson),
+      holds: held.filter((hold) => hold !== undefined).map(holdFrom),
     };
   }
 }

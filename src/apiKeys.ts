@@ -16,6 +16,7 @@ import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors
 import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
+import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, int, list, text } from "./scripts/reply.ts";
 import { usageFrom, type Usage } from "./usage.ts";
@@ -126,7 +127,7 @@ export class Keys {
       surfaces,
       name,
       maxKeys: this.ctx.maxKeys,
-      maxExpiring: this.ctx.maxExpiringKeys,
+      maxExpiringKeys: this.ctx.maxExpiringKeys,
     });
     if (reply.code === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
     if (reply.code === Code.KEY_EXISTS) return this.issue(subject, options);
@@ -216,12 +217,8 @@ export class Keys {
   }
 
   private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
-    const reply = await this.ctx.runner.run(usageScript, keys, {
-      surface,
-      stagger: this.ctx.staggerOf(keys.subject),
-      keyId: parsed.keyId,
-      keyDigest: parsed.digest,
-    });
+    const params = { surface, stagger: this.ctx.staggerOf(keys.subject), keyId: parsed.keyId, keyDigest: parsed.digest };
+    const reply = await afterDue(this.ctx, keys, () => this.ctx.runner.run(usageScript, keys, params));
     if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
   }

@@ -19,9 +19,9 @@ export interface ChargeRequest {
   optional?: number;
   /**
    * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
-   * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
-   * applies once; with durability on, the library gives the charge an operation id of its own
-   * (an UnconfirmedError carries it, for the retry).
+   * operationTtlMs (24 h) among the subject's last 1,000, and at least 60 s. Without one, the
+   * library gives the charge an id of its own, so a command the Redis client resends by itself
+   * still applies once; a StoreUnavailableError (or UnconfirmedError) carries it, for a retry.
    */
   operationId?: string;
 }
@@ -103,21 +103,10 @@ export class Credits {
     const keys = this.ctx.keys(subject);
     const { required, optional, operationId: given } = chargeArgs(request);
     const own = given !== "";
-    // A durable charge always has an operation id, so that an unconfirmed one can be retried.
-    const operationId = own || !this.ctx.runner.durable ? given : newOperationId();
-    const reply = await this.ctx.runner.move(
-      charge,
-      keys,
-      {
-        operation: keys.operation(operationId),
-        required,
-        optional,
-        operationId,
-        resendId: operationId !== "" ? "" : this.ctx.resendId(),
-      },
-      undefined,
-      operationId,
-    );
+    // Every charge has an operation id, so that one sent again applies once: the caller's, or
+    // the library's (a durable charge always, for the retry of an unconfirmed one).
+    const operationId = own || (!this.ctx.resendIds && !this.ctx.runner.durable) ? given : newOperationId();
+    const reply = await this.ctx.runner.move(charge, keys, { required, optional, operationId, madeByLibrary: own ? 0 : 1 }, undefined, operationId);
     const { code, charged, balance, needed } = reply;
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.

@@ -185,24 +185,19 @@ export class Holds {
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
-    const open = () =>
-      this.ctx.runner.move(
-        openHold,
-        keys,
-        {
-          hold: keys.hold(holdId),
-          idempotency: keys.idempotency(claim?.key ?? ""),
-          holdId,
-          kind,
-          surface,
-          ...size,
-          idemKey: claim?.key ?? "",
-          fingerprint: claim?.fingerprint ?? "",
-          idemToken: claim?.token ?? "",
-        },
-        holdId,
-        holdId,
-      );
+    const params = {
+      hold: keys.hold(holdId),
+      idempotency: keys.idempotency(claim?.key ?? ""),
+      holdId,
+      kind,
+      surface,
+      ...size,
+      idempotencyKey: claim?.key ?? "",
+      fingerprint: claim?.fingerprint ?? "",
+      idempotencyToken: claim?.token ?? "",
+    };
+    // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
+    const open = () => this.sweeper.afterDue(keys, () => this.ctx.runner.move(openHold, keys, params, holdId, holdId));
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find: sent in that order on one
     // connection, or, when a durable open goes on a connection of its own, one after the other.
@@ -236,6 +231,8 @@ export class Holds {
         return { ok: false, reason: "idempotency_key_in_use" };
       case Code.HOLD_EXISTS:
         throw new InvalidInputError(`Hold id "${holdId}" is already taken by a hold with other terms`);
+      case Code.HOLD_DROPPED:
+        throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
       default:
         throw new Error(`openHold returned an unknown code ${String(reply.code)}`);
     }
@@ -270,7 +267,7 @@ export class Holds {
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId, what.itemId);
+    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), kind, ...what }, holdId, what.itemId);
     const { code } = reply;
     // Every code that reaches here comes with the hold (absent only for a hold that is not there).
     if (reply.hold === undefined) throw new HoldNotFoundError(holdId);
@@ -314,18 +311,28 @@ export class Holds {
   async get(subject: string, holdIdArg: string): Promise<Hold> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(readHold, keys, { hold: keys.hold(holdId) }, holdId);
-    return holdFrom(reply.hold);
+    const [hold] = await this.read(keys, [holdId]);
+    if (!hold) throw new HoldNotFoundError(holdId);
+    return hold;
   }
 
-  /** The subject's holds, newest first, a page at a time: `total` holds, `active` of them open. */
+  /**
+   * The subject's holds, newest first, a page at a time: `total` holds kept, `active` of them
+   * open. Ended holds are kept for createTollgate's `endedHolds` (7 days, 1,000 by default).
+   */
   async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
     const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(listHolds, keys, {
-      offset: count("offset", page.offset ?? 0),
-      count: count("limit", page.limit ?? 50, 0, 1000),
-    });
-    return { total: reply.total, active: reply.active, holds: reply.holds.map(holdFrom) };
+    const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
+    const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(listHolds, keys, params));
+    const holds = reply.holds.length === 0 ? [] : (await this.read(keys, reply.holds)).filter((hold): hold is Hold => hold !== undefined);
+    return { total: reply.total, active: reply.active, holds };
+  }
+
+  /** Holds by id, as they stand (undefined for one not found), lapsed ones tidied first. */
+  private async read(keys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
+    const holds = ids.map((id) => keys.hold(id));
+    const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(readHold, keys, { holds, asStored: 0 }));
+    return reply.holds.map((hold) => (hold === undefined ? undefined : holdFrom(hold)));
   }
 
   /**

@@ -188,9 +188,8 @@ export class Limits {
   async reset(subject: string, options: LimitTarget = {}): Promise<void> {
     const keys = this.ctx.keys(subject);
     const surface = options.policy === undefined ? this.ctx.accountSurface(options.surface ?? "api") : surfaceName("Surface", options.surface ?? "api");
-    const stagger = this.ctx.staggerOf(keys.subject);
-    const policy = options.policy === undefined ? { windows: "", counters: "" } : this.policy(keys, options.policy, surface);
-    await this.ctx.runner.run(resetLimits, keys, { surface, windows: policy.windows, counters: policy.counters, stagger });
+    const target = options.policy === undefined ? keys.account : this.policy(keys, options.policy, surface).counters;
+    await this.ctx.runner.run(resetLimits, keys, { target, surface, policy: options.policy === undefined ? 0 : 1 });
     this.ctx.denyCache?.forget(keys.subject);
   }
 
@@ -202,6 +201,6 @@ export class Limits {
       windows = windowsSpec(policyWindows(this.ctx.policies, policy, surface));
       this.specs.set(id, windows);
     }
-    return { surface, windows, counters: keys.policyCounters(policy as string), stagger: this.ctx.staggerOf(keys.subject), cacheKey: `p\0${id}\0${keys.subject}` };
+    return { surface, windows, counters: keys.policyCounters(policy as string, surface), stagger: this.ctx.staggerOf(keys.subject), cacheKey: `p\0${id}\0${keys.subject}` };
   }
 }

@@ -1,15 +1,19 @@
 /**
- * The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
- * their refunds, so no credit or cap place stays locked forever. Any touch of the subject
- * ends its lapsed holds; this sweep finds subjects nobody touches. A deployment-wide index
+ * The sweep (docs/holds.md): holds whose worker stopped reporting are ended by their lease,
+ * with their refunds, so no credit or cap place stays locked forever, and ended holds past
+ * their bounds are dropped. Any touch of the subject that finds lapsed holds has them tidied
+ * first (afterDue); this sweep finds subjects nobody touches. A tidy sees at most 32 holds,
+ * named by id after a read found them, and the next call goes on. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/sweepHolds.lua, lua/sweepMark.lua,
+ * so many servers may sweep at once. Scripts: lua/tidyHolds.lua, lua/sweepMark.lua,
  * lua/sweepDue.lua.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";
-import { sweepIndexKey } from "./redisKeys.ts";
-import { sweepDue, sweepHolds, sweepMark } from "./scripts/bundle.generated.ts";
+import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
+import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
+import { Code } from "./scripts/codes.ts";
+import type { ScriptReply } from "./scripts/script.ts";
 import { count } from "./validate.ts";
 
 export class Sweeper {
@@ -25,16 +29,29 @@ export class Sweeper {
     return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
   }
 
-  /** Ends one subject's lapsed holds now. */
+  /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const keys = this.ctx.keys(subject);
     try {
-      const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
-      return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs };
+      let tidied = await this.tidy(keys, []);
+      let ended = tidied.ended;
+      while (tidied.due.length > 0) {
+        tidied = await this.tidy(keys, tidied.due);
+        ended += tidied.ended;
+      }
+      return { ended, nextLeaseAt: tidied.nextLeaseAt };
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
     }
+  }
+
+  afterDue<R extends ScriptReply>(keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+    return afterDue(this.ctx, keys, call);
+  }
+
+  private tidy(keys: SubjectKeys, ids: readonly string[]) {
+    return tidy(this.ctx, keys, ids);
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
@@ -62,6 +79,43 @@ export class Sweeper {
   }
 }
 
+/** A script's answer that it found holds to tidy before it wrote anything. */
+export interface DueReply {
+  readonly code: typeof Code.HOLDS_DUE;
+  readonly due: string[];
+}
+
+function isDue(reply: ScriptReply): reply is DueReply {
+  return reply.code === Code.HOLDS_DUE;
+}
+
+function answered<R extends ScriptReply>(reply: R): reply is Exclude<R, DueReply> {
+  return reply.code !== Code.HOLDS_DUE;
+}
+
+/**
+ * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
+ * wrote anything), tidies them and runs it again.
+ */
+export async function afterDue<R extends ScriptReply>(ctx: Context, keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+  for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
+    const reply = await call();
+    if (answered(reply)) return reply;
+    let due = isDue(reply) ? reply.due : [];
+    while (due.length > 0) due = (await tidy(ctx, keys, due)).due;
+  }
+  throw new Error(`holds of "${keys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
+}
+
+/** Ends or drops the given holds (at most 32); the reply names the ones still due. */
+async function tidy(ctx: Context, keys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
+  const reply = await ctx.runner.move(tidyHolds, keys, { holds: ids.map((id) => keys.hold(id)) }, undefined, keys.subject);
+  return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs, due: reply.due };
+}
+
+/** Rounds of tidying one call may wait for: each ends or drops up to 32 holds. */
+const MAX_TIDY_ROUNDS = 100;
+
 const NO_SUBJECT = {
   subject: "",
   account: "",
@@ -69,6 +123,7 @@ const NO_SUBJECT = {
   journal: "",
   history: "",
   holdsActive: "",
+  holdsEnded: "",
   holdList: "",
-  holdPrefix: "",
+  operations: "",
 };

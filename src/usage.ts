@@ -7,6 +7,7 @@ import type { Context } from "./context.ts";
 import { accountAttributes, creditsFrom, cycleFrom, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
+import { afterDue } from "./sweep.ts";
 import { mostRestrictive, type RateLimitState, type WindowsForm } from "./windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
@@ -47,12 +48,8 @@ export function usageFrom(reply: { windows: WindowsForm; state: unknown }, surfa
 export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
   const keys = ctx.keys(subject);
   const surface = ctx.accountSurface(options.surface ?? "api");
-  const reply = await ctx.runner.run(usageScript, keys, {
-    surface,
-    stagger: ctx.staggerOf(keys.subject),
-    keyId: "",
-    keyDigest: "",
-  });
+  const params = { surface, stagger: ctx.staggerOf(keys.subject), keyId: "", keyDigest: "" };
+  const reply = await afterDue(ctx, keys, () => ctx.runner.run(usageScript, keys, params));
   // Without a key id, nothing is refused.
   if (reply.code === Code.KEY_REFUSED) throw new Error(`usage refused no key: ${reply.reason}`);
   return usageFrom(reply, surface);

@@ -47,6 +47,8 @@ export interface ModelOptions {
   stagger?: boolean;
   /** Days of history kept; false keeps none. Default 92, as createTollgate. */
   history?: false | { days: number };
+  /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
+  endedHolds?: { keepMs?: number; max?: number };
 }
 
 /** One account as the model holds it. */
@@ -81,6 +83,8 @@ export interface ModelAccount {
   holds: Map<string, ModelHold>;
   /** Charged operation ids and when they were charged. */
   operations: Map<string, number>;
+  /** Ids of ended holds no longer kept: a new opening with one is refused. */
+  droppedHolds: Set<string>;
   /** Idempotency-Keys: the body's fingerprint and the stored outcome. */
   idempotency: Map<string, { fingerprint: string; outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } }>;
   /** '<day><s|r>' -> credits, as lua/lib/history.lua keeps it. */
@@ -96,6 +100,8 @@ export interface ModelHold extends Hold {
 const DAY_MS = 86_400_000;
 /** Distinct failure labels one hold may count (lua/settleHold.lua). */
 const MAX_LABELS = 16;
+/** Ended holds dropped beyond what the count bound needs (lua/lib/holds.lua HOLDS_TIDY_SLACK). */
+const TIDY_SLACK = 15;
 
 /**
  * The reference model: the calls of createTollgate's accounts, limits, credits, holds and
@@ -114,6 +120,8 @@ export class TollgateModel {
   private readonly leaseMs: number;
   private readonly stagger: boolean;
   private readonly historyDays: number;
+  private readonly endedKeepMs: number;
+  private readonly endedMax: number;
   private readonly accountSurface: (surface: unknown) => string;
 
   constructor(options: ModelOptions) {
@@ -123,6 +131,8 @@ export class TollgateModel {
     this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
     this.stagger = options.stagger === true;
     this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
+    this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * DAY_MS, 1);
+    this.endedMax = count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000);
     this.accountSurface = accountSurfaceCheck(this.plans);
   }
 
@@ -167,6 +177,7 @@ export class TollgateModel {
         ended: new Map(),
         holds: new Map(),
         operations: new Map(),
+        droppedHolds: new Set(),
         idempotency: new Map(),
         history: new Map(),
       });
@@ -437,6 +448,30 @@ export class TollgateModel {
     return lapsed.length;
   }
 
+  /**
+   * A tidy (lua/tidyHolds.lua): lapsed holds end, then ended holds are dropped: with endedMax
+   * or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those kept endedKeepMs.
+   */
+  private tidy(a: ModelAccount): number {
+    this.roll(a);
+    const ended = this.expireLapsed(a);
+    const now = this.now();
+    const done = [...a.holds.values()].filter((h) => h.status !== "open").sort((x, y) => x.endedAt! - y.endedAt! || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    const drop = done.length >= this.endedMax ? done.slice(0, done.length - this.endedMax + 1 + TIDY_SLACK) : [];
+    for (const h of done) if (!drop.includes(h) && now - h.endedAt! >= this.endedKeepMs) drop.push(h);
+    for (const h of drop) {
+      a.holds.delete(h.id);
+      a.droppedHolds.add(h.id);
+    }
+    return ended;
+  }
+
+  /** A read that finds lapsed holds tidies first (HOLDS_DUE). */
+  private tidyIfLapsed(a: ModelAccount): void {
+    const now = this.now();
+    if (this.openHolds(a).some((h) => now >= h.leaseExpiresAt)) this.tidy(a);
+  }
+
   private openAny(
     subject: string,
     kind: HoldKind,
@@ -458,7 +493,7 @@ export class TollgateModel {
         return { ok: false, reason: "hold_limit_reached", active: stored.outcome.active, cap: stored.outcome.cap, replayed: true };
       }
     }
-    this.expireLapsed(a);
+    this.tidy(a);
     const existing = a.holds.get(holdId);
     if (existing) {
       const same = existing.kind === kind && existing.surface === surface && existing.items === size.items && existing.perItem.required === size.required && existing.perItem.optional === size.optional && (kind === "items" || existing.reserved === size.amount);
@@ -466,6 +501,7 @@ export class TollgateModel {
       if (idem) a.idempotency.set(idem.key, { fingerprint: idem.fingerprint, outcome: { kind: "hold", hold: publicHold(existing) } });
       return { ok: true, hold: publicHold(existing), replayed: own || idem !== undefined };
     }
+    if (a.droppedHolds.has(holdId)) throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
     if (!a.plan.holds.surfaces.includes(surface)) return { ok: false, reason: "surface_not_allowed", surface, allowed: [...a.plan.holds.surfaces] };
     if (kind === "items" && size.items > a.plan.holds.maxItems) return { ok: false, reason: "too_many_items", max: a.plan.holds.maxItems };
     const active = this.openHolds(a).length;
@@ -569,8 +605,8 @@ export class TollgateModel {
     get: (subject: string, holdId: string): Hold => {
       const a = this.account(subject);
       const { holdId: id } = holdIdArg(holdId);
-      this.roll(a);
-      this.expireLapsed(a);
+      // A read writes nothing: no rollover unless lapsed holds are tidied.
+      this.tidyIfLapsed(a);
       const h = a.holds.get(id);
       if (!h) throw new HoldNotFoundError(id);
       return publicHold(h);
@@ -579,17 +615,16 @@ export class TollgateModel {
       const a = this.account(subject);
       const offset = count("offset", page.offset ?? 0);
       const limit = count("limit", page.limit ?? 50, 0, 1000);
-      this.roll(a);
-      this.expireLapsed(a);
+      this.tidyIfLapsed(a);
       const all = [...a.holds.values()].sort(newestFirst);
       return { total: all.length, active: this.openHolds(a).length, holds: all.slice(offset, offset + limit).map(publicHold) };
     },
-    /** Ends the subject's lapsed holds (tollgate's holds.sweepSubject). */
+    /** Ends the subject's lapsed holds and drops ended ones past their bounds (tollgate's holds.sweepSubject). */
     sweepSubject: (subject: string): { ended: number; nextLeaseAt: number | null } => {
       const a = this.state.get(subjectId(subject));
       if (!a) return { ended: 0, nextLeaseAt: null };
       this.roll(a);
-      const ended = this.expireLapsed(a);
+      const ended = this.tidy(a);
       const leases = this.openHolds(a).map((h) => h.leaseExpiresAt);
       return { ended, nextLeaseAt: leases.length === 0 ? null : Math.min(...leases) };
     },
@@ -605,7 +640,7 @@ export class TollgateModel {
     this.roll(a);
     const windows = a.plan.limits[surface];
     if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${id}"'s plan`);
-    this.expireLapsed(a);
+    this.tidyIfLapsed(a);
     const { states, retries } = this.count(this.accountCounters(id, surface), windows, id, 0);
     return {
       plan: a.plan.name,

@@ -26,7 +26,7 @@ export { revokeKey } from "./generated/revokeKey.ts";
 export { settleHold } from "./generated/settleHold.ts";
 export { startCycle } from "./generated/startCycle.ts";
 export { sweepDue } from "./generated/sweepDue.ts";
-export { sweepHolds } from "./generated/sweepHolds.ts";
 export { sweepMark } from "./generated/sweepMark.ts";
+export { tidyHolds } from "./generated/tidyHolds.ts";
 export { usage } from "./generated/usage.ts";
 export { verifyKey } from "./generated/verifyKey.ts";

@@ -16,7 +16,7 @@ import { compileLuaLines, exportedConstants, LuaCompileError, tokenize } from ".
 import { Needs, renderForms, renderReply, type FormTable, type HandForm } from "./decoders.ts";
 import { parseHeader, parseLibForms, resolveIncludeChunks, type LuaHeader, type LuaParam } from "./loader.ts";
 import type { ReplyField } from "./replyGrammar.ts";
-import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS } from "./script.ts";
+import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS } from "./script.ts";
 
 export const LUA_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "lua");
 /** src/scripts/: generated/ and bundle.generated.ts are written here. */
@@ -128,22 +128,28 @@ const isNumber = (p: LuaParam) => p.type === "integer" || p.type === "0|1";
 const has = (list: readonly string[], name: string) => list.includes(name);
 
 function keyWord(p: LuaParam): string {
+  if (p.rest) return `...p.${p.name}`;
   return has(SUBJECT_KEYS, p.name) ? `k.${p.name}` : `p.${p.name}`;
+}
+
+/** The numkeys word: a count, or with a list of keys last, the count plus the list's length. */
+function keyCount(keys: LuaParam[]): string {
+  const rest = keys.at(-1)?.rest ? keys.at(-1)! : undefined;
+  return rest ? `String(${keys.length - 1} + p.${rest.name}.length)` : `"${keys.length}"`;
 }
 
 function argWord(p: LuaParam): string {
   if (p.name === NOW_ARG) return "now";
   if (has(SETTINGS, p.name)) return `s.${p.name}`;
-  if (has(SUBJECT_ARGS, p.name)) return `k.${p.name}`;
   return isNumber(p) ? `String(p.${p.name})` : `p.${p.name}`;
 }
 
 /** The params a caller passes: every key and argument that is not filled in by name. */
 function paramsType(keys: LuaParam[], args: LuaParam[]): string {
   const own = [
-    ...keys.filter((k) => !has(SUBJECT_KEYS, k.name)).map((k) => `${k.name}: string`),
+    ...keys.filter((k) => !has(SUBJECT_KEYS, k.name)).map((k) => `${k.name}: ${k.rest ? "readonly string[]" : "string"}`),
     ...args
-      .filter((a) => a.name !== NOW_ARG && !has(SETTINGS, a.name) && !has(SUBJECT_ARGS, a.name))
+      .filter((a) => a.name !== NOW_ARG && !has(SETTINGS, a.name))
       .map((a) => `${a.name}: ${isNumber(a) ? "number" : "string"}`),
   ];
   return own.length === 0 ? "Record<string, never>" : `{ ${own.join("; ")} }`;
@@ -188,8 +194,8 @@ function renderScript(file: string, header: LuaHeader, compiled: CompiledScript,
   const body = compiled.body.join("\n");
   const source = helpers ? `${helpers}\n${body}\n` : `${body}\n`;
   const sha1 = createHash("sha1").update(source).digest("hex");
-  const words = [`f ? "FCALL" : "EVALSHA"`, `f ? FUNCTION : SHA1`, `"${header.keys.length}"`, ...header.keys.map(keyWord), ...header.args.map(argWord)];
-  const uses = (v: string) => words.some((w) => w.startsWith(`${v}.`) || w === v || w.includes(`(${v}.`));
+  const words = [`f ? "FCALL" : "EVALSHA"`, `f ? FUNCTION : SHA1`, keyCount(header.keys), ...header.keys.map(keyWord), ...header.args.map(argWord)];
+  const uses = (v: string) => words.some((w) => new RegExp(`(^|[^\\w.])${v}\\b`).test(w));
   const usesCode = reply.decode.includes("CODE.") || reply.type.includes("CODE.");
   return `${GENERATED_NOTE(`lua/${file}`)}
 ${importLines(needs, { code: usesCode, codeType: true, script: true }).join("\n")}

@@ -69,6 +69,8 @@ export function resolveIncludeChunks(entry: string, read: ReadLua): LuaChunk[] {
 export interface LuaParam {
   index: number;
   name: string;
+  /** `KEYS[n...]`: the last key is a list of any length (n and on), passed as an array. */
+  rest?: boolean;
   /** The word after the name: integer, string, hash, 'a'|'b', ... */
   type: string;
 }
@@ -108,14 +110,15 @@ export function parseHeader(source: string, file: string): LuaHeader {
   const keys: LuaParam[] = [];
   const args: LuaParam[] = [];
   for (const line of lines) {
-    const m = /^(KEYS|ARGV)\[(\d+)\]\s+(\w+)\s*(\S*)/.exec(line);
+    const m = /^(KEYS|ARGV)\[(\d+)(\.\.\.)?\]\s+(\w+)\s*(\S*)/.exec(line);
     if (!m) continue;
     const list = m[1] === "KEYS" ? keys : args;
     const index = Number(m[2]);
-    if (index !== list.length + 1) {
+    if (index !== list.length + 1 || list.at(-1)?.rest) {
       throw new LuaIncludeError(`${file}: ${m[1]}[${index}] is out of order in the header`);
     }
-    list.push({ index, name: m[3]!, type: m[4] ?? "" });
+    if (m[3] && m[1] !== "KEYS") throw new LuaIncludeError(`${file}: only the last of the KEYS may be a list (${m[1]}[${index}...])`);
+    list.push({ index, name: m[4]!, type: m[5] ?? "", ...(m[3] ? { rest: true } : {}) });
   }
   return { name: title[1]!, keys, args, returns: parseReturns(lines, file) };
 }

@@ -57,7 +57,13 @@ export class ScriptRunner {
    * and operationId is what an unconfirmed movement reports to retry with.
    */
   move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
-    return this.durability ? this.moveDurably(script, keys, params, holdId, operationId) : this.run(script, keys, params, holdId);
+    if (this.durability) return this.moveDurably(script, keys, params, holdId, operationId);
+    // A movement that failed carries its id, so the caller may retry it: it applies once.
+    return this.run(script, keys, params, holdId).catch((error: unknown) => {
+      throw error instanceof StoreUnavailableError && error.operationId === undefined && operationId !== ""
+        ? new StoreUnavailableError(error.message, { cause: error.cause, operationId })
+        : error;
+    });
   }
 
   /** "now" as the scripts take it. */

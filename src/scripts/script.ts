@@ -16,9 +16,9 @@ export interface SubjectKeyNames {
   readonly journal: string;
   readonly history: string;
   readonly holdsActive: string;
+  readonly holdsEnded: string;
   readonly holdList: string;
-  /** Hold hashes are holdPrefix + hold id. */
-  readonly holdPrefix: string;
+  readonly operations: string;
 }
 
 /** The deployment's settings, as the scripts take them (strings, formatted once). */
@@ -27,9 +27,11 @@ export interface Settings {
   readonly journalBound: string;
   readonly historyDays: string;
   readonly leaseMs: string;
-  readonly idemTtlMs: string;
-  readonly lockTtlMs: string;
-  readonly opTtlMs: string;
+  readonly idempotencyTtlMs: string;
+  readonly idempotencyLockMs: string;
+  readonly operationTtlMs: string;
+  readonly endedHoldsKeepMs: string;
+  readonly endedHoldsMax: string;
 }
 
 /** What every decoded reply has: its result code (lua/lib/codes.lua). */
@@ -78,9 +80,18 @@ export const functionOpen = (id: string, script: string) => `redis.register_func
 export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
-export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdList"] as const;
-export const SUBJECT_ARGS = ["holdPrefix"] as const;
-export const SETTINGS = ["journalTrim", "journalBound", "historyDays", "leaseMs", "idemTtlMs", "lockTtlMs", "opTtlMs"] as const;
+export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdsEnded", "holdList", "operations"] as const;
+export const SETTINGS = [
+  "journalTrim",
+  "journalBound",
+  "historyDays",
+  "leaseMs",
+  "idempotencyTtlMs",
+  "idempotencyLockMs",
+  "operationTtlMs",
+  "endedHoldsKeepMs",
+  "endedHoldsMax",
+] as const;
 export const NOW_ARG = "nowMs";
 
 /** Any script, whatever its params and reply. */

@@ -38,14 +38,6 @@ async function openItems(tg: Tollgate, id: string) {
 }
 
 /** Every script that moves credits (or keys), by what it does. */
-/**
- * Known to half-write today, so marked as failing (vitest reports them, and flags them once
- * they pass): ending a hold PEXPIREs its settled-items set, a key the script does not declare.
- * While the slot migrates and that set does not exist (a hold with nothing settled), Redis
- * aborts the script there ("Script attempted to access a non local key"), after its refund.
- */
-const HALF_WRITTEN = new Set(['all keys on the source: cancel', 'all keys on the source: sweep']);
-
 const CASES: Record<string, Case> = {
   charge: { prepare: async (tg, id) => async (t) => must('charge', await t.credits.charge(id, { required: 2 })) },
   'hold open': { prepare: async (_tg, id) => async (t) => must('open', await t.holds.open(id, { items: 2, perItem: { required: 1 } })) },
@@ -119,7 +111,8 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       await tg.accounts.startCycle(id);
       must('charge', await tg.credits.charge(id, { required: 1, optional: 1 }));
       await tg.limits.admit(id, { credits: 1 });
-      return { tg, id, clock, slot: await slotOfKey(cluster, new SubjectKeys(prefix, id).account) };
+      const account = new SubjectKeys(prefix, id).account;
+      return { tg, id, clock, account, slot: await slotOfKey(cluster, account) };
     }
 
     async function expectSound(tg: Tollgate, id: string) {
@@ -152,32 +145,28 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         if (name === 'charge') expect(after.credits.balance).toBe(before.credits.balance - 2);
         if (name === 'hold open') expect(after.credits.held).toBe(before.credits.held + 2);
       };
-      const names = Object.keys(CASES);
-      const title = '%s waits for the move, applies once, and the invariants hold';
-      it.each(names.filter((name) => !HALF_WRITTEN.has(`${state}: ${name}`)))(title, runDuringMove);
-      const halfWritten = names.filter((name) => HALF_WRITTEN.has(`${state}: ${name}`));
-      if (halfWritten.length > 0) it.fails.each(halfWritten)(`${title} (fails today: ends a hold through an undeclared key)`, runDuringMove);
+      it.each(Object.keys(CASES))('%s waits for the move, applies once, and the invariants hold', runDuringMove);
     });
 
-    // Fails today: admit derives its window counter's name instead of declaring it, so with the
-    // account already on the target (reached by ASK) it starts a second counter there while
-    // the first is still on the source; the move then stops at BUSYKEY (or, with REPLACE,
-    // loses one of the two counts).
-    it.fails('an admit mid-move counts in the one window counter, wherever it is: the move then takes every key', async () => {
-      const { tg, id, slot } = await fresh();
+    it('calls mid-move write no key on the target that the source still holds: the move then takes every key', async () => {
+      const { tg, id, slot, account } = await fresh();
+      const budget = must('budget', await tg.holds.openBudget(id, { amount: 5 }));
+      if (!budget.ok) throw new Error('unreachable');
       const move = await beginSlotMove(cluster, slot);
-      let counter = '';
+      const left: string[] = [];
       try {
-        const keys = await keysOnSource(move);
-        counter = keys.find((key) => key.includes('}:r:'))!;
-        expect(counter).toBeDefined();
-        await migrateKeys(move, keys.filter((key) => key !== counter));
-        expect((await tg.limits.admit(id)).allowed).toBe(true);
-        expect(await migrateKey(move, counter)).toBe('moved');
+        // The account on the target (reached by ASK), everything else still on the source.
+        expect(await keysOnSource(move)).toContain(account);
+        await migrateKeys(move, [account]);
+        await tg.limits.admit(id, { credits: 1 });
+        await tg.limits.admit(id, { surface: 'web' });
+        for (const key of await keysOnSource(move)) if ((await migrateKey(move, key)) === 'busy') left.push(key);
       } finally {
-        await migrateKey(move, counter, true).catch(() => undefined);
+        for (const key of left) await migrateKey(move, key, true);
         await endSlotMove(cluster, move);
       }
+      expect(left).toEqual([]);
+      await expectSound(tg, id);
     });
 
     it('a call whose slot is still moving at its timeout throws StoreUnavailableError, and wrote nothing', async () => {

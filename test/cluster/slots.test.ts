@@ -161,11 +161,11 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const own = stored.filter((key) => key !== sweepIndexKey(prefix));
     const keys = new SubjectKeys(prefix, id);
     const base = keys.account.slice(0, -1);
-    // Account (with its API keys), ended cycles, journal, daily history, open and all holds, hold hashes
-    // and their settled items, operation ids, Idempotency-Key records, window counters: all
-    // written, all tagged.
+    // Account (with its API keys and window counts), ended cycles, journal, daily history, open,
+    // ended and all holds, hold hashes (with their settled items), operation ids, Idempotency-Key
+    // records, a policy's counts: all written, all tagged.
     const kinds = new Set(own.map((key) => key.slice(base.length).split(':')[0]));
-    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'ha', 'hl', 'h', 'op', 'ik', 'r']));
+    expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'ha', 'he', 'hl', 'h', 'op', 'ik', 'r']));
     const accountSlot = await slotOf(id);
     for (const key of own) {
       expect(key.startsWith(base), key).toBe(true);
@@ -174,7 +174,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
     // Names built for any hold, operation, Idempotency-Key or counter land there too.
-    for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${base}r:web:60:29474679`, `${keys.policyCounters('anonymous')}api:10:1`]) {
+    for (const key of [keys.hold('hold_x'), keys.operations, keys.holdsEnded, keys.idempotency('Any key ~!@#$%^&*()'), keys.policyCounters('anonymous', 'api')]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });

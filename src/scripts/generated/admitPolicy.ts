@@ -6,7 +6,7 @@ import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to admitPolicy: the subject's keys, the settings and now are filled in by name. */
-export type AdmitPolicyParams = { counters: string; surface: string; cost: number; windows: string; stagger: number };
+export type AdmitPolicyParams = { counters: string; cost: number; windows: string; stagger: number };
 
 /** admitPolicy's reply, as lua/admitPolicy.lua's header declares it. */
 export type AdmitPolicyReply = { code: Code; windows: WindowsForm };
@@ -19,7 +19,7 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
+local function windows_many(spec, state, now, cost, stagger, one)
 local function estimate(previous, current, elapsed, windowMs)
 return math.floor(previous * (windowMs - elapsed) / windowMs) + current
 end
@@ -54,19 +54,30 @@ return w.windowMs - w.elapsed + t
 end
 return 2 * w.windowMs - w.elapsed
 end
-local windows, code = {}, 0
+local words, order = {}, {}
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+words[name] = word
+order[#order + 1] = name
+end
+local windows, code, longestMs = {}, 0, 0
 for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), seconds = tonumber(seconds), sliding = kind == 's' }
-local windowMs = w.seconds * 1000
+local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+local windowMs = tonumber(seconds) * 1000
 local offset = w.sliding and 0 or stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
-w.windowMs = windowMs
+local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+stored, count = tonumber(stored), tonumber(count)
+words[seconds] = nil
+w.window, w.windowMs = window, windowMs
 w.elapsed = now - offset - window * windowMs
-w.key = counterPrefix .. seconds .. ':' .. window
-w.current = tonumber(redis.call('GET', w.key) or 0)
+w.current, w.previous = 0, 0
+if stored == window then
+w.current, w.previous = count, tonumber(before) or 0
+elseif stored == window - 1 then
+w.previous = count
+end
 w.used = w.current
 if w.sliding then
-w.previous = tonumber(redis.call('GET', counterPrefix .. seconds .. ':' .. (window - 1)) or 0)
 w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
 end
 w.retryMs = 0
@@ -79,58 +90,77 @@ if code == 0 then
 code = 1
 end
 end
+longestMs = math.max(longestMs, windowMs)
 windows[#windows + 1] = w
 end
 local counted = code == 0 and cost > 0
+local reply, next = { code, spec }, {}
+for _, name in ipairs(order) do
+local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
+if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+next[#next + 1] = name .. ':' .. words[name]
+end
+end
 for _, w in ipairs(windows) do
 if counted then
-if redis.call('INCRBY', w.key, cost) == cost then
-redis.call('PEXPIRE', w.key, 2 * w.windowMs)
-end
+w.current = w.current + cost
 w.used = w.used + cost
 end
+next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
 local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed, w.retryMs
+reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+if not one then
+reply[n + 3] = w.retryMs
 end
-reply[1] = code
+end
+if counted then
+return reply, table.concat(next, ' '), 2 * longestMs
+end
 return reply
 end
-local function windows_count(spec, counterPrefix, now, cost, costArg, stagger)
+local function windows_count(spec, state, now, cost, stagger)
 local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
 if not limit then
-return windows_many({ 0, spec }, spec, counterPrefix, now, cost, stagger)
+return windows_many(spec, state, now, cost, stagger)
 end
 limit = tonumber(limit)
 local windowMs = seconds * 1000
 local offset = stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
 local resetMs = (window + 1) * windowMs + offset - now
-local key = counterPrefix .. seconds .. ':' .. window
+local used, previous = 0, 0
+if state then
+local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
+if length ~= seconds then
+return windows_many(spec, state, now, cost, stagger, true)
+end
+stored = tonumber(stored)
+if stored == window then
+used, previous = tonumber(count), tonumber(before) or 0
+elseif stored == window - 1 then
+previous = tonumber(count)
+end
+end
 if cost == 0 or cost > limit then
-local left = math.max(0, limit - tonumber(redis.call('GET', key) or 0))
-return { cost == 0 and 0 or 16, spec, left, resetMs }
+return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
 end
-local used = redis.call('INCRBY', key, costArg)
-if used == cost then
-redis.call('PEXPIRE', key, 2 * windowMs)
+if used + cost > limit then
+return { 1, spec, math.max(0, limit - used), resetMs }
 end
-if used > limit then
-redis.call('DECRBY', key, costArg)
-return { 1, spec, math.max(0, limit - used + cost), resetMs }
-end
-return { 0, spec, limit - used, resetMs }
+used = used + cost
+local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
+return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end`;
 
 /** lua/admitPolicy.lua's own code, compiled. */
 const BODY = String.raw`local countersKey = KEYS[1]
-local nowArg = ARGV[1]
-local surface = ARGV[2]
-local costArg = ARGV[3]
-local windows = ARGV[4]
-local stagger = ARGV[5]
-return windows_count(windows, countersKey .. surface .. ':', clock_now(nowArg), tonumber(costArg), costArg, tonumber(stagger))`;
+local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
+if state then
+redis.call('SET', countersKey, state, 'PX', keepMs)
+end
+return reply`;
 
-const SHA1 = "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3";
+const SHA1 = "ad1c17758e5356edccfd5c7bffe479d7190320e9";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {
@@ -139,7 +169,7 @@ export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.counters, now, p.surface, String(p.cost), p.windows, String(p.stagger)],
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.counters, now, String(p.cost), p.windows, String(p.stagger)],
   decode: (r) => {
     const code = codeOf(r[0]);
     const windows = windowsForm(r, 1);

@@ -50,16 +50,16 @@ const BODY = String.raw`local recordKey = KEYS[1]
 local nowArg = ARGV[1]
 local fingerprint = ARGV[2]
 local token = ARGV[3]
-local lockTtlMs = tonumber(ARGV[4])
+local idempotencyLockMs = tonumber(ARGV[4])
 local now = clock_now(nowArg)
 local found = idempotency_check(recordKey, fingerprint, token, now)
 if found then
 return found
 end
-idempotency_claim(recordKey, fingerprint, token, now, lockTtlMs)
+idempotency_claim(recordKey, fingerprint, token, now, idempotencyLockMs)
 return { 0, '', 0 }`;
 
-const SHA1 = "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1";
+const SHA1 = "9f08dfb8e52c2e101591f73cd8aba79b2252a68e";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {
@@ -68,7 +68,7 @@ export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyRe
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.record, now, p.fingerprint, p.token, s.lockTtlMs],
+  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.record, now, p.fingerprint, p.token, s.idempotencyLockMs],
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.REPLAYED) {

@@ -5,7 +5,7 @@ import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to charge: the subject's keys, the settings and now are filled in by name. */
-export type ChargeParams = { operation: string; required: number; optional: number; operationId: string; resendId: string };
+export type ChargeParams = { required: number; optional: number; operationId: string; madeByLibrary: number };
 
 /** charge's reply, as lua/charge.lua's header declares it. */
 export type ChargeReply = { code: Code; charged: number; balance: number; needed: number };
@@ -18,24 +18,41 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local DAY_MS = 86400000
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
 end
 redis.call('HSET', accountKey, unpack(args))
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local DAY_MS = 86400000
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
+end
+local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -43,7 +60,6 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
 end
 local function days_from_civil(y, m, d)
 if m <= 2 then y = y - 1 end
@@ -107,7 +123,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function account_load(accountKey)
@@ -115,11 +131,11 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -129,6 +145,8 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
@@ -180,74 +198,114 @@ local day = math.floor(ctx.now / HISTORY_DAY_MS)
 if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then
 history_trim(ctx.historyKey, day - ctx.historyDays + 1)
 end
+end
+local OPERATIONS_META = '^'
+local OPERATIONS_MAX = 1000
+local OPERATIONS_FLOOR_MS = 60000
+local OPERATIONS_LIBRARY_KEEP_MS = 120000
+local function operations_prune(opsKey, now, ttlMs)
+local flat = redis.call('HGETALL', opsKey)
+local kept, gone = {}, {}
+for i = 1, #flat, 2 do
+local field = flat[i]
+if field ~= OPERATIONS_META then
+local value = flat[i + 1]
+local at = tonumber(string.match(value, '^%d+'))
+local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
+if now - at >= keep then
+gone[#gone + 1] = field
+else
+kept[#kept + 1] = { field = field, at = at }
+end
+end
+end
+local left = #kept
+if left > OPERATIONS_MAX then
+table.sort(kept, function(x, y) return x.at < y.at end)
+local i = 1
+while left > OPERATIONS_MAX and now - kept[i].at >= OPERATIONS_FLOOR_MS do
+gone[#gone + 1] = kept[i].field
+i, left = i + 1, left - 1
+end
+end
+for i = 1, #gone, 1000 do
+redis.call('HDEL', opsKey, unpack(gone, i, math.min(i + 999, #gone)))
+end
+return left
+end
+local function operations_read(opsKey, field)
+local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
+local setAt, entries, prunedAt = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
+return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, prunedAt = tonumber(prunedAt) or 0 }
+end
+local function operations_add(opsKey, meta, field, value, now, ttlMs)
+local entries, prunedAt = meta.entries + 1, meta.prunedAt
+local since = now - prunedAt
+if (entries > OPERATIONS_MAX and since >= 1000) or (entries > 16 and since >= OPERATIONS_LIBRARY_KEEP_MS) or since < 0 then
+entries, prunedAt = operations_prune(opsKey, now, ttlMs) + 1, now
+end
+local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
+if setAt < 0 or now - setAt >= keepMs or now < setAt then
+setAt = now
+end
+redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d %d', setAt, entries, prunedAt))
+if setAt ~= meta.setAt then
+redis.call('PEXPIRE', opsKey, 2 * keepMs)
+end
+meta.setAt, meta.entries, meta.prunedAt = setAt, entries, prunedAt
 end`;
 
 /** lua/charge.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local historyKey = KEYS[4]
-local operationKey = KEYS[5]
-local nowArg = ARGV[1]
-local required = tonumber(ARGV[2])
-local optional = tonumber(ARGV[3])
-local operationId = ARGV[4]
-local resendId = ARGV[5]
-local opTtlMs = ARGV[6]
-local journalTrim = ARGV[7]
-local journalBound = ARGV[8]
-local historyDays = ARGV[9]
-local RECENT_CHARS = 128
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-historyKey = historyKey, journalTrim = journalTrim, journalBound = journalBound,
-historyDays = tonumber(historyDays), now = clock_now(nowArg) }
-local v = redis.call('HMGET', accountKey, 'b', 's', 'ce',
-'c', 'jg', 'rc')
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+local operationsKey = KEYS[5]
+local required = tonumber(ARGV[5])
+local optional = tonumber(ARGV[6])
+local operationId = ARGV[7]
+local operationField = 'o' .. operationId
+local operationTag = ARGV[8] == '1' and ' r' or ''
+local operationTtlMs = tonumber(ARGV[9])
+local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'ce', 'c',
+'jg')
 if not v[1] then
 return { 3, 0, 0, required }
 end
-local balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6] or ''
+local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
+local a
 if ctx.now >= tonumber(v[3]) then
-local a = cycle_current_account(ctx)
-balance, spent, cycle, grant, recent = a.balance, a.spent, tostring(a.cycle), tostring(a.journalGrant), a.recent or ''
+a = cycle_current_account(ctx)
+balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
 end
+local earlier, operations
 if operationId ~= '' then
-local earlier = redis.call('GET', operationKey)
+earlier, operations = operations_read(operationsKey, operationField)
+end
+local refusal
 if earlier then
-return { 12, tonumber(earlier), balance, required }
+refusal = { 12, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+elseif balance < required then
+refusal = { 2, 0, balance, required }
 end
-elseif resendId ~= '' then
-local at = string.find(recent, resendId .. '=', 1, true)
-if at then
-return { 12, tonumber(string.match(recent, '^%d+', at + #resendId + 1)), balance, required }
+if a then
+cycle_save(ctx, a)
 end
-end
-if balance < required then
-return { 2, 0, balance, required }
+if refusal then
+return refusal
 end
 local charged = required + math.min(optional, balance - required)
 balance = balance - charged
 spent = spent + charged
 local chargedText = tostring(charged)
-if resendId ~= '' then
-recent = recent .. resendId .. '=' .. chargedText .. ' '
-if #recent > RECENT_CHARS then
-recent = string.sub(recent, string.find(recent, ' ', #recent - RECENT_CHARS, true) + 1)
-end
-redis.call('HSET', accountKey, 'b', balance, 's', spent, 'rc', recent)
-else
-redis.call('HSET', accountKey, 'b', balance, 's', spent)
-end
+redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
 if operationId ~= '' then
-redis.call('SET', operationKey, chargedText, 'PX', opTtlMs)
+operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
 end
 if charged > 0 then
-journal_append(ctx, 'charge', chargedText, cycle, operationId ~= '' and operationId or resendId, cycle, grant)
+journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
 history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "04cb3c37eebafaab293027ff77c41a65f54bbede";
+const SHA1 = "c5ce2bd3e3c5dbeeeb5c0ae69d8006b7676c5058";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {
@@ -256,7 +314,7 @@ export const charge: Script<ChargeParams, ChargeReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, p.operation, now, String(p.required), String(p.optional), p.operationId, p.resendId, s.opTtlMs, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.operations, now, s.journalTrim, s.journalBound, s.historyDays, String(p.required), String(p.optional), p.operationId, String(p.madeByLibrary), s.operationTtlMs],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, charged: int(r[1]), balance: int(r[2]), needed: int(r[3]) };

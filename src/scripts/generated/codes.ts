@@ -25,7 +25,9 @@ export const CODE = {
   "TOO_MANY_LABELS": 20,
   "BAD_SETTLEMENT": 21,
   "KEY_LIMIT": 22,
-  "KEY_EXISTS": 23
+  "KEY_EXISTS": 23,
+  "HOLDS_DUE": 24,
+  "HOLD_DROPPED": 25
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */

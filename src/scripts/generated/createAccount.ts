@@ -19,7 +19,7 @@ local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
@@ -36,7 +36,7 @@ end
 redis.call('HSET', accountKey, unpack(args))
 for surface in pairs(a.windows or {}) do
 if not keep[surface] then
-redis.call('HDEL', accountKey, prefix .. surface)
+redis.call('HDEL', accountKey, prefix .. surface, 'r:' .. surface)
 end
 end
 end
@@ -127,7 +127,7 @@ account_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 
 'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 return { 0, 1, startMs, endMs }`;
 
-const SHA1 = "85da25d6799406bd776bf110e68c751f9e40b7a5";
+const SHA1 = "e21eaa7752a9e590df9f6d0a07e7215d59ce1cc0";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

@@ -19,24 +19,41 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local DAY_MS = 86400000
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
 end
 redis.call('HSET', accountKey, unpack(args))
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local DAY_MS = 86400000
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
+end
+local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -44,7 +61,6 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
 end
 local function days_from_civil(y, m, d)
 if m <= 2 then y = y - 1 end
@@ -108,7 +124,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function account_load(accountKey)
@@ -116,11 +132,11 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -130,6 +146,8 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
@@ -182,35 +200,33 @@ if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == a
 history_trim(ctx.historyKey, day - ctx.historyDays + 1)
 end
 end
-local HOLD_ITEMS_KEPT_MS = 3600000
-local function hold_load(holdKey, holdPrefix)
-local flat = redis.call('HGETALL', holdKey)
-if #flat == 0 then
+local HOLDS_TIDY_BATCH = 32
+local HOLDS_TIDY_SLACK = 15
+local function hold_load(holdKey)
+local names, fields = {}, {}
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+names[#names + 1], fields[#fields + 1] = name, field
+end
+local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
+if not v[1] then
 return nil
 end
-local attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'
-local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do
-attribute[field] = name
-if not text[name] then
-h[name] = 0
+local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
+for i, name in ipairs(names) do
+if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
+h[name] = v[i + 1] or ''
+else
+h[name] = tonumber(v[i + 1]) or 0
 end
 end
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-h[name] = value
-elseif name then
-h[name] = tonumber(value)
-elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-end
+h.failed = {}
+for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
+h.failed[label] = tonumber(n)
 end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -270,34 +286,24 @@ end
 local function hold_end(ctx, a, h, status, reason)
 hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
 h.status, h.endReason, h.endedAt = status, reason, ctx.now
-local holdKey = ctx.holdPrefix .. h.id
-hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
+hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
 redis.call('ZREM', ctx.holdsActiveKey, h.id)
-redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
+redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
+redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end`;
 
 /** lua/endHold.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local historyKey = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdKey = KEYS[6]
-local nowArg = ARGV[1]
-local status = ARGV[2]
-local reason = ARGV[3]
-local holdPrefix = ARGV[4]
-local journalTrim = ARGV[5]
-local journalBound = ARGV[6]
-local historyDays = tonumber(ARGV[7])
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
+local holdKey = KEYS[7]
+local status, reason = ARGV[5], ARGV[6]
+ctx.endedKeepMs = tonumber(ARGV[7])
 local a = holds_credits(ctx)
 if not a then
 return { 3, '' }
 end
-local h = hold_load(holdKey, holdPrefix)
+local h = hold_load(holdKey)
+cycle_save(ctx, a)
 if not h then
 return { 9, '' }
 end
@@ -308,7 +314,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "01e39d776d98384bb035a3a860b13888b9b424d9";
+const SHA1 = "5c43521caa45ee57258d300534c62154688fa8b9";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {
@@ -317,7 +323,7 @@ export const endHold: Script<EndHoldParams, EndHoldReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, p.status, p.reason, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, p.hold, now, s.journalTrim, s.journalBound, s.historyDays, p.status, p.reason, s.endedHoldsKeepMs],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, hold: decodeHold(r[1]) };

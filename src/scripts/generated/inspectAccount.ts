@@ -18,19 +18,19 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local function account_counters(accountKey, surface)
-return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
+local function prologue_look(KEYS, ARGV)
+return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
 end
 local function account_load(accountKey)
 local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -40,13 +40,18 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
 end
 local DAY_MS = 86400000
-local function cycles_load(cyclesKey)
+local function cycles_load(cyclesKey, a)
 local flat = redis.call('HGETALL', cyclesKey)
+for _, v in ipairs(a and a.archive or {}) do
+flat[#flat + 1] = v
+end
 local attribute, byId, ids = {}, {}, {}
 for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce' })) do
 attribute[field] = name
@@ -67,50 +72,7 @@ list[i] = byId[id]
 end
 return list
 end
-local HISTORY_DAY_MS = 86400000
-local HOLD_ITEMS_KEPT_MS = 3600000
-local function hold_load(holdKey, holdPrefix)
-local flat = redis.call('HGETALL', holdKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'
-local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do
-attribute[field] = name
-if not text[name] then
-h[name] = 0
-end
-end
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-h[name] = value
-elseif name then
-h[name] = tonumber(value)
-elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-end
-end
-return h
-end
-local function hold_reply(h)
-local r = {}
-r[1], r[2], r[3], r[4] = h.id, h.kind, h.status, h.surface
-r[5], r[6], r[7] = h.items, h.required, h.optional
-r[8], r[9], r[10] = h.reserved, h.settled, h.delivered
-r[11], r[12], r[13] = h.optionalSpent, h.spent, h.refunded
-r[14], r[15] = h.refundedToEndedCycle, h.cycleId
-r[16], r[17], r[18] = h.createdAt, h.endedAt, h.leaseExpiresAt
-r[19], r[20] = h.endReason, h.labels
-for label, n in pairs(h.failed) do
-r[#r + 1] = label
-r[#r + 1] = n
-end
-return r
-end
-local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
+local function windows_many(spec, state, now, cost, stagger, one)
 local function estimate(previous, current, elapsed, windowMs)
 return math.floor(previous * (windowMs - elapsed) / windowMs) + current
 end
@@ -145,19 +107,30 @@ return w.windowMs - w.elapsed + t
 end
 return 2 * w.windowMs - w.elapsed
 end
-local windows, code = {}, 0
+local words, order = {}, {}
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+words[name] = word
+order[#order + 1] = name
+end
+local windows, code, longestMs = {}, 0, 0
 for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), seconds = tonumber(seconds), sliding = kind == 's' }
-local windowMs = w.seconds * 1000
+local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+local windowMs = tonumber(seconds) * 1000
 local offset = w.sliding and 0 or stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
-w.windowMs = windowMs
+local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+stored, count = tonumber(stored), tonumber(count)
+words[seconds] = nil
+w.window, w.windowMs = window, windowMs
 w.elapsed = now - offset - window * windowMs
-w.key = counterPrefix .. seconds .. ':' .. window
-w.current = tonumber(redis.call('GET', w.key) or 0)
+w.current, w.previous = 0, 0
+if stored == window then
+w.current, w.previous = count, tonumber(before) or 0
+elseif stored == window - 1 then
+w.previous = count
+end
 w.used = w.current
 if w.sliding then
-w.previous = tonumber(redis.call('GET', counterPrefix .. seconds .. ':' .. (window - 1)) or 0)
 w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
 end
 w.retryMs = 0
@@ -170,71 +143,85 @@ if code == 0 then
 code = 1
 end
 end
+longestMs = math.max(longestMs, windowMs)
 windows[#windows + 1] = w
 end
 local counted = code == 0 and cost > 0
+local reply, next = { code, spec }, {}
+for _, name in ipairs(order) do
+local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
+if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+next[#next + 1] = name .. ':' .. words[name]
+end
+end
 for _, w in ipairs(windows) do
 if counted then
-if redis.call('INCRBY', w.key, cost) == cost then
-redis.call('PEXPIRE', w.key, 2 * w.windowMs)
-end
+w.current = w.current + cost
 w.used = w.used + cost
 end
+next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
 local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed, w.retryMs
+reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+if not one then
+reply[n + 3] = w.retryMs
 end
-reply[1] = code
+end
+if counted then
+return reply, table.concat(next, ' '), 2 * longestMs
+end
 return reply
 end
-local function windows_count(spec, counterPrefix, now, cost, costArg, stagger)
+local function windows_count(spec, state, now, cost, stagger)
 local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
 if not limit then
-return windows_many({ 0, spec }, spec, counterPrefix, now, cost, stagger)
+return windows_many(spec, state, now, cost, stagger)
 end
 limit = tonumber(limit)
 local windowMs = seconds * 1000
 local offset = stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
 local resetMs = (window + 1) * windowMs + offset - now
-local key = counterPrefix .. seconds .. ':' .. window
+local used, previous = 0, 0
+if state then
+local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
+if length ~= seconds then
+return windows_many(spec, state, now, cost, stagger, true)
+end
+stored = tonumber(stored)
+if stored == window then
+used, previous = tonumber(count), tonumber(before) or 0
+elseif stored == window - 1 then
+previous = tonumber(count)
+end
+end
 if cost == 0 or cost > limit then
-local left = math.max(0, limit - tonumber(redis.call('GET', key) or 0))
-return { cost == 0 and 0 or 16, spec, left, resetMs }
+return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
 end
-local used = redis.call('INCRBY', key, costArg)
-if used == cost then
-redis.call('PEXPIRE', key, 2 * windowMs)
+if used + cost > limit then
+return { 1, spec, math.max(0, limit - used), resetMs }
 end
-if used > limit then
-redis.call('DECRBY', key, costArg)
-return { 1, spec, math.max(0, limit - used + cost), resetMs }
-end
-return { 0, spec, limit - used, resetMs }
+used = used + cost
+local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
+return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end`;
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local holdListKey = KEYS[3]
-local nowArg = ARGV[1]
-local holdPrefix = ARGV[2]
-local stagger = tonumber(ARGV[3])
-local a = account_load(accountKey)
+const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
+local cyclesKey, holdListKey = KEYS[2], KEYS[3]
+local stagger = tonumber(ARGV[2])
+local a = account_load(ctx.accountKey)
 if not a then
 return { 3, '' }
 end
-local now = clock_now(nowArg)
-local holds = {}
-for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, 0, -1)) do
-holds[#holds + 1] = hold_reply(hold_load(holdPrefix .. id, holdPrefix))
-end
 local counts = {}
 for surface, spec in pairs(a.windows) do
-counts[surface] = windows_count(spec, account_counters(accountKey, surface), now, 0, '0', stagger)
+counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
 end
-return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holds = holds, windows = counts }) }`;
+a.counters = nil
+local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
+return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "9f0b9e96036b4e73e682fac88f1bf54e64172bbd";
+const SHA1 = "029cfa8287500a8941b8af887c088db85d2b4c8b";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {
@@ -243,7 +230,7 @@ export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> =
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "3", k.account, k.cycles, k.holdList, now, k.holdPrefix, String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "3", k.account, k.cycles, k.holdList, now, String(p.stagger)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, state: json(r[1]) };

@@ -5,7 +5,7 @@ import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to issueKey: the subject's keys, the settings and now are filled in by name. */
-export type IssueKeyParams = { keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiring: number };
+export type IssueKeyParams = { keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiringKeys: number };
 
 /** issueKey's reply, as lua/issueKey.lua's header declares it. */
 export type IssueKeyReply = { code: Code; createdAt: number; expiresAt: number };
@@ -48,11 +48,8 @@ elseif entry.expiresAt then
 keys[#keys + 1] = entry
 end
 end
-if #expired > 0 then
-redis.call('HDEL', accountKey, unpack(expired))
-end
 table.sort(keys, function(x, y) return (x.createdAt or 0) < (y.createdAt or 0) end)
-return keys
+return keys, expired
 end`;
 
 /** lua/issueKey.lua's own code, compiled. */
@@ -64,7 +61,7 @@ local ttlMs = tonumber(ARGV[4])
 local surfaces = ARGV[5]
 local name = ARGV[6]
 local maxKeys = tonumber(ARGV[7])
-local maxExpiring = tonumber(ARGV[8])
+local maxExpiringKeys = tonumber(ARGV[8])
 if redis.call('EXISTS', accountKey) == 0 then
 return { 3, 0, 0 }
 end
@@ -77,8 +74,9 @@ local expiresAt = 0
 if ttlMs > 0 then
 expiresAt = now + ttlMs
 end
+local keys, gone = keys_load(accountKey, now)
 local lasting, expiring = {}, {}
-for _, key in ipairs(keys_load(accountKey, now)) do
+for _, key in ipairs(keys) do
 if key.expiresAt == 0 then
 lasting[#lasting + 1] = key
 else
@@ -88,17 +86,20 @@ end
 if expiresAt == 0 and #lasting >= maxKeys then
 return { 22, 0, 0 }
 end
-if expiresAt > 0 and #expiring >= maxExpiring then
+if expiresAt > 0 and #expiring >= maxExpiringKeys then
 table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
-for i = 1, #expiring - maxExpiring + 1 do
-local gone = 'k:' .. expiring[i].keyId
-redis.call('HDEL', accountKey, gone, gone .. '.i')
+for i = 1, #expiring - maxExpiringKeys + 1 do
+gone[#gone + 1] = 'k:' .. expiring[i].keyId
+gone[#gone + 1] = 'k:' .. expiring[i].keyId .. '.i'
 end
+end
+if #gone > 0 then
+redis.call('HDEL', accountKey, unpack(gone))
 end
 redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
 return { 0, now, expiresAt }`;
 
-const SHA1 = "4b56e8f23a42854b76beca35f4fbc2e9162d7e89";
+const SHA1 = "1156f77ecb34d537572b69252ee16be1c31b70ef";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {
@@ -107,7 +108,7 @@ export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiring)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiringKeys)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, createdAt: int(r[1]), expiresAt: int(r[2]) };

@@ -24,25 +24,22 @@ import { revokeKey } from "./revokeKey.ts";
 import { settleHold } from "./settleHold.ts";
 import { startCycle } from "./startCycle.ts";
 import { sweepDue } from "./sweepDue.ts";
-import { sweepHolds } from "./sweepHolds.ts";
 import { sweepMark } from "./sweepMark.ts";
+import { tidyHolds } from "./tidyHolds.ts";
 import { usage } from "./usage.ts";
 import { verifyKey } from "./verifyKey.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library. */
-const HELPERS = String.raw`local function account_counters(accountKey, surface)
-return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
-end
-local function account_load(accountKey)
+const HELPERS = String.raw`local function account_load(accountKey)
 local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -52,12 +49,14 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
@@ -74,7 +73,7 @@ end
 redis.call('HSET', accountKey, unpack(args))
 for surface in pairs(a.windows or {}) do
 if not keep[surface] then
-redis.call('HDEL', accountKey, prefix .. surface)
+redis.call('HDEL', accountKey, prefix .. surface, 'r:' .. surface)
 end
 end
 end
@@ -114,11 +113,8 @@ elseif entry.expiresAt then
 keys[#keys + 1] = entry
 end
 end
-if #expired > 0 then
-redis.call('HDEL', accountKey, unpack(expired))
-end
 table.sort(keys, function(x, y) return (x.createdAt or 0) < (y.createdAt or 0) end)
-return keys
+return keys, expired
 end
 local function key_refusal(accountKey, keyId, record, digest, surface, now)
 if not record then
@@ -141,7 +137,7 @@ return 'surface_not_allowed'
 end
 return nil
 end
-local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
+local function windows_many(spec, state, now, cost, stagger, one)
 local function estimate(previous, current, elapsed, windowMs)
 return math.floor(previous * (windowMs - elapsed) / windowMs) + current
 end
@@ -176,19 +172,30 @@ return w.windowMs - w.elapsed + t
 end
 return 2 * w.windowMs - w.elapsed
 end
-local windows, code = {}, 0
+local words, order = {}, {}
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+words[name] = word
+order[#order + 1] = name
+end
+local windows, code, longestMs = {}, 0, 0
 for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), seconds = tonumber(seconds), sliding = kind == 's' }
-local windowMs = w.seconds * 1000
+local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+local windowMs = tonumber(seconds) * 1000
 local offset = w.sliding and 0 or stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
-w.windowMs = windowMs
+local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+stored, count = tonumber(stored), tonumber(count)
+words[seconds] = nil
+w.window, w.windowMs = window, windowMs
 w.elapsed = now - offset - window * windowMs
-w.key = counterPrefix .. seconds .. ':' .. window
-w.current = tonumber(redis.call('GET', w.key) or 0)
+w.current, w.previous = 0, 0
+if stored == window then
+w.current, w.previous = count, tonumber(before) or 0
+elseif stored == window - 1 then
+w.previous = count
+end
 w.used = w.current
 if w.sliding then
-w.previous = tonumber(redis.call('GET', counterPrefix .. seconds .. ':' .. (window - 1)) or 0)
 w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
 end
 w.retryMs = 0
@@ -201,81 +208,106 @@ if code == 0 then
 code = 1
 end
 end
+longestMs = math.max(longestMs, windowMs)
 windows[#windows + 1] = w
 end
 local counted = code == 0 and cost > 0
+local reply, next = { code, spec }, {}
+for _, name in ipairs(order) do
+local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
+if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+next[#next + 1] = name .. ':' .. words[name]
+end
+end
 for _, w in ipairs(windows) do
 if counted then
-if redis.call('INCRBY', w.key, cost) == cost then
-redis.call('PEXPIRE', w.key, 2 * w.windowMs)
-end
+w.current = w.current + cost
 w.used = w.used + cost
 end
+next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
 local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed, w.retryMs
+reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+if not one then
+reply[n + 3] = w.retryMs
 end
-reply[1] = code
+end
+if counted then
+return reply, table.concat(next, ' '), 2 * longestMs
+end
 return reply
 end
-local function windows_count(spec, counterPrefix, now, cost, costArg, stagger)
+local function windows_count(spec, state, now, cost, stagger)
 local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
 if not limit then
-return windows_many({ 0, spec }, spec, counterPrefix, now, cost, stagger)
+return windows_many(spec, state, now, cost, stagger)
 end
 limit = tonumber(limit)
 local windowMs = seconds * 1000
 local offset = stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
 local resetMs = (window + 1) * windowMs + offset - now
-local key = counterPrefix .. seconds .. ':' .. window
+local used, previous = 0, 0
+if state then
+local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
+if length ~= seconds then
+return windows_many(spec, state, now, cost, stagger, true)
+end
+stored = tonumber(stored)
+if stored == window then
+used, previous = tonumber(count), tonumber(before) or 0
+elseif stored == window - 1 then
+previous = tonumber(count)
+end
+end
 if cost == 0 or cost > limit then
-local left = math.max(0, limit - tonumber(redis.call('GET', key) or 0))
-return { cost == 0 and 0 or 16, spec, left, resetMs }
+return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
 end
-local used = redis.call('INCRBY', key, costArg)
-if used == cost then
-redis.call('PEXPIRE', key, 2 * windowMs)
+if used + cost > limit then
+return { 1, spec, math.max(0, limit - used), resetMs }
 end
-if used > limit then
-redis.call('DECRBY', key, costArg)
-return { 1, spec, math.max(0, limit - used + cost), resetMs }
+used = used + cost
+local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
+return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end
-return { 0, spec, limit - used, resetMs }
+local function windows_forget(spec, state)
+local gone, kept = {}, {}
+for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
+gone[seconds] = true
 end
-local function windows_reset(spec, counterPrefix, now, stagger)
-for _, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local windowMs = tonumber(seconds) * 1000
-local offset = kind == 's' and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-redis.call('DEL', counterPrefix .. seconds .. ':' .. window, counterPrefix .. seconds .. ':' .. (window - 1))
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+if not gone[name] then
+kept[#kept + 1] = name .. ':' .. word
 end
+end
+return #kept > 0 and table.concat(kept, ' ') or nil
 end
 local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
 local cost = costArg == '1' and 1 or tonumber(costArg)
 local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
 local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
-local field = 'w:' .. surface
-local spec, balance, record = nil, -1, nil
+local field, countsField = 'w:' .. surface, 'r:' .. surface
+local spec, counts, balance, record = nil, nil, -1, nil
 if credits > 0 then
 local v
 if keyId then
-v = redis.call('HMGET', accountKey, field, 'b', 'ce', 'k:' .. keyId)
-record = v[4]
+v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce', 'k:' .. keyId)
+record = v[5]
 else
-v = redis.call('HMGET', accountKey, field, 'b', 'ce')
+v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce')
 end
-spec = v[1]
+spec, counts = v[1], v[2]
 if spec then
-balance = tonumber(v[2])
-if now >= tonumber(v[3]) then
+balance = tonumber(v[3])
+if now >= tonumber(v[4]) then
 balance = tonumber(redis.call('HGET', accountKey, 'na'))
 end
 end
 elseif keyId then
-local v = redis.call('HMGET', accountKey, field, 'k:' .. keyId)
-spec, record = v[1], v[2]
+local v = redis.call('HMGET', accountKey, field, countsField, 'k:' .. keyId)
+spec, counts, record = v[1], v[2], v[3]
 else
-spec = redis.call('HGET', accountKey, field)
+local v = redis.call('HMGET', accountKey, field, countsField)
+spec, counts = v[1], v[2]
 end
 if keyId then
 local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, now)
@@ -289,7 +321,10 @@ return { 3 }
 end
 return { 17 }
 end
-local reply = windows_count(spec, account_counters(accountKey, surface), now, cost, costArg, stagger)
+local reply, state = windows_count(spec, counts or nil, now, cost, stagger)
+if state then
+redis.call('HSET', accountKey, countsField, state)
+end
 if credits > 0 then
 reply[#reply + 1] = balance
 if reply[1] == 0 and balance < credits then
@@ -362,11 +397,15 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -374,7 +413,15 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
+end
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
 end
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
@@ -385,7 +432,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function cycle_current_account(ctx)
@@ -405,12 +452,14 @@ length = oldLength
 end
 a.anchor = ctx.now
 a.interval = unit .. length
-account_write(ctx.accountKey, a, { 'anchor', 'interval' })
 a.cycleEnd = ctx.now
-cycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))
+cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
 end
-local function cycles_load(cyclesKey)
+local function cycles_load(cyclesKey, a)
 local flat = redis.call('HGETALL', cyclesKey)
+for _, v in ipairs(a and a.archive or {}) do
+flat[#flat + 1] = v
+end
 local attribute, byId, ids = {}, {}, {}
 for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce' })) do
 attribute[field] = name
@@ -507,35 +556,33 @@ end
 journal_add(ctx, kind, amount, cycle, ref)
 return grant
 end
-local HOLD_ITEMS_KEPT_MS = 3600000
-local function hold_load(holdKey, holdPrefix)
-local flat = redis.call('HGETALL', holdKey)
-if #flat == 0 then
+local HOLDS_TIDY_BATCH = 32
+local HOLDS_TIDY_SLACK = 15
+local function hold_load(holdKey)
+local names, fields = {}, {}
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+names[#names + 1], fields[#fields + 1] = name, field
+end
+local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
+if not v[1] then
 return nil
 end
-local attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'
-local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do
-attribute[field] = name
-if not text[name] then
-h[name] = 0
+local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
+for i, name in ipairs(names) do
+if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
+h[name] = v[i + 1] or ''
+else
+h[name] = tonumber(v[i + 1]) or 0
 end
 end
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-h[name] = value
-elseif name then
-h[name] = tonumber(value)
-elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-end
+h.failed = {}
+for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
+h.failed[label] = tonumber(n)
 end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -610,25 +657,28 @@ end
 local function hold_end(ctx, a, h, status, reason)
 hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
 h.status, h.endReason, h.endedAt = status, reason, ctx.now
-local holdKey = ctx.holdPrefix .. h.id
-hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
+hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
 redis.call('ZREM', ctx.holdsActiveKey, h.id)
-redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
+redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
+redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end
-local function holds_expire_lapsed(ctx, a)
-local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)
-for _, id in ipairs(ids) do
-local h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)
-if h and h.status == 'open' then
-hold_end(ctx, a, h, 'completed', 'lease_expired')
+local function holds_due(ctx, ended)
+local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
+local room = HOLDS_TIDY_BATCH - #ids
+if not ended or #ids > 0 then
+return ids
+end
+local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
+local old
+if over > 0 then
+old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
 else
-redis.call('ZREM', ctx.holdsActiveKey, id)
+old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
 end
+for _, id in ipairs(old) do
+ids[#ids + 1] = id
 end
-if #ids > 0 then
-holds_save_credits(ctx, a)
-end
-return #ids
+return ids
 end
 local function holds_next_lease(ctx)
 local first = redis.call('ZRANGE', ctx.holdsActiveKey, 0, 0, 'WITHSCORES')
@@ -638,7 +688,7 @@ end
 return tonumber(first[2])
 end
 local function hold_accepting(ctx, a, holdKey, kind)
-local h = hold_load(holdKey, ctx.holdPrefix)
+local h = hold_load(holdKey)
 if not h then
 return nil, 9
 end
@@ -649,6 +699,7 @@ if h.status ~= 'open' then
 return nil, 10, h
 end
 if ctx.now >= h.leaseExpiresAt then
+cycle_save(ctx, a)
 hold_end(ctx, a, h, 'completed', 'lease_expired')
 holds_save_credits(ctx, a)
 return nil, 11, h
@@ -688,6 +739,68 @@ local rec = redis.call('HMGET', recordKey, 'st', 'tok')
 if rec[1] == 'pending' and rec[2] == token then
 redis.call('DEL', recordKey)
 end
+end
+local OPERATIONS_META = '^'
+local OPERATIONS_MAX = 1000
+local OPERATIONS_FLOOR_MS = 60000
+local OPERATIONS_LIBRARY_KEEP_MS = 120000
+local function operations_prune(opsKey, now, ttlMs)
+local flat = redis.call('HGETALL', opsKey)
+local kept, gone = {}, {}
+for i = 1, #flat, 2 do
+local field = flat[i]
+if field ~= OPERATIONS_META then
+local value = flat[i + 1]
+local at = tonumber(string.match(value, '^%d+'))
+local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
+if now - at >= keep then
+gone[#gone + 1] = field
+else
+kept[#kept + 1] = { field = field, at = at }
+end
+end
+end
+local left = #kept
+if left > OPERATIONS_MAX then
+table.sort(kept, function(x, y) return x.at < y.at end)
+local i = 1
+while left > OPERATIONS_MAX and now - kept[i].at >= OPERATIONS_FLOOR_MS do
+gone[#gone + 1] = kept[i].field
+i, left = i + 1, left - 1
+end
+end
+for i = 1, #gone, 1000 do
+redis.call('HDEL', opsKey, unpack(gone, i, math.min(i + 999, #gone)))
+end
+return left
+end
+local function operations_read(opsKey, field)
+local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
+local setAt, entries, prunedAt = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
+return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, prunedAt = tonumber(prunedAt) or 0 }
+end
+local function operations_add(opsKey, meta, field, value, now, ttlMs)
+local entries, prunedAt = meta.entries + 1, meta.prunedAt
+local since = now - prunedAt
+if (entries > OPERATIONS_MAX and since >= 1000) or (entries > 16 and since >= OPERATIONS_LIBRARY_KEEP_MS) or since < 0 then
+entries, prunedAt = operations_prune(opsKey, now, ttlMs) + 1, now
+end
+local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
+if setAt < 0 or now - setAt >= keepMs or now < setAt then
+setAt = now
+end
+redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d %d', setAt, entries, prunedAt))
+if setAt ~= meta.setAt then
+redis.call('PEXPIRE', opsKey, 2 * keepMs)
+end
+meta.setAt, meta.entries, meta.prunedAt = setAt, entries, prunedAt
+end
+local function prologue_look(KEYS, ARGV)
+return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
+end
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end`;
 
 /** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
@@ -715,8 +828,8 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   settleHold: settleHold.body,
   startCycle: startCycle.body,
   sweepDue: sweepDue.body,
-  sweepHolds: sweepHolds.body,
   sweepMark: sweepMark.body,
+  tidyHolds: tidyHolds.body,
   usage: usage.body,
   verifyKey: verifyKey.body,
 });

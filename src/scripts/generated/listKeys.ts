@@ -48,19 +48,20 @@ elseif entry.expiresAt then
 keys[#keys + 1] = entry
 end
 end
-if #expired > 0 then
-redis.call('HDEL', accountKey, unpack(expired))
-end
 table.sort(keys, function(x, y) return (x.createdAt or 0) < (y.createdAt or 0) end)
-return keys
+return keys, expired
 end`;
 
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]
 local nowArg = ARGV[1]
-return { 0, cjson.encode(keys_load(accountKey, clock_now(nowArg))) }`;
+local keys, expired = keys_load(accountKey, clock_now(nowArg))
+if #expired > 0 then
+redis.call('HDEL', accountKey, unpack(expired))
+end
+return { 0, cjson.encode(keys) }`;
 
-const SHA1 = "b20174406aba207999ef7580a48de1fdab8cdaf0";
+const SHA1 = "7345871c9e15e9fc44f93a87d8fab54c5383079b";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

@@ -7,7 +7,7 @@ import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to openHold: the subject's keys, the settings and now are filled in by name. */
-export type OpenHoldParams = { hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idemKey: string; fingerprint: string; idemToken: string };
+export type OpenHoldParams = { hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idempotencyKey: string; fingerprint: string; idempotencyToken: string };
 
 /** openHold's reply, as lua/openHold.lua's header declares it. */
 export type OpenHoldReply =
@@ -17,7 +17,8 @@ export type OpenHoldReply =
   | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number } }
   | { code: typeof CODE.SURFACE_NOT_ALLOWED; refusal: { surfaces: string } }
   | { code: typeof CODE.TOO_MANY_ITEMS; refusal: { max: number } }
-  | { code: Exclude<Code, typeof CODE.OK | typeof CODE.REPLAYED | typeof CODE.HOLD_LIMIT | typeof CODE.INSUFFICIENT | typeof CODE.SURFACE_NOT_ALLOWED | typeof CODE.TOO_MANY_ITEMS> };
+  | { code: typeof CODE.HOLDS_DUE; due: string[] }
+  | { code: Exclude<Code, typeof CODE.OK | typeof CODE.REPLAYED | typeof CODE.HOLD_LIMIT | typeof CODE.INSUFFICIENT | typeof CODE.SURFACE_NOT_ALLOWED | typeof CODE.TOO_MANY_ITEMS | typeof CODE.HOLDS_DUE> };
 
 /** The lib/ helpers openHold uses, compiled. */
 const HELPERS = String.raw`local function clock_now(argMs)
@@ -27,24 +28,41 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local DAY_MS = 86400000
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
 end
 redis.call('HSET', accountKey, unpack(args))
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local DAY_MS = 86400000
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
+end
+local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -52,7 +70,6 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
 end
 local function days_from_civil(y, m, d)
 if m <= 2 then y = y - 1 end
@@ -116,7 +133,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function account_load(accountKey)
@@ -124,11 +141,11 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -138,6 +155,8 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
@@ -170,30 +189,28 @@ journal_add(ctx, kind, amount, cycle, ref)
 return grant
 end
 local HISTORY_DAY_MS = 86400000
-local HOLD_ITEMS_KEPT_MS = 3600000
-local function hold_load(holdKey, holdPrefix)
-local flat = redis.call('HGETALL', holdKey)
-if #flat == 0 then
+local HOLDS_TIDY_BATCH = 32
+local HOLDS_TIDY_SLACK = 15
+local function hold_load(holdKey)
+local names, fields = {}, {}
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+names[#names + 1], fields[#fields + 1] = name, field
+end
+local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
+if not v[1] then
 return nil
 end
-local attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'
-local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do
-attribute[field] = name
-if not text[name] then
-h[name] = 0
+local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
+for i, name in ipairs(names) do
+if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
+h[name] = v[i + 1] or ''
+else
+h[name] = tonumber(v[i + 1]) or 0
 end
 end
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-h[name] = value
-elseif name then
-h[name] = tonumber(value)
-elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-end
+h.failed = {}
+for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
+h.failed[label] = tonumber(n)
 end
 return h
 end
@@ -227,76 +244,23 @@ end
 local function holds_save_credits(ctx, a)
 redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
 end
-local function holds_expire_lapsed(ctx, a)
-local function hold_journal(ctx, a, kind, n, h)
-a.journalGrant = journal_append(ctx, kind, n, h.cycleId, h.id, a.cycle, a.journalGrant)
+local function holds_due(ctx, ended)
+local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
+local room = HOLDS_TIDY_BATCH - #ids
+if not ended or #ids > 0 then
+return ids
 end
-local function history_trim(historyKey, oldestDay)
-local old = {}
-for _, field in ipairs(redis.call('HKEYS', historyKey)) do
-if tonumber(string.sub(field, 1, -2)) < oldestDay then
-old[#old + 1] = field
-end
-end
-if #old > 0 then
-redis.call('HDEL', historyKey, unpack(old))
-end
-end
-local function history_add(ctx, kind, amount, amountText)
-if ctx.historyDays == 0 or amount <= 0 then
-return
-end
-local day = math.floor(ctx.now / HISTORY_DAY_MS)
-if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then
-history_trim(ctx.historyKey, day - ctx.historyDays + 1)
-end
-end
-local function hold_refund(ctx, a, h, n)
-if n <= 0 then
-return
-end
-if h.cycleId == a.cycle then
-a.held = a.held - n
-a.balance = a.balance + n
-hold_journal(ctx, a, 'refund', n, h)
+local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
+local old
+if over > 0 then
+old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
 else
-redis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'h', -n)
-redis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'r', n)
-h.refundedToEndedCycle = h.refundedToEndedCycle + n
-hold_journal(ctx, a, 'refund_ended', n, h)
+old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
 end
-h.refunded = h.refunded + n
-history_add(ctx, 'r', n)
+for _, id in ipairs(old) do
+ids[#ids + 1] = id
 end
-local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = h[name]
-end
-redis.call('HSET', holdKey, unpack(args))
-end
-local function hold_end(ctx, a, h, status, reason)
-hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
-h.status, h.endReason, h.endedAt = status, reason, ctx.now
-local holdKey = ctx.holdPrefix .. h.id
-hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
-redis.call('ZREM', ctx.holdsActiveKey, h.id)
-redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
-end
-local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)
-for _, id in ipairs(ids) do
-local h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)
-if h and h.status == 'open' then
-hold_end(ctx, a, h, 'completed', 'lease_expired')
-else
-redis.call('ZREM', ctx.holdsActiveKey, id)
-end
-end
-if #ids > 0 then
-holds_save_credits(ctx, a)
-end
-return #ids
+return ids
 end
 local function idempotency_check(recordKey, fingerprint, token, now)
 local rec = redis.call('HMGET', recordKey, 'fp', 'st', 'tok', 'code', 'out', 'exp')
@@ -330,69 +294,61 @@ end
 end`;
 
 /** lua/openHold.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local historyKey = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdListKey = KEYS[6]
-local holdKey = KEYS[7]
-local idemRecord = KEYS[8]
-local nowArg = ARGV[1]
-local holdId = ARGV[2]
-local kind = ARGV[3]
-local surface = ARGV[4]
-local itemsArg = ARGV[5]
-local requiredArg = ARGV[6]
-local optionalArg = ARGV[7]
-local amount = tonumber(ARGV[8])
-local leaseMs = tonumber(ARGV[9])
-local idemKey = ARGV[10]
-local fingerprint = ARGV[11]
-local idemToken = ARGV[12]
-local idemTtlMs = tonumber(ARGV[13])
-local holdPrefix = ARGV[14]
-local journalTrim = ARGV[15]
-local journalBound = ARGV[16]
-local historyDays = tonumber(ARGV[17])
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
+local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
+local itemsArg, requiredArg, optionalArg = ARGV[8], ARGV[9], ARGV[10]
+local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
+local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
+local idempotencyTtlMs = tonumber(ARGV[16])
+ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
 local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 local a = holds_credits(ctx)
 if not a then
 return { 3, '', 0 }
 end
-local keyed = idemKey ~= ''
+local function answer(reply)
+cycle_save(ctx, a)
+return reply
+end
+local keyed = idempotencyKey ~= ''
 if keyed then
-local found = idempotency_check(idemRecord, fingerprint, idemToken, ctx.now)
+local found = idempotency_check(idempotencyRecord, fingerprint, idempotencyToken, ctx.now)
 if found then
-return found
+return answer(found)
 end
 end
 local function refuse(code, payload)
+cycle_save(ctx, a)
 if keyed then
-idempotency_release(idemRecord, idemToken)
+idempotency_release(idempotencyRecord, idempotencyToken)
 end
 return { code, payload, 0 }
 end
-if redis.call('ZRANGEBYSCORE', holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, 1)[1] then
-holds_expire_lapsed(ctx, a)
+local due = holds_due(ctx, true)
+if #due > 0 then
+table.insert(due, 1, 24)
+return due
 end
-local existing = redis.call('EXISTS', holdKey) == 1 and hold_load(holdKey, holdPrefix)
+local existing = hold_load(holdKey)
 if existing then
 if existing.kind == kind and existing.surface == surface and existing.items == items
 and existing.required == required and existing.optional == optional
 and (kind == 'items' or existing.reserved == amount) then
 local payload = cjson.encode(hold_reply(existing))
+cycle_save(ctx, a)
 if keyed then
-idempotency_store(idemRecord, fingerprint, 0, payload, idemTtlMs)
+idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
 end
 return { 12, payload, 0 }
 end
 return refuse(14, '')
 end
-local rules = redis.call('HMGET', accountKey, 'hc', 'hm', 'hs')
+if redis.call('ZSCORE', holdListKey, holdId) or redis.call('HEXISTS', operationsKey, 'h' .. holdId) == 1 then
+return refuse(25, '')
+end
+local rules = redis.call('HMGET', ctx.accountKey, 'hc', 'hm', 'hs')
 local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
 if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
 return refuse(5, cjson.encode({ surfaces = surfaces }))
@@ -400,11 +356,12 @@ end
 if kind == 'items' and items > maxItems then
 return refuse(13, cjson.encode({ max = maxItems }))
 end
-local active = redis.call('ZCARD', holdsActiveKey)
+local active = redis.call('ZCARD', ctx.holdsActiveKey)
 if active >= cap then
 local payload = cjson.encode({ active = active, cap = cap })
+cycle_save(ctx, a)
 if keyed then
-idempotency_store(idemRecord, fingerprint, 6, payload, idemTtlMs)
+idempotency_store(idempotencyRecord, fingerprint, 6, payload, idempotencyTtlMs)
 end
 return { 6, payload, 0 }
 end
@@ -415,6 +372,7 @@ end
 if a.balance < reserve then
 return refuse(2, cjson.encode({ balance = a.balance, needed = reserve }))
 end
+cycle_save(ctx, a)
 a.balance = a.balance - reserve
 a.held = a.held + reserve
 holds_save_credits(ctx, a)
@@ -429,15 +387,15 @@ failed = {} }
 redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
 'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
 'ca', nowText, 'ls', leaseText)
-redis.call('ZADD', holdsActiveKey, leaseText, holdId)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)
 local reply = hold_reply(h)
 if keyed then
-idempotency_store(idemRecord, fingerprint, 0, cjson.encode(reply), idemTtlMs)
+idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "5f616590e2c48c476dc39df1187cad0374adcb2f";
+const SHA1 = "0e5416b337f197806c299484b208e6cdfe5715e1";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
@@ -446,7 +404,7 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, p.hold, p.idempotency, now, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idemKey, p.fingerprint, p.idemToken, s.idemTtlMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "10", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, p.hold, p.idempotency, now, s.journalTrim, s.journalBound, s.historyDays, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idempotencyKey, p.fingerprint, p.idempotencyToken, s.idempotencyTtlMs, s.endedHoldsKeepMs, s.endedHoldsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.OK) {
@@ -466,6 +424,9 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
     }
     if (code === CODE.TOO_MANY_ITEMS) {
       return { code, refusal: ((o) => ({ max: int(field(o, "max")) }))(json(r[1])) };
+    }
+    if (code === CODE.HOLDS_DUE) {
+      return { code, due: r.slice(1).map((v) => text(v)) };
     }
     return { code };
   },

@@ -18,24 +18,41 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local DAY_MS = 86400000
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
 end
 redis.call('HSET', accountKey, unpack(args))
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local DAY_MS = 86400000
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
+end
+local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -43,7 +60,6 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
 end
 local function days_from_civil(y, m, d)
 if m <= 2 then y = y - 1 end
@@ -107,7 +123,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function account_load(accountKey)
@@ -115,11 +131,11 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -129,6 +145,8 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
@@ -156,17 +174,14 @@ return entries
 end`;
 
 /** lua/reconcile.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local nowArg = ARGV[1]
-local journalTrim = ARGV[2]
-local a = cycle_current_account({ accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) })
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+local a = cycle_current_account(ctx)
 if not a then
 return { 3 }
 end
+cycle_save(ctx, a)
 local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
-for _, e in ipairs(journal_read(journalKey)) do
+for _, e in ipairs(journal_read(ctx.journalKey)) do
 if e.cycle == a.cycle then
 local n = e.amount
 entries = entries + 1
@@ -183,12 +198,12 @@ held, balance = held - n, balance + n
 end
 end
 end
-if complete == 0 and journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
+if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
 complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "9c9e73d637b8f1851bbf3f8f225286a34a41ee29";
+const SHA1 = "6aa797e61ada7b37abf857dc0ff69a4d29519b77";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {
@@ -197,7 +212,7 @@ export const reconcile: Script<ReconcileParams, ReconcileReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "3", k.account, k.cycles, k.journal, now, s.journalTrim],
+  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "3", k.account, k.cycles, k.journal, now, s.journalTrim, s.journalBound, s.historyDays],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, complete: flag(r[1]), cycle: int(r[2]), journalBalance: int(r[3]), journalSpent: int(r[4]), journalHeld: int(r[5]), balance: int(r[6]), spent: int(r[7]), held: int(r[8]), entries: int(r[9]) };

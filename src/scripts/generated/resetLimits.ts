@@ -5,53 +5,49 @@ import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to resetLimits: the subject's keys, the settings and now are filled in by name. */
-export type ResetLimitsParams = { surface: string; windows: string; counters: string; stagger: number };
+export type ResetLimitsParams = { target: string; surface: string; policy: number };
 
 /** resetLimits's reply, as lua/resetLimits.lua's header declares it. */
 export type ResetLimitsReply = { code: Code };
 
 /** The lib/ helpers resetLimits uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
+const HELPERS = String.raw`local function windows_forget(spec, state)
+local gone, kept = {}, {}
+for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
+gone[seconds] = true
 end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+if not gone[name] then
+kept[#kept + 1] = name .. ':' .. word
 end
-local function account_counters(accountKey, surface)
-return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
 end
-local function windows_reset(spec, counterPrefix, now, stagger)
-for _, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local windowMs = tonumber(seconds) * 1000
-local offset = kind == 's' and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-redis.call('DEL', counterPrefix .. seconds .. ':' .. window, counterPrefix .. seconds .. ':' .. (window - 1))
-end
+return #kept > 0 and table.concat(kept, ' ') or nil
 end`;
 
 /** lua/resetLimits.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]
-local nowArg = ARGV[1]
-local surface = ARGV[2]
-local windows = ARGV[3]
-local counters = ARGV[4]
-local stagger = tonumber(ARGV[5])
-local prefix = counters .. surface .. ':'
-if windows == '' then
-windows = redis.call('HGET', accountKey, 'w:' .. surface)
-if not windows then
+local surface = ARGV[1]
+if ARGV[2] == '1' then
+redis.call('DEL', accountKey)
+return { 0 }
+end
+local countsField = 'r:' .. surface
+local v = redis.call('HMGET', accountKey, 'w:' .. surface, countsField)
+if not v[1] then
 if redis.call('EXISTS', accountKey) == 0 then
 return { 3 }
 end
 return { 17 }
 end
-prefix = account_counters(accountKey, surface)
+local kept = windows_forget(v[1], v[2] or nil)
+if kept then
+redis.call('HSET', accountKey, countsField, kept)
+else
+redis.call('HDEL', accountKey, countsField)
 end
-windows_reset(windows, prefix, clock_now(nowArg), stagger)
 return { 0 }`;
 
-const SHA1 = "b5dbd61160155c9b87b19f053d86155e4196e073";
+const SHA1 = "2ae40de39d4716babe5ecdfb0c87858c36863241";
 const FUNCTION = `tg${BUILD_ID}_resetLimits`;
 
 export const resetLimits: Script<ResetLimitsParams, ResetLimitsReply> = {
@@ -60,7 +56,7 @@ export const resetLimits: Script<ResetLimitsParams, ResetLimitsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
+  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.target, p.surface, String(p.policy)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code };

@@ -6,7 +6,7 @@ import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
 /** What a caller passes to settleHold: the subject's keys, the settings and now are filled in by name. */
-export type SettleHoldParams = { hold: string; holdItems: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number };
+export type SettleHoldParams = { hold: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number };
 
 /** settleHold's reply, as lua/settleHold.lua's header declares it. */
 export type SettleHoldReply = { code: Code; hold: HoldForm | undefined };
@@ -19,24 +19,41 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local DAY_MS = 86400000
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+local function prologue_move(KEYS, ARGV)
+return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
+now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
 end
 local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]
 end
 redis.call('HSET', accountKey, unpack(args))
 end
-local function cycle_open(ctx, a, startMs, endMs)
+local DAY_MS = 86400000
+local function cycle_save(ctx, a)
+if not a.archive then
+return
+end
+redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+a.archive = nil
+account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+'anchor', 'interval' })
+end
+local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs)
 local p = a.cycle .. ':'
-redis.call('HSET', ctx.cyclesKey, p .. 'a', a.allowance, p .. 'b', a.balance,
+local archive = a.archive or {}
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd)
+p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+archive[#archive + 1] = v
+end
+a.archive = archive
 a.cycle = a.cycle + 1
 a.allowance = a.nextAllowance
 a.balance = a.nextAllowance
@@ -44,7 +61,6 @@ a.spent = 0
 a.held = 0
 a.cycleStart = startMs
 a.cycleEnd = endMs
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
 end
 local function days_from_civil(y, m, d)
 if m <= 2 then y = y - 1 end
@@ -108,7 +124,7 @@ return false
 end
 local unit, length = cycle_unit(a)
 local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(ctx, a, startMs, endMs)
+cycle_open(a, startMs, endMs)
 return true
 end
 local function account_load(accountKey)
@@ -116,11 +132,11 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }), 'w:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
 attribute[field] = name
 end
-local a = { windows = {} }
+local a = { windows = {}, counters = {} }
 for i = 1, #flat, 2 do
 local field, value = flat[i], flat[i + 1]
 local name = attribute[field]
@@ -130,6 +146,8 @@ elseif name then
 a[name] = tonumber(value)
 elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
 end
 end
 return a
@@ -182,35 +200,33 @@ if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == a
 history_trim(ctx.historyKey, day - ctx.historyDays + 1)
 end
 end
-local HOLD_ITEMS_KEPT_MS = 3600000
-local function hold_load(holdKey, holdPrefix)
-local flat = redis.call('HGETALL', holdKey)
-if #flat == 0 then
+local HOLDS_TIDY_BATCH = 32
+local HOLDS_TIDY_SLACK = 15
+local function hold_load(holdKey)
+local names, fields = {}, {}
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+names[#names + 1], fields[#fields + 1] = name, field
+end
+local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
+if not v[1] then
 return nil
 end
-local attribute, text, failedPrefix = {}, ({ kind = 1, status = 1, surface = 1, endReason = 1 }), 'f:'
-local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' })) do
-attribute[field] = name
-if not text[name] then
-h[name] = 0
+local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
+for i, name in ipairs(names) do
+if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
+h[name] = v[i + 1] or ''
+else
+h[name] = tonumber(v[i + 1]) or 0
 end
 end
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-h[name] = value
-elseif name then
-h[name] = tonumber(value)
-elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-end
+h.failed = {}
+for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
+h.failed[label] = tonumber(n)
 end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -285,13 +301,13 @@ end
 local function hold_end(ctx, a, h, status, reason)
 hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
 h.status, h.endReason, h.endedAt = status, reason, ctx.now
-local holdKey = ctx.holdPrefix .. h.id
-hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
+hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
 redis.call('ZREM', ctx.holdsActiveKey, h.id)
-redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
+redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
+redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end
 local function hold_accepting(ctx, a, holdKey, kind)
-local h = hold_load(holdKey, ctx.holdPrefix)
+local h = hold_load(holdKey)
 if not h then
 return nil, 9
 end
@@ -302,6 +318,7 @@ if h.status ~= 'open' then
 return nil, 10, h
 end
 if ctx.now >= h.leaseExpiresAt then
+cycle_save(ctx, a)
 hold_end(ctx, a, h, 'completed', 'lease_expired')
 holds_save_credits(ctx, a)
 return nil, 11, h
@@ -310,45 +327,43 @@ return h
 end`;
 
 /** lua/settleHold.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local historyKey = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdKey = KEYS[6]
-local holdItemsKey = KEYS[7]
-local nowArg = ARGV[1]
-local kind = ARGV[2]
-local itemId = ARGV[3]
-local failed = ARGV[4]
-local optionalSpent = tonumber(ARGV[5])
-local amount = tonumber(ARGV[6])
-local leaseMs = tonumber(ARGV[7])
-local holdPrefix = ARGV[8]
-local journalTrim = ARGV[9]
-local journalBound = ARGV[10]
-local historyDays = tonumber(ARGV[11])
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
+local holdKey = KEYS[7]
+local kind, itemId, failed = ARGV[5], ARGV[6], ARGV[7]
+local optionalSpent, amount, leaseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+ctx.endedKeepMs = tonumber(ARGV[11])
 local MAX_LABELS = 16
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 local a = holds_credits(ctx)
 if not a then
 return { 3, '' }
 end
-if redis.call('SISMEMBER', holdItemsKey, itemId) == 1 then
-local seen = hold_load(holdKey, holdPrefix)
-return { 12, seen and hold_reply(seen) or {} }
+local function answer(code, h)
+cycle_save(ctx, a)
+return { code, h and hold_reply(h) or {} }
+end
+local itemField = 'i:' .. itemId
+if redis.call('HEXISTS', holdKey, itemField) == 1 then
+return answer(12, hold_load(holdKey))
 end
 local h, refused, seen = hold_accepting(ctx, a, holdKey, kind)
 if not h then
-return { refused, seen and hold_reply(seen) or {} }
+return answer(refused, seen)
 end
-local reason = 'settled'
 if kind == 'budget' then
 if amount > h.reserved - h.spent then
-return { 19, hold_reply(h) }
+return answer(19, h)
 end
+elseif failed ~= '' then
+if not h.failed[failed] and h.labels >= MAX_LABELS then
+return answer(20, h)
+end
+elseif optionalSpent > h.optional then
+return answer(21, h)
+end
+cycle_save(ctx, a)
+local reason = 'settled'
+if kind == 'budget' then
 hold_spend(ctx, a, h, amount)
 if amount > 0 then
 h.delivered = h.delivered + 1
@@ -356,35 +371,32 @@ end
 reason = 'exhausted'
 elseif failed ~= '' then
 if not h.failed[failed] then
-if h.labels >= MAX_LABELS then
-return { 20, hold_reply(h) }
-end
 h.labels = h.labels + 1
-redis.call('HSET', holdKey, 'nl', h.labels)
 end
-h.failed[failed] = redis.call('HINCRBY', holdKey, 'f:' .. failed, 1)
+h.failed[failed] = (h.failed[failed] or 0) + 1
+local words = {}
+for label, n in pairs(h.failed) do
+words[#words + 1] = label .. '=' .. n
+end
+redis.call('HSET', holdKey, 'nl', h.labels, 'fl', table.concat(words, ' '))
 else
-if optionalSpent > h.optional then
-return { 21, hold_reply(h) }
-end
 hold_spend(ctx, a, h, h.required + optionalSpent)
 h.delivered = h.delivered + 1
 h.optionalSpent = h.optionalSpent + optionalSpent
 end
 h.settled = h.settled + 1
-redis.call('SADD', holdItemsKey, itemId)
 h.leaseExpiresAt = ctx.now + leaseMs
 local leaseText = string.format('%d', h.leaseExpiresAt)
-redis.call('ZADD', holdsActiveKey, leaseText, h.id)
-redis.call('HSET', holdKey, 'ns', h.settled, 'dl', h.delivered, 'os', h.optionalSpent,
-'sp', h.spent, 'ls', leaseText)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+redis.call('HSET', holdKey, itemField, 1, 'ns', h.settled, 'dl', h.delivered,
+'os', h.optionalSpent, 'sp', h.spent, 'ls', leaseText)
 if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
 hold_end(ctx, a, h, 'completed', reason)
 end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "a58dd6f527b446af1de55105f31163cdb3fd3e78";
+const SHA1 = "6990f9b293be3b15b631b962182f0de4d6d7ae26";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {
@@ -393,7 +405,7 @@ export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, p.hold, now, s.journalTrim, s.journalBound, s.historyDays, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, s.endedHoldsKeepMs],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, hold: present(r[1]) ? decodeHold(r[1]) : undefined };

@@ -24,9 +24,6 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local function account_counters(accountKey, surface)
-return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
-end
 local function key_refusal(accountKey, keyId, record, digest, surface, now)
 if not record then
 return 'unknown'
@@ -48,7 +45,7 @@ return 'surface_not_allowed'
 end
 return nil
 end
-local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
+local function windows_many(spec, state, now, cost, stagger, one)
 local function estimate(previous, current, elapsed, windowMs)
 return math.floor(previous * (windowMs - elapsed) / windowMs) + current
 end
@@ -83,19 +80,30 @@ return w.windowMs - w.elapsed + t
 end
 return 2 * w.windowMs - w.elapsed
 end
-local windows, code = {}, 0
+local words, order = {}, {}
+for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+words[name] = word
+order[#order + 1] = name
+end
+local windows, code, longestMs = {}, 0, 0
 for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), seconds = tonumber(seconds), sliding = kind == 's' }
-local windowMs = w.seconds * 1000
+local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+local windowMs = tonumber(seconds) * 1000
 local offset = w.sliding and 0 or stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
-w.windowMs = windowMs
+local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+stored, count = tonumber(stored), tonumber(count)
+words[seconds] = nil
+w.window, w.windowMs = window, windowMs
 w.elapsed = now - offset - window * windowMs
-w.key = counterPrefix .. seconds .. ':' .. window
-w.current = tonumber(redis.call('GET', w.key) or 0)
+w.current, w.previous = 0, 0
+if stored == window then
+w.current, w.previous = count, tonumber(before) or 0
+elseif stored == window - 1 then
+w.previous = count
+end
 w.used = w.current
 if w.sliding then
-w.previous = tonumber(redis.call('GET', counterPrefix .. seconds .. ':' .. (window - 1)) or 0)
 w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
 end
 w.retryMs = 0
@@ -108,73 +116,94 @@ if code == 0 then
 code = 1
 end
 end
+longestMs = math.max(longestMs, windowMs)
 windows[#windows + 1] = w
 end
 local counted = code == 0 and cost > 0
+local reply, next = { code, spec }, {}
+for _, name in ipairs(order) do
+local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
+if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+next[#next + 1] = name .. ':' .. words[name]
+end
+end
 for _, w in ipairs(windows) do
 if counted then
-if redis.call('INCRBY', w.key, cost) == cost then
-redis.call('PEXPIRE', w.key, 2 * w.windowMs)
-end
+w.current = w.current + cost
 w.used = w.used + cost
 end
+next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
 local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed, w.retryMs
+reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+if not one then
+reply[n + 3] = w.retryMs
 end
-reply[1] = code
+end
+if counted then
+return reply, table.concat(next, ' '), 2 * longestMs
+end
 return reply
 end
-local function windows_count(spec, counterPrefix, now, cost, costArg, stagger)
+local function windows_count(spec, state, now, cost, stagger)
 local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
 if not limit then
-return windows_many({ 0, spec }, spec, counterPrefix, now, cost, stagger)
+return windows_many(spec, state, now, cost, stagger)
 end
 limit = tonumber(limit)
 local windowMs = seconds * 1000
 local offset = stagger % windowMs
 local window = math.floor((now - offset) / windowMs)
 local resetMs = (window + 1) * windowMs + offset - now
-local key = counterPrefix .. seconds .. ':' .. window
+local used, previous = 0, 0
+if state then
+local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
+if length ~= seconds then
+return windows_many(spec, state, now, cost, stagger, true)
+end
+stored = tonumber(stored)
+if stored == window then
+used, previous = tonumber(count), tonumber(before) or 0
+elseif stored == window - 1 then
+previous = tonumber(count)
+end
+end
 if cost == 0 or cost > limit then
-local left = math.max(0, limit - tonumber(redis.call('GET', key) or 0))
-return { cost == 0 and 0 or 16, spec, left, resetMs }
+return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
 end
-local used = redis.call('INCRBY', key, costArg)
-if used == cost then
-redis.call('PEXPIRE', key, 2 * windowMs)
+if used + cost > limit then
+return { 1, spec, math.max(0, limit - used), resetMs }
 end
-if used > limit then
-redis.call('DECRBY', key, costArg)
-return { 1, spec, math.max(0, limit - used + cost), resetMs }
-end
-return { 0, spec, limit - used, resetMs }
+used = used + cost
+local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
+return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end
 local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
 local cost = costArg == '1' and 1 or tonumber(costArg)
 local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
 local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
-local field = 'w:' .. surface
-local spec, balance, record = nil, -1, nil
+local field, countsField = 'w:' .. surface, 'r:' .. surface
+local spec, counts, balance, record = nil, nil, -1, nil
 if credits > 0 then
 local v
 if keyId then
-v = redis.call('HMGET', accountKey, field, 'b', 'ce', 'k:' .. keyId)
-record = v[4]
+v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce', 'k:' .. keyId)
+record = v[5]
 else
-v = redis.call('HMGET', accountKey, field, 'b', 'ce')
+v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce')
 end
-spec = v[1]
+spec, counts = v[1], v[2]
 if spec then
-balance = tonumber(v[2])
-if now >= tonumber(v[3]) then
+balance = tonumber(v[3])
+if now >= tonumber(v[4]) then
 balance = tonumber(redis.call('HGET', accountKey, 'na'))
 end
 end
 elseif keyId then
-local v = redis.call('HMGET', accountKey, field, 'k:' .. keyId)
-spec, record = v[1], v[2]
+local v = redis.call('HMGET', accountKey, field, countsField, 'k:' .. keyId)
+spec, counts, record = v[1], v[2], v[3]
 else
-spec = redis.call('HGET', accountKey, field)
+local v = redis.call('HMGET', accountKey, field, countsField)
+spec, counts = v[1], v[2]
 end
 if keyId then
 local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, now)
@@ -188,7 +217,10 @@ return { 3 }
 end
 return { 17 }
 end
-local reply = windows_count(spec, account_counters(accountKey, surface), now, cost, costArg, stagger)
+local reply, state = windows_count(spec, counts or nil, now, cost, stagger)
+if state then
+redis.call('HSET', accountKey, countsField, state)
+end
 if credits > 0 then
 reply[#reply + 1] = balance
 if reply[1] == 0 and balance < credits then
@@ -199,17 +231,9 @@ return reply
 end`;
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local nowArg = ARGV[1]
-local surface = ARGV[2]
-local costArg = ARGV[3]
-local creditsArg = ARGV[4]
-local staggerArg = ARGV[5]
-local keyId = ARGV[6]
-local keyDigest = ARGV[7]
-return admit_account(accountKey, clock_now(nowArg), surface, costArg, creditsArg, staggerArg, keyId, keyDigest)`;
+const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "b5069591fca476ba19d1c52f94ddfe52e3b73eb7";
+const SHA1 = "5418daf7296caf0a8eceee849421832d919ade2c";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
