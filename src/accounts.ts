@@ -138,7 +138,7 @@ export class Accounts {
     const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
     const { state } = reply;
     const a = accountAttributes(field(state, "account"));
-    // cjson sends an empty Lua table as {}: windows [] and holdIds {} when there are none.
+    // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
     const counts = field(state, "windows");
     const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
     const holdIds = list(field(state, "holdIds")).map(text);

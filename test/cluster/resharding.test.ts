@@ -5,13 +5,14 @@
 // after every run. A call whose move outlasts its timeout fails with StoreUnavailableError
 // having written nothing. A cluster of this file's own, so the moves disturb no other file.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError, createTollgate, type Tollgate } from '../../src/index.ts';
 import { checkInvariants } from '../../src/model/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
-import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, migrateKeys, slotOfKey, startRedisCluster, type RedisClusterHandle } from '../helpers/cluster.ts';
+import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, migrateKeys, slotOfKey } from '../helpers/cluster.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
-import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import { clusterClient, ownCluster } from '../helpers/ownCluster.ts';
+import { CLIENT_KINDS, ManualClock, accountId } from '../helpers/tollgate.ts';
 
 const LEASE = 60_000;
 /** How long a call waits on the moving slot before the move ends. */
@@ -86,24 +87,16 @@ const CASES: Record<string, Case> = {
 };
 
 describe('resharding: every credit-moving script while its slot moves', () => {
-  let cluster: RedisClusterHandle;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  }, 60_000);
-  afterAll(() => cluster?.stop());
+  const cluster = ownCluster();
 
   describe.each(CLIENT_KINDS)('through %s', (kind) => {
-    let client: TestClient;
-    beforeAll(async () => {
-      client = await connectTestClient(kind, { cluster: cluster.nodes });
-    });
-    afterAll(() => client?.close());
+    const client = clusterClient(kind, cluster);
 
     /** A tollgate on its own prefix with a fresh account that has ended a cycle and spent a little. */
     async function fresh(options: { timeoutMs?: number } = {}) {
       const clock = new ManualClock();
       const prefix = uniquePrefix('reshard');
-      const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
+      const tg = createTollgate({ redis: client().adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
       const id = accountId('reshard');
       await tg.accounts.create(id, { plan: 'pro' });
       // An ended cycle, so the cycles hash exists: a script whose declared keys all exist runs
@@ -112,7 +105,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       must('charge', await tg.credits.charge(id, { required: 1, optional: 1 }));
       await tg.limits.admit(id, { credits: 1 });
       const account = new SubjectKeys(prefix, id).account;
-      return { tg, id, clock, account, slot: await slotOfKey(cluster, account) };
+      return { tg, id, clock, account, slot: await slotOfKey(cluster(), account) };
     }
 
     async function expectSound(tg: Tollgate, id: string) {
@@ -125,7 +118,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         const { tg, id, clock, slot } = await fresh();
         const run = await CASES[name]!.prepare(tg, id, clock);
         const before = await tg.accounts.inspect(id);
-        const move = await beginSlotMove(cluster, slot);
+        const move = await beginSlotMove(cluster(), slot);
         try {
           // Sorted, so the split is the same every run: the account stays, its cycles move.
           const keys = (await keysOnSource(move)).sort();
@@ -135,10 +128,10 @@ describe('resharding: every credit-moving script while its slot moves', () => {
           const call = run(tg);
           const settled = call.then(() => 'ok', (error: unknown) => (error instanceof Error ? error.message : String(error)));
           await sleep(MOVE_ENDS_AFTER_MS);
-          await endSlotMove(cluster, move);
+          await endSlotMove(cluster(), move);
           expect(await settled).toBe('ok');
         } finally {
-          await endSlotMove(cluster, move).catch(() => undefined);
+          await endSlotMove(cluster(), move).catch(() => undefined);
         }
         await expectSound(tg, id);
         const after = await tg.accounts.inspect(id);
@@ -152,7 +145,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       const { tg, id, slot, account } = await fresh();
       const budget = must('budget', await tg.holds.openBudget(id, { amount: 5 }));
       if (!budget.ok) throw new Error('unreachable');
-      const move = await beginSlotMove(cluster, slot);
+      const move = await beginSlotMove(cluster(), slot);
       const left: string[] = [];
       try {
         // The account on the target (reached by ASK), everything else still on the source.
@@ -163,7 +156,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         for (const key of await keysOnSource(move)) if ((await migrateKey(move, key)) === 'busy') left.push(key);
       } finally {
         for (const key of left) await migrateKey(move, key, true);
-        await endSlotMove(cluster, move);
+        await endSlotMove(cluster(), move);
       }
       expect(left).toEqual([]);
       await expectSound(tg, id);
@@ -173,7 +166,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       const { tg, id, slot } = await fresh({ timeoutMs: 400 });
       const before = await tg.accounts.inspect(id);
       const entries = (await tg.credits.reconcile(id)).entries;
-      const move = await beginSlotMove(cluster, slot);
+      const move = await beginSlotMove(cluster(), slot);
       try {
         const keys = (await keysOnSource(move)).sort();
         await migrateKeys(move, keys.filter((_, i) => i % 2 === 1));
@@ -181,7 +174,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         // ioredis retries TRYAGAIN itself for up to 16 x 100 ms: let those attempts run out first.
         await sleep(2_000);
       } finally {
-        await endSlotMove(cluster, move);
+        await endSlotMove(cluster(), move);
       }
       expect((await tg.accounts.inspect(id)).credits).toEqual(before.credits);
       expect((await tg.credits.reconcile(id)).entries).toBe(entries);

@@ -5,14 +5,15 @@
 // every account spent exactly what its acknowledged movements spent, holds nothing, keeps
 // its invariants, and reconciles with its journal. A cluster of this file's own.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createTollgate, isTollgateError, type Tollgate } from '../../src/index.ts';
 import { checkInvariants } from '../../src/model/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
 import { isSlotMoving } from '../../src/scripts/recovery.ts';
-import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, slotOfKey, startRedisCluster, type RedisClusterHandle, type SlotMove } from '../helpers/cluster.ts';
+import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, slotOfKey, type SlotMove } from '../helpers/cluster.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
-import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import { clusterClient, ownCluster } from '../helpers/ownCluster.ts';
+import { CLIENT_KINDS, ManualClock, accountId } from '../helpers/tollgate.ts';
 
 const ACCOUNTS = 12;
 const CALLERS = 12;
@@ -43,25 +44,17 @@ async function untilAnswered<T>(tally: Tally, call: () => Promise<T>): Promise<T
 }
 
 describe('resharding soak: slots move under load', () => {
-  let cluster: RedisClusterHandle;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  }, 60_000);
-  afterAll(() => cluster?.stop());
+  const cluster = ownCluster();
 
   describe.each(CLIENT_KINDS)('through %s', (kind) => {
-    let client: TestClient;
-    beforeAll(async () => {
-      client = await connectTestClient(kind, { cluster: cluster.nodes });
-    });
-    afterAll(() => client?.close());
+    const client = clusterClient(kind, cluster);
 
     it('charges, holds, admits and verifies while slots move: no credit lost, none twice, every account reconciles', async () => {
       const clock = new ManualClock();
       const prefix = uniquePrefix('soak');
       // Counts the answers that said a slot was moving (each sent again by the runner).
       let metMove = 0;
-      const adapter = client.adapter;
+      const adapter = client().adapter;
       const counting = {
         ...adapter,
         send: (words: string[]) =>
@@ -128,8 +121,8 @@ describe('resharding soak: slots move under load', () => {
       // Moves the slot of one account after another, in two steps, for as long as the load runs.
       const mover = async () => {
         for (let i = 0; Date.now() < end; i++) {
-          const slot = await slotOfKey(cluster, new SubjectKeys(prefix, ids[i % ids.length]!).account);
-          const move = await beginSlotMove(cluster, slot);
+          const slot = await slotOfKey(cluster(), new SubjectKeys(prefix, ids[i % ids.length]!).account);
+          const move = await beginSlotMove(cluster(), slot);
           try {
             const on = (await keysOnSource(move)).sort();
             await sleep(15);
@@ -137,7 +130,7 @@ describe('resharding soak: slots move under load', () => {
             await sleep(15);
             await migrate(move, await keysOnSource(move));
           } finally {
-            await endSlotMove(cluster, move);
+            await endSlotMove(cluster(), move);
           }
           tally.moves++;
           await sleep(10);
