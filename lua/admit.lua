@@ -2,8 +2,7 @@
   admit: count a request of `cost` in every window of an account's surface and, when asked,
   pre-check its balance, in one round trip (docs/limits.md; body: lib/admit.lua). cost 0 only
   looks (src/limits.ts#peek).
-  KEYS[1] account       hash   the account, with its windows' counts (lib/account.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] surface       string   the surface whose windows count the request
   ARGV[3] cost          integer  requests this one counts as; 0 only looks
   ARGV[4] credits       integer  balance needed for the pre-check; 0 skips it

@@ -2,12 +2,7 @@
   changePlan: move an account to another plan (docs/credits.md). Its windows and holds rules change at
   once; the new allowance applies from the next cycle, unless startNow asks for a new cycle at
   this instant (then at once, re-anchored like startCycle).
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage' (the movement layout's; nothing is journaled)
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
+  Layout: cycle       KEYS[1-2] account, cycles; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
   ARGV[5] plan          string   plan name
   ARGV[6] allowance     integer  credits per cycle
   ARGV[7] holdsCap      integer  open holds allowed at once

@@ -6,15 +6,8 @@
   after a reconnect) is answered with what it charged and takes nothing. Straight-line: the
   rollover runs only past the cycle's end, and is written only once every check has run
   (whatever the outcome: any call brings the account to its current cycle).
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles (written on rollover)
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
+  Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
   KEYS[5] operations    hash   the subject's recent operation ids (lib/operations.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] required      integer  credits that must all be available
   ARGV[6] optional      integer  credits taken as far as the balance allows
   ARGV[7] operationId   string   the operation id; '' keeps no record (resendIds: false)

@@ -1,7 +1,6 @@
 --[[
   createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
-  KEYS[1] account       hash   the account (lib/account.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] plan          string   plan name
   ARGV[3] allowance     integer  credits per cycle (the plan's credits.allowance)
   ARGV[4] holdsCap      integer  open holds allowed at once

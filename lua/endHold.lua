@@ -2,17 +2,8 @@
   endHold: finish or cancel a hold (docs/holds.md). Everything it still holds is refunded to
   the cycle that paid. Ending an ended hold changes nothing: a second cancel refunds nothing
   and is free.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdsEnded    zset   ended hold ids scored by when they ended (ms)
+  Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] hold          hash   the hold (lib/holds.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] status        'completed'|'canceled'
   ARGV[6] reason        'finished'|'canceled'
   ARGV[7] endedHoldsKeepMs integer how long an ended hold is kept

@@ -2,13 +2,12 @@
   inspectAccount: everything stored for one account, read as is (no rollover, no tidying),
   for audits, admin views and the model-based tests. Hold ids are listed newest first, for
   lua/readHold.lua to read; window counts are those of the windows containing nowMs.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] cycles        hash   ended cycles (lib/cycle.lua)
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] stagger       integer  the subject's offset of fixed windows in ms
-  Returns: {code, state json}   state: {account, cycles, holdIds, windows}, where windows maps
-    each surface to its window reply (lib/windows.lua)
+  Returns: {code, state json}   state: {account, cycles, holdIds (newest first), windows},
+    where windows maps each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

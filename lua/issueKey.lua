@@ -3,8 +3,7 @@
   digest, expiry and surfaces. Expired keys are dropped first. At most maxKeys keys that
   never expire; of expiring ones (website sessions) at most maxExpiringKeys, the one that
   expires soonest giving way to a new one.
-  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] keyId         string   the new key's id
   ARGV[3] keyDigest     string   the new key's digest
   ARGV[4] ttlMs         integer  the key expires this long from now; 0 never

@@ -2,14 +2,13 @@
   listHolds: a page of the account's hold ids, newest first, with how many holds it keeps and
   how many are open; lib/holds.lua's records come from lua/readHold.lua, which declares them.
   Lapsed holds are tidied first (HOLDS_DUE). Writes nothing.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] holdsActive   zset   open hold ids scored by lease expiry (ms)
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] offset        integer  holds to skip
   ARGV[3] count         integer  at most this many
-  Returns HOLDS_DUE: {code, ...due string}   the lapsed holds to tidy first (lua/tidyHolds.lua)
-  Returns: {code, total integer, active integer, ...holds string}   hold ids, newest first
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, total integer, active integer, ...holdIds string}   a page of ids, newest first
     Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -24,9 +23,8 @@ local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 if redis.call('EXISTS', ctx.accountKey) == 0 then
   return { CODE.NO_ACCOUNT, 0, 0 }
 end
-local due = holds_due(ctx, false)
-if #due > 0 then
-  table.insert(due, 1, CODE.HOLDS_DUE)
+local due = holds_due_reply(ctx, false)
+if due then
   return due
 end
 local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }

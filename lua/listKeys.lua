@@ -1,7 +1,6 @@
 --[[
   listKeys: a subject's API keys that have not expired, oldest first, without their digests; expired ones are deleted.
-  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   Returns: {code, keys json}   keys: a list of {keyId, expiresAt, surfaces, createdAt, name}
     Codes: OK
 ]]

@@ -5,20 +5,11 @@
   reserves items x (required + optional); a budget hold reserves amount. The cost does not
   depend on the number of items. Lapsed holds, and ended holds past their bounds, are tidied
   first: HOLDS_DUE names them, before anything is written.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdsEnded    zset   ended hold ids scored by when they ended (ms)
+  Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] holdList      zset   every hold id scored by creation time (ms)
   KEYS[8] operations    hash   the subject's recent operation ids, with dropped holds' (lib/operations.lua)
   KEYS[9] hold          hash   the new hold (lib/holds.lua)
   KEYS[10] idempotency  hash   the Idempotency-Key record (untouched without a key)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] holdId        string   id of the new hold; an existing hold with the same terms is a replay
   ARGV[6] kind          'items'|'budget'
   ARGV[7] surface       string   the surface the hold is opened on
@@ -40,7 +31,7 @@
   Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}}
   Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}}   surfaces: 'api,web'
   Returns TOO_MANY_ITEMS: {code, refusal json {max integer}}
-  Returns HOLDS_DUE: {code, ...due string}   the lapsed holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
   Returns: {code}
     Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS, HOLD_DROPPED
     (the hold id was used by a hold no longer kept)
@@ -90,9 +81,8 @@ local function refuse(code, payload)
   return { code, payload, 0 }
 end
 
-local due = holds_due(ctx, true)
-if #due > 0 then
-  table.insert(due, 1, CODE.HOLDS_DUE)
+local due = holds_due_reply(ctx, true)
+if due then
   return due
 end
 

@@ -2,9 +2,8 @@
   readCycles: the summaries of an account's ended cycles, oldest first (lib/cycle.lua), as
   they stand now: a cycle that has ended is among them whether a rollover wrote it yet or not.
   Writes nothing.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] cycles        hash   ended cycles
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   Returns: {code, cycles json}   cycles: a list of summaries   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

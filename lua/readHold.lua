@@ -2,13 +2,13 @@
   readHold: holds of the account by id, as they stand (docs/holds.md: a lease is checked
   whenever the account is touched, so lapsed holds are tidied first: HOLDS_DUE names them).
   Writes nothing.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] holdsActive   zset   open hold ids scored by lease expiry (ms)
   KEYS[3...] holds      hash   the holds to read (lib/holds.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] asStored      0|1      1: read them as stored, lapsed or not (accounts.inspect)
-  Returns HOLDS_DUE: {code, ...due string}   the lapsed holds to tidy first (lua/tidyHolds.lua)
-  Returns: {code, ...holds hold?}   holds: lib/holds.lua's reply form, absent for one not found
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, ...holds hold}   holds: lib/holds.lua's reply form, in the order asked; one
+    not found is left out
     Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -21,14 +21,15 @@ ctx.holdsActiveKey = KEYS[2]
 if redis.call('EXISTS', ctx.accountKey) == 0 then
   return { CODE.NO_ACCOUNT }
 end
-local due = ARGV[2] == '1' and {} or holds_due(ctx, false)
-if #due > 0 then
-  table.insert(due, 1, CODE.HOLDS_DUE)
+local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
+if due then
   return due
 end
 local reply = { CODE.OK }
 for i = 3, #KEYS do
   local h = hold_load(KEYS[i])
-  reply[#reply + 1] = h and hold_reply(h) or {}
+  if h then
+    reply[#reply + 1] = hold_reply(h)
+  end
 end
 return reply

@@ -6,17 +6,8 @@
   left; 0 spends nothing and only renews the lease; more than is left is refused and takes
   nothing. The hold ends when every item is settled or the budget is used up, refunding what
   it still holds to the cycle that paid. An item id settles once: a repeat is a replay.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdsEnded    zset   ended hold ids scored by when they ended (ms)
+  Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] hold          hash   the hold, with the items it settled (lib/holds.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] kind          'items'|'budget'  the kind of hold this settlement is for
   ARGV[6] itemId        string   which item this is (a repeat is a replay)
   ARGV[7] failed        string   an items hold's failure label, '' when the item was delivered

@@ -3,12 +3,7 @@
   account at this instant, optionally with a new interval; the cycle current now (rolled to
   first, as any call does) is archived as ending now and the new one opens with the plan's
   allowance. Unused credits do not roll over.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage' (the movement layout's; nothing is journaled)
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
+  Layout: cycle       KEYS[1-2] account, cycles; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
   ARGV[5] unit          'd'|'m'|''  new interval unit, '' keeps the current one
   ARGV[6] length        integer  new interval length, 0 keeps the current one
   Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT

@@ -7,25 +7,16 @@
   was renewed or ended meanwhile is left as it is. Safe to run from many servers at once.
   A dropped hold's id goes to the subject's operations, so an opening sent again with it is
   refused (lib/operations.lua).
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdsEnded    zset   ended hold ids scored by when they ended (ms)
+  Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] holdList      zset   every hold id scored by creation time (ms)
   KEYS[8] operations    hash   the subject's recent operation ids (lib/operations.lua)
   KEYS[9...] holds      hash   the holds to see, at most 32 (lib/holds.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[3] journalBound  integer  max entries, or max age in ms
-  ARGV[4] historyDays   integer  days of history kept; 0 keeps none
   ARGV[5] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[6] endedHoldsMax integer  ended holds kept per subject
   ARGV[7] operationTtlMs integer how long a dropped hold's id is remembered
   Returns: {code, ended integer, dropped integer, nextLeaseMs integer, ...due string}
-    nextLeaseMs -1 when no hold is open; due: the holds still due, for the next call (none: the
-    subject is tidy)
+    nextLeaseMs -1 when no hold is open; due: the holds still due, for the next call (none:
+    the subject is tidy)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

@@ -4,16 +4,15 @@
   a usage poll is one round trip (src/apiKeys.ts#verify with usage). What it reports is
   current: the account brought to its current cycle, and lapsed holds tidied first
   (HOLDS_DUE). Writes nothing but a rollover that is due and the removal of an expired key.
-  KEYS[1] account       hash   the account, which holds its keys (lib/account.lua, lib/apiKeys.lua)
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] cycles        hash   ended cycles (written on rollover)
   KEYS[3] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] surface       string   the surface whose windows are reported
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   ARGV[4] keyId         string   the presented key's id, '' without a key
   ARGV[5] keyDigest     string   the presented key's digest
   Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
-  Returns HOLDS_DUE: {code, ...due string}   the lapsed holds to tidy first (lua/tidyHolds.lua)
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
   Returns: {code, windows windows, state json}   windows: lib/windows.lua's reply; state: the
     account's attributes plus now and active (open holds)
     Codes: OK, KEY_REFUSED, HOLDS_DUE, NO_ACCOUNT, UNKNOWN_SURFACE
@@ -43,9 +42,8 @@ local windows = a.windows[surface]
 if not windows then
   return { CODE.UNKNOWN_SURFACE, '' }
 end
-local due = holds_due(ctx, false)
-if #due > 0 then
-  table.insert(due, 1, CODE.HOLDS_DUE)
+local due = holds_due_reply(ctx, false)
+if due then
   return due
 end
 cycle_save(ctx, a)

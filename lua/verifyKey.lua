@@ -2,9 +2,7 @@
   verifyKey: check a presented API key and admit its subject, with the credit pre-check, in
   one round trip (src/apiKeys.ts#verify; body: lib/admit.lua). A key that is unknown, expired
   or not for this surface counts nothing.
-  KEYS[1] account       hash   the key's subject's account, which holds its keys and its
-                               windows' counts (lib/account.lua, lib/apiKeys.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] surface       string   the surface whose windows count the request
   ARGV[3] cost          integer  requests this one counts as
   ARGV[4] credits       integer  balance needed for the pre-check; 0 skips it

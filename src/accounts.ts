@@ -141,10 +141,9 @@ export class Accounts {
     // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
     const counts = field(state, "windows");
     const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
-    const holdIds = list(field(state, "holdIds")).map(text);
-    // Read as stored, lapsed or not: nothing is tidied first (no HOLDS_DUE).
-    const read = holdIds.length === 0 ? undefined : await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 });
-    const held = read && "holds" in read ? read.holds : [];
+    // The holds by id, read as stored (lapsed or not) with their keys declared.
+    const holdIds = list(field(state, "holdIds")).map(String);
+    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 }));
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),
@@ -152,7 +151,7 @@ export class Accounts {
       cycleSpec: cycleSpecFrom(a),
       windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
       endedCycles: endedCyclesFrom(field(state, "cycles")),
-      holds: held.filter((hold) => hold !== undefined).map(holdFrom),
+      holds: "holds" in holds ? holds.holds.map(holdFrom) : [],
     };
   }
 }

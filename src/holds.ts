@@ -324,7 +324,7 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
     const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(listHolds, keys, params));
-    const holds = reply.holds.length === 0 ? [] : (await this.read(keys, reply.holds)).filter((hold): hold is Hold => hold !== undefined);
+    const holds = reply.holdIds.length === 0 ? [] : (await this.read(keys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
     return { total: reply.total, active: reply.active, holds };
   }
 
@@ -332,7 +332,8 @@ export class Holds {
   private async read(keys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
     const holds = ids.map((id) => keys.hold(id));
     const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(readHold, keys, { holds, asStored: 0 }));
-    return reply.holds.map((hold) => (hold === undefined ? undefined : holdFrom(hold)));
+    const byId = new Map(reply.holds.map((hold) => [hold.id, holdFrom(hold)]));
+    return ids.map((id) => byId.get(id));
   }
 
   /**

@@ -276,9 +276,9 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
     expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({ code: Code.OK, days: [{ day: 20000, spent: 3, refunded: 1 }, { day: 20001, spent: 4, refunded: 0 }] });
     expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
     const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
-    expect(readHold.decode([Code.OK, hold, []])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }, undefined] });
-    expect(listHolds.decode([Code.OK, 5, 1, 'h2', 'h1'])).toEqual({ code: Code.OK, total: 5, active: 1, holds: ['h2', 'h1'] });
-    expect(listHolds.decode([Code.HOLDS_DUE, 'h0'])).toEqual({ code: Code.HOLDS_DUE, due: ['h0'] });
+    expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
+    expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
+    expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
     const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);
     expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 } });
   });

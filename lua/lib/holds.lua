@@ -19,13 +19,6 @@
   retry, a client resending after a reconnect) counts once: the hold keeps its own items, and
   no script touches a key of a hold but the hold's.
   Credits still held: reserved - spent - refunded. They belong to the paying cycle.
-  An ended hold is kept ctx.endedKeepMs (its hash expires then) and the subject keeps at most
-  ctx.endedMax of them: holdsEnded scores them by when they ended, and holds_due names the
-  ones past either bound, for lua/tidyHolds.lua to drop. Its id then stays in the subject's
-  operations (lib/operations.lua), so an opening sent again never opens it anew.
-  Lapsed holds (open, lease run out) are ended by id: a script that finds some before it has
-  written anything answers HOLDS_DUE with their ids, and the library ends them with
-  lua/tidyHolds.lua, which declares their keys, then calls the script again.
   Reply form hold: {id string, kind 'items'|'budget', status 'open'|'completed'|'canceled',
     surface string, items integer, required integer, optional integer, reserved integer,
     settled integer, delivered integer, optionalSpent integer, spent integer, refunded integer,
@@ -34,6 +27,13 @@
     endReason ''|'settled'|'exhausted'|'finished'|'canceled'|'lease_expired', labels integer,
     ...failed {label string, count integer}}
     (hold_reply; HOLD_REPLY gives the positions, and the build checks they agree)
+  An ended hold is kept ctx.endedKeepMs (its hash expires then) and the subject keeps at most
+  ctx.endedMax of them: holdsEnded scores them by when they ended, and holds_due names the
+  ones past either bound, for lua/tidyHolds.lua to drop. Its id then stays in the subject's
+  operations (lib/operations.lua), so an opening sent again never opens it anew.
+  Lapsed holds (open, lease run out) are ended by id: a script that finds some before it has
+  written anything answers HOLDS_DUE with their ids, and the library ends them with
+  lua/tidyHolds.lua, which declares their keys, then calls the script again.
   ctx fields used: those of lib/prologue.lua's movement, and holdsActiveKey, holdsEndedKey,
   endedKeepMs, endedMax. The account's credits travel in a table a {balance, spent, held,
   cycle, journalGrant}; the caller saves them (holds_save_credits).
@@ -219,6 +219,17 @@ local function holds_due(ctx, ended)
     ids[#ids + 1] = id
   end
   return ids
+end
+
+-- The HOLDS_DUE reply naming the holds due (holds_due), or nil when none is: a script answers
+-- it before it has written anything, and the library tidies them and calls again.
+local function holds_due_reply(ctx, ended)
+  local due = holds_due(ctx, ended)
+  if #due == 0 then
+    return nil
+  end
+  table.insert(due, 1, CODE.HOLDS_DUE)
+  return due
 end
 
 -- Earliest lease among the open holds, or -1 when none is open.

@@ -135,7 +135,7 @@ function keyWord(p: LuaParam): string {
 /** The numkeys word: a count, or with a list of keys last, the count plus the list's length. */
 function keyCount(keys: LuaParam[]): string {
   const rest = keys.at(-1)?.rest ? keys.at(-1)! : undefined;
-  return rest ? `String(${keys.length - 1} + p.${rest.name}.length)` : `"${keys.length}"`;
+  return rest ? `String(p.${rest.name}.length + ${keys.length - 1})` : `"${keys.length}"`;
 }
 
 function argWord(p: LuaParam): string {

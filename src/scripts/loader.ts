@@ -99,6 +99,26 @@ export function parseLibForms(source: string, file: string): Map<string, ReplyFi
 }
 
 /**
+ * The shared layouts of lib/prologue.lua, by the name a header's `Layout:` line gives: the
+ * keys and arguments every script of that kind starts with, at the same positions.
+ */
+export const LAYOUTS: Readonly<Record<string, { keys: ReadonlyArray<readonly [string, string]>; args: ReadonlyArray<readonly [string, string]> }>> = {
+  look: { keys: [["account", "hash"]], args: [["nowMs", "integer"]] },
+  movement: {
+    keys: [["account", "hash"], ["cycles", "hash"], ["journal", "stream"], ["history", "hash"]],
+    args: [["nowMs", "integer"], ["journalTrim", "string"], ["journalBound", "integer"], ["historyDays", "integer"]],
+  },
+  holds: {
+    keys: [["account", "hash"], ["cycles", "hash"], ["journal", "stream"], ["history", "hash"], ["holdsActive", "zset"], ["holdsEnded", "zset"]],
+    args: [["nowMs", "integer"], ["journalTrim", "string"], ["journalBound", "integer"], ["historyDays", "integer"]],
+  },
+  cycle: {
+    keys: [["account", "hash"], ["cycles", "hash"]],
+    args: [["nowMs", "integer"], ["journalTrim", "string"], ["journalBound", "integer"], ["historyDays", "integer"]],
+  },
+};
+
+/**
  * Reads the header block of a script: its name, then one `KEYS[n] name ...` or
  * `ARGV[n] name ...` line per key and argument (BullMQ-style headers), and its `Returns:`
  * declarations.
@@ -109,6 +129,15 @@ export function parseHeader(source: string, file: string): LuaHeader {
   if (!title) throw new LuaIncludeError(`${file}: the header must start with "<name>: <summary>"`);
   const keys: LuaParam[] = [];
   const args: LuaParam[] = [];
+  // A `Layout: <name>` line stands for the shared keys and arguments lib/prologue.lua reads.
+  const layoutLine = lines.find((line) => line.startsWith("Layout:"));
+  if (layoutLine) {
+    const name = /^Layout:\s+(\w+)/.exec(layoutLine)?.[1] ?? "";
+    const layout = LAYOUTS[name];
+    if (!layout) throw new LuaIncludeError(`${file}: unknown layout "${name}" (one of ${Object.keys(LAYOUTS).join(", ")})`);
+    layout.keys.forEach(([key, type], i) => keys.push({ index: i + 1, name: key, type }));
+    layout.args.forEach(([arg, type], i) => args.push({ index: i + 1, name: arg, type }));
+  }
   for (const line of lines) {
     const m = /^(KEYS|ARGV)\[(\d+)(\.\.\.)?\]\s+(\w+)\s*(\S*)/.exec(line);
     if (!m) continue;

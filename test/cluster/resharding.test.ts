@@ -162,6 +162,30 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       await expectSound(tg, id);
     });
 
+    // The window counts live in the account's own hash, the one key an admit declares: an
+    // admit on either side of the move counts once, and the move takes every key.
+    it("an admit mid-move counts in the account's own hash, wherever the account is: the move then takes every key", async () => {
+      const { tg, id, slot } = await fresh();
+      const move = await beginSlotMove(cluster(), slot);
+      let account = '';
+      try {
+        const keys = await keysOnSource(move);
+        account = keys.find((key) => key.endsWith('}:a'))!;
+        expect(account).toBeDefined();
+        expect(keys.filter((key) => key.includes('}:r:'))).toEqual([]);
+        await migrateKeys(move, keys.filter((key) => key !== account));
+        const onSource = await tg.limits.admit(id);
+        expect(onSource.allowed).toBe(true);
+        expect(await migrateKey(move, account)).toBe('moved');
+        const onTarget = await tg.limits.admit(id);
+        expect(onTarget.allowed && onTarget.rateLimit.remaining).toBe(onSource.rateLimit.remaining - 1);
+      } finally {
+        await migrateKey(move, account, true).catch(() => undefined);
+        await endSlotMove(cluster(), move);
+      }
+      expect((await tg.limits.peek(id)).rateLimit.remaining).toBeLessThan((await tg.accounts.limits(id)).limits.api![0]!.limit);
+    });
+
     it('a call whose slot is still moving at its timeout throws StoreUnavailableError, and wrote nothing', async () => {
       const { tg, id, slot } = await fresh({ timeoutMs: 400 });
       const before = await tg.accounts.inspect(id);

@@ -680,6 +680,14 @@ ids[#ids + 1] = id
 end
 return ids
 end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
+end
 local function holds_next_lease(ctx)
 local first = redis.call('ZRANGE', ctx.holdsActiveKey, 0, 0, 'WITHSCORES')
 if #first == 0 then

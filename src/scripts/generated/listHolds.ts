@@ -11,7 +11,7 @@ export type ListHoldsParams = { offset: number; count: number };
 /** listHolds's reply, as lua/listHolds.lua's header declares it. */
 export type ListHoldsReply =
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
-  | { code: Exclude<Code, typeof CODE.HOLDS_DUE>; total: number; active: number; holds: string[] };
+  | { code: Exclude<Code, typeof CODE.HOLDS_DUE>; total: number; active: number; holdIds: string[] };
 
 /** The lib/ helpers listHolds uses, compiled. */
 const HELPERS = String.raw`local function clock_now(argMs)
@@ -45,6 +45,14 @@ for _, id in ipairs(old) do
 ids[#ids + 1] = id
 end
 return ids
+end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
 end`;
 
 /** lua/listHolds.lua's own code, compiled. */
@@ -55,9 +63,8 @@ local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 if redis.call('EXISTS', ctx.accountKey) == 0 then
 return { 3, 0, 0 }
 end
-local due = holds_due(ctx, false)
-if #due > 0 then
-table.insert(due, 1, 24)
+local due = holds_due_reply(ctx, false)
+if due then
 return due
 end
 local reply = { 0, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }
@@ -68,7 +75,7 @@ end
 end
 return reply`;
 
-const SHA1 = "79a8e8f47473785071d7f6cc21c58aa02b3c1118";
+const SHA1 = "3e9caedf8bcead55dd454bdff9174070792f70cd";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {
@@ -83,6 +90,6 @@ export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {
     if (code === CODE.HOLDS_DUE) {
       return { code, due: r.slice(1).map((v) => text(v)) };
     }
-    return { code, total: int(r[1]), active: int(r[2]), holds: r.slice(3).map((v) => text(v)) };
+    return { code, total: int(r[1]), active: int(r[2]), holdIds: r.slice(3).map((v) => text(v)) };
   },
 };

@@ -262,6 +262,14 @@ ids[#ids + 1] = id
 end
 return ids
 end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
+end
 local function idempotency_check(recordKey, fingerprint, token, now)
 local rec = redis.call('HMGET', recordKey, 'fp', 'st', 'tok', 'code', 'out', 'exp')
 if not rec[1] then
@@ -326,9 +334,8 @@ idempotency_release(idempotencyRecord, idempotencyToken)
 end
 return { code, payload, 0 }
 end
-local due = holds_due(ctx, true)
-if #due > 0 then
-table.insert(due, 1, 24)
+local due = holds_due_reply(ctx, true)
+if due then
 return due
 end
 local existing = hold_load(holdKey)
@@ -395,7 +402,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "0e5416b337f197806c299484b208e6cdfe5715e1";
+const SHA1 = "c5486014a55b045a0b77bc19d0447ac045ceca60";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

@@ -423,7 +423,7 @@ export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(8 + p.holds.length), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(p.holds.length + 8), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, ended: int(r[1]), dropped: int(r[2]), nextLeaseMs: int(r[3]), due: r.slice(4).map((v) => text(v)) };

@@ -205,6 +205,14 @@ ids[#ids + 1] = id
 end
 return ids
 end
+local function holds_due_reply(ctx, ended)
+local due = holds_due(ctx, ended)
+if #due == 0 then
+return nil
+end
+table.insert(due, 1, 24)
+return due
+end
 local function windows_many(spec, state, now, cost, stagger, one)
 local function estimate(previous, current, elapsed, windowMs)
 return math.floor(previous * (windowMs - elapsed) / windowMs) + current
@@ -357,9 +365,8 @@ local windows = a.windows[surface]
 if not windows then
 return { 17, '' }
 end
-local due = holds_due(ctx, false)
-if #due > 0 then
-table.insert(due, 1, 24)
+local due = holds_due_reply(ctx, false)
+if due then
 return due
 end
 cycle_save(ctx, a)
@@ -370,7 +377,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "a4656b94b4b5cdd063872e0a59b55c2f8236b6cf";
+const SHA1 = "0cc7ad94920b2458077a6a610886651807c8e30d";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {
