@@ -24,7 +24,7 @@ import {
 } from "./records.ts";
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { field, list } from "./scripts/reply.ts";
+import { field, list, text } from "./scripts/reply.ts";
 import { windowsForm, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
@@ -138,7 +138,7 @@ export class Accounts {
     const reply = await this.ctx.runner.run(inspectAccount, redisKeys, { stagger: this.ctx.staggerOf(redisKeys.subject) });
     const { state } = reply;
     const a = accountAttributes(field(state, "account"));
-    // cjson sends an empty Lua table as [].
+    // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
     const counts = field(state, "windows");
     const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
     // The holds by id, read as stored (lapsed or not) with their keys declared.

@@ -79,15 +79,29 @@ export class Sweeper {
   }
 }
 
+/** A script's answer that it found holds to tidy before it wrote anything. */
+export interface DueReply {
+  readonly code: typeof Code.HOLDS_DUE;
+  readonly due: string[];
+}
+
+function isDue(reply: ScriptReply): reply is DueReply {
+  return reply.code === Code.HOLDS_DUE;
+}
+
+function answered<R extends ScriptReply>(reply: R): reply is Exclude<R, DueReply> {
+  return reply.code !== Code.HOLDS_DUE;
+}
+
 /**
  * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
  * wrote anything), tidies them and runs it again.
  */
 export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
   for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
-    const reply: R | DueReply = await call();
-    if (!isDue(reply)) return reply as Exclude<R, DueReply>;
-    let due = reply.due;
+    const reply = await call();
+    if (answered(reply)) return reply;
+    let due = isDue(reply) ? reply.due : [];
     while (due.length > 0) due = (await tidy(ctx, redisKeys, due)).due;
   }
   throw new Error(`holds of "${redisKeys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
@@ -97,13 +111,6 @@ export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: S
 async function tidy(ctx: Context, redisKeys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
   const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
   return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs, due: reply.due };
-}
-
-/** A script's answer that holds are due for a tidy first; it changed nothing. */
-type DueReply = { code: typeof Code.HOLDS_DUE; due: string[] };
-
-function isDue(reply: ScriptReply | DueReply): reply is DueReply {
-  return reply.code === Code.HOLDS_DUE;
 }
 
 /** Rounds of tidying one call may wait for: each ends or drops up to 32 holds. */

@@ -6,8 +6,8 @@
 import type { Context } from "./context.ts";
 import { accountAttributes, creditsFrom, cycleFrom, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
-import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
+import { afterDue } from "./sweep.ts";
 import { mostRestrictive, type RateLimitState, type WindowsForm } from "./windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */

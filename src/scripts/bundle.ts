@@ -195,13 +195,12 @@ function renderScript(file: string, header: LuaHeader, compiled: CompiledScript,
   const source = helpers ? `${helpers}\n${body}\n` : `${body}\n`;
   const sha1 = createHash("sha1").update(source).digest("hex");
   const words = [`f ? "FCALL" : "EVALSHA"`, `f ? FUNCTION : SHA1`, keyCount(header.keys), ...header.keys.map(keyWord), ...header.args.map(argWord)];
-  const uses = (v: string) => words.some((w) => w.startsWith(`${v}.`) || w.startsWith(`...${v}.`) || w === v || w.includes(`(${v}.`));
+  const uses = (v: string) => words.some((w) => new RegExp(`(^|[^\\w.])${v}\\b`).test(w));
   const usesCode = reply.decode.includes("CODE.") || reply.type.includes("CODE.");
   return `${GENERATED_NOTE(`lua/${file}`)}
 ${importLines(needs, { code: usesCode, codeType: true, script: true }).join("\n")}
 import { BUILD_ID } from "./build.ts";
-${constLines(needs).map((l) => `\n${l}`).join("")}
-
+${constLines(needs).map((l) => `\n${l}`).join("")}${constLines(needs).length ? "\n" : ""}
 /** What a caller passes to ${name}: the subject's keys, the settings and now are filled in by name. */
 export type ${pascal(name)}Params = ${paramsType(header.keys, header.args)};
 

@@ -83,7 +83,7 @@ function typeOf(type: ReplyType, needs: Needs, where: string): string {
 
 function fieldType(f: ReplyField, needs: Needs, where: string): string {
   const t = typeOf(f.type, needs, where);
-  if (f.rest) return `${/[|{]/.test(t) ? `Array<${t}>` : `${t}[]`}`;
+  if (f.rest) return f.optional ? `Array<${t} | undefined>` : /[|{]/.test(t) ? `Array<${t}>` : `${t}[]`;
   return f.optional ? `${t} | undefined` : t;
 }
 
@@ -146,7 +146,9 @@ function readFields(fields: readonly ReplyField[], needs: Needs, where: string, 
         const group = f.type.fields.map((g, k) => `${g.name}: ${readOne(g.type, `r[at${k ? ` + ${k}` : ""}]`, needs, where)}`);
         props.push(`${f.name}: groups(r, ${index()}, ${f.type.fields.length}, (at) => ({ ${group.join(", ")} }))`);
       } else {
-        props.push(`${f.name}: r.slice(${index()}).map((v) => ${readOne(f.type, "v", needs, where)})`);
+        const one = readOne(f.type, "v", needs, where);
+        if (f.optional) needs.readers.add("present");
+        props.push(`${f.name}: r.slice(${index()}).map((v) => ${f.optional ? `(present(v) ? ${one} : undefined)` : one})`);
       }
       continue;
     }

@@ -5,13 +5,14 @@
 // after every run. A call whose move outlasts its timeout fails with StoreUnavailableError
 // having written nothing. A cluster of this file's own, so the moves disturb no other file.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError, createTollgate, type Tollgate } from '../../src/index.ts';
 import { checkInvariants } from '../../src/model/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
-import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, migrateKeys, slotOfKey, startRedisCluster, type RedisClusterHandle } from '../helpers/cluster.ts';
+import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, migrateKeys, slotOfKey } from '../helpers/cluster.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
-import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import { clusterClient, ownCluster } from '../helpers/ownCluster.ts';
+import { CLIENT_KINDS, ManualClock, accountId } from '../helpers/tollgate.ts';
 
 const LEASE = 60_000;
 /** How long a call waits on the moving slot before the move ends. */
@@ -86,24 +87,16 @@ const CASES: Record<string, Case> = {
 };
 
 describe('resharding: every credit-moving script while its slot moves', () => {
-  let cluster: RedisClusterHandle;
-  beforeAll(async () => {
-    cluster = await startRedisCluster();
-  }, 60_000);
-  afterAll(() => cluster?.stop());
+  const cluster = ownCluster();
 
   describe.each(CLIENT_KINDS)('through %s', (kind) => {
-    let client: TestClient;
-    beforeAll(async () => {
-      client = await connectTestClient(kind, { cluster: cluster.nodes });
-    });
-    afterAll(() => client?.close());
+    const client = clusterClient(kind, cluster);
 
     /** A tollgate on its own prefix with a fresh account that has ended a cycle and spent a little. */
     async function fresh(options: { timeoutMs?: number } = {}) {
       const clock = new ManualClock();
       const prefix = uniquePrefix('reshard');
-      const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
+      const tg = createTollgate({ redis: client().adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
       const id = accountId('reshard');
       await tg.accounts.create(id, { plan: 'pro' });
       // An ended cycle, so the cycles hash exists: a script whose declared keys all exist runs
@@ -111,7 +104,8 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       await tg.accounts.startCycle(id);
       must('charge', await tg.credits.charge(id, { required: 1, optional: 1 }));
       await tg.limits.admit(id, { credits: 1 });
-      return { tg, id, clock, slot: await slotOfKey(cluster, new SubjectKeys(prefix, id).account) };
+      const account = new SubjectKeys(prefix, id).account;
+      return { tg, id, clock, account, slot: await slotOfKey(cluster(), account) };
     }
 
     async function expectSound(tg: Tollgate, id: string) {
@@ -124,7 +118,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         const { tg, id, clock, slot } = await fresh();
         const run = await CASES[name]!.prepare(tg, id, clock);
         const before = await tg.accounts.inspect(id);
-        const move = await beginSlotMove(cluster, slot);
+        const move = await beginSlotMove(cluster(), slot);
         try {
           // Sorted, so the split is the same every run: the account stays, its cycles move.
           const keys = (await keysOnSource(move)).sort();
@@ -134,26 +128,45 @@ describe('resharding: every credit-moving script while its slot moves', () => {
           const call = run(tg);
           const settled = call.then(() => 'ok', (error: unknown) => (error instanceof Error ? error.message : String(error)));
           await sleep(MOVE_ENDS_AFTER_MS);
-          await endSlotMove(cluster, move);
+          await endSlotMove(cluster(), move);
           expect(await settled).toBe('ok');
         } finally {
-          await endSlotMove(cluster, move).catch(() => undefined);
+          await endSlotMove(cluster(), move).catch(() => undefined);
         }
         await expectSound(tg, id);
         const after = await tg.accounts.inspect(id);
         if (name === 'charge') expect(after.credits.balance).toBe(before.credits.balance - 2);
         if (name === 'hold open') expect(after.credits.held).toBe(before.credits.held + 2);
       };
-      const names = Object.keys(CASES);
-      const title = '%s waits for the move, applies once, and the invariants hold';
-      it.each(names)(title, runDuringMove);
+      it.each(Object.keys(CASES))('%s waits for the move, applies once, and the invariants hold', runDuringMove);
+    });
+
+    it('calls mid-move write no key on the target that the source still holds: the move then takes every key', async () => {
+      const { tg, id, slot, account } = await fresh();
+      const budget = must('budget', await tg.holds.openBudget(id, { amount: 5 }));
+      if (!budget.ok) throw new Error('unreachable');
+      const move = await beginSlotMove(cluster(), slot);
+      const left: string[] = [];
+      try {
+        // The account on the target (reached by ASK), everything else still on the source.
+        expect(await keysOnSource(move)).toContain(account);
+        await migrateKeys(move, [account]);
+        await tg.limits.admit(id, { credits: 1 });
+        await tg.limits.admit(id, { surface: 'web' });
+        for (const key of await keysOnSource(move)) if ((await migrateKey(move, key)) === 'busy') left.push(key);
+      } finally {
+        for (const key of left) await migrateKey(move, key, true);
+        await endSlotMove(cluster(), move);
+      }
+      expect(left).toEqual([]);
+      await expectSound(tg, id);
     });
 
     // The window counts live in the account's own hash, the one key an admit declares: an
     // admit on either side of the move counts once, and the move takes every key.
     it("an admit mid-move counts in the account's own hash, wherever the account is: the move then takes every key", async () => {
       const { tg, id, slot } = await fresh();
-      const move = await beginSlotMove(cluster, slot);
+      const move = await beginSlotMove(cluster(), slot);
       let account = '';
       try {
         const keys = await keysOnSource(move);
@@ -168,7 +181,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         expect(onTarget.allowed && onTarget.rateLimit.remaining).toBe(onSource.rateLimit.remaining - 1);
       } finally {
         await migrateKey(move, account, true).catch(() => undefined);
-        await endSlotMove(cluster, move);
+        await endSlotMove(cluster(), move);
       }
       expect((await tg.limits.peek(id)).rateLimit.remaining).toBeLessThan((await tg.accounts.limits(id)).limits.api![0]!.limit);
     });
@@ -177,7 +190,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       const { tg, id, slot } = await fresh({ timeoutMs: 400 });
       const before = await tg.accounts.inspect(id);
       const entries = (await tg.credits.reconcile(id)).entries;
-      const move = await beginSlotMove(cluster, slot);
+      const move = await beginSlotMove(cluster(), slot);
       try {
         const keys = (await keysOnSource(move)).sort();
         await migrateKeys(move, keys.filter((_, i) => i % 2 === 1));
@@ -185,7 +198,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         // ioredis retries TRYAGAIN itself for up to 16 x 100 ms: let those attempts run out first.
         await sleep(2_000);
       } finally {
-        await endSlotMove(cluster, move);
+        await endSlotMove(cluster(), move);
       }
       expect((await tg.accounts.inspect(id)).credits).toEqual(before.credits);
       expect((await tg.credits.reconcile(id)).entries).toBe(entries);

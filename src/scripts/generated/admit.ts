@@ -5,7 +5,6 @@ import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to admit: the subject's keys, the settings and now are filled in by name. */
 export type AdmitParams = { surface: string; cost: number; credits: number; stagger: number };
 

@@ -5,7 +5,6 @@ import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to admitPolicy: the subject's keys, the settings and now are filled in by name. */
 export type AdmitPolicyParams = { counters: string; cost: number; windows: string; stagger: number };
 

@@ -5,7 +5,6 @@ import { codeOf, int, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to beginIdempotency: the subject's keys, the settings and now are filled in by name. */
 export type BeginIdempotencyParams = { record: string; fingerprint: string; token: string };
 

@@ -4,7 +4,6 @@ import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to changePlan: the subject's keys, the settings and now are filled in by name. */
 export type ChangePlanParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number };
 

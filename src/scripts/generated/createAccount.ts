@@ -4,7 +4,6 @@ import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to createAccount: the subject's keys, the settings and now are filled in by name. */
 export type CreateAccountParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number };
 

@@ -5,7 +5,6 @@ import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to endHold: the subject's keys, the settings and now are filled in by name. */
 export type EndHoldParams = { hold: string; status: string; reason: string };
 

@@ -4,7 +4,6 @@ import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to issueKey: the subject's keys, the settings and now are filled in by name. */
 export type IssueKeyParams = { keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiringKeys: number };
 

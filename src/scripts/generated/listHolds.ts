@@ -5,7 +5,6 @@ import { codeOf, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to listHolds: the subject's keys, the settings and now are filled in by name. */
 export type ListHoldsParams = { offset: number; count: number };
 

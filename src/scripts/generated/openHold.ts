@@ -6,7 +6,6 @@ import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to openHold: the subject's keys, the settings and now are filled in by name. */
 export type OpenHoldParams = { hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idempotencyKey: string; fingerprint: string; idempotencyToken: string };
 

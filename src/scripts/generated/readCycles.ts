@@ -4,7 +4,6 @@ import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to readCycles: the subject's keys, the settings and now are filled in by name. */
 export type ReadCyclesParams = Record<string, never>;
 

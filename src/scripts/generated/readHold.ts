@@ -6,7 +6,6 @@ import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to readHold: the subject's keys, the settings and now are filled in by name. */
 export type ReadHoldParams = { holds: readonly string[]; asStored: number };
 

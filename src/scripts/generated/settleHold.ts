@@ -5,7 +5,6 @@ import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to settleHold: the subject's keys, the settings and now are filled in by name. */
 export type SettleHoldParams = { hold: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number };
 

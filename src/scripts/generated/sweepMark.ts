@@ -4,7 +4,6 @@ import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
-
 /** What a caller passes to sweepMark: the subject's keys, the settings and now are filled in by name. */
 export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: string; nextScore: number };
 
