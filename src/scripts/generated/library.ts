@@ -664,21 +664,14 @@ redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end
 local function holds_due(ctx, ended)
 local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-local room = HOLDS_TIDY_BATCH - #ids
 if not ended or #ids > 0 then
 return ids
 end
 local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local old
 if over > 0 then
-old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
-else
-old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
+return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
 end
-for _, id in ipairs(old) do
-ids[#ids + 1] = id
-end
-return ids
+return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
 end
 local function holds_due_reply(ctx, ended)
 local due = holds_due(ctx, ended)
@@ -752,56 +745,49 @@ local OPERATIONS_META = '^'
 local OPERATIONS_MAX = 1000
 local OPERATIONS_FLOOR_MS = 60000
 local OPERATIONS_LIBRARY_KEEP_MS = 120000
-local function operations_prune(opsKey, now, ttlMs)
-local flat = redis.call('HGETALL', opsKey)
-local kept, gone = {}, {}
+local OPERATIONS_CLEANUP_EVERY = 16
+local OPERATIONS_CLEANUP_COUNT = 64
+local function operations_cleanup(opsKey, meta, now, ttlMs)
+local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
+local flat, gone = page[2], {}
+local crowded = meta.entries > OPERATIONS_MAX
 for i = 1, #flat, 2 do
-local field = flat[i]
+local field, value = flat[i], flat[i + 1]
 if field ~= OPERATIONS_META then
-local value = flat[i + 1]
-local at = tonumber(string.match(value, '^%d+'))
 local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
-if now - at >= keep then
+if crowded then
+keep = math.min(keep, OPERATIONS_FLOOR_MS)
+end
+if now - tonumber(string.match(value, '^%d+')) >= keep then
 gone[#gone + 1] = field
-else
-kept[#kept + 1] = { field = field, at = at }
 end
 end
 end
-local left = #kept
-if left > OPERATIONS_MAX then
-table.sort(kept, function(x, y) return x.at < y.at end)
-local i = 1
-while left > OPERATIONS_MAX and now - kept[i].at >= OPERATIONS_FLOOR_MS do
-gone[#gone + 1] = kept[i].field
-i, left = i + 1, left - 1
+if #gone > 0 then
+redis.call('HDEL', opsKey, unpack(gone))
 end
-end
-for i = 1, #gone, 1000 do
-redis.call('HDEL', opsKey, unpack(gone, i, math.min(i + 999, #gone)))
-end
-return left
+meta.cursor = page[1]
+meta.entries = redis.call('HLEN', opsKey)
 end
 local function operations_read(opsKey, field)
 local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
-local setAt, entries, prunedAt = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
-return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, prunedAt = tonumber(prunedAt) or 0 }
+local setAt, entries, cursor = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
+return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, cursor = cursor or '0' }
 end
 local function operations_add(opsKey, meta, field, value, now, ttlMs)
-local entries, prunedAt = meta.entries + 1, meta.prunedAt
-local since = now - prunedAt
-if (entries > OPERATIONS_MAX and since >= 1000) or (entries > 16 and since >= OPERATIONS_LIBRARY_KEEP_MS) or since < 0 then
-entries, prunedAt = operations_prune(opsKey, now, ttlMs) + 1, now
+meta.entries = meta.entries + 1
+if meta.entries % OPERATIONS_CLEANUP_EVERY == 0 then
+operations_cleanup(opsKey, meta, now, ttlMs)
 end
 local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
 if setAt < 0 or now - setAt >= keepMs or now < setAt then
 setAt = now
 end
-redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d %d', setAt, entries, prunedAt))
+redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d ', setAt, meta.entries) .. meta.cursor)
 if setAt ~= meta.setAt then
 redis.call('PEXPIRE', opsKey, 2 * keepMs)
 end
-meta.setAt, meta.entries, meta.prunedAt = setAt, entries, prunedAt
+meta.setAt = setAt
 end
 local function prologue_look(KEYS, ARGV)
 return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }

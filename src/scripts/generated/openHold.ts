@@ -246,21 +246,14 @@ redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
 end
 local function holds_due(ctx, ended)
 local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-local room = HOLDS_TIDY_BATCH - #ids
 if not ended or #ids > 0 then
 return ids
 end
 local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local old
 if over > 0 then
-old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
-else
-old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
+return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
 end
-for _, id in ipairs(old) do
-ids[#ids + 1] = id
-end
-return ids
+return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
 end
 local function holds_due_reply(ctx, ended)
 local due = holds_due(ctx, ended)
@@ -402,7 +395,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "c5486014a55b045a0b77bc19d0447ac045ceca60";
+const SHA1 = "8eb675b520af9d22028790f5fb649b698202d5f4";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

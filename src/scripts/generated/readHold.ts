@@ -69,21 +69,14 @@ return r
 end
 local function holds_due(ctx, ended)
 local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-local room = HOLDS_TIDY_BATCH - #ids
 if not ended or #ids > 0 then
 return ids
 end
 local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local old
 if over > 0 then
-old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
-else
-old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
+return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
 end
-for _, id in ipairs(old) do
-ids[#ids + 1] = id
-end
-return ids
+return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
 end
 local function holds_due_reply(ctx, ended)
 local due = holds_due(ctx, ended)
@@ -113,7 +106,7 @@ end
 end
 return reply`;
 
-const SHA1 = "2416cb66f2a92e553d6c3cefababe6d893075dc0";
+const SHA1 = "2fbea77d4ff001088e5182f7b0fd4209c7623031";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {
