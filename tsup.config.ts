@@ -14,6 +14,8 @@ const ENTRIES = {
   "model/index": "src/model/index.ts",
   express: "src/express.ts",
   koa: "src/koa.ts",
+  fastify: "src/fastify.ts",
+  hono: "src/hono.ts",
 };
 
 export default defineConfig(() => {
@@ -49,13 +51,13 @@ export default defineConfig(() => {
 });
 
 /**
- * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./index.ts":
+ * The middlewares (src/express.ts, src/koa.ts, src/fastify.ts, src/hono.ts) use the public API only, through "./index.ts":
  * in the build that import is the package's own entry, dist/index.cjs, not a second copy of it.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (/\/src\/(express|koa|fastify|hono)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
   },
 };
 

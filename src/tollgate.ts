@@ -131,6 +131,8 @@ export interface Tollgate {
   readonly policies: PolicyTable;
   /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
   close(): Promise<void>;
+  /** @internal Counts a request a middleware decided without the store (TELEMETRY_NAMES.degraded). */
+  countDegraded?(mode: "open" | "local", surface: string, outcome: "passed" | "denied"): void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -214,6 +216,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     plans,
     policies,
     close: () => ctx.runner.close(),
+    ...(observe?.degraded && {
+      countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { "tollgate.mode": mode, "tollgate.surface": surface, "tollgate.outcome": outcome }),
+    }),
   };
 }
 

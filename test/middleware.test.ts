@@ -1,103 +1,19 @@
-// tollgate/express and tollgate/koa (issue 13): one middleware per framework that checks a key
-// (or a subject the host names) and counts the request in one round trip, sets the rate-limit
-// headers (SPEC §4) and answers 401 / 429 / 402 / 503 with the SPEC §8 body; checkRequest is
-// the same step for any other framework. Real apps, real HTTP, the test Redis.
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, type Request } from 'express';
+// tollgate/express, tollgate/koa, tollgate/fastify and tollgate/hono: one middleware per
+// framework that checks a key (or a subject the host names) and counts the request in one
+// round trip, sets the rate-limit headers and answers 401 / 429 / 402 / 503 with the error
+// body (docs/errors.md); checkRequest is the same step for any other framework. Real apps,
+// real HTTP, the test Redis.
+import type { IncomingMessage } from 'node:http';
 import type { Redis } from 'ioredis';
-import Koa, { type Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateLimit as expressRateLimit, type ExpressRateLimitOptions } from '../src/express.ts';
 import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
-import { rateLimit as koaRateLimit, type KoaRateLimitOptions } from '../src/koa.ts';
-import type { RateLimitPass } from '../src/middleware.ts';
+import { FRAMEWORKS, get, listen, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
 
-/** The options both frameworks take, with the request read through a small neutral view. */
-interface Options {
-  key?: (headers: Headers) => string | null;
-  subject?: (headers: Headers) => string | null;
-  credits?: number;
-  cost?: number;
-  surface?: string;
-  policy?: string;
-  skip?: (headers: Headers) => boolean;
-  ietfHeaders?: boolean;
-  onDenied?: true;
-  tollgate?: Tollgate;
-}
-type Headers = Record<string, string | string[] | undefined>;
-
-interface App {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<App> {
-  const server: Server = createServer(handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** An Express app: GET /ok answers the pass, GET /boom throws after the middleware. */
-function expressApp(tollgate: Tollgate, o: Options): Promise<App> {
-  const app = express();
-  const view = (req: Request) => req.headers;
-  const options: ExpressRateLimitOptions = {
-    tollgate: o.tollgate ?? tollgate,
-    ...(o.key ? { key: (req) => o.key!(view(req)) } : {}),
-    ...(o.subject ? { subject: (req) => o.subject!(view(req)) } : {}),
-    ...(o.skip ? { skip: (req) => o.skip!(view(req)) } : {}),
-    ...(o.onDenied ? { onDenied: (_req, res, refusal) => void res.status(299).json({ custom: refusal.reason, status: refusal.reply.status }) } : {}),
-    ...pick(o),
-  };
-  app.use(expressRateLimit(options));
-  app.get('/ok', (_req, res) => void res.json({ pass: (res.locals.tollgate as RateLimitPass | undefined) ?? null }));
-  app.get('/boom', () => {
-    throw new Error('handler failed');
-  });
-  const onError: ErrorRequestHandler = (_error, _req, res, _next) => void res.status(500).json({ error: 'handler failed' });
-  app.use(onError);
-  return listen(app);
-}
-
-/** A Koa app with the same two routes; errors go to Koa's own handler. */
-function koaApp(tollgate: Tollgate, o: Options): Promise<App> {
-  const app = new Koa();
-  app.silent = true;
-  const view = (ctx: Context) => ctx.headers;
-  const options: KoaRateLimitOptions = {
-    tollgate: o.tollgate ?? tollgate,
-    ...(o.key ? { key: (ctx) => o.key!(view(ctx)) } : {}),
-    ...(o.subject ? { subject: (ctx) => o.subject!(view(ctx)) } : {}),
-    ...(o.skip ? { skip: (ctx) => o.skip!(view(ctx)) } : {}),
-    ...(o.onDenied ? { onDenied: (ctx, refusal) => void Object.assign(ctx, { status: 299, body: { custom: refusal.reason, status: refusal.reply.status } }) } : {}),
-    ...pick(o),
-  };
-  app.use(koaRateLimit(options));
-  app.use(async (ctx) => {
-    if (ctx.path === '/boom') ctx.throw(500, 'handler failed');
-    ctx.body = { pass: ctx.state.tollgate ?? null };
-  });
-  return listen(app.callback());
-}
-
-function pick(o: Options) {
-  const { credits, cost, surface, policy, ietfHeaders } = o;
-  return Object.fromEntries(Object.entries({ credits, cost, surface, policy, ietfHeaders }).filter(([, v]) => v !== undefined));
-}
-
 const apiKey = (h: Headers) => (typeof h['x-api-key'] === 'string' ? h['x-api-key'] : null);
 
-describe.each([
-  ['express', expressApp],
-  ['koa', koaApp],
-] as const)('tollgate/%s rateLimit', (_name, makeApp) => {
+describe.each(FRAMEWORKS)('tollgate/%s rateLimit', (_name, makeApp) => {
   let io: Redis;
   let tg: Tollgate;
   let sends = 0;
@@ -125,13 +41,6 @@ describe.each([
     const subject = accountId('mw');
     await tg.accounts.create(subject, { plan });
     return { subject, key: (await tg.keys.issue(subject)).key };
-  }
-
-  async function get(base: App, headers: Record<string, string> = {}, path = '/ok') {
-    const response = await fetch(`${base.url}${path}`, { headers });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.startsWith('application/json');
-    return { status: response.status, headers: response.headers, body: json ? JSON.parse(text) : text };
   }
 
   function expectErrorBody(reply: Awaited<ReturnType<typeof get>>, type: string) {
@@ -239,10 +148,20 @@ describe.each([
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
   });
 
+  // Fastify starts its plugins when the app starts (ready, listen): that is its start-up.
+  const made = (options: Options) => async () => void (await makeApp(tg, options)).close();
+
   it('refuses options without exactly one of key or subject, or a policy with key, when the middleware is made', async () => {
-    expect(() => makeApp(tg, {})).toThrowError(/exactly one of key/);
-    expect(() => makeApp(tg, { key: apiKey, subject: apiKey })).toThrowError(/exactly one of key/);
-    expect(() => makeApp(tg, { key: apiKey, policy: 'signin' })).toThrowError(/policy/);
+    await expect(made({})).rejects.toThrowError(/exactly one of key/);
+    await expect(made({ key: apiKey, subject: apiKey })).rejects.toThrowError(/exactly one of key/);
+    await expect(made({ key: apiKey, policy: 'signin' })).rejects.toThrowError(/policy/);
+  });
+
+  it('refuses a surface no plan has, a policy not configured and a surface the policy lacks at start-up, naming the option and its value', async () => {
+    await expect(made({ key: apiKey, surface: 'serach' })).rejects.toThrowError(/surface "serach" is not a surface of any plan \(api, web\)/);
+    await expect(made({ subject: apiKey, policy: 'signup' })).rejects.toThrowError(/policy "signup" is not one of createTollgate's policies \(signin\)/);
+    await expect(made({ subject: apiKey, policy: 'signin', surface: 'web' })).rejects.toThrowError(/surface "web" is not a surface of policy "signin" \(api\)/);
+    await expect(made({ key: apiKey, onStoreError: 'maybe' as never })).rejects.toThrowError(/onStoreError "maybe"/);
   });
 });
 
