@@ -4,8 +4,11 @@
 // body (docs/errors.md); checkRequest is the same step for any other framework. Real apps,
 // real HTTP, the test Redis.
 import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rateLimit as fastifyRateLimit } from '../src/fastify.ts';
 import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
 import { FRAMEWORKS, get, listen, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
@@ -204,5 +207,73 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
 
   it('refuses options that name neither key nor subject', () => {
     expect(() => checkRateLimitOptions({ tollgate: tg } as never)).toThrowError(/exactly one of key/);
+  });
+});
+
+describe('tollgate/fastify: the scope that registers it, and per-route options', () => {
+  let io: Redis;
+  let tg: Tollgate;
+  let app: FastifyInstance;
+  let url: string;
+
+  beforeAll(async () => {
+    io = await connectIoredis();
+    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('fastify') });
+    app = Fastify();
+    app.get('/before', async () => ({ pass: null }));
+    // Not encapsulated: the hook reaches the routes the registering scope adds after it.
+    await app.register(fastifyRateLimit, { tollgate: tg, key: (request) => apiKey(request.headers) });
+    app.get('/counted', async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/charged', { config: { rateLimit: { credits: 31 } } }, async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/web', { config: { rateLimit: { surface: 'web', cost: 2 } } }, async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/free', { config: { rateLimit: false } }, async (request) => ({ pass: request.tollgate ?? null }));
+    await app.register(async (child) => {
+      child.get('/child', async (request) => ({ pass: request.tollgate ?? null }));
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await io.quit();
+  });
+
+  async function key(): Promise<{ subject: string; key: string }> {
+    const subject = accountId('fst');
+    await tg.accounts.create(subject, { plan: 'free' });
+    return { subject, key: (await tg.keys.issue(subject)).key };
+  }
+
+  it('checks the routes of the scope that registered it (and its children) added after it, not those before', async () => {
+    const { subject, key: k } = await key();
+    const headers = { 'x-api-key': k };
+    expect((await get({ url, close: async () => {} }, {}, '/before')).status).toBe(200);
+    expect((await get({ url, close: async () => {} }, {}, '/counted')).status).toBe(401);
+    const child = await get({ url, close: async () => {} }, headers, '/child');
+    expect(child.status).toBe(200);
+    expect(child.body.pass).toMatchObject({ subject, surface: 'api' });
+    expect(child.headers.get('x-ratelimit-remaining')).toBe('29');
+  });
+
+  it('lays a route\'s config.rateLimit over the plugin\'s options, and false leaves the route out', async () => {
+    const { key: k } = await key();
+    const base = { url, close: async () => {} };
+    const headers = { 'x-api-key': k };
+    const charged = await get(base, headers, '/charged');
+    expect(charged.status).toBe(402);
+    expect(charged.body.error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
+    const web = await get(base, headers, '/web');
+    expect(web.body.pass).toMatchObject({ surface: 'web' });
+    expect(web.headers.get('x-ratelimit-remaining')).toBe('28');
+    const free = await get(base, {}, '/free');
+    expect(free).toMatchObject({ status: 200, body: { pass: null } });
+    expect(free.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('refuses a route whose own options name an unknown surface when the route is added', async () => {
+    const other = Fastify();
+    await other.register(fastifyRateLimit, { tollgate: tg, key: (request) => apiKey(request.headers) });
+    expect(() => other.get('/x', { config: { rateLimit: { surface: 'serach' } } }, async () => ({}))).toThrowError(/surface "serach"/);
+    await other.close();
   });
 });
