@@ -43,7 +43,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * import { createTollgate, fromNodeRedis } from "tollgate";
  * import { rateLimit } from "tollgate/express";
  *
- * const client = await createClient().connect();
+ * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
  * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
  * const app = express();
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;

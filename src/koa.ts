@@ -41,7 +41,7 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * import { createTollgate, fromNodeRedis } from "tollgate";
  * import { rateLimit } from "tollgate/koa";
  *
- * const client = await createClient().connect();
+ * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
  * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
  * const app = new Koa();
  * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));

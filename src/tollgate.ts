@@ -148,7 +148,7 @@ const HOUR_MS = 3_600_000;
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
  *
- * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
  * const tollgate = createTollgate({
  *   redis: fromNodeRedis(client), // or fromIoredis(new Redis(url)); a Cluster client works the same
  *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
