@@ -17,6 +17,8 @@ const ON_CLUSTER = [
   'test/idempotency.test.ts',
   'test/property/*.test.ts',
   'test/cluster/**/*.test.ts',
+  // The operator CLI's SCAN of each master, and its commands routed by key.
+  'test/cli.test.ts',
   // The example servers' contract, on a cluster through the same harness (about 9 s more on 2
   // cores). Not failure.test.ts: it kills a standalone server of its own.
   'test/examples/contract/rest.test.ts',
