@@ -36,9 +36,13 @@ export const PROPERTY_POLICIES: PolicyTable = {
   login: { attempts: [{ limit: 3, windowMs: 30_000, algorithm: 'sliding' }] },
 };
 
-/** The options both sides are built with. */
+/**
+ * The options both sides are built with. Redis keeps operation ids and Idempotency-Key
+ * outcomes by its own clock, which barely moves while the tests move theirs by days, so both
+ * are kept longer than any sequence lasts.
+ */
 export function propertyOptions(stagger: boolean) {
-  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 } } as const;
+  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 }, operationTtlMs: 10 * 365 * DAY, idempotencyTtlMs: 10 * 365 * DAY } as const;
 }
 
 const LABELS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r'];
