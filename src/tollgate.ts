@@ -164,7 +164,7 @@ const HOUR_MS = 3_600_000;
  * ```
  */
 export function createTollgate(options: TollgateOptions): Tollgate {
-  if (options?.memory !== undefined) return memoryTollgate(options);
+  if (options?.memory !== undefined && options.memory !== false) return memoryTollgate(options);
   if (!options || !isScriptClient(options.redis)) {
     const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
     const raw = given && (typeof given.evalSha === "function" ? "a raw node-redis client: wrap it with fromNodeRedis(client)" : typeof given.evalsha === "function" ? "a raw ioredis client: wrap it with fromIoredis(client)" : undefined);
