@@ -2,15 +2,17 @@
  * createTollgate: validates the host's options once and wires the concept modules to one
  * script runner. Everything a server needs hangs off the returned object.
  */
-import { Accounts } from "./accounts.ts";
-import { Keys } from "./apiKeys.ts";
+import { Accounts as AccountsOnRedis } from "./accounts.ts";
+import { Keys as KeysOnRedis } from "./apiKeys.ts";
+import type { Accounts, CreditsApi, Holds, Idempotency, Keys, Limits } from "./concepts.ts";
 import { makeContext } from "./context.ts";
-import { Credits } from "./credits.ts";
+import { Credits as CreditsOnRedis } from "./credits.ts";
 import { DenyCache } from "./denyCache.ts";
 import { InvalidInputError } from "./errors.ts";
-import { Holds } from "./holds.ts";
-import { Idempotency } from "./idempotency.ts";
-import { Limits } from "./limits.ts";
+import { Holds as HoldsOnRedis } from "./holds.ts";
+import { Idempotency as IdempotencyOnRedis } from "./idempotency.ts";
+import { Limits as LimitsOnRedis } from "./limits.ts";
+import { createMemoryTollgate } from "./memory.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
@@ -21,10 +23,17 @@ import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.t
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
-/** createTollgate's options: only `redis` is needed. */
+/** createTollgate's options: `redis`, or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
   /** A client adapted with fromNodeRedis or fromIoredis (standalone or cluster). */
-  redis: RedisScriptClient;
+  redis?: RedisScriptClient;
+  /**
+   * true: a tollgate in this process's memory, with the same API and rules, for tests and
+   * one-process apps. Several processes share nothing, and nothing survives a restart. The
+   * options that mean something on Redis only (prefix, durability, scripts, denyCache,
+   * timeoutMs, telemetry, resendIds) are refused with it. Default clock: Date.now.
+   */
+  memory?: boolean;
   /** Plan table; default DEFAULT_PLANS (SPEC §2). Validated here. */
   plans?: PlanTable;
   /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
@@ -116,7 +125,7 @@ export interface Tollgate {
   /** Request limits: admit, peek, reset. */
   limits: Limits;
   /** Charges, reconciliation, history. */
-  credits: Credits;
+  credits: CreditsApi;
   /** Credits reserved upfront for bulk jobs and budgets. */
   holds: Holds;
   /** API keys, checked with the admit in one round trip. */
@@ -157,10 +166,11 @@ const HOUR_MS = 3_600_000;
  * ```
  */
 export function createTollgate(options: TollgateOptions): Tollgate {
+  if (options?.memory !== undefined && options.memory !== false) return memoryTollgate(options);
   if (!options || !isScriptClient(options.redis)) {
     const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
     const raw = given && (typeof given.evalSha === "function" ? "a raw node-redis client: wrap it with fromNodeRedis(client)" : typeof given.evalsha === "function" ? "a raw ioredis client: wrap it with fromIoredis(client)" : undefined);
-    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client)${raw ? ` (got ${raw})` : ""}`);
+    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client), or memory: true${raw ? ` (got ${raw})` : ""}`);
   }
   const prefix = options.prefix ?? "tg";
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
@@ -187,7 +197,8 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
   const scripts = options.scripts ?? "functions";
   if (scripts !== "functions" && scripts !== "eval") throw new InvalidInputError('scripts must be "functions" or "eval"');
-  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs), scripts] as const;
+  const redis = options.redis;
+  const runnerArgs = [redis, timeoutMs, settings, clock, durableMovements(redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
@@ -204,14 +215,13 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     historyDays,
     clock,
   });
-  const limits = new Limits(ctx);
   return {
-    accounts: new Accounts(ctx),
-    limits,
-    credits: new Credits(ctx),
-    holds: new Holds(ctx, new Sweeper(ctx)),
-    keys: new Keys(ctx),
-    idempotency: new Idempotency(ctx),
+    accounts: new AccountsOnRedis(ctx),
+    limits: new LimitsOnRedis(ctx),
+    credits: new CreditsOnRedis(ctx),
+    holds: new HoldsOnRedis(ctx, new Sweeper(ctx)),
+    keys: new KeysOnRedis(ctx),
+    idempotency: new IdempotencyOnRedis(ctx),
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
     policies,
@@ -220,6 +230,18 @@ export function createTollgate(options: TollgateOptions): Tollgate {
       countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { "tollgate.mode": mode, "tollgate.surface": surface, "tollgate.outcome": outcome }),
     }),
   };
+}
+
+/** Options that mean something on Redis only: refused with `memory`. */
+const REDIS_ONLY = ["prefix", "durability", "scripts", "denyCache", "timeoutMs", "telemetry", "resendIds"] as const;
+
+function memoryTollgate(options: TollgateOptions): Tollgate {
+  if (options.memory !== true) throw new InvalidInputError(`memory must be true, or left out for a tollgate on Redis (got ${JSON.stringify(options.memory)})`);
+  if (options.redis !== undefined) throw new InvalidInputError("Give redis or memory: true, not both");
+  for (const name of REDIS_ONLY) {
+    if (options[name] !== undefined) throw new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`);
+  }
+  return createMemoryTollgate(options);
 }
 
 function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {

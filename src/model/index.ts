@@ -7,7 +7,7 @@
  *
  * @module tollgate/model
  */
-export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold } from "./model.ts";
+export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
