@@ -69,7 +69,8 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
     Object.entries(gate.plans).map(([name, plan]) => [name, { ...plan, limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map(share)])) }]),
   );
   const policies = Object.fromEntries(Object.entries(gate.policies).map(([name, p]) => [name, Object.fromEntries(Object.entries(p).map(([s, ws]) => [s, ws.map(share)]))]));
-  return createMemoryTollgate({ ...rest, plans, policies });
+  // A table with no policy is refused: none is given then.
+  return createMemoryTollgate({ ...rest, plans, ...(Object.keys(policies).length > 0 && { policies }) });
 }
 
 class MemoryAccounts implements Accounts {

@@ -3,17 +3,19 @@
  * `onStoreError`, docs/reliability.md "When Redis is down"):
  * - "closed" (the default): 503 unavailable;
  * - "open": the request passes, uncounted;
- * - "local": this process counts it, in fixed windows of its own memory, against the windows
- *   last seen for the subject on the surface (one not seen yet: the most restrictive any plan,
- *   or the policy, gives the surface), each limit divided by `instances`.
+ * - "local": the memory tollgate of this process counts it, on the plan whose windows the store
+ *   last answered for the subject (one not seen yet: the most restrictive plan with the
+ *   surface), or by its policy, each window's limit divided by `instances`.
  * The store is asked first on every request, so the middleware is back on it as soon as it
  * answers. Neither open nor local can verify a key: the pass carries the subject the key
  * names, unverified, and `degraded`. A request that pre-checks credits always fails closed.
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./http.ts";
 import type { Admission } from "./limits.ts";
 import type { RateLimitDecision, RateLimitOptions } from "./middleware.ts";
+import { createLocalLimiter, type MemoryTollgate } from "./memory.ts";
+import type { Plan } from "./plans.ts";
 import type { Tollgate } from "./tollgate.ts";
 import { count } from "./validate.ts";
 import type { RateLimitState, Window } from "./windows.ts";
@@ -31,7 +33,7 @@ export interface FailedCall {
   requestId: () => string;
 }
 
-/** Entries (subjects' windows, and counters) each local limiter keeps at most. */
+/** Subjects each local limiter remembers the windows and plan of, at most. */
 const MAX_ENTRIES = 10_000;
 
 const limiters = new WeakMap<object, LocalLimiter>();
@@ -51,7 +53,7 @@ export function rememberWindows(options: RateLimitOptions<never>, subject: strin
 }
 
 /** The decision for a request the store could not answer. */
-export function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: FailedCall, error: unknown): RateLimitDecision {
+export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: FailedCall, error: unknown): Promise<RateLimitDecision> {
   const mode = options.onStoreError ?? "closed";
   // Credits cannot be looked for anywhere but the store.
   if (mode === "closed" || call.credits > 0) return { refusal: { reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
@@ -66,7 +68,7 @@ export function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: Failed
     tollgate.countDegraded?.("open", surface, "passed");
     return { pass: { subject, ...keyId, surface, headers: {}, degraded: "open" } };
   }
-  const admission = limiterOf(options).admit(subject, surface, call.cost, policy);
+  const admission = await limiterOf(options).admit(subject, surface, call.cost, policy);
   if (admission === undefined) return { refusal: { reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
   tollgate.countDegraded?.("local", surface, admission.allowed ? "passed" : "denied");
   const headerOptions = { ietf: options.ietfHeaders === true, policy: policy ?? surface };
@@ -80,20 +82,24 @@ function limiterOf(options: RateLimitOptions<never>): LocalLimiter {
   return limiters.get(options)!;
 }
 
-interface Counter {
-  start: number;
-  used: number;
-}
-
-/** Fixed windows in this process's memory, each limit divided by the number of instances. */
+/**
+ * The memory tollgate's limits (createLocalLimiter: the same plans and policies, each limit
+ * divided by the instances), with each subject put on the plan whose windows the store last
+ * answered for it.
+ */
 class LocalLimiter {
   private readonly seen = new Map<string, readonly Window[]>();
-  private readonly counters = new Map<string, Counter>();
+  /** The plan each subject holds in the limiter's memory. */
+  private readonly placed = new Map<string, string>();
+  private readonly memory: MemoryTollgate;
 
   constructor(
     private readonly tollgate: Tollgate,
-    private readonly instances: number,
-  ) {}
+    instances: number,
+  ) {
+    const { plans, policies } = tollgate;
+    this.memory = createLocalLimiter({ plans, ...(Object.keys(policies).length > 0 && { policies }), instances, journal: false, history: false });
+  }
 
   remember(subject: string, surface: string, windows: readonly RateLimitState[]): void {
     // The latest answer wins: a plan change reaches the local limits too.
@@ -102,38 +108,32 @@ class LocalLimiter {
     bounded(this.seen).set(id, windows.map(({ limit, windowMs }) => ({ limit, windowMs })));
   }
 
-  /** The admission of this process's counters; undefined when no window is known for the surface. */
-  admit(subject: string, surface: string, cost: number, policy: string | undefined, now = Date.now()): Admission | undefined {
-    const windows = this.seen.get(`${subject}\0${surface}`) ?? this.fallback(surface, policy);
-    if (windows.length === 0) return undefined;
-    const states: RateLimitState[] = [];
-    const retries: number[] = [];
-    const counters = windows.map(({ limit, windowMs }) => {
-      const id = `${subject}\0${surface}\0${windowMs}`;
-      const start = now - (now % windowMs);
-      let counter = this.counters.get(id);
-      if (counter === undefined || counter.start !== start) bounded(this.counters).set(id, (counter = { start, used: 0 }));
-      const local = Math.max(1, Math.floor(limit / this.instances));
-      const fits = counter.used + cost <= local;
-      retries.push(fits ? 0 : cost > local ? Infinity : start + windowMs - now);
-      states.push({ limit: local, remaining: local - counter.used, resetMs: start + windowMs - now, windowMs, algorithm: "fixed" });
-      return counter;
-    });
-    const denied = retries.some((ms) => ms > 0);
-    if (!denied) counters.forEach((counter, i) => ((counter.used += cost), (states[i]!.remaining -= cost)));
-    const worst = denied ? retries.indexOf(Math.max(...retries)) : states.reduce((best, s, i) => (s.remaining < states[best]!.remaining ? i : best), 0);
-    const rateLimit = states[worst]!;
-    if (!denied) return { allowed: true, rateLimit, windows: states };
-    const never = retries[worst] === Infinity;
-    return { allowed: false, reason: never ? "cost_exceeds_limit" : "rate_limited", rateLimit, windows: states, retryAfterMs: never ? null : retries[worst]! };
+  /** The admission of this process's counters; undefined when no plan has the surface. */
+  async admit(subject: string, surface: string, cost: number, policy: string | undefined): Promise<Admission | undefined> {
+    if (policy !== undefined) return this.memory.limits.admit(subject, { policy, surface, cost });
+    const plan = this.planOf(subject, surface);
+    if (plan === undefined) return undefined;
+    if (this.placed.get(subject) !== plan) {
+      // A subject new here, or one whose plan changed (or that this map let go of).
+      await this.memory.accounts.create(subject, { plan }).catch((error: unknown) => {
+        if (!isTollgateError(error, "account_exists")) throw error;
+        return this.memory.accounts.changePlan(subject, plan);
+      });
+      this.placed.delete(subject);
+      bounded(this.placed).set(subject, plan);
+    }
+    return this.memory.limits.admit(subject, { surface, cost });
   }
 
-  /** The windows of a subject not seen yet: the policy's, or the most restrictive plan's. */
-  private fallback(surface: string, policy: string | undefined): readonly Window[] {
-    if (policy !== undefined) return this.tollgate.policies[policy]?.[surface] ?? [];
-    const perSecond = (windows: readonly Window[]) => Math.min(...windows.map((w) => w.limit / w.windowMs));
-    const candidates = Object.values(this.tollgate.plans).flatMap((plan) => (plan.limits[surface] ? [plan.limits[surface]] : []));
-    return candidates.reduce((least, windows) => (perSecond(windows) < perSecond(least) ? windows : least), candidates[0] ?? []);
+  /** The plan whose windows the store last answered for the subject; else the most restrictive on the surface. */
+  private planOf(subject: string, surface: string): string | undefined {
+    const plans = Object.entries(this.tollgate.plans).filter(([, plan]) => plan.limits[surface] !== undefined);
+    const seen = this.seen.get(`${subject}\0${surface}`);
+    const same = (windows: readonly Window[]) => seen !== undefined && windows.length === seen.length && windows.every((w, i) => w.limit === seen[i]!.limit && w.windowMs === seen[i]!.windowMs);
+    const match = plans.find(([, plan]) => same(plan.limits[surface]!));
+    if (match) return match[0];
+    const perMs = (windows: readonly Window[]) => Math.min(...windows.map((w) => w.limit / w.windowMs));
+    return plans.reduce<[string, Plan] | undefined>((least, entry) => (least === undefined || perMs(entry[1].limits[surface]!) < perMs(least[1].limits[surface]!) ? entry : least), undefined)?.[0];
   }
 }
 

@@ -25,7 +25,7 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
   let client: TestClient;
   let tg: Tollgate;
   const counted: Array<{ value: number; attributes: TelemetryAttributes | undefined }> = [];
-  const apps: Record<'closed' | 'open' | 'local' | 'localCredits' | 'openSubject', App> = {} as never;
+  const apps: Record<'closed' | 'open' | 'local' | 'localCredits' | 'openSubject' | 'localPolicy', App> = {} as never;
   let known: { subject: string; key: string };
   let unseen: { subject: string; key: string };
 
@@ -34,7 +34,8 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
     client = await connectClient('ioredis', server.url, { offlineQueue: false });
     const degraded: CounterLike = { add: (value, attributes) => void counted.push({ value, attributes }) };
     const meter = { createCounter: (name: string): CounterLike => (name === TELEMETRY_NAMES.degraded ? degraded : { add() {} }) };
-    tg = createTollgate({ redis: client.adapter, plans: PLANS, timeoutMs: 300, telemetry: { meter } });
+    const policies = { signin: { api: [{ limit: 4, windowMs: DAY_MS }] } };
+    tg = createTollgate({ redis: client.adapter, plans: PLANS, policies, timeoutMs: 300, telemetry: { meter } });
     const account = async () => {
       const subject = accountId('down');
       await tg.accounts.create(subject, { plan: 'large' });
@@ -47,6 +48,7 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
     apps.local = await makeApp(tg, { ...byKey, onStoreError: 'local', instances: 2 });
     apps.localCredits = await makeApp(tg, { ...byKey, onStoreError: 'local', credits: 1 });
     apps.openSubject = await makeApp(tg, { subject: (h) => (typeof h['x-account'] === 'string' ? h['x-account'] : null), onStoreError: 'open' });
+    apps.localPolicy = await makeApp(tg, { subject: () => 'ip:203.0.113.7', policy: 'signin', onStoreError: 'local', instances: 2 });
     // While the store answers, the local limiter learns the known subject's windows (30 a day).
     const up = await get(apps.local, { 'x-api-key': known.key });
     expect(up.headers.get('x-ratelimit-limit')).toBe('30');
@@ -101,6 +103,11 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
     expect((await get(apps.local, { 'x-api-key': unseen.key })).status).toBe(429);
   });
 
+  it('"local" counts a policy subject by the policy\'s windows, divided by instances', async () => {
+    for (let i = 1; i <= 2; i++) expect((await get(apps.localPolicy)).body.pass).toMatchObject({ subject: 'ip:203.0.113.7', degraded: 'local' });
+    expect((await get(apps.localPolicy)).status).toBe(429);
+  });
+
   it('a request that pre-checks credits fails closed whatever onStoreError says', async () => {
     const reply = await get(apps.localCredits, { 'x-api-key': known.key });
     expect(reply.status).toBe(503);
@@ -110,8 +117,8 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
   it('telemetry counts each decision made without the store, by mode, surface and outcome', () => {
     const by = (mode: string, outcome: string) => counted.filter((c) => c.attributes?.['tollgate.mode'] === mode && c.attributes?.['tollgate.outcome'] === outcome).length;
     expect(by('open', 'passed')).toBe(3);
-    expect(by('local', 'passed')).toBe(20);
-    expect(by('local', 'denied')).toBe(2);
+    expect(by('local', 'passed')).toBe(22);
+    expect(by('local', 'denied')).toBe(3);
     expect(counted.every((c) => c.value === 1 && c.attributes?.['tollgate.surface'] === 'api')).toBe(true);
   });
 
