@@ -211,8 +211,13 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     expect(((await short.json()) as { error: object }).error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
   });
 
-  it('refuses options that name neither key nor subject', () => {
+  it('refuses options that name neither key nor subject, or a surface or policy the tables lack, naming the option and its value', () => {
     expect(() => checkRateLimitOptions({ tollgate: tg } as never)).toThrowError(/exactly one of key/);
+    const key = (req: IncomingMessage) => apiKey(req.headers);
+    expect(() => checkRateLimitOptions({ tollgate: tg, key, surface: 'serach' })).toThrowError(/surface "serach"/);
+    expect(() => checkRateLimitOptions({ tollgate: tg, subject: key, policy: 'signup' })).toThrowError(/policy "signup"/);
+    // A surface worked out per request is checked per request.
+    expect(() => checkRateLimitOptions({ tollgate: tg, key, surface: () => 'serach' })).not.toThrow();
   });
 });
 
@@ -220,7 +225,7 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
   let io: Redis;
   let tg: Tollgate;
   let app: FastifyInstance;
-  let url: string;
+  let site: App;
 
   beforeAll(async () => {
     io = await connectIoredis();
@@ -237,7 +242,7 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
       child.get('/child', async (request) => ({ pass: request.tollgate ?? null }));
     });
     await app.listen({ port: 0, host: '127.0.0.1' });
-    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    site = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
   });
   afterAll(async () => {
     await app.close();
@@ -253,9 +258,9 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
   it('checks the routes of the scope that registered it (and its children) added after it, not those before', async () => {
     const { subject, key: k } = await key();
     const headers = { 'x-api-key': k };
-    expect((await get({ url, close: async () => {} }, {}, '/before')).status).toBe(200);
-    expect((await get({ url, close: async () => {} }, {}, '/counted')).status).toBe(401);
-    const child = await get({ url, close: async () => {} }, headers, '/child');
+    expect((await get(site, {}, '/before')).status).toBe(200);
+    expect((await get(site, {}, '/counted')).status).toBe(401);
+    const child = await get(site, headers, '/child');
     expect(child.status).toBe(200);
     expect(child.body.pass).toMatchObject({ subject, surface: 'api' });
     expect(child.headers.get('x-ratelimit-remaining')).toBe('29');
@@ -263,15 +268,14 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
 
   it('lays a route\'s config.rateLimit over the plugin\'s options, and false leaves the route out', async () => {
     const { key: k } = await key();
-    const base = { url, close: async () => {} };
     const headers = { 'x-api-key': k };
-    const charged = await get(base, headers, '/charged');
+    const charged = await get(site, headers, '/charged');
     expect(charged.status).toBe(402);
     expect(charged.body.error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
-    const web = await get(base, headers, '/web');
+    const web = await get(site, headers, '/web');
     expect(web.body.pass).toMatchObject({ surface: 'web' });
     expect(web.headers.get('x-ratelimit-remaining')).toBe('28');
-    const free = await get(base, {}, '/free');
+    const free = await get(site, {}, '/free');
     expect(free).toMatchObject({ status: 200, body: { pass: null } });
     expect(free.headers.get('x-ratelimit-limit')).toBeNull();
   });
