@@ -83,7 +83,7 @@ export const rateLimit: FastifyPluginCallback<FastifyRateLimitOptions> = Object.
 function onRequest(options: FastifyRateLimitOptions): onRequestHookHandler {
   return function tollgateRateLimit(request, reply, done) {
     if (options.skip?.(request)) return done();
-    checkRequest(options, request).then(async (decision) => {
+    checkRequest(options, request).then((decision) => {
       if ("pass" in decision) {
         request.tollgate = decision.pass;
         reply.headers(decision.pass.headers);
