@@ -199,6 +199,7 @@ async function runHttp(admin: BenchClient, url: string, results: Results): Promi
       { key: "hono", name: HTTP_SCENARIO.hono, app: honoApp(tg), path: "/ping", apiKeys },
       { key: "fastifyPeer", name: HTTP_SCENARIO.fastifyPeer, app: fastifyRateLimitApp(io.raw), client: "ioredis", path: "/ping", apiKeys: accounts },
       { key: "fastify", name: HTTP_SCENARIO.fastify, app: fastifyApp(onIoredis), client: "ioredis", path: "/ping", apiKeys },
+      { key: "fastifySubject", name: HTTP_SCENARIO.fastifySubject, app: fastifyApp(onIoredis, "subject"), client: "ioredis", path: "/ping", apiKeys: accounts },
     ];
     if ("gap" in example) results.gaps.push(`HTTP through the Express example (free and charged endpoints): ${example.gap}.`);
     else targets.push(...example.targets);

@@ -46,6 +46,7 @@ export const HTTP_SCENARIO = {
   hono: "Hono (node server) + tollgate/hono rateLimit",
   fastifyPeer: "Fastify + @fastify/rate-limit (Redis store, ioredis)",
   fastify: "Fastify + tollgate/fastify rateLimit (ioredis)",
+  fastifySubject: "Fastify + tollgate/fastify rateLimit by subject, no key check (ioredis)",
 } as const;
 
 /** A server listening on 127.0.0.1 and a free port. */
@@ -147,9 +148,11 @@ export function honoApp(tg: Tollgate): { listen(): Promise<Listening> } {
   return { listen: () => listenNode(createServer(getRequestListener(app.fetch))) };
 }
 
-export function fastifyApp(tg: Tollgate): { listen(): Promise<Listening> } {
+/** With `by: "subject"`, the header is the account id, counted unverified as @fastify/rate-limit counts its key. */
+export function fastifyApp(tg: Tollgate, by: "key" | "subject" = "key"): { listen(): Promise<Listening> } {
+  const read = (request: FastifyRequest) => byKey(request.headers);
   return fastifyListening(async (app) => {
-    await app.register(fastifyPlugin, { tollgate: tg, key: (request: FastifyRequest) => byKey(request.headers) });
+    await app.register(fastifyPlugin, by === "key" ? { tollgate: tg, key: read } : { tollgate: tg, subject: read });
   });
 }
 
