@@ -4,11 +4,11 @@
 // last seen for the subject, each limit divided by `instances`. Neither verifies a key: the
 // pass names the key's subject, unverified, with `degraded`. A request that pre-checks credits
 // always fails closed, and telemetry counts each decision. Real apps on a Redis of this file's
-// own, killed and started again.
+// own, killed and started again, or paused past the call's timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, TELEMETRY_NAMES, type CounterLike, type TelemetryAttributes, type Tollgate } from '../src/index.ts';
-import { connectClient, waitUntil } from './faults/support.ts';
-import { FRAMEWORKS, get, type App, type Headers, type Options } from './helpers/frameworks.ts';
+import { connectClient, serverPid, waitUntil } from './faults/support.ts';
+import { expressApp, FRAMEWORKS, get, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { startRedisServer, type RedisServer } from './helpers/redisServer.ts';
 import { accountId, type TestClient } from './helpers/tollgate.ts';
 
@@ -128,5 +128,45 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
     const reply = await get(apps.local, { 'x-api-key': known.key });
     expect(reply.body.pass.degraded).toBeUndefined();
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
+  });
+});
+
+describe('onStoreError with the quota store paused (slower than timeoutMs)', () => {
+  let server: RedisServer;
+  let client: TestClient;
+  let app: App;
+  let pid: number;
+  let paused: { status: number; degraded: string | undefined; limit: string | null; ms: number };
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    client = await connectClient('ioredis', server.url, { offlineQueue: false });
+    const tg = createTollgate({ redis: client.adapter, plans: PLANS, timeoutMs: 200 });
+    const subject = accountId('paused');
+    await tg.accounts.create(subject, { plan: 'large' });
+    const { key } = await tg.keys.issue(subject);
+    app = await expressApp(tg, { key: apiKey, onStoreError: 'local' });
+    expect((await get(app, { 'x-api-key': key })).headers.get('x-ratelimit-limit')).toBe('30');
+    pid = await serverPid(server.port);
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const started = performance.now();
+      const reply = await get(app, { 'x-api-key': key });
+      paused = { status: reply.status, degraded: reply.body.pass?.degraded, limit: reply.headers.get('x-ratelimit-limit'), ms: performance.now() - started };
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+  });
+  afterAll(async () => {
+    await app?.close();
+    await client?.close();
+    await server?.stop();
+  });
+
+  it('decides locally once the call times out, on the windows the store answered before', () => {
+    expect(paused).toMatchObject({ status: 200, degraded: 'local', limit: '30' });
+    // The call waited for the timeout (200 ms), not for the store to come back.
+    expect(paused.ms).toBeGreaterThanOrEqual(190);
+    expect(paused.ms).toBeLessThan(2_000);
   });
 });
