@@ -49,8 +49,8 @@ describe('package manifest', () => {
     expect(manifest.bin).toEqual({ tollgate: './dist/cli.cjs' });
   });
 
-  it('takes node-redis, ioredis and @opentelemetry/api as optional peers in closed ranges, and has no dependencies', () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'ioredis', 'redis']);
+  it('takes node-redis, ioredis, @opentelemetry/api, Fastify and Hono as optional peers in closed ranges, and has no dependencies', () => {
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'fastify', 'hono', 'ioredis', 'redis']);
     for (const [peer, range] of Object.entries(manifest.peerDependencies)) {
       expect(manifest.peerDependenciesMeta[peer], peer).toEqual({ optional: true });
       expect(range, peer).toMatch(/^>=\S+ <\S+$/);
