@@ -5,11 +5,14 @@
 // real HTTP, the test Redis.
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { Response as ExpressResponse } from 'express';
+import Fastify, { type FastifyContextConfig, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Context as HonoContext } from 'hono';
+import type { Context as KoaContext } from 'koa';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateLimit as fastifyRateLimit } from '../src/fastify.ts';
-import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { rateLimit as fastifyRateLimit, type FastifyRouteRateLimit } from '../src/fastify.ts';
+import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type RateLimitPass, type Tollgate } from '../src/index.ts';
 import { FRAMEWORKS, get, listen, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
@@ -285,5 +288,19 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
     await other.register(fastifyRateLimit, { tollgate: tg, key: (request) => apiKey(request.headers) });
     expect(() => other.get('/x', { config: { rateLimit: { surface: 'serach' } } }, async () => ({}))).toThrowError(/surface "serach"/);
     await other.close();
+  });
+});
+
+describe('the pass is typed on every framework (module augmentation; checked by tsc)', () => {
+  it('res.locals.tollgate, ctx.state.tollgate, request.tollgate and c.get("tollgate") are RateLimitPass', () => {
+    // Never called: the compiler checks the types.
+    const typed = (res: ExpressResponse, ctx: KoaContext, request: FastifyRequest, c: HonoContext) => {
+      expectTypeOf(res.locals.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(ctx.state.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(request.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(c.get('tollgate')).toEqualTypeOf<RateLimitPass>();
+      expectTypeOf<FastifyContextConfig['rateLimit']>().toEqualTypeOf<FastifyRouteRateLimit | undefined>();
+    };
+    expect(typeof typed).toBe('function');
   });
 });
