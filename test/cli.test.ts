@@ -144,6 +144,14 @@ describe('the tollgate CLI', () => {
     expect(JSON.parse(run.stdout)).toEqual([subject, other, lapsed].sort());
   });
 
+  it('runs on ioredis too (--client ioredis): inspect, journal and accounts list', async () => {
+    const [inspect, journal, accounts] = await Promise.all([on('inspect', subject, '--json', '--client', 'ioredis'), on('journal', subject, '--json', '--client', 'ioredis'), on('accounts', 'list', '--json', '--client', 'ioredis')]);
+    expect(JSON.parse(inspect.stdout).credits).toMatchObject({ balance: 995, held: 2 });
+    expect(JSON.parse(journal.stdout).map((e: { kind: string }) => e.kind)).toEqual(['grant', 'charge', 'reserve']);
+    expect(JSON.parse(accounts.stdout)).toEqual([subject, other, lapsed].sort());
+    expect((await on('inspect', subject, '--client', 'valkey')).code).toBe(2);
+  });
+
   it('sweep ends lapsed holds with their refunds', async () => {
     const run = await on('sweep', '--json');
     expect(JSON.parse(run.stdout)).toMatchObject({ ended: 1 });

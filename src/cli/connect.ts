@@ -1,6 +1,6 @@
 /**
- * The operator CLI's connection: node-redis when the project has it installed, else ioredis,
- * to one server or (with --cluster) to a Redis Cluster seeded by the URL. Besides the adapter
+ * The operator CLI's connection: node-redis when the project has it installed, else ioredis
+ * (or the one --client names), to one server or (with --cluster) to a Redis Cluster seeded by the URL. Besides the adapter
  * tollgate runs its scripts through, the CLI sends a few plain commands: one routed by its
  * key (XRANGE over a journal), and SCAN on every master.
  */
@@ -19,13 +19,16 @@ export interface Connection {
 /** A server-side command sender (one server, or one master of a cluster). */
 type Send = (words: string[]) => Promise<unknown>;
 
-/** Connects with whichever client is installed; fails with a message naming both. */
-export async function connect(url: string, cluster: boolean): Promise<Connection> {
-  const nodeRedis = await optional<typeof import("redis")>("redis");
+/** The client packages the CLI can use. */
+export type ClientName = "node-redis" | "ioredis";
+
+/** Connects with the client asked for, else whichever is installed (node-redis first). */
+export async function connect(url: string, cluster: boolean, client?: ClientName): Promise<Connection> {
+  const nodeRedis = client === "ioredis" ? undefined : await optional<typeof import("redis")>("redis");
   if (nodeRedis) return cluster ? nodeRedisCluster(nodeRedis, url) : nodeRedisServer(nodeRedis, url);
-  const ioredis = await optional<typeof import("ioredis")>("ioredis");
+  const ioredis = client === "node-redis" ? undefined : await optional<typeof import("ioredis")>("ioredis");
   if (ioredis) return cluster ? ioredisCluster(ioredis, url) : ioredisServer(ioredis, url);
-  throw new Error("the tollgate CLI needs the redis (node-redis) or ioredis package installed beside it");
+  throw new Error(`the tollgate CLI needs ${client === "ioredis" ? "the ioredis package" : client === "node-redis" ? "the redis (node-redis) package" : "the redis (node-redis) or ioredis package"} installed beside it`);
 }
 
 async function optional<T>(name: string): Promise<T | undefined> {

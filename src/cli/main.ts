@@ -30,6 +30,7 @@ Options:
   --cluster           the URL is a node of a Redis Cluster
   --prefix <prefix>   the deployment's key prefix (default tg)
   --key-prefix <p>    the API keys' prefix (default tgk)
+  --client <name>     node-redis or ioredis (default: node-redis when installed, else ioredis)
   --json              print JSON only on stdout (messages go to stderr)
   --help              print this help
 
@@ -42,6 +43,7 @@ const OPTIONS = {
   cluster: { type: "boolean" },
   prefix: { type: "string" },
   "key-prefix": { type: "string" },
+  client: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   surface: { type: "string" },
@@ -133,7 +135,9 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
     const run = command(positionals, flags);
     const url = flags.redis ?? env.REDIS_URL;
     if (!url) throw new UsageError("no Redis to use: pass --redis <url> or set REDIS_URL");
-    connection = await connect(url, flags.cluster === true);
+    const client = flags.client;
+    if (client !== undefined && client !== "node-redis" && client !== "ioredis") throw new UsageError(`--client must be node-redis or ioredis (got "${client}")`);
+    connection = await connect(url, flags.cluster === true, client);
     const outcome = await run({ connection, prefix: flags.prefix ?? "tg", keyPrefix: flags["key-prefix"] ?? "tgk" });
     // journal --format json prints JSON without --json too.
     const asJson = flags.json || (positionals[0] === "journal" && flags.format === "json");
