@@ -5,14 +5,13 @@
  * and one-process apps: several processes share nothing, and nothing survives a restart
  * (docs/concepts.md, "In memory").
  */
-import type { Accounts, CreditsApi, Holds, Idempotency, Keys, Limits } from "./concepts.ts";
+import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
+import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
+import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
 import type { Interval } from "./cycles.ts";
-import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
-import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
-import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./credits.ts";
-import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
-import type { BeginOutcome, IdempotencyClaim } from "./idempotency.ts";
-import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from "./limits.ts";
+import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
+import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
+import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
 import type { PlanTable, PolicyTable } from "./plans.ts";
@@ -23,11 +22,23 @@ import { count } from "./validate.ts";
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
 
+/** What each concept offers a caller: its public members (the classes on Redis also hold their context). */
+type Face<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The concept's class type, for an object that has each of its public members. The classes
+ * on Redis also carry their context, a private member no caller can reach: the `implements`
+ * clauses below check every member a caller can.
+ */
+function as<T>(face: Face<T>): T {
+  return face as T;
+}
+
 /** The same shape as the Tollgate of src/tollgate.ts (declared there, made here). */
 export interface MemoryTollgate {
   accounts: Accounts;
   limits: Limits;
-  credits: CreditsApi;
+  credits: Credits;
   holds: Holds;
   keys: Keys;
   idempotency: Idempotency;
@@ -42,12 +53,12 @@ export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
   const clock = options.clock ?? Date.now;
   const model = new TollgateModel({ ...options, clock });
   return {
-    accounts: new MemoryAccounts(model),
-    limits: new MemoryLimits(model),
-    credits: new MemoryCredits(model),
-    holds: new MemoryHolds(model),
-    keys: new MemoryKeys(model),
-    idempotency: new MemoryIdempotency(model),
+    accounts: as<Accounts>(new MemoryAccounts(model)),
+    limits: as<Limits>(new MemoryLimits(model)),
+    credits: as<Credits>(new MemoryCredits(model)),
+    holds: as<Holds>(new MemoryHolds(model)),
+    keys: as<Keys>(new MemoryKeys(model)),
+    idempotency: as<Idempotency>(new MemoryIdempotency(model)),
     usage: async (subject, usageOptions) => model.usage(subject, usageOptions),
     plans: model.plans,
     policies: model.policies,
@@ -72,7 +83,7 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   return createMemoryTollgate({ ...rest, plans, policies });
 }
 
-class MemoryAccounts implements Accounts {
+class MemoryAccounts implements Face<Accounts> {
   constructor(private readonly model: TollgateModel) {}
   async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
     return this.model.accounts.create(subject, options);
@@ -94,7 +105,7 @@ class MemoryAccounts implements Accounts {
   }
 }
 
-class MemoryLimits implements Limits {
+class MemoryLimits implements Face<Limits> {
   constructor(private readonly model: TollgateModel) {}
   async admit(subject: string, options?: AdmitOptions): Promise<Admission> {
     return this.model.limits.admit(subject, options);
@@ -111,7 +122,7 @@ class MemoryLimits implements Limits {
   }
 }
 
-class MemoryCredits implements CreditsApi {
+class MemoryCredits implements Face<Credits> {
   constructor(private readonly model: TollgateModel) {}
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     return this.model.credits.charge(subject, request);
@@ -124,7 +135,7 @@ class MemoryCredits implements CreditsApi {
   }
 }
 
-class MemoryHolds implements Holds {
+class MemoryHolds implements Face<Holds> {
   constructor(private readonly model: TollgateModel) {}
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
     return this.model.holds.open(subject, request);
@@ -158,7 +169,7 @@ class MemoryHolds implements Holds {
   }
 }
 
-class MemoryKeys implements Keys {
+class MemoryKeys implements Face<Keys> {
   constructor(private readonly model: TollgateModel) {}
   async issue(subject: string, options?: IssueKeyOptions): Promise<IssuedKey> {
     return this.model.keys.issue(subject, options);
@@ -179,7 +190,7 @@ class MemoryKeys implements Keys {
   }
 }
 
-class MemoryIdempotency implements Idempotency {
+class MemoryIdempotency implements Face<Idempotency> {
   constructor(private readonly model: TollgateModel) {}
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     return this.model.idempotency.begin(subject, key, body);

@@ -28,6 +28,7 @@ export function limitsOf(plan: Plan & { name: string }): AccountLimits {
 export class ModelAccounts {
   constructor(private readonly core: ModelCore) {}
 
+  /** Opens an account on a plan with its first cycle; AccountExistsError when it has one. */
   create(subject: string, options: CreateAccountOptions): { subject: string; plan: string; cycle: Cycle } {
     const id = subjectId(subject);
     const plan = planNamed(this.core.plans, options?.plan);
@@ -62,6 +63,7 @@ export class ModelAccounts {
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
   }
 
+  /** Starts a new cycle now, re-anchoring the account here. */
   startCycle(subject: string, options: { every?: Interval } = {}): Cycle {
     subjectId(subject);
     const interval = options.every ? intervalArgs(options.every) : undefined;
@@ -72,6 +74,7 @@ export class ModelAccounts {
     return cycleOf(a);
   }
 
+  /** Moves the account to another plan: windows and holds rules at once, the allowance from the next cycle (or now with startNewCycle). */
   changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Cycle {
     subjectId(subject);
     const plan = planNamed(this.core.plans, planName);
@@ -85,10 +88,12 @@ export class ModelAccounts {
     return cycleOf(a);
   }
 
+  /** The plan's numbers as the account holds them. */
   limits(subject: string): AccountLimits {
     return structuredClone(this.core.account(subject).plan);
   }
 
+  /** Summaries of the account's ended cycles, oldest first. */
   endedCycles(subject: string): EndedCycle[] {
     return endedList(this.core.account(subject));
   }

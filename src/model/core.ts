@@ -40,9 +40,13 @@ export interface ModelOptions {
 
 /** An API key as the model holds it (never the key itself: its digest). */
 export interface ModelKey {
+  /** The key's id. */
   keyId: string;
+  /** The digest of the whole key (the key itself is never kept). */
   digest: string;
+  /** The label given at issue. */
   name: string;
+  /** When it was issued (ms). */
   createdAt: number;
   /** 0: never. */
   expiresAt: number;
@@ -52,11 +56,13 @@ export interface ModelKey {
 
 /** An Idempotency-Key record: pending under a claim's token until `expiresAt`, or done. */
 export interface ModelIdempotencyRecord {
+  /** The fingerprint of the request body the key was first used with. */
   fingerprint: string;
   /** The claim's token while pending. */
   token: string;
   /** Until when a pending claim holds (by the model's clock); a done record is kept idempotencyTtlMs. */
   claimedUntil: number;
+  /** The stored outcome; null while the key is claimed. */
   outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } | null;
 }
 

@@ -14,6 +14,7 @@ import { accountCounters, countWindows, limitState, policyCounters, resetWindows
 export class ModelLimits {
   constructor(private readonly core: ModelCore) {}
 
+  /** Counts a request of `cost` in every window of the surface, with the credit pre-check; a denial counts nothing. */
   admit(subject: string, options: AdmitOptions = {}): Admission {
     const id = subjectId(subject);
     const { cost, credits } = admitArgs(options);
@@ -35,12 +36,14 @@ export class ModelLimits {
     return admission(counted, credits, now >= a.cycleEnd ? a.nextAllowance : a.balance);
   }
 
+  /** The surface's windows as they stand, counting nothing. */
   peek(subject: string, options: LimitTarget = {}): LimitState {
     const id = subjectId(subject);
     const target = this.target(id, options);
     return limitState(countWindows(this.core.counters, target.base, target.windows, this.core.now(), this.core.staggerOf(id), 0));
   }
 
+  /** Clears the subject's counts on the surface. */
   reset(subject: string, options: LimitTarget = {}): void {
     const id = subjectId(subject);
     const target = this.target(id, options);
