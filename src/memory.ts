@@ -107,8 +107,13 @@ class MemoryAccounts implements Face<Accounts> {
 
 class MemoryLimits implements Face<Limits> {
   constructor(private readonly model: TollgateModel) {}
-  async admit(subject: string, options?: AdmitOptions): Promise<Admission> {
-    return this.model.limits.admit(subject, options);
+  // The hot path: a settled promise without an async frame.
+  admit(subject: string, options?: AdmitOptions): Promise<Admission> {
+    try {
+      return Promise.resolve(this.model.limits.admit(subject, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
   /** Memory needs no deny cache: there is none to read. */
   denied(_subject: string, _options: LimitTarget & { policy: string }): Denial | undefined {

@@ -12,7 +12,7 @@ import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
 import { newestFirst, publicHold } from "./holds.ts";
-import { accountCounters, countWindows } from "./windows.ts";
+import { countWindows } from "./windows.ts";
 
 /** The plan's numbers as an account holds them. */
 export function limitsOf(plan: Plan & { name: string }): AccountLimits {
@@ -58,6 +58,7 @@ export class ModelAccounts {
       history: new Map(),
       journal: { cycle: 0, entries: 0, balance: 0, spent: 0, held: 0 },
       keys: new Map(),
+      windows: new Map(),
     };
     this.core.state.set(id, account);
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
@@ -109,7 +110,7 @@ export class ModelAccounts {
       credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(this.core.counters, accountCounters(id, surface), windows, now, stagger, 0).states])),
+      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windows, now, stagger, 0).states])),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
     };

@@ -10,7 +10,7 @@ import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
 import { count, subjectId } from "../validate.ts";
 import { staggerOf } from "../windows.ts";
 import { ExpiringMap } from "./expiring.ts";
-import type { WindowCounters } from "./windows.ts";
+import type { Slot, WindowCounters } from "./windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
@@ -104,6 +104,8 @@ export interface ModelAccount {
   journal: { cycle: number; entries: number; balance: number; spent: number; held: number };
   /** API keys by id. */
   keys: Map<string, ModelKey>;
+  /** Window counts by surface: one slot per window length counted. */
+  windows: Map<string, Slot[]>;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */
@@ -132,7 +134,7 @@ export class ModelCore {
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
   readonly state = new Map<string, ModelAccount>();
-  /** Window counters: expired windows are dropped as new ones are counted. */
+  /** Policy subjects' window counts, dropped once no read can reach them (accounts keep their own). */
   readonly counters: WindowCounters = new ExpiringMap();
   /** Idempotency-Key records by `<subject>\0<key>`. */
   readonly idempotency = new ExpiringMap<ModelIdempotencyRecord>();
@@ -162,7 +164,7 @@ export class ModelCore {
 
   /** The clock's time, in whole ms. */
   now(): number {
-    return Math.floor(this.clock());
+    return this.clock === Date.now ? Date.now() : Math.floor(this.clock());
   }
 
   /** The subject's offset of fixed windows: 0 without stagger. */
