@@ -3,7 +3,7 @@
  * model (src/model/) behind the same async API as the tollgate on Redis, with the same
  * outcomes, the same typed errors and the same checks before anything is touched. For tests
  * and one-process apps: several processes share nothing, and nothing survives a restart
- * (docs/concepts.md, "In memory").
+ * (docs/memory.md).
  */
 import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
 import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";

@@ -146,7 +146,7 @@ const HOUR_MS = 3_600_000;
 /**
  * Makes a tollgate: checks the options (plans, policies, bounds) once, throwing
  * InvalidInputError or UnknownPlanError before Redis is touched, and wires every concept to
- * one script runner on the given client. A raw node-redis or ioredis client is refused with
+ * one script runner on the given client (or, with `memory: true`, to this process's memory). A raw node-redis or ioredis client is refused with
  * an InvalidInputError that names fromNodeRedis / fromIoredis.
  *
  * @example
@@ -160,6 +160,8 @@ const HOUR_MS = 3_600_000;
  *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
  *   policies: { signin: { web: [{ limit: 10, windowMs: 60_000 }] } },
  * });
+ * // The same API in this process's memory, for tests and one-process apps:
+ * const inMemory = createTollgate({ memory: true, plans: tollgate.plans, clock: () => testClock.now });
  * ```
  */
 export function createTollgate(options: TollgateOptions): Tollgate {
