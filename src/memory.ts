@@ -14,7 +14,6 @@ import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.
 import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
-import type { PlanTable, PolicyTable } from "./plans.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
 import type { Usage } from "./usage.ts";
 import { count } from "./validate.ts";
@@ -34,22 +33,11 @@ function as<T>(face: Face<T>): T {
   return face as T;
 }
 
-/** The same shape as the Tollgate of src/tollgate.ts (declared there, made here). */
-export interface MemoryTollgate {
-  accounts: Accounts;
-  limits: Limits;
-  credits: Credits;
-  holds: Holds;
-  keys: Keys;
-  idempotency: Idempotency;
-  usage(subject: string, options?: { surface?: string }): Promise<Usage>;
-  readonly plans: PlanTable;
-  readonly policies: PolicyTable;
-  close(): Promise<void>;
-}
-
-/** Makes a tollgate in memory: the options are checked here, as createTollgate checks them. */
-export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
+/**
+ * Makes a tollgate in memory: the options are checked here, as createTollgate checks them.
+ * createTollgate gives it the Tollgate type, which checks it has every member.
+ */
+export function createMemoryTollgate(options: MemoryOptions) {
   const clock = options.clock ?? Date.now;
   const model = new TollgateModel({ ...options, clock });
   return {
@@ -59,10 +47,10 @@ export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
     holds: as<Holds>(new MemoryHolds(model)),
     keys: as<Keys>(new MemoryKeys(model)),
     idempotency: as<Idempotency>(new MemoryIdempotency(model)),
-    usage: async (subject, usageOptions) => model.usage(subject, usageOptions),
+    usage: async (subject: string, usageOptions?: { surface?: string }): Promise<Usage> => model.usage(subject, usageOptions),
     plans: model.plans,
     policies: model.policies,
-    close: async () => {},
+    close: async (): Promise<void> => {},
   };
 }
 
@@ -71,7 +59,7 @@ export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
  * divided by `instances` (at least 1 request each): the share of one of `instances` app
  * servers, to limit on while the shared store is out of reach.
  */
-export function createLocalLimiter(options: MemoryOptions & { instances: number }): MemoryTollgate {
+export function createLocalLimiter(options: MemoryOptions & { instances: number }): ReturnType<typeof createMemoryTollgate> {
   const { instances, ...rest } = options;
   count("instances", instances, 1);
   const share = <T extends { limit: number }>(w: T): T => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) });

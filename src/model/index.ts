@@ -16,7 +16,7 @@ export type { ModelHolds } from "./holds.ts";
 export type { ModelKeys } from "./keys.ts";
 export type { ModelIdempotency } from "./idempotency.ts";
 export type { ExpiringMap } from "./expiring.ts";
-export type { WindowCounters } from "./windows.ts";
+export type { Slot, WindowCounters } from "./windows.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
 export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";

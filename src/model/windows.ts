@@ -11,9 +11,13 @@ import type { ExpiringMap } from "./expiring.ts";
 
 /** The counts of one window length: `count` in window number `window`, `previous` in the one before. */
 export interface Slot {
+  /** The window length these counts are of. */
   windowMs: number;
+  /** The number of the window last counted in (time / windowMs, after the subject's offset). */
   window: number;
+  /** Requests counted in that window. */
   count: number;
+  /** Requests counted in the window before it. */
   previous: number;
 }
 
@@ -39,7 +43,6 @@ function slotOf(slots: Slot[], windowMs: number): Slot | undefined {
  * for none).
  */
 export function countWindows(slots: Slot[], windows: readonly Window[], now: number, stagger: number, cost: number): Counted {
-  if (windows.length === 1) return countOne(slots, windows[0]!, now, stagger, cost);
   let outcome: Counted["outcome"] = "ok";
   const n = windows.length;
   const states: RateLimitState[] = new Array(n);
@@ -75,37 +78,6 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     if (counted) add(slots, windows[i]!.windowMs, indexes[i]!, cost);
   }
   return { outcome, states, retries };
-}
-
-/** Nothing denied: every retry 0 (shared, never written). */
-const NO_RETRY: readonly number[] = Object.freeze([0]);
-
-/** countWindows for a surface of one window, the common case: the same rule, fewer objects. */
-function countOne(slots: Slot[], w: Window, now: number, stagger: number, cost: number): Counted {
-  const W = w.windowMs;
-  const sliding = w.algorithm === "sliding";
-  const offset = sliding || stagger === 0 ? 0 : stagger % W;
-  const window = Math.floor((now - offset) / W);
-  const elapsed = now - offset - window * W;
-  const slot = slotOf(slots, W);
-  const current = slot !== undefined && slot.window === window ? slot.count : 0;
-  const previous = !sliding || slot === undefined ? 0 : slot.window === window ? slot.previous : slot.window === window - 1 ? slot.count : 0;
-  const used = sliding ? estimate(previous, current, elapsed, W) : current;
-  const state: RateLimitState = { limit: w.limit, remaining: 0, resetMs: W - elapsed, windowMs: W, algorithm: w.algorithm ?? "fixed" };
-  if (cost > w.limit) {
-    state.remaining = Math.max(0, w.limit - used);
-    return { outcome: "cost_exceeds_limit", states: [state], retries: [-1] };
-  }
-  if (cost > 0 && used + cost > w.limit) {
-    state.remaining = Math.max(0, w.limit - used);
-    return { outcome: "rate_limited", states: [state], retries: [sliding ? slidingRetry(previous, current, elapsed, W, w.limit, cost) : W - elapsed] };
-  }
-  if (cost > 0) {
-    if (slot !== undefined && slot.window === window) slot.count += cost;
-    else add(slots, W, window, cost);
-  }
-  state.remaining = Math.max(0, w.limit - used - cost);
-  return { outcome: "ok", states: [state], retries: NO_RETRY as number[] };
 }
 
 /**
