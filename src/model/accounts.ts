@@ -59,6 +59,7 @@ export class ModelAccounts {
       journal: { cycle: 0, entries: 0, balance: 0, spent: 0, held: 0 },
       keys: new Map(),
       windows: new Map(),
+      hot: undefined,
     };
     this.core.state.set(id, account);
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
@@ -84,6 +85,7 @@ export class ModelAccounts {
     const now = this.core.now();
     roll(a, now);
     a.plan = limitsOf(plan);
+    a.hot = undefined;
     a.nextAllowance = plan.credits.allowance;
     if (options.startNewCycle) reanchor(a, now, interval?.unit, interval?.length);
     return cycleOf(a);

@@ -8,7 +8,7 @@ import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
 import { count, subjectId } from "../validate.ts";
-import { staggerOf } from "../windows.ts";
+import { staggerOf, type Window } from "../windows.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { Slot, WindowCounters } from "./windows.ts";
 
@@ -106,6 +106,8 @@ export interface ModelAccount {
   keys: Map<string, ModelKey>;
   /** Window counts by surface: one slot per window length counted. */
   windows: Map<string, Slot[]>;
+  /** The surface last admitted on, with its windows and counts (a cache a plan change clears). */
+  hot: { surface: string; windows: readonly Window[]; slots: Slot[] } | undefined;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */

@@ -22,7 +22,9 @@ export class ModelLimits {
     const a = typeof subject === "string" ? this.core.state.get(subject) : undefined;
     const id = a === undefined ? subjectId(subject) : subject;
     if (options === NO_OPTIONS || (options.cost === undefined && options.credits === undefined && options.policy === undefined)) {
-      return this.admitAccount(id, this.core.accountSurface(options.surface ?? "api"), 1, 0, a);
+      const surface = options.surface ?? "api";
+      // The surface the account was last admitted on was checked then.
+      return this.admitAccount(id, a?.hot?.surface === surface ? surface : this.core.accountSurface(surface), 1, 0, a);
     }
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) return this.admitAccount(id, this.core.accountSurface(options.surface ?? "api"), cost, credits, a);
@@ -47,9 +49,13 @@ export class ModelLimits {
   admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount): Admission {
     const a = account ?? this.core.state.get(subject);
     if (a === undefined) throw new AccountNotFoundError(subject);
-    const windows = surfaceWindows(a.plan.limits, subject, surface);
+    let hot = a.hot;
+    if (hot === undefined || hot.surface !== surface) {
+      hot = { surface, windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
+      a.hot = hot;
+    }
+    const { windows, slots } = hot;
     const now = this.core.now();
-    const slots = slotsOf(a, surface);
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
     if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
