@@ -7,7 +7,7 @@
  *   BENCH_SECONDS=3          measured time per cell       BENCH_WARMUP=1   warm-up per cell
  *   BENCH_QUICK=1            0.5 s cells, 10,000 accounts for memory (a smoke run)
  *   BENCH_CONCURRENCY=1,16,64                             BENCH_MEMORY_ACCOUNTS=100000
- *   BENCH_ONLY=requests,holds,http,memory (sections)      BENCH_OUT=bench/results
+ *   BENCH_ONLY=requests,holds,http,memory,inprocess (sections)   BENCH_OUT=bench/results
  *   BENCH_HTTP_ROWS=hono,expressMiddleware,...   only these rows of the http section (keys of HTTP_SCENARIO)
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -37,6 +37,7 @@ import {
   type HttpTarget,
 } from "./scenarios/http.ts";
 import { holdScenarios, type HoldKey } from "./scenarios/holds.ts";
+import { inProcessScenarios, type InProcessKey } from "./scenarios/inprocess.ts";
 import { measureMemory } from "./scenarios/memory.ts";
 import { requestScenarios, type RequestKey, type Scenario } from "./scenarios/requests.ts";
 
@@ -48,7 +49,7 @@ const config = {
   concurrency: (env.BENCH_CONCURRENCY ?? "1,16,64").split(",").map(Number),
   memoryAccounts: Number(env.BENCH_MEMORY_ACCOUNTS ?? (quick ? 10_000 : 100_000)),
 };
-const sections = new Set((env.BENCH_ONLY ?? "requests,holds,http,memory").split(","));
+const sections = new Set((env.BENCH_ONLY ?? "requests,holds,http,memory,inprocess").split(","));
 const outDir = path.resolve(env.BENCH_OUT ?? fileURLToPath(new URL("./results", import.meta.url)));
 const command = [
   ...Object.entries(env)
@@ -69,10 +70,13 @@ const HOLD_ORDER: ReadonlyArray<readonly [HoldKey, number]> = [
   ["open1", 2], ["open5000", 2], ["rawOpen", 2], ["reserve01", 2],
 ];
 
+const IN_PROCESS_ORDER: ReadonlyArray<readonly [InProcessKey, number]> = [["memoryAdmit", 1], ["rlfMemory", 1], ["memoryAdmit", 2], ["rlfMemory", 2]];
+
 // HTTP cells are added once we know whether the example server can run.
 let cellsPlanned =
   (sections.has("requests") ? CLIENT_NAMES.length * config.concurrency.length * REQUEST_ORDER.length : 0) +
-  (sections.has("holds") ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0);
+  (sections.has("holds") ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0) +
+  (sections.has("inprocess") ? config.concurrency.length * IN_PROCESS_ORDER.length : 0);
 let cellsDone = 0;
 
 function progress(label: string, m: Measurement, extra = ""): void {
@@ -144,6 +148,18 @@ async function main(): Promise<void> {
         }
       } finally {
         await client.close();
+      }
+    }
+
+    if (sections.has("inprocess")) {
+      const scenarios = await inProcessScenarios();
+      for (const c of config.concurrency) {
+        for (const [key, run] of IN_PROCESS_ORDER) {
+          const scenario = scenarios[key];
+          const m = await measure(scenario.op, { concurrency: c, seconds: config.seconds, warmupSeconds: config.warmupSeconds });
+          results.rows.push({ section: "inprocess", key, name: scenario.name, client: "memory", run, m });
+          progress(`memory c=${c} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, `  cpu/op: ${m.cpuUsPerOp.toFixed(1)} µs`);
+        }
       }
     }
 

@@ -10,7 +10,9 @@
  *   Express thread busy µs per request vs express-rate-limit + rate-limit-redis at 16 and 64
  *     connections: keys.verify middleware <= 1x, the example's free endpoint <= 1.2x;
  *   memory: an idle account without keys <= 256 bytes, its first key <= 120 bytes more;
- *   telemetry (issue 13): admit's client CPU with the API and no SDK <= 1.1x telemetry: false.
+ *   telemetry: admit's client CPU with the API and no SDK <= 1.1x telemetry: false;
+ *   in memory: admit ops/s >= 1.0x RateLimiterMemory consume and >= 10x the Redis admit
+ *     (node-redis), at each judged c.
  * Both clients are judged where the issue says "both".
  */
 import { BASELINE, type BaselineValue } from "./baseline.ts";
@@ -102,6 +104,16 @@ export function targets(results: Results): Target[] {
   opsVs("node-redis", "admit", "admit", 1.25);
   opsVs("node-redis", "precheck", "admit + pre-check", 1.15);
   opsVs("ioredis", "admit", "admit", 1.0);
+
+  // The memory tollgate's admit vs the in-memory peer, and vs its own admit on Redis.
+  for (const c of judged) {
+    const memory = meanOps(rowsOf(results, "inprocess", "memoryAdmit", "memory", c));
+    const peer = meanOps(rowsOf(results, "inprocess", "rlfMemory", "memory", c));
+    const redis = meanOps(rowsOf(results, "requests", "admit", "node-redis", c));
+    if (memory === undefined) continue;
+    push(`ops:memoryAdmit:c${c}`, "ops/s: memory admit ≥ 1.00× RateLimiterMemory consume", div(memory, peer), `${fmtOps(memory)} / ${fmtOps(peer)} ops/s (c=${c})`, (v) => v >= 1);
+    push(`ops:memoryAdmitVsRedis:c${c}`, "ops/s: memory admit ≥ 10× the Redis admit (node-redis)", div(memory, redis), `${fmtOps(memory)} / ${fmtOps(redis)} ops/s (c=${c})`, (v) => v >= 10);
+  }
 
   // Telemetry with @opentelemetry/api installed and no SDK (the default) vs telemetry: false:
   // client CPU per admit, pooled over the judged concurrencies, within this machine's noise.

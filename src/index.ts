@@ -11,16 +11,15 @@ export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
 export { DEFAULT_PLANS, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "./plans.ts";
 export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
-export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
-export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
-export type { ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
-export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
-export type { IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
-export type { Accounts, Limits, CreditsApi, Holds, Keys, Idempotency } from "./concepts.ts";
+export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
+export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
+export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
+export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
+export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
 export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "./records.ts";
 export { canonicalJson } from "./canonicalJson.ts";
-export { fingerprint, type IdempotencyClaim, type BeginOutcome, type StoredOutcome } from "./idempotency.ts";
+export { fingerprint, type Idempotency, type IdempotencyClaim, type BeginOutcome, type StoredOutcome } from "./idempotency.ts";
 export {
   TollgateError,
   InvalidInputError,

@@ -3,19 +3,17 @@
  * model (src/model/) behind the same async API as the tollgate on Redis, with the same
  * outcomes, the same typed errors and the same checks before anything is touched. For tests
  * and one-process apps: several processes share nothing, and nothing survives a restart
- * (docs/concepts.md, "In memory").
+ * (docs/memory.md).
  */
-import type { Accounts, CreditsApi, Holds, Idempotency, Keys, Limits } from "./concepts.ts";
+import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
+import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
+import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
 import type { Interval } from "./cycles.ts";
-import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
-import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
-import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./credits.ts";
-import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
-import type { BeginOutcome, IdempotencyClaim } from "./idempotency.ts";
-import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from "./limits.ts";
+import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
+import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
+import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
-import type { PlanTable, PolicyTable } from "./plans.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
 import type { Usage } from "./usage.ts";
 import { count } from "./validate.ts";
@@ -23,35 +21,36 @@ import { count } from "./validate.ts";
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
 
-/** The same shape as the Tollgate of src/tollgate.ts (declared there, made here). */
-export interface MemoryTollgate {
-  accounts: Accounts;
-  limits: Limits;
-  credits: CreditsApi;
-  holds: Holds;
-  keys: Keys;
-  idempotency: Idempotency;
-  usage(subject: string, options?: { surface?: string }): Promise<Usage>;
-  readonly plans: PlanTable;
-  readonly policies: PolicyTable;
-  close(): Promise<void>;
+/** What each concept offers a caller: its public members (the classes on Redis also hold their context). */
+type Face<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The concept's class type, for an object that has each of its public members. The classes
+ * on Redis also carry their context, a private member no caller can reach: the `implements`
+ * clauses below check every member a caller can.
+ */
+function as<T>(face: Face<T>): T {
+  return face as T;
 }
 
-/** Makes a tollgate in memory: the options are checked here, as createTollgate checks them. */
-export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
+/**
+ * Makes a tollgate in memory: the options are checked here, as createTollgate checks them.
+ * createTollgate gives it the Tollgate type, which checks it has every member.
+ */
+export function createMemoryTollgate(options: MemoryOptions) {
   const clock = options.clock ?? Date.now;
   const model = new TollgateModel({ ...options, clock });
   return {
-    accounts: new MemoryAccounts(model),
-    limits: new MemoryLimits(model),
-    credits: new MemoryCredits(model),
-    holds: new MemoryHolds(model),
-    keys: new MemoryKeys(model),
-    idempotency: new MemoryIdempotency(model),
-    usage: async (subject, usageOptions) => model.usage(subject, usageOptions),
+    accounts: as<Accounts>(new MemoryAccounts(model)),
+    limits: as<Limits>(new MemoryLimits(model)),
+    credits: as<Credits>(new MemoryCredits(model)),
+    holds: as<Holds>(new MemoryHolds(model)),
+    keys: as<Keys>(new MemoryKeys(model)),
+    idempotency: as<Idempotency>(new MemoryIdempotency(model)),
+    usage: async (subject: string, usageOptions?: { surface?: string }): Promise<Usage> => model.usage(subject, usageOptions),
     plans: model.plans,
     policies: model.policies,
-    close: async () => {},
+    close: async (): Promise<void> => {},
   };
 }
 
@@ -60,7 +59,7 @@ export function createMemoryTollgate(options: MemoryOptions): MemoryTollgate {
  * divided by `instances` (at least 1 request each): the share of one of `instances` app
  * servers, to limit on while the shared store is out of reach.
  */
-export function createLocalLimiter(options: MemoryOptions & { instances: number }): MemoryTollgate {
+export function createLocalLimiter(options: MemoryOptions & { instances: number }): ReturnType<typeof createMemoryTollgate> {
   const { instances, ...rest } = options;
   count("instances", instances, 1);
   const share = <T extends { limit: number }>(w: T): T => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) });
@@ -73,7 +72,7 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   return createMemoryTollgate({ ...rest, plans, ...(Object.keys(policies).length > 0 && { policies }) });
 }
 
-class MemoryAccounts implements Accounts {
+class MemoryAccounts implements Face<Accounts> {
   constructor(private readonly model: TollgateModel) {}
   async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
     return this.model.accounts.create(subject, options);
@@ -95,10 +94,15 @@ class MemoryAccounts implements Accounts {
   }
 }
 
-class MemoryLimits implements Limits {
+class MemoryLimits implements Face<Limits> {
   constructor(private readonly model: TollgateModel) {}
-  async admit(subject: string, options?: AdmitOptions): Promise<Admission> {
-    return this.model.limits.admit(subject, options);
+  // The hot path: a settled promise without an async frame.
+  admit(subject: string, options?: AdmitOptions): Promise<Admission> {
+    try {
+      return Promise.resolve(this.model.limits.admit(subject, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
   /** Memory needs no deny cache: there is none to read. */
   denied(_subject: string, _options: LimitTarget & { policy: string }): Denial | undefined {
@@ -112,7 +116,7 @@ class MemoryLimits implements Limits {
   }
 }
 
-class MemoryCredits implements CreditsApi {
+class MemoryCredits implements Face<Credits> {
   constructor(private readonly model: TollgateModel) {}
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     return this.model.credits.charge(subject, request);
@@ -125,7 +129,7 @@ class MemoryCredits implements CreditsApi {
   }
 }
 
-class MemoryHolds implements Holds {
+class MemoryHolds implements Face<Holds> {
   constructor(private readonly model: TollgateModel) {}
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
     return this.model.holds.open(subject, request);
@@ -159,7 +163,7 @@ class MemoryHolds implements Holds {
   }
 }
 
-class MemoryKeys implements Keys {
+class MemoryKeys implements Face<Keys> {
   constructor(private readonly model: TollgateModel) {}
   async issue(subject: string, options?: IssueKeyOptions): Promise<IssuedKey> {
     return this.model.keys.issue(subject, options);
@@ -180,7 +184,7 @@ class MemoryKeys implements Keys {
   }
 }
 
-class MemoryIdempotency implements Idempotency {
+class MemoryIdempotency implements Face<Idempotency> {
   constructor(private readonly model: TollgateModel) {}
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     return this.model.idempotency.begin(subject, key, body);

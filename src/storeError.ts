@@ -14,7 +14,7 @@ import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./http.ts";
 import type { Admission } from "./limits.ts";
 import type { RateLimitDecision, RateLimitOptions } from "./middleware.ts";
-import { createLocalLimiter, type MemoryTollgate } from "./memory.ts";
+import { createLocalLimiter } from "./memory.ts";
 import type { Plan } from "./plans.ts";
 import type { Tollgate } from "./tollgate.ts";
 import { count } from "./validate.ts";
@@ -91,7 +91,7 @@ class LocalLimiter {
   private readonly seen = new Map<string, readonly Window[]>();
   /** The plan each subject holds in the limiter's memory. */
   private readonly placed = new Map<string, string>();
-  private readonly memory: MemoryTollgate;
+  private readonly memory: ReturnType<typeof createLocalLimiter>;
 
   constructor(
     private readonly tollgate: Tollgate,

@@ -2,16 +2,15 @@
  * createTollgate: validates the host's options once and wires the concept modules to one
  * script runner. Everything a server needs hangs off the returned object.
  */
-import { Accounts as AccountsOnRedis } from "./accounts.ts";
-import { Keys as KeysOnRedis } from "./apiKeys.ts";
-import type { Accounts, CreditsApi, Holds, Idempotency, Keys, Limits } from "./concepts.ts";
+import { Accounts } from "./accounts.ts";
+import { Keys } from "./apiKeys.ts";
 import { makeContext } from "./context.ts";
-import { Credits as CreditsOnRedis } from "./credits.ts";
+import { Credits } from "./credits.ts";
 import { DenyCache } from "./denyCache.ts";
 import { InvalidInputError } from "./errors.ts";
-import { Holds as HoldsOnRedis } from "./holds.ts";
-import { Idempotency as IdempotencyOnRedis } from "./idempotency.ts";
-import { Limits as LimitsOnRedis } from "./limits.ts";
+import { Holds } from "./holds.ts";
+import { Idempotency } from "./idempotency.ts";
+import { Limits } from "./limits.ts";
 import { createMemoryTollgate } from "./memory.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
@@ -125,7 +124,7 @@ export interface Tollgate {
   /** Request limits: admit, peek, reset. */
   limits: Limits;
   /** Charges, reconciliation, history. */
-  credits: CreditsApi;
+  credits: Credits;
   /** Credits reserved upfront for bulk jobs and budgets. */
   holds: Holds;
   /** API keys, checked with the admit in one round trip. */
@@ -149,7 +148,7 @@ const HOUR_MS = 3_600_000;
 /**
  * Makes a tollgate: checks the options (plans, policies, bounds) once, throwing
  * InvalidInputError or UnknownPlanError before Redis is touched, and wires every concept to
- * one script runner on the given client. A raw node-redis or ioredis client is refused with
+ * one script runner on the given client (or, with `memory: true`, to this process's memory). A raw node-redis or ioredis client is refused with
  * an InvalidInputError that names fromNodeRedis / fromIoredis.
  *
  * @example
@@ -163,6 +162,8 @@ const HOUR_MS = 3_600_000;
  *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
  *   policies: { signin: { web: [{ limit: 10, windowMs: 60_000 }] } },
  * });
+ * // The same API in this process's memory, for tests and one-process apps:
+ * const inMemory = createTollgate({ memory: true, plans: tollgate.plans, clock: () => testClock.now });
  * ```
  */
 export function createTollgate(options: TollgateOptions): Tollgate {
@@ -216,12 +217,12 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     clock,
   });
   return {
-    accounts: new AccountsOnRedis(ctx),
-    limits: new LimitsOnRedis(ctx),
-    credits: new CreditsOnRedis(ctx),
-    holds: new HoldsOnRedis(ctx, new Sweeper(ctx)),
-    keys: new KeysOnRedis(ctx),
-    idempotency: new IdempotencyOnRedis(ctx),
+    accounts: new Accounts(ctx),
+    limits: new Limits(ctx),
+    credits: new Credits(ctx),
+    holds: new Holds(ctx, new Sweeper(ctx)),
+    keys: new Keys(ctx),
+    idempotency: new Idempotency(ctx),
     usage: (subject, usageOptions) => readUsage(ctx, subject, usageOptions),
     plans,
     policies,

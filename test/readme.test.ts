@@ -54,6 +54,7 @@ describe.each([
   ['Quick start', 'quickstart.ts'],
   ['Limits for any subject', 'recipes/limits.ts'],
   ['Holds', 'recipes/llm.ts'],
+  ['In memory', 'recipes/memory.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -115,6 +116,12 @@ describe('README examples run as written', () => {
     expect(journal).toMatch(/^time,kind,amount,cycle,ref\n.*,grant,1000,/);
     expect(JSON.parse(issued!).key).toMatch(/^tgk_acct_42_/);
     expect(accounts!.split('\n')).toContain('acct_42');
+  });
+
+  it('in memory: two requests a minute, the third refused, room again a minute later, a charge of 3 from 10', async () => {
+    const lines = (await run('recipes/memory.ts')).trim().split('\n');
+    expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
+    expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

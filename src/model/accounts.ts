@@ -12,7 +12,7 @@ import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
 import { newestFirst, publicHold } from "./holds.ts";
-import { accountCounters, countWindows } from "./windows.ts";
+import { countWindows } from "./windows.ts";
 
 /** The plan's numbers as an account holds them. */
 export function limitsOf(plan: Plan & { name: string }): AccountLimits {
@@ -28,6 +28,7 @@ export function limitsOf(plan: Plan & { name: string }): AccountLimits {
 export class ModelAccounts {
   constructor(private readonly core: ModelCore) {}
 
+  /** Opens an account on a plan with its first cycle; AccountExistsError when it has one. */
   create(subject: string, options: CreateAccountOptions): { subject: string; plan: string; cycle: Cycle } {
     const id = subjectId(subject);
     const plan = planNamed(this.core.plans, options?.plan);
@@ -57,11 +58,14 @@ export class ModelAccounts {
       history: new Map(),
       journal: { cycle: 0, entries: 0, balance: 0, spent: 0, held: 0 },
       keys: new Map(),
+      windows: new Map(),
+      hot: undefined,
     };
     this.core.state.set(id, account);
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
   }
 
+  /** Starts a new cycle now, re-anchoring the account here. */
   startCycle(subject: string, options: { every?: Interval } = {}): Cycle {
     subjectId(subject);
     const interval = options.every ? intervalArgs(options.every) : undefined;
@@ -72,6 +76,7 @@ export class ModelAccounts {
     return cycleOf(a);
   }
 
+  /** Moves the account to another plan: windows and holds rules at once, the allowance from the next cycle (or now with startNewCycle). */
   changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Cycle {
     subjectId(subject);
     const plan = planNamed(this.core.plans, planName);
@@ -80,15 +85,18 @@ export class ModelAccounts {
     const now = this.core.now();
     roll(a, now);
     a.plan = limitsOf(plan);
+    a.hot = undefined;
     a.nextAllowance = plan.credits.allowance;
     if (options.startNewCycle) reanchor(a, now, interval?.unit, interval?.length);
     return cycleOf(a);
   }
 
+  /** The plan's numbers as the account holds them. */
   limits(subject: string): AccountLimits {
     return structuredClone(this.core.account(subject).plan);
   }
 
+  /** Summaries of the account's ended cycles, oldest first. */
   endedCycles(subject: string): EndedCycle[] {
     return endedList(this.core.account(subject));
   }
@@ -104,7 +112,7 @@ export class ModelAccounts {
       credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(this.core.counters, accountCounters(id, surface), windows, now, stagger, 0).states])),
+      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windows, now, stagger, 0).states])),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
     };

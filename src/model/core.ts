@@ -8,9 +8,9 @@ import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
 import { count, subjectId } from "../validate.ts";
-import { staggerOf } from "../windows.ts";
+import { staggerOf, type Window } from "../windows.ts";
 import { ExpiringMap } from "./expiring.ts";
-import type { WindowCounters } from "./windows.ts";
+import type { Slot, WindowCounters } from "./windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
@@ -40,9 +40,13 @@ export interface ModelOptions {
 
 /** An API key as the model holds it (never the key itself: its digest). */
 export interface ModelKey {
+  /** The key's id. */
   keyId: string;
+  /** The digest of the whole key (the key itself is never kept). */
   digest: string;
+  /** The label given at issue. */
   name: string;
+  /** When it was issued (ms). */
   createdAt: number;
   /** 0: never. */
   expiresAt: number;
@@ -52,11 +56,13 @@ export interface ModelKey {
 
 /** An Idempotency-Key record: pending under a claim's token until `expiresAt`, or done. */
 export interface ModelIdempotencyRecord {
+  /** The fingerprint of the request body the key was first used with. */
   fingerprint: string;
   /** The claim's token while pending. */
   token: string;
   /** Until when a pending claim holds (by the model's clock); a done record is kept idempotencyTtlMs. */
   claimedUntil: number;
+  /** The stored outcome; null while the key is claimed. */
   outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } | null;
 }
 
@@ -98,6 +104,10 @@ export interface ModelAccount {
   journal: { cycle: number; entries: number; balance: number; spent: number; held: number };
   /** API keys by id. */
   keys: Map<string, ModelKey>;
+  /** Window counts by surface: one slot per window length counted. */
+  windows: Map<string, Slot[]>;
+  /** The surface last admitted on, with its windows and counts (a cache a plan change clears). */
+  hot: { surface: string; windows: readonly Window[]; slots: Slot[] } | undefined;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */
@@ -126,7 +136,7 @@ export class ModelCore {
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
   readonly state = new Map<string, ModelAccount>();
-  /** Window counters: expired windows are dropped as new ones are counted. */
+  /** Policy subjects' window counts, dropped once no read can reach them (accounts keep their own). */
   readonly counters: WindowCounters = new ExpiringMap();
   /** Idempotency-Key records by `<subject>\0<key>`. */
   readonly idempotency = new ExpiringMap<ModelIdempotencyRecord>();
@@ -156,7 +166,7 @@ export class ModelCore {
 
   /** The clock's time, in whole ms. */
   now(): number {
-    return Math.floor(this.clock());
+    return this.clock === Date.now ? Date.now() : Math.floor(this.clock());
   }
 
   /** The subject's offset of fixed windows: 0 without stagger. */

@@ -8,6 +8,7 @@ interface Entry<V> {
   expiresAt: number;
 }
 
+/** Entries that expire by the model's clock (see the file's opening comment). */
 export class ExpiringMap<V> {
   private readonly entries = new Map<string, Entry<V>>();
   private walk: MapIterator<[string, Entry<V>]> | undefined;
@@ -28,6 +29,7 @@ export class ExpiringMap<V> {
     if (fresh) this.dropExpired(now, 2);
   }
 
+  /** Forgets the entry. */
   delete(key: string): void {
     this.entries.delete(key);
   }

@@ -109,30 +109,37 @@ function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefi
 export class ModelHolds {
   constructor(private readonly core: ModelCore) {}
 
+  /** Reserves items x (required + optional) credits within the plan's cap and maxItems. */
   open(subject: string, request: OpenHoldRequest): OpenOutcome {
     return this.openAny(subject, "items", request?.surface ?? "api", openArgs(request), request);
   }
 
+  /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   openBudget(subject: string, request: OpenBudgetRequest): OpenOutcome {
     return this.openAny(subject, "budget", request?.surface ?? "web", budgetArgs(request), request);
   }
 
+  /** Settles one item of an items hold, delivered or failed; a repeat is a replay. */
   settle(subject: string, holdId: string, settlement: Settlement): SettleOutcome {
     return this.settleAny(subject, holdId, "items", settleArgs(settlement));
   }
 
+  /** Takes `amount` credits from a budget hold; more than is left takes nothing. */
   spend(subject: string, holdId: string, draw: Spend): SettleOutcome {
     return this.settleAny(subject, holdId, "budget", spendArgs(draw));
   }
 
+  /** Ends a hold as completed, refunding what it did not use. */
   finish(subject: string, holdId: string): EndOutcome {
     return this.end(subject, holdId, "completed");
   }
 
+  /** Cancels a hold, refunding everything it still holds. */
   cancel(subject: string, holdId: string): EndOutcome {
     return this.end(subject, holdId, "canceled");
   }
 
+  /** One hold of the subject. */
   get(subject: string, holdId: string): Hold {
     const a = this.core.account(subject);
     const id = shortId("Hold id", holdId);
@@ -143,6 +150,7 @@ export class ModelHolds {
     return publicHold(h);
   }
 
+  /** The subject's holds, newest first, a page at a time. */
   list(subject: string, page: { offset?: number; limit?: number } = {}): { total: number; active: number; holds: Hold[] } {
     subjectId(subject);
     const offset = count("offset", page.offset ?? 0);

@@ -18,6 +18,7 @@ export class ModelKeys {
     private readonly limits: ModelLimits,
   ) {}
 
+  /** Issues a key for a subject that has an account; the key is in the answer only. */
   issue(subject: string, options: IssueKeyOptions = {}): IssuedKey {
     const id = subjectId(subject);
     const { name, ttlMs, surfaces } = keyIssueArgs(options, this.core.accountSurface);
@@ -37,17 +38,20 @@ export class ModelKeys {
     return { key, keyId, createdAt: now, expiresAt: expiresAt === 0 ? null : expiresAt };
   }
 
+  /** The subject and key id a key names, or null when it is not one of ours. */
   parse(key: string): { subject: string; keyId: string } | null {
     const parsed = parseKey(key, this.core.keyPrefix);
     return parsed && { subject: parsed.subject, keyId: parsed.keyId };
   }
 
+  /** Deletes a key: it stops working at once. Whether it existed. */
   revoke(subject: string, keyId: string): boolean {
     const id = subjectId(subject);
     keyIdArg(keyId);
     return this.core.state.get(id)?.keys.delete(keyId) ?? false;
   }
 
+  /** The subject's keys that have not expired, oldest first. */
   list(subject: string): KeyInfo[] {
     const a = this.core.state.get(subjectId(subject));
     if (!a) return [];
@@ -56,6 +60,7 @@ export class ModelKeys {
       .map((k) => ({ keyId: k.keyId, name: k.name, createdAt: k.createdAt, expiresAt: k.expiresAt > 0 ? k.expiresAt : null, surfaces: k.surfaces && [...k.surfaces] }));
   }
 
+  /** Checks a key and admits its subject (or, with `usage: true`, reads its usage). */
   verify(key: string, options: VerifyOptions & { usage: true }): UsageVerification;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Verification;
   verify(key: string, options: VerifyOptions = {}): Verification | UsageVerification {

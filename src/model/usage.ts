@@ -7,7 +7,7 @@ import type { ModelCore } from "./core.ts";
 import { cycleOf, roll } from "./cycles.ts";
 import { expireLapsed, openHolds } from "./holds.ts";
 import { surfaceWindows } from "./limits.ts";
-import { accountCounters, countWindows, limitState } from "./windows.ts";
+import { countWindows, limitState } from "./windows.ts";
 
 /** The usage of a subject's account on a surface already checked against the plan table. */
 export function usageOf(core: ModelCore, subject: string, surface: string): Usage {
@@ -16,7 +16,7 @@ export function usageOf(core: ModelCore, subject: string, surface: string): Usag
   roll(a, now);
   const windows = surfaceWindows(a.plan.limits, subject, surface);
   expireLapsed(core, a);
-  const { rateLimit, windows: states } = limitState(countWindows(core.counters, accountCounters(subject, surface), windows, now, core.staggerOf(subject), 0));
+  const { rateLimit, windows: states } = limitState(countWindows(a.windows.get(surface) ?? [], windows, now, core.staggerOf(subject), 0));
   return {
     plan: a.plan.name,
     credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
