@@ -54,7 +54,8 @@ export interface RateLimitOptions<Req> {
    * windows last seen for its subject (a subject not seen yet: the smallest any plan or the
    * policy gives the surface), each limit divided by `instances`, until the store answers again.
    * Neither open nor local can verify a key: the pass carries the subject the key names,
-   * unverified, and `degraded`. A request that pre-checks credits always fails closed.
+   * unverified, and `degraded`. A request that pre-checks credits always fails closed. The
+   * local counts belong to this options object: with checkRequest, make it once and reuse it.
    */
   onStoreError?: StoreErrorMode;
   /** With onStoreError "local": how many processes share the limits. Default 1. */
