@@ -5,7 +5,7 @@
  * 429 when to try again.
  */
 import type { Usage } from '../../../src/index.ts';
-import type { HttpReply } from '../http.ts';
+import type { HttpReply } from '../http/handler.ts';
 import { format } from './format.ts';
 import { render } from './render.ts';
 

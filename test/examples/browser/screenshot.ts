@@ -6,7 +6,7 @@
 // the form and takes the dashboard.
 import { fileURLToPath } from 'node:url';
 import { listenExpress } from '../../../examples/express/app.ts';
-import { redisFromEnv } from '../../../examples/shared/redisDefault.ts';
+import { redisFromEnv } from '../../../examples/shared/redis/fromEnv.ts';
 import { createService } from '../../../examples/shared/service.ts';
 import { launchChromium } from '../../helpers/browser.ts';
 

@@ -4,8 +4,8 @@
 // body; nothing is charged for work that is not sent; nothing answers 500.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/body.ts';
-import { IDEMPOTENCY_LOCK_MS } from '../../../examples/shared/handlers/createJob.ts';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/http/body.ts';
+import { IDEMPOTENCY_LOCK_MS } from '../../../examples/shared/jobs/createJob.ts';
 import { createFakePlatform } from '../../../examples/shared/platform/index.ts';
 import type { VideoPlatform } from '../../../examples/shared/platform/types.ts';
 import { connectNodeRedis } from '../../helpers/redis.ts';

@@ -2,8 +2,8 @@
  * The free reads of SPEC §9: search, video details, channel and playlist listings. They spend
  * no credit but, like every authenticated request, count against the per-minute budget.
  */
-import type { AuthedHandler } from '../guard.ts';
-import { json } from '../http.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { json } from '../http/handler.ts';
 import type { VideoPlatform } from '../platform/index.ts';
 
 export function catalogHandlers(platform: VideoPlatform) {

@@ -5,9 +5,9 @@
  * 402 and the transcript is not sent.
  */
 import { insufficientReply, type Tollgate } from '../../../src/index.ts';
-import { chargeAfterWork } from '../charge.ts';
-import type { AuthedHandler } from '../guard.ts';
-import { json } from '../http.ts';
+import { chargeAfterWork } from './charge.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { json } from '../http/handler.ts';
 import { assertVideoId, convertTranscript, parseTranscriptFormat, type VideoPlatform } from '../platform/index.ts';
 
 export function getTranscript(deps: { tollgate: Tollgate; platform: VideoPlatform }): AuthedHandler {

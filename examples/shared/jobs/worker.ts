@@ -11,7 +11,7 @@ import { Queue, Worker } from 'bullmq';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { JobMeta } from './jobStore.ts';
 import { processBulkItem, processCollectionPage, type StepOutcome, type WorkDeps } from './processing.ts';
-import { withDeadline, type RedisTarget } from './redis.ts';
+import { withDeadline, type RedisTarget } from '../redis/client.ts';
 
 export type WorkerMode = 'auto' | 'manual';
 

@@ -1,10 +1,10 @@
 /**
  * The MCP tools' output schemas (`outputSchema`, checked by the SDK against each successful
  * result's `structuredContent`): the SPEC §9 bodies the REST routes answer, in zod. A change
- * to bodies.ts that these do not follow fails the tool call, so the two cannot drift apart.
+ * to api/bodies.ts that these do not follow fails the tool call, so the two cannot drift apart.
  */
 import { z } from 'zod';
-import { TRANSCRIPT_FORMATS } from './platform/index.ts';
+import { TRANSCRIPT_FORMATS } from '../platform/index.ts';
 
 const count = z.number().int().min(0);
 const instant = z.string().describe('ISO 8601, UTC');

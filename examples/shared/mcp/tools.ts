@@ -4,25 +4,25 @@
  * comments failure never loses the transcript), get_video_comments (1 per nonempty page),
  * create_job (the REST handler itself, so the same order, schema and idempotency rules hold)
  * and get_usage (free, like GET /api/v1/usage). Each tool's price is written once in
- * TOOL_PRICES; the HTTP layer in mcp.ts has already counted the call and pre-checked the
+ * TOOL_PRICES; the HTTP layer in server.ts has already counted the call and pre-checked the
  * credits at that price.
  *
- * Each tool declares its output schema (mcpSchemas.ts: the REST bodies) and hints for clients
+ * Each tool declares its output schema (schemas.ts: the REST bodies) and hints for clients
  * (annotations); a success carries the value as `structuredContent` and, for clients that read
  * only text, as JSON text beside it. An error stays `isError` with the SPEC §8 object as text.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { insufficientReply, type Tollgate, type Usage } from '../../src/index.ts';
-import type { Caller, Price } from './auth.ts';
-import { usageBody } from './bodies.ts';
-import { chargeAfterWork } from './charge.ts';
-import { replyForThrown } from './errors.ts';
-import { createJob, type CreateJobDeps } from './handlers/createJob.ts';
-import type { ApiRequest, HttpReply } from './http.ts';
-import { JOB_BODY_FIELDS } from './jobRequest.ts';
-import { CommentsResultShape, CreateJobResultShape, TranscriptResultShape, UsageResultShape } from './mcpSchemas.ts';
-import { convertTranscript, isPlatformError, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from './platform/index.ts';
+import { insufficientReply, type Tollgate, type Usage } from '../../../src/index.ts';
+import type { Caller, Price } from '../auth/credentials.ts';
+import { usageBody } from '../api/bodies.ts';
+import { chargeAfterWork } from '../api/charge.ts';
+import { replyForThrown } from '../http/errors.ts';
+import { createJob, type CreateJobDeps } from '../jobs/createJob.ts';
+import type { ApiRequest, HttpReply } from '../http/handler.ts';
+import { JOB_BODY_FIELDS } from '../jobs/jobRequest.ts';
+import { CommentsResultShape, CreateJobResultShape, TranscriptResultShape, UsageResultShape } from './schemas.ts';
+import { convertTranscript, isPlatformError, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from '../platform/index.ts';
 
 export interface ToolDeps extends CreateJobDeps {
   tollgate: Tollgate;
@@ -54,7 +54,7 @@ export function toolPrice(name: unknown): Price {
 
 /**
  * The tools' input and output schemas, built once: the server and its tools are made anew for
- * every request (mcp.ts), and the SDK turns a raw shape into an object schema at each
+ * every request (server.ts), and the SDK turns a raw shape into an object schema at each
  * registration, a large share of what each MCP call allocated.
  */
 const INPUTS = {

@@ -8,8 +8,8 @@
  * body before this runs (SPEC §7).
  */
 import { z } from 'zod';
-import { MESSAGES } from './messages.ts';
-import { isChannelId, isPlaylistId, isVideoId } from './platform/index.ts';
+import { MESSAGES } from '../http/messages.ts';
+import { isChannelId, isPlaylistId, isVideoId } from '../platform/index.ts';
 
 export type JobSource = { kind: 'video_ids'; ids: string[] } | { kind: 'channel_id' | 'playlist_id'; id: string };
 

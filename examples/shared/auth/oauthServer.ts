@@ -4,7 +4,7 @@
  *
  * - GET /.well-known/oauth-protected-resource (RFC 9728): this service is a protected resource
  *   (REST and MCP take the same bearer tokens) and names its authorization server. The MCP
- *   401 points at it (`WWW-Authenticate: Bearer resource_metadata="…"`, mcp.ts). The
+ *   401 points at it (`WWW-Authenticate: Bearer resource_metadata="…"`, mcp/server.ts). The
  *   path-suffixed `/.well-known/oauth-protected-resource/mcp` describes the MCP endpoint alone,
  *   for clients that ask there first.
  * - GET /.well-known/oauth-authorization-server (RFC 8414): the token endpoint and what it takes.
@@ -19,12 +19,12 @@
  * it is given, and /oauth/authorize answers `unsupported_response_type` (no response type is
  * supported: `response_types_supported` is empty).
  */
-import type { Tollgate } from '../../src/index.ts';
+import type { Tollgate } from '../../../src/index.ts';
 import type { FailedAuth } from './failedAuth.ts';
-import { json, type ApiRequest, type Handler, type HttpReply } from './http.ts';
+import { json, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
 import type { DemoOAuth } from './oauth.ts';
-import type { Site } from './web/site.ts';
-import { formFields, isForm } from './web/forms.ts';
+import type { Site } from '../web/site.ts';
+import { formFields, isForm } from '../web/forms.ts';
 
 export interface OAuthServerDeps {
   tollgate: Tollgate;

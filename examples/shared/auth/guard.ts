@@ -1,6 +1,6 @@
 /**
  * What every authenticated endpoint shares (SPEC §4, §8), around tollgate's one-round-trip key
- * check + admit (auth.ts): an IP over its failed checks gets 429 before anything is verified;
+ * check + admit (credentials.ts): an IP over its failed checks gets 429 before anything is verified;
  * a credential that does not check out gets 401 (no rate-limit headers) and counts against its
  * IP (failedAuth.ts); a request over the budget gets 429 (not counted); then the endpoint, and
  * the rate-limit headers on whatever it answers, errors included.
@@ -14,14 +14,14 @@
  * uncounted and without rate-limit headers, to a caller whose credential this process verified
  * recently, or that needs no Redis to verify (an OAuth token the hook checks by itself).
  */
-import { isTollgateError, type Usage } from '../../src/index.ts';
-import { checkCredential, credentialOf, tokenCaller, type Accept, type AuthDeps, type Caller, type Credential, type Price } from './auth.ts';
-import { replyForThrown } from './errors.ts';
+import { isTollgateError, type Usage } from '../../../src/index.ts';
+import { checkCredential, credentialOf, tokenCaller, type Accept, type AuthDeps, type Caller, type Credential, type Price } from './credentials.ts';
+import { replyForThrown } from '../http/errors.ts';
 import type { FailedAuth } from './failedAuth.ts';
-import { fail, withHeaders, type ApiRequest, type Handler, type HttpReply } from './http.ts';
-import { MESSAGES } from './messages.ts';
-import { crossOriginRefusal } from './web/cookieRule.ts';
-import type { Site } from './web/site.ts';
+import { fail, withHeaders, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
+import { MESSAGES } from '../http/messages.ts';
+import { crossOriginRefusal } from '../web/cookieRule.ts';
+import type { Site } from '../web/site.ts';
 
 export interface Call {
   caller: Caller;

@@ -5,9 +5,9 @@
  * and empty pages cost nothing.
  */
 import { insufficientReply, type Tollgate } from '../../../src/index.ts';
-import { chargeAfterWork } from '../charge.ts';
-import type { AuthedHandler } from '../guard.ts';
-import { json } from '../http.ts';
+import { chargeAfterWork } from './charge.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { json } from '../http/handler.ts';
 import { assertVideoId, parseCommentSort, type VideoPlatform } from '../platform/index.ts';
 
 export function getComments(deps: { tollgate: Tollgate; platform: VideoPlatform }): AuthedHandler {

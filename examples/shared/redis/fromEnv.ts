@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseClusterNodes, type RedisTarget } from './redis.ts';
+import { parseClusterNodes, type RedisTarget } from './client.ts';
 
 export interface LocalRedis {
   target: RedisTarget;

@@ -8,8 +8,8 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from '../../src/index.ts';
-import { cookie, type ApiRequest, type HttpReply } from './http.ts';
+import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from '../../../src/index.ts';
+import { cookie, type ApiRequest, type HttpReply } from '../http/handler.ts';
 import type { TokenVerifier } from './oauth.ts';
 
 export const SESSION_COOKIE = 'tg_session';
@@ -23,7 +23,7 @@ export interface Caller {
 }
 
 /**
- * What a route or tool costs, written once beside it (routes.ts, mcpTools.ts): the requests it
+ * What a route or tool costs, written once beside it (routes.ts, mcp/tools.ts): the requests it
  * counts on the caller's surface (0 only for usage reads), and the credits one unit of its
  * work is charged, which the balance must hold before any work starts (SPEC §5). `optional`
  * credits are charged only as far as the balance allows (MCP get_transcript's comments page).

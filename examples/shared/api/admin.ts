@@ -2,18 +2,18 @@
  * Admin endpoints (SPEC §9), mounted only when ADMIN_TOKEN is set and guarded by
  * `Authorization: Bearer <ADMIN_TOKEN>` (constant-time compare). They are the host's own
  * back office: no rate limit, no credits; a wrong token counts against its IP like any failed
- * key check (failedAuth.ts).
+ * key check (auth/failedAuth.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Tollgate } from '../../../src/index.ts';
-import { holdBody } from '../bodies.ts';
-import { replyForThrown } from '../errors.ts';
-import type { FailedAuth } from '../failedAuth.ts';
-import { bodyRefusal, fail, json, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
-import type { JobStore } from '../jobStore.ts';
-import { MESSAGES } from '../messages.ts';
-import type { DemoOAuth } from '../oauth.ts';
-import type { JobRunner } from '../worker.ts';
+import { holdBody } from './bodies.ts';
+import { replyForThrown } from '../http/errors.ts';
+import type { FailedAuth } from '../auth/failedAuth.ts';
+import { bodyRefusal, fail, json, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
+import type { JobStore } from '../jobs/jobStore.ts';
+import { MESSAGES } from '../http/messages.ts';
+import type { DemoOAuth } from '../auth/oauth.ts';
+import type { JobRunner } from '../jobs/worker.ts';
 
 export interface AdminDeps {
   tollgate: Tollgate;

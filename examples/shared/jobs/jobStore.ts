@@ -5,7 +5,7 @@
  * Every key of a job carries the hash tag {<job id>}, so the commands that touch several of
  * them (MULTI, DEL) stay in one slot of a Redis Cluster.
  */
-import type { AppRedis } from './redis.ts';
+import type { AppRedis } from '../redis/client.ts';
 
 const TTL_S = 7 * 24 * 3600;
 

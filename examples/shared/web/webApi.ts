@@ -9,19 +9,19 @@
  * as a budget hold, count toward the active-job cap, and are open to Free accounts.
  */
 import { insufficientReply, type Tollgate } from '../../../src/index.ts';
-import { SESSION_COOKIE } from '../auth.ts';
-import { collectionBody } from '../bodies.ts';
-import type { FailedAuth } from '../failedAuth.ts';
-import type { AuthedHandler } from '../guard.ts';
-import { bodyRefusal, cookie, fail, json, type Handler } from '../http.ts';
-import { clearedSessionCookie, sessionCookie } from '../web/cookies.ts';
-import type { Site } from '../web/site.ts';
-import type { JobStore } from '../jobStore.ts';
-import { MESSAGES } from '../messages.ts';
+import { SESSION_COOKIE } from '../auth/credentials.ts';
+import { collectionBody } from '../api/bodies.ts';
+import type { FailedAuth } from '../auth/failedAuth.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { bodyRefusal, cookie, fail, json, type Handler } from '../http/handler.ts';
+import { clearedSessionCookie, sessionCookie } from './cookies.ts';
+import type { Site } from './site.ts';
+import type { JobStore } from '../jobs/jobStore.ts';
+import { MESSAGES } from '../http/messages.ts';
 import { COLLECTION_LIMIT } from '../plans.ts';
 import { isVideoId } from '../platform/index.ts';
-import type { JobRunner } from '../worker.ts';
-import { jobLimitReply, newJobId } from './createJob.ts';
+import type { JobRunner } from '../jobs/worker.ts';
+import { jobLimitReply, newJobId } from '../jobs/createJob.ts';
 
 export interface WebDeps {
   tollgate: Tollgate;

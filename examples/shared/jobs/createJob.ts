@@ -8,14 +8,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { insufficientReply, type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from '../../../src/index.ts';
-import { jobBody } from '../bodies.ts';
-import type { AuthedHandler, Call } from '../guard.ts';
-import { bodyRefusal, fail, json, type ApiRequest, type HttpReply } from '../http.ts';
-import { parseJobRequest, type JobSource } from '../jobRequest.ts';
-import type { JobStore } from '../jobStore.ts';
-import { MESSAGES } from '../messages.ts';
+import { jobBody } from '../api/bodies.ts';
+import type { AuthedHandler, Call } from '../auth/guard.ts';
+import { bodyRefusal, fail, json, type ApiRequest, type HttpReply } from '../http/handler.ts';
+import { parseJobRequest, type JobSource } from './jobRequest.ts';
+import type { JobStore } from './jobStore.ts';
+import { MESSAGES } from '../http/messages.ts';
 import type { VideoPlatform } from '../platform/index.ts';
-import type { JobRunner } from '../worker.ts';
+import type { JobRunner } from './worker.ts';
 
 export interface CreateJobDeps {
   tollgate: Tollgate;

@@ -5,11 +5,11 @@
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
-import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
-import { isPlatformError } from './platform/index.ts';
-import { fail, type ApiRequest, type HttpReply } from './http.ts';
+import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../../src/index.ts';
+import { isPlatformError } from '../platform/index.ts';
+import { fail, type ApiRequest, type HttpReply } from './handler.ts';
 import { MESSAGES } from './messages.ts';
-import { isRedisDown } from './redis.ts';
+import { isRedisDown } from '../redis/client.ts';
 
 export function replyForThrown(request: ApiRequest, error: unknown, headers: Record<string, string> = {}): HttpReply {
   if (isPlatformError(error)) {

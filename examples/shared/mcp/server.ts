@@ -2,25 +2,25 @@
  * MCP over Streamable HTTP at POST /mcp (SPEC §9), with the official SDK in stateless JSON
  * mode: every HTTP request gets its own McpServer and transport, bound to the caller.
  * Before the SDK sees a request, in one round trip with the key check: a tools/call is admitted
- * on the shared `api` counter at its tool's price (mcpTools.ts; the credit pre-check of a
+ * on the shared `api` counter at its tool's price (tools.ts; the credit pre-check of a
  * charged tool included) and its per-minute 429 is an HTTP response; protocol housekeeping
  * (initialize, tools/list, notifications) and get_usage count nothing and only read the
  * state (get_usage's answer comes from that same read).
  * A missing or bad API key / OAuth token is 401 with `WWW-Authenticate: Bearer
- * resource_metadata="…"`, which leads a client to the authorization server (oauthServer.ts);
+ * resource_metadata="…"`, which leads a client to the authorization server (auth/oauthServer.ts);
  * bad ones count against the client's IP.
  * Credit and plan errors are tool results with isError and the SPEC §8 error object.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { checkCredential, credentialOf, type Price } from './auth.ts';
-import { replyForThrown } from './errors.ts';
-import type { GuardDeps } from './guard.ts';
-import { bodyRefusal, fail, type ApiRequest, type Handler, type HttpReply } from './http.ts';
-import { MESSAGES } from './messages.ts';
-import { registerTools, toolPrice, type ToolDeps } from './mcpTools.ts';
-import { resourceMetadataUrl } from './oauthServer.ts';
+import { checkCredential, credentialOf, type Price } from '../auth/credentials.ts';
+import { replyForThrown } from '../http/errors.ts';
+import type { GuardDeps } from '../auth/guard.ts';
+import { bodyRefusal, fail, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
+import { MESSAGES } from '../http/messages.ts';
+import { registerTools, toolPrice, type ToolDeps } from './tools.ts';
+import { resourceMetadataUrl } from '../auth/oauthServer.ts';
 
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'host', 'keep-alive']);
 /** Housekeeping reads the rate-limit state for the headers and counts nothing. */
@@ -28,7 +28,7 @@ const HOUSEKEEPING: Price = { requests: 0, credits: 0 };
 
 export function mcpHandler(deps: ToolDeps & GuardDeps): Handler {
   // RFC 9728 §5.1: the 401 says where the protected resource metadata is, which names the
-  // authorization server (oauthServer.ts); a token that was sent and failed is invalid_token.
+  // authorization server (auth/oauthServer.ts); a token that was sent and failed is invalid_token.
   const unauthorized = (request: ApiRequest, presented = false) => {
     const metadata = `resource_metadata="${resourceMetadataUrl(deps.site, request)}"`;
     const challenge = presented ? `Bearer error="invalid_token", ${metadata}` : `Bearer ${metadata}`;

@@ -4,11 +4,11 @@
  * Cancel refunds every undelivered item and unused comment reservation, once.
  */
 import type { Hold, Tollgate } from '../../../src/index.ts';
-import { holdBody } from '../bodies.ts';
-import type { AuthedHandler } from '../guard.ts';
-import { fail, json, type ApiRequest } from '../http.ts';
-import type { JobStore } from '../jobStore.ts';
-import { MESSAGES } from '../messages.ts';
+import { holdBody } from '../api/bodies.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { fail, json, type ApiRequest } from '../http/handler.ts';
+import type { JobStore } from './jobStore.ts';
+import { MESSAGES } from '../http/messages.ts';
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
