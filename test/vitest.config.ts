@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The core suites that must also hold under cluster key routing (SPEC §1: standalone or Redis
@@ -29,6 +30,9 @@ const ON_CLUSTER = [
 
 // The top level of the repository is fixed, so the config lives here and points back up.
 export default defineConfig({
+  // The examples import the package by its name, as a user does; the `tollgate-source`
+  // condition of package.json's exports resolves it to this source tree (no build needed).
+  ssr: { resolve: { conditions: ['tollgate-source', ...defaultServerConditions] } },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     reporters: ['default', './test/helpers/summaryReporter.ts'],

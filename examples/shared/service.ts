@@ -4,7 +4,7 @@
  * verifier, the job store and runner, and the route table. The Express and Koa adapters only
  * translate requests and replies to and from it.
  */
-import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.ts';
+import { createTollgate, type PlanTable, type Tollgate } from 'tollgate';
 import { RecentCallers } from './auth/credentials.ts';
 import { bodyKind, type BodyKind } from './http/body.ts';
 import { replyForFrameworkError, replyForThrown } from './http/errors.ts';

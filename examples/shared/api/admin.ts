@@ -5,7 +5,7 @@
  * key check (auth/failedAuth.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Tollgate } from '../../../src/index.ts';
+import type { Tollgate } from 'tollgate';
 import { holdBody } from './bodies.ts';
 import { replyForThrown } from '../http/errors.ts';
 import type { FailedAuth } from '../auth/failedAuth.ts';

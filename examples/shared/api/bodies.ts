@@ -9,7 +9,7 @@
  * failed one is settled with its failure as label. A comments collection is a budget hold of
  * L credits, one spent per nonempty page.
  */
-import type { Hold, Usage } from '../../../src/index.ts';
+import type { Hold, Usage } from 'tollgate';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

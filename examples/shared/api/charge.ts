@@ -3,7 +3,7 @@
  * id, so one retry after a store timeout cannot charge twice; if the store still fails the
  * caller fails closed (503) and sends nothing unpaid.
  */
-import { isTollgateError, type ChargeOutcome, type ChargeRequest, type Tollgate } from '../../../src/index.ts';
+import { isTollgateError, type ChargeOutcome, type ChargeRequest, type Tollgate } from 'tollgate';
 
 export async function chargeAfterWork(tollgate: Tollgate, accountId: string, request: ChargeRequest): Promise<ChargeOutcome> {
   try {

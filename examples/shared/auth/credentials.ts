@@ -8,7 +8,7 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from '../../../src/index.ts';
+import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from 'tollgate';
 import { cookie, type ApiRequest, type HttpReply } from '../http/handler.ts';
 import type { TokenVerifier } from './oauth.ts';
 

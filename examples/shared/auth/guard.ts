@@ -14,7 +14,7 @@
  * uncounted and without rate-limit headers, to a caller whose credential this process verified
  * recently, or that needs no Redis to verify (an OAuth token the hook checks by itself).
  */
-import { isTollgateError, type Usage } from '../../../src/index.ts';
+import { isTollgateError, type Usage } from 'tollgate';
 import { checkCredential, credentialOf, tokenCaller, type Accept, type AuthDeps, type Caller, type Credential, type Price } from './credentials.ts';
 import { replyForThrown } from '../http/errors.ts';
 import type { FailedAuth } from './failedAuth.ts';

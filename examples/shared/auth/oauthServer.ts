@@ -19,7 +19,7 @@
  * it is given, and /oauth/authorize answers `unsupported_response_type` (no response type is
  * supported: `response_types_supported` is empty).
  */
-import type { Tollgate } from '../../../src/index.ts';
+import type { Tollgate } from 'tollgate';
 import type { FailedAuth } from './failedAuth.ts';
 import { json, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
 import type { DemoOAuth } from './oauth.ts';

@@ -5,7 +5,7 @@
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
-import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../../src/index.ts';
+import { errorReply, isTollgateError, replyForError, unavailableReply } from 'tollgate';
 import { isPlatformError } from '../platform/index.ts';
 import { fail, type ApiRequest, type HttpReply } from './handler.ts';
 import { MESSAGES } from './messages.ts';

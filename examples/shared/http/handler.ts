@@ -3,7 +3,7 @@
  * an ApiRequest from their own request and copy an HttpReply onto their own response.
  */
 import { parseCookie } from 'cookie';
-import { errorReply, newRequestId, type ErrorType, type HttpReply } from '../../../src/index.ts';
+import { errorReply, newRequestId, type ErrorType, type HttpReply } from 'tollgate';
 import type { BodyError } from './body.ts';
 
 export type { HttpReply };

@@ -7,7 +7,7 @@
  * tollgate.holds.spend of 1 credit when the page is nonempty, 0 when it is empty or failed.
  * A result tollgate refuses (job canceled, ended or lease lapsed) is not saved.
  */
-import type { Hold, Tollgate } from '../../../src/index.ts';
+import type { Hold, Tollgate } from 'tollgate';
 import type { JobMeta, JobStore } from './jobStore.ts';
 import { isPlatformError, type CommentsPage, type Transcript, type VideoPlatform } from '../platform/index.ts';
 

@@ -3,7 +3,7 @@
  * GET /jobs/:id/results, DELETE /jobs/:id. All free. Another account's job is not found.
  * Cancel refunds every undelivered item and unused comment reservation, once.
  */
-import type { Hold, Tollgate } from '../../../src/index.ts';
+import type { Hold, Tollgate } from 'tollgate';
 import { holdBody } from '../api/bodies.ts';
 import type { AuthedHandler } from '../auth/guard.ts';
 import { fail, json, type ApiRequest } from '../http/handler.ts';

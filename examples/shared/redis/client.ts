@@ -23,7 +23,7 @@ import {
   createClient,
   createCluster,
 } from 'redis';
-import { StoreUnavailableError, fromNodeRedis, type RedisScriptClient } from '../../../src/index.ts';
+import { StoreUnavailableError, fromNodeRedis, type RedisScriptClient } from 'tollgate';
 
 export interface ClusterNode {
   host: string;

@@ -11,7 +11,7 @@ import type { FailedAuth } from '../auth/failedAuth.ts';
 import { guard, type AuthedHandler, type GuardDeps } from '../auth/guard.ts';
 import { cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
 import { MESSAGES } from '../http/messages.ts';
-import type { Tollgate, Usage } from '../../../src/index.ts';
+import type { Tollgate, Usage } from 'tollgate';
 import { crossOriginRefusal } from './cookieRule.ts';
 import { clearedSessionCookie } from './cookies.ts';
 import { CSRF_FIELD, csrfValid } from './csrf.ts';

@@ -7,7 +7,7 @@
  * number shown is read from tollgate: usage, holds and the per-day history.
  */
 import { randomUUID } from 'node:crypto';
-import type { Hold, PlanTable, Tollgate, Usage } from '../../../src/index.ts';
+import type { Hold, PlanTable, Tollgate, Usage } from 'tollgate';
 import { collectionBody, jobBody } from '../api/bodies.ts';
 import type { Price } from '../auth/credentials.ts';
 import type { AuthedHandler } from '../auth/guard.ts';

@@ -6,7 +6,7 @@
  * other site's choosing, signing out from one would end the user's. The form also carries a
  * CSRF token bound to the `tg_signin` cookie (csrf.ts).
  */
-import type { PlanTable } from '../../../src/index.ts';
+import type { PlanTable } from 'tollgate';
 import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { bodyRefusal, cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
 import { MESSAGES } from '../http/messages.ts';
