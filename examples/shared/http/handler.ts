@@ -76,7 +76,7 @@ export function isDecodablePath(path: string): boolean {
 /** The SPEC §8 reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
 export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
   const error = request.bodyError;
-  return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' } });
+  return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' }, ...(error.headers ? { headers: error.headers } : {}) });
 }
 
 /**

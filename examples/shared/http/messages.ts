@@ -22,6 +22,8 @@ export const MESSAGES = {
     `The request body must be ${accepted.map((kind) => (kind === 'json' ? 'JSON (Content-Type: application/json)' : 'a form (application/x-www-form-urlencoded)')).join(' or ')}, not ${type === '' ? 'a body without a Content-Type' : type.slice(0, 64)}`,
   bodyCharset: (charset: string) => `JSON bodies are read as UTF-8 only, not charset=${charset.slice(0, 32)}`,
   bodyTooLarge: (max: number) => `The request body is larger than ${max} bytes`,
+  bodyEncoding: (coding: string) => `Content-Encoding ${coding.slice(0, 32)} is not supported; send the body as gzip, deflate or identity`,
+  bodyNotDecodable: (encoding: string) => `The request body is not valid ${encoding.slice(0, 64)} as its Content-Encoding says`,
   bodyNotUtf8: 'The request body is not valid UTF-8',
   bodyNotJson: 'The request body is not valid JSON',
   bodyTooDeep: (max: number) => `The request body nests arrays and objects deeper than ${max} levels`,
