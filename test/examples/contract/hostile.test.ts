@@ -1,7 +1,7 @@
 // Hostile input against both example servers (SPEC §8, §9): methods a route does not serve,
-// HEAD on a charged route, malformed cookies, bodies of other media types, charsets and content codings, too
-// large or too deep, and an Idempotency-Key whose holder stopped. Every refusal is the SPEC §8
-// body; nothing is charged for work that is not sent; nothing answers 500.
+// HEAD on a charged route, malformed cookies, bodies of other media types, charsets and
+// content codings, too large or too deep, and an Idempotency-Key whose holder stopped. Every
+// refusal is the SPEC §8 body; nothing is charged for work that is not sent; nothing answers 500.
 import http from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
