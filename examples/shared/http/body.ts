@@ -202,7 +202,8 @@ function collect(req: IncomingMessage, keep: number, codings: readonly Coding[])
       resolve(result);
     };
     const result = (): Collected => (undecodable ? { bytes: null, drained: true, error: 'undecodable' } : { bytes: kept ? Buffer.concat(chunks, size) : null, drained: true });
-    // No more decoding: past `keep`, or the body is not what it claims. The rest is only counted.
+    // No more decoding: the coded data ended, grew past `keep`, or is not what it claims. The
+    // rest of the body is only counted.
     const stopDecoding = () => {
       if (!decoding) return;
       decoding = false;
@@ -246,10 +247,9 @@ function collect(req: IncomingMessage, keep: number, codings: readonly Coding[])
       });
     }
     last?.on('data', take);
-    last?.once('end', () => {
-      decoding = false;
-      finish(result());
-    });
+    // The coded data ended: whatever follows it is read to the end and ignored, as zlib
+    // ignores it within one chunk.
+    last?.once('end', stopDecoding);
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('error', onError);
