@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import { defaultServerConditions } from 'vite';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The core suites that must also hold under cluster key routing (SPEC §1: standalone or Redis
@@ -32,7 +31,8 @@ const ON_CLUSTER = [
 export default defineConfig({
   // The examples import the package by its name, as a user does; the `tollgate-source`
   // condition of package.json's exports resolves it to this source tree (no build needed).
-  ssr: { resolve: { conditions: ['tollgate-source', ...defaultServerConditions] } },
+  // The rest are Vite's default server conditions, which a list given here replaces.
+  ssr: { resolve: { conditions: ['tollgate-source', 'module', 'node', 'development|production'] } },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     reporters: ['default', './test/helpers/summaryReporter.ts'],
