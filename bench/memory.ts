@@ -29,6 +29,9 @@ for (let i = 0; i < H; i++) {
   await tg.holds.finish(id, o.hold.id);
 }
 const perHold = ((await used()) - before) / H;
-console.log(`ended hold (2 items, 1 settled, finished): ${perHold.toFixed(0)} B/hold by used_memory`);
+const [held] = (await tg.holds.list(id, { limit: 1 })).holds;
+const holdKey = `m:{${id}}:h:${held!.id}`;
+console.log(`ended hold (2 items, 1 settled, finished): ${perHold.toFixed(0)} B/hold by used_memory; its hash MEMORY USAGE ${await client.sendCommand(["MEMORY", "USAGE", holdKey])}`);
+console.log(JSON.stringify(await client.hGetAll(holdKey)));
 await client.quit();
 await server.stop();

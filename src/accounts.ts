@@ -85,21 +85,21 @@ export class Accounts {
    * ```
    */
   async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, options?.plan);
     const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
-    const reply = await this.ctx.runner.run(createAccount, keys, { ...planArgs(plan), ...cycle });
-    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
-    return { subject: keys.subject, plan: plan.name, cycle: cycleOf(reply) };
+    const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject);
+    return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
   /** Starts a new cycle now, re-anchoring the account here (a billing webhook, SPEC §3). */
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    return cycleOf(await this.ctx.runner.run(startCycle, keys, interval));
+    return cycleOf(await this.ctx.runner.run(startCycle, redisKeys, interval));
   }
 
   /**
@@ -107,25 +107,25 @@ export class Accounts {
    * from the next cycle, or at once with startNewCycle (SPEC §3).
    */
   async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    const reply = await this.ctx.runner.run(changePlan, keys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
-    this.ctx.denyCache?.forget(keys.subject);
+    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
+    this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);
   }
 
   /** The plan's numbers as the account holds them: one cheap read, counting nothing. */
   async limits(subject: string): Promise<AccountLimits> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(readAccount, keys, {});
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(readAccount, redisKeys, {});
     return limitsFrom(accountAttributes(reply.account));
   }
 
   /** Summaries of the account's ended cycles, oldest first. */
   async endedCycles(subject: string): Promise<EndedCycle[]> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(readCycles, keys, {});
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(readCycles, redisKeys, {});
     return endedCyclesFrom(reply.cycles);
   }
 
@@ -134,8 +134,8 @@ export class Accounts {
    * happen on this read. For audits, admin views and model-based tests.
    */
   async inspect(subject: string): Promise<AccountSnapshot> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(inspectAccount, redisKeys, { stagger: this.ctx.staggerOf(redisKeys.subject) });
     const { state } = reply;
     const a = accountAttributes(field(state, "account"));
     // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
@@ -143,7 +143,7 @@ export class Accounts {
     const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
     // The holds by id, read as stored (lapsed or not) with their keys declared.
     const holdIds = list(field(state, "holdIds")).map(String);
-    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, keys, { holds: holdIds.map((id) => keys.hold(id)), asStored: 1 }));
+    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, redisKeys, { holds: holdIds.map((id) => redisKeys.hold(id)), asStored: 1 }));
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),

@@ -112,15 +112,15 @@ export class Keys {
 
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const name = options.name ?? "";
     // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
     if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
     const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
     const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
-    const key = `${this.ctx.keyPrefix}_${keys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
-    const reply = await this.ctx.runner.run(issueKey, keys, {
+    const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
+    const reply = await this.ctx.runner.run(issueKey, redisKeys, {
       keyId,
       keyDigest: keyDigest(key),
       ttlMs,
@@ -129,7 +129,7 @@ export class Keys {
       maxKeys: this.ctx.maxKeys,
       maxExpiringKeys: this.ctx.maxExpiringKeys,
     });
-    if (reply.code === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
+    if (reply.code === Code.KEY_LIMIT) throw new KeyLimitError(redisKeys.subject, this.ctx.maxKeys);
     if (reply.code === Code.KEY_EXISTS) return this.issue(subject, options);
     return { key, keyId, createdAt: reply.createdAt, expiresAt: reply.expiresAt === 0 ? null : reply.expiresAt };
   }
@@ -142,17 +142,17 @@ export class Keys {
 
   /** Deletes a key: it stops working at once. Returns whether it existed. */
   async revoke(subject: string, keyId: string): Promise<boolean> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
-    const reply = await this.ctx.runner.run(revokeKey, keys, { keyId });
-    this.ctx.denyCache?.forget(keys.subject);
+    const reply = await this.ctx.runner.run(revokeKey, redisKeys, { keyId });
+    this.ctx.denyCache?.forget(redisKeys.subject);
     return reply.revoked;
   }
 
   /** The subject's keys that have not expired, oldest first (never the keys themselves). */
   async list(subject: string): Promise<KeyInfo[]> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(listKeys, keys, {});
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(listKeys, redisKeys, {});
     // A list of {keyId, expiresAt, surfaces, createdAt, name}; cjson sends an empty one as {}.
     return list(reply.keys).map((k) => {
       const expiresAt = int(field(k, "expiresAt"));
@@ -188,10 +188,10 @@ export class Keys {
     const surface = this.ctx.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.ctx.keyPrefix);
     if (parsed === null) return { valid: false, reason: "malformed" };
-    const keys = this.ctx.keys(parsed.subject);
+    const redisKeys = this.ctx.redisKeys(parsed.subject);
     try {
-      if (options.usage === true) return await this.verifyUsage(keys, surface, parsed);
-      return await this.verifyAdmit(keys, surface, parsed, options);
+      if (options.usage === true) return await this.verifyUsage(redisKeys, surface, parsed);
+      return await this.verifyAdmit(redisKeys, surface, parsed, options);
     } catch (error) {
       // A key whose account is gone proves nothing.
       if (error instanceof AccountNotFoundError) return { valid: false, reason: "unknown" };
@@ -199,28 +199,28 @@ export class Keys {
     }
   }
 
-  private async verifyAdmit(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
+  private async verifyAdmit(redisKeys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
     const cost = count("cost", options.cost ?? 1, 1);
     const credits = count("Credits to pre-check", options.credits ?? 0);
     const cache = this.ctx.denyCache;
     const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
     if (cache && cacheKey) {
       const cached = cache.get(cacheKey, cost);
-      if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
+      if (cached) return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission: cached };
     }
-    const stagger = this.ctx.staggerOf(keys.subject);
-    const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
+    const stagger = this.ctx.staggerOf(redisKeys.subject);
+    const reply = await this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
     if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
+    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);
+    return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission };
   }
 
-  private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
-    const params = { surface, stagger: this.ctx.staggerOf(keys.subject), keyId: parsed.keyId, keyDigest: parsed.digest };
-    const reply = await afterDue(this.ctx, keys, () => this.ctx.runner.run(usageScript, keys, params));
+  private async verifyUsage(redisKeys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
+    const params = { surface, stagger: this.ctx.staggerOf(redisKeys.subject), keyId: parsed.keyId, keyDigest: parsed.digest };
+    const reply = await afterDue(this.ctx, redisKeys, () => this.ctx.runner.run(usageScript, redisKeys, params));
     if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
+    return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
   }
 }
 

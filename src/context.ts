@@ -30,7 +30,7 @@ export interface ContextParts {
 
 export interface Context extends ContextParts {
   /** Validates the subject id (SPEC §10) and returns its keys. */
-  keys(subject: unknown): SubjectKeys;
+  redisKeys(subject: unknown): SubjectKeys;
   /**
    * Validates a surface an account is counted on: a name that no plan of the table has is
    * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
@@ -47,7 +47,7 @@ export function makeContext(parts: ContextParts): Context {
   const { prefix, clock } = parts;
   return {
     ...parts,
-    keys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
+    redisKeys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
     accountSurface: accountSurfaceCheck(parts.plans),
     staggerOf: parts.stagger ? staggerOf : () => 0,
     localNow: clock ? () => Math.floor(clock()) : () => Date.now(),

@@ -100,13 +100,13 @@ export class Credits {
    * ```
    */
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const { required, optional, operationId: given } = chargeArgs(request);
     const own = given !== "";
     // Every charge has an operation id, so that one sent again applies once: the caller's, or
     // the library's (a durable charge always, for the retry of an unconfirmed one).
     const operationId = own || (!this.ctx.resendIds && !this.ctx.runner.durable) ? given : newOperationId();
-    const reply = await this.ctx.runner.move(charge, keys, { required, optional, operationId, madeByLibrary: own ? 0 : 1 }, undefined, operationId);
+    const reply = await this.ctx.runner.move(charge, redisKeys, { required, optional, operationId, madeByLibrary: own ? 0 : 1 }, undefined, operationId);
     const { code, charged, balance, needed } = reply;
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.
@@ -115,8 +115,8 @@ export class Credits {
 
   /** Recomputes the current cycle from the journal and compares it with the account. */
   async reconcile(subject: string): Promise<Reconciliation> {
-    const keys = this.ctx.keys(subject);
-    const r = await this.ctx.runner.run(reconcile, keys, {});
+    const redisKeys = this.ctx.redisKeys(subject);
+    const r = await this.ctx.runner.run(reconcile, redisKeys, {});
     return {
       complete: r.complete,
       cycle: r.cycle,
@@ -134,9 +134,9 @@ export class Credits {
    * defaults to 30, or to every kept day when fewer are kept.
    */
   async history(subject: string, options: { days?: number } = {}): Promise<DayUsage[]> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const days = historyDaysArg(options, this.ctx.historyDays);
-    const reply = await this.ctx.runner.run(creditHistory, keys, { days });
+    const reply = await this.ctx.runner.run(creditHistory, redisKeys, { days });
     return reply.days.map((d) => ({ day: d.day * DAY_MS, spent: d.spent, refunded: d.refunded }));
   }
 }

@@ -181,13 +181,13 @@ export class Holds {
     size: { items: number; required: number; optional: number; amount: number },
     request: { idempotency?: IdempotencyInput; holdId?: string },
   ): Promise<OpenOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
     const params = {
-      hold: keys.hold(holdId),
-      idempotency: keys.idempotency(claim?.key ?? ""),
+      hold: redisKeys.hold(holdId),
+      idempotency: redisKeys.idempotency(claim?.key ?? ""),
       holdId,
       kind,
       surface,
@@ -197,13 +197,13 @@ export class Holds {
       idempotencyToken: claim?.token ?? "",
     };
     // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
-    const open = () => this.sweeper.afterDue(keys, () => this.ctx.runner.move(openHold, keys, params, holdId, holdId));
+    const open = () => this.sweeper.afterDue(redisKeys, () => this.ctx.runner.move(openHold, redisKeys, params, holdId, holdId));
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find: sent in that order on one
     // connection, or, when a durable open goes on a connection of its own, one after the other.
     const reply = this.ctx.runner.durable
-      ? (await this.sweeper.mark(keys.subject), await open())
-      : (await Promise.all([this.sweeper.mark(keys.subject), open()]))[1];
+      ? (await this.sweeper.mark(redisKeys.subject), await open())
+      : (await Promise.all([this.sweeper.mark(redisKeys.subject), open()]))[1];
     switch (reply.code) {
       case Code.OK:
         return { ok: true, hold: holdFrom(reply.hold), replayed: false };
@@ -265,9 +265,9 @@ export class Holds {
     kind: HoldKind,
     what: { itemId: string; failed: string; optionalSpent: number; amount: number },
   ): Promise<SettleOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), kind, ...what }, holdId, what.itemId);
+    const reply = await this.ctx.runner.move(settleHold, redisKeys, { hold: redisKeys.hold(holdId), kind, ...what }, holdId, what.itemId);
     const { code } = reply;
     // Every code that reaches here comes with the hold (absent only for a hold that is not there).
     if (reply.hold === undefined) throw new HoldNotFoundError(holdId);
@@ -301,17 +301,17 @@ export class Holds {
   }
 
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
+    const reply = await this.ctx.runner.move(endHold, redisKeys, { hold: redisKeys.hold(holdId), status, reason }, holdId, holdId);
     return { ended: reply.code === Code.OK, hold: holdFrom(reply.hold) };
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
   async get(subject: string, holdIdArg: string): Promise<Hold> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const [hold] = await this.read(keys, [holdId]);
+    const [hold] = await this.read(redisKeys, [holdId]);
     if (!hold) throw new HoldNotFoundError(holdId);
     return hold;
   }
@@ -321,17 +321,17 @@ export class Holds {
    * open. Ended holds are kept for createTollgate's `endedHolds` (7 days, 1,000 by default).
    */
   async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
-    const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(listHolds, keys, params));
-    const holds = reply.holdIds.length === 0 ? [] : (await this.read(keys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
+    const reply = await this.sweeper.afterDue(redisKeys, () => this.ctx.runner.run(listHolds, redisKeys, params));
+    const holds = reply.holdIds.length === 0 ? [] : (await this.read(redisKeys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
     return { total: reply.total, active: reply.active, holds };
   }
 
   /** Holds by id, as they stand (undefined for one not found), lapsed ones tidied first. */
-  private async read(keys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
-    const holds = ids.map((id) => keys.hold(id));
-    const reply = await this.sweeper.afterDue(keys, () => this.ctx.runner.run(readHold, keys, { holds, asStored: 0 }));
+  private async read(redisKeys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
+    const holds = ids.map((id) => redisKeys.hold(id));
+    const reply = await this.sweeper.afterDue(redisKeys, () => this.ctx.runner.run(readHold, redisKeys, { holds, asStored: 0 }));
     const byId = new Map(reply.holds.map((hold) => [hold.id, holdFrom(hold)]));
     return ids.map((id) => byId.get(id));
   }

@@ -68,9 +68,9 @@ export class Idempotency {
 
   /** Looks the key up before the request is validated (SPEC §7 order). */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
-    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
+    const reply = await this.ctx.runner.run(beginIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
     const { code } = reply;
     if (reply.code === Code.REPLAYED) return { state: "replay", outcome: decodeStoredOutcome(reply.storedCode, reply.outcome) };
     if (code === Code.IDEMPOTENCY_REUSED) return { state: "reused" };
@@ -80,15 +80,15 @@ export class Idempotency {
 
   /** Extends the claim by idempotencyLockMs while the work goes on; false when it is no longer this request's. */
   async renew(subject: string, claim: IdempotencyClaim): Promise<boolean> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     // Claiming the key again with the same token extends the claim; anything else says it is lost.
-    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
+    const reply = await this.ctx.runner.run(beginIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
     return reply.code === Code.OK;
   }
 
   /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
   async release(subject: string, claim: IdempotencyClaim): Promise<void> {
-    const keys = this.ctx.keys(subject);
-    await this.ctx.runner.run(releaseIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });
+    const redisKeys = this.ctx.redisKeys(subject);
+    await this.ctx.runner.run(releaseIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), token: claim.token });
   }
 }

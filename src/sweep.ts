@@ -31,12 +31,12 @@ export class Sweeper {
 
   /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     try {
-      let tidied = await this.tidy(keys, []);
+      let tidied = await this.tidy(redisKeys, []);
       let ended = tidied.ended;
       while (tidied.due.length > 0) {
-        tidied = await this.tidy(keys, tidied.due);
+        tidied = await this.tidy(redisKeys, tidied.due);
         ended += tidied.ended;
       }
       return { ended, nextLeaseAt: tidied.nextLeaseAt };
@@ -46,12 +46,12 @@ export class Sweeper {
     }
   }
 
-  afterDue<R extends ScriptReply>(keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
-    return afterDue(this.ctx, keys, call);
+  afterDue<R extends ScriptReply>(redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+    return afterDue(this.ctx, redisKeys, call);
   }
 
-  private tidy(keys: SubjectKeys, ids: readonly string[]) {
-    return tidy(this.ctx, keys, ids);
+  private tidy(redisKeys: SubjectKeys, ids: readonly string[]) {
+    return tidy(this.ctx, redisKeys, ids);
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
@@ -97,19 +97,19 @@ function answered<R extends ScriptReply>(reply: R): reply is Exclude<R, DueReply
  * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
  * wrote anything), tidies them and runs it again.
  */
-export async function afterDue<R extends ScriptReply>(ctx: Context, keys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
   for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
     const reply = await call();
     if (answered(reply)) return reply;
     let due = isDue(reply) ? reply.due : [];
-    while (due.length > 0) due = (await tidy(ctx, keys, due)).due;
+    while (due.length > 0) due = (await tidy(ctx, redisKeys, due)).due;
   }
-  throw new Error(`holds of "${keys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
+  throw new Error(`holds of "${redisKeys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
 }
 
 /** Ends or drops the given holds (at most 32); the reply names the ones still due. */
-async function tidy(ctx: Context, keys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
-  const reply = await ctx.runner.move(tidyHolds, keys, { holds: ids.map((id) => keys.hold(id)) }, undefined, keys.subject);
+async function tidy(ctx: Context, redisKeys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
+  const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
   return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs, due: reply.due };
 }
 

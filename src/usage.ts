@@ -46,10 +46,10 @@ export function usageFrom(reply: { windows: WindowsForm; state: unknown }, surfa
 }
 
 export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
-  const keys = ctx.keys(subject);
+  const redisKeys = ctx.redisKeys(subject);
   const surface = ctx.accountSurface(options.surface ?? "api");
-  const params = { surface, stagger: ctx.staggerOf(keys.subject), keyId: "", keyDigest: "" };
-  const reply = await afterDue(ctx, keys, () => ctx.runner.run(usageScript, keys, params));
+  const params = { surface, stagger: ctx.staggerOf(redisKeys.subject), keyId: "", keyDigest: "" };
+  const reply = await afterDue(ctx, redisKeys, () => ctx.runner.run(usageScript, redisKeys, params));
   // Without a key id, nothing is refused.
   if (reply.code === Code.KEY_REFUSED) throw new Error(`usage refused no key: ${reply.reason}`);
   return usageFrom(reply, surface);
