@@ -46,7 +46,7 @@ export interface TollgateOptions {
   leaseMs?: number;
   /**
    * How long a charge's operation id is remembered, and the id of a hold no longer kept.
-   * Default 24 h. A subject keeps at most its last 1,000 ids, but each at least 60 s.
+   * Default 24 h. Past 1,000 ids a subject keeps only those of its last 60 s.
    */
   operationTtlMs?: number;
   /**

@@ -204,21 +204,14 @@ end
 -- they ended. Reads only.
 local function holds_due(ctx, ended)
   local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-  local room = HOLDS_TIDY_BATCH - #ids
   if not ended or #ids > 0 then
     return ids
   end
   local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-  local old
   if over > 0 then
-    old = redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(room, over + HOLDS_TIDY_SLACK) - 1)
-  else
-    old = redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, room)
+    return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
   end
-  for _, id in ipairs(old) do
-    ids[#ids + 1] = id
-  end
-  return ids
+  return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
 end
 
 -- The HOLDS_DUE reply naming the holds due (holds_due), or nil when none is: a script answers

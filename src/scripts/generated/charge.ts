@@ -35,7 +35,9 @@ const HELPERS = [
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
   operationsLua.OPERATIONS_LIBRARY_KEEP_MS,
-  operationsLua.operations_prune,
+  operationsLua.OPERATIONS_CLEANUP_EVERY,
+  operationsLua.OPERATIONS_CLEANUP_COUNT,
+  operationsLua.operations_cleanup,
   operationsLua.operations_read,
   operationsLua.operations_add,
 ].join("\n");
@@ -90,7 +92,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "c5ce2bd3e3c5dbeeeb5c0ae69d8006b7676c5058";
+const SHA1 = "2b70a231604a9015e686046e7e74d3eb3371a0fa";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -50,7 +50,7 @@ end
 end
 return reply`;
 
-const SHA1 = "3e9caedf8bcead55dd454bdff9174070792f70cd";
+const SHA1 = "e67b59c082771e1cf84331d82561792049c44a42";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

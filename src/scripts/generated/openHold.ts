@@ -154,7 +154,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "c5486014a55b045a0b77bc19d0447ac045ceca60";
+const SHA1 = "8eb675b520af9d22028790f5fb649b698202d5f4";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

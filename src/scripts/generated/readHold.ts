@@ -52,7 +52,7 @@ end
 end
 return reply`;
 
-const SHA1 = "2416cb66f2a92e553d6c3cefababe6d893075dc0";
+const SHA1 = "2fbea77d4ff001088e5182f7b0fd4209c7623031";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

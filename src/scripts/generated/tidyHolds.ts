@@ -47,7 +47,9 @@ const HELPERS = [
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
   operationsLua.OPERATIONS_LIBRARY_KEEP_MS,
-  operationsLua.operations_prune,
+  operationsLua.OPERATIONS_CLEANUP_EVERY,
+  operationsLua.OPERATIONS_CLEANUP_COUNT,
+  operationsLua.operations_cleanup,
   operationsLua.operations_read,
   operationsLua.operations_add,
 ].join("\n");
@@ -110,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "2df431b3ffc682c49e638b0ca4c9096626a9474b";
+const SHA1 = "b586c0cc0245b663c1616c2c8af489bb669bff19";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

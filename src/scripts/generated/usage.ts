@@ -75,7 +75,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "0cc7ad94920b2458077a6a610886651807c8e30d";
+const SHA1 = "6ddfb53fc119866429900d24fdd2752be83aacfd";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -9,56 +9,51 @@ export const OPERATIONS_FLOOR_MS = String.raw`local OPERATIONS_FLOOR_MS = 60000`
 
 export const OPERATIONS_LIBRARY_KEEP_MS = String.raw`local OPERATIONS_LIBRARY_KEEP_MS = 120000`;
 
-export const operations_prune = String.raw`local function operations_prune(opsKey, now, ttlMs)
-local flat = redis.call('HGETALL', opsKey)
-local kept, gone = {}, {}
+export const OPERATIONS_CLEANUP_EVERY = String.raw`local OPERATIONS_CLEANUP_EVERY = 16`;
+
+export const OPERATIONS_CLEANUP_COUNT = String.raw`local OPERATIONS_CLEANUP_COUNT = 64`;
+
+export const operations_cleanup = String.raw`local function operations_cleanup(opsKey, meta, now, ttlMs)
+local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
+local flat, gone = page[2], {}
+local crowded = meta.entries > OPERATIONS_MAX
 for i = 1, #flat, 2 do
-local field = flat[i]
+local field, value = flat[i], flat[i + 1]
 if field ~= OPERATIONS_META then
-local value = flat[i + 1]
-local at = tonumber(string.match(value, '^%d+'))
 local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
-if now - at >= keep then
+if crowded then
+keep = math.min(keep, OPERATIONS_FLOOR_MS)
+end
+if now - tonumber(string.match(value, '^%d+')) >= keep then
 gone[#gone + 1] = field
-else
-kept[#kept + 1] = { field = field, at = at }
 end
 end
 end
-local left = #kept
-if left > OPERATIONS_MAX then
-table.sort(kept, function(x, y) return x.at < y.at end)
-local i = 1
-while left > OPERATIONS_MAX and now - kept[i].at >= OPERATIONS_FLOOR_MS do
-gone[#gone + 1] = kept[i].field
-i, left = i + 1, left - 1
+if #gone > 0 then
+redis.call('HDEL', opsKey, unpack(gone))
 end
-end
-for i = 1, #gone, 1000 do
-redis.call('HDEL', opsKey, unpack(gone, i, math.min(i + 999, #gone)))
-end
-return left
+meta.cursor = page[1]
+meta.entries = redis.call('HLEN', opsKey)
 end`;
 
 export const operations_read = String.raw`local function operations_read(opsKey, field)
 local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
-local setAt, entries, prunedAt = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
-return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, prunedAt = tonumber(prunedAt) or 0 }
+local setAt, entries, cursor = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
+return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, cursor = cursor or '0' }
 end`;
 
 export const operations_add = String.raw`local function operations_add(opsKey, meta, field, value, now, ttlMs)
-local entries, prunedAt = meta.entries + 1, meta.prunedAt
-local since = now - prunedAt
-if (entries > OPERATIONS_MAX and since >= 1000) or (entries > 16 and since >= OPERATIONS_LIBRARY_KEEP_MS) or since < 0 then
-entries, prunedAt = operations_prune(opsKey, now, ttlMs) + 1, now
+meta.entries = meta.entries + 1
+if meta.entries % OPERATIONS_CLEANUP_EVERY == 0 then
+operations_cleanup(opsKey, meta, now, ttlMs)
 end
 local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
 if setAt < 0 or now - setAt >= keepMs or now < setAt then
 setAt = now
 end
-redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d %d', setAt, entries, prunedAt))
+redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d ', setAt, meta.entries) .. meta.cursor)
 if setAt ~= meta.setAt then
 redis.call('PEXPIRE', opsKey, 2 * keepMs)
 end
-meta.setAt, meta.entries, meta.prunedAt = setAt, entries, prunedAt
+meta.setAt = setAt
 end`;
