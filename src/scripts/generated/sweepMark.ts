@@ -4,13 +4,12 @@ import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
+
 /** What a caller passes to sweepMark: the subject's keys, the settings and now are filled in by name. */
 export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: string; nextScore: number };
 
 /** sweepMark's reply, as lua/sweepMark.lua's header declares it. */
 export type SweepMarkReply = { code: Code; moved: boolean };
-
-/** The lib/ helpers sweepMark uses, compiled. */
 
 /** lua/sweepMark.lua's own code, compiled. */
 const BODY = String.raw`local sweepIndex = KEYS[1]
