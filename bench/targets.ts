@@ -143,6 +143,19 @@ export function targets(results: Results): Target[] {
     };
     busyVs("verify", "HTTP busy µs/req: keys.verify middleware ≤ express-rate-limit + rate-limit-redis", 1);
     busyVs("exampleFree", "HTTP busy µs/req: example free endpoint ≤ 1.2× express-rate-limit + rate-limit-redis", 1.2);
+    // The adapters: each against its framework's reference, on the same client.
+    const busyOf = (key: string, peer: string, client: string, goal: string, max: number) => {
+      for (const c of judged) {
+        const busy = meanBusy(rowsOf(results, "http", key, client, c));
+        const other = meanBusy(rowsOf(results, "http", peer, client, c));
+        if (busy === undefined || other === undefined) continue;
+        push(`http:${key}:c${c}`, goal, div(busy, other), `${busy.toFixed(1)} / ${other.toFixed(1)} µs/req (${c} connections)`, (v) => v <= max);
+      }
+    };
+    // Like for like: a counter per header value, unverified, as @fastify/rate-limit keeps one.
+    busyOf("fastifySubject", "fastifyPeer", "ioredis", "HTTP busy µs/req: tollgate/fastify by subject ≤ @fastify/rate-limit with its Redis store", 1);
+    busyOf("fastify", "fastifyPeer", "ioredis", "HTTP busy µs/req: tollgate/fastify with the key check ≤ @fastify/rate-limit with its Redis store (no key check)", 1);
+    busyOf("hono", "expressMiddleware", "node-redis", "HTTP busy µs/req: tollgate/hono ≤ 1.1× tollgate/express", 1.1);
   }
 
   if (results.memory) {

@@ -71,7 +71,8 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   return createMemoryTollgate({
     ...rest,
     plans: Object.fromEntries(Object.entries(plans).map(([name, plan]) => [name, { ...plan, limits: shared(plan.limits) }])),
-    policies: Object.fromEntries(Object.entries(policies).map(([name, policy]) => [name, shared(policy)])),
+    // A table with no policy is refused: none is given then.
+    ...(Object.keys(policies).length > 0 && { policies: Object.fromEntries(Object.entries(policies).map(([name, policy]) => [name, shared(policy)])) }),
   });
 }
 

@@ -139,6 +139,8 @@ export interface Tollgate {
   readonly policies: PolicyTable;
   /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
   close(): Promise<void>;
+  /** @internal Counts a request a middleware decided without the store (TELEMETRY_NAMES.degraded). */
+  countDegraded?(mode: "open" | "local", surface: string, outcome: "passed" | "denied"): void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -154,7 +156,7 @@ const HOUR_MS = 3_600_000;
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
  *
- * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
  * const tollgate = createTollgate({
  *   redis: fromNodeRedis(client), // or fromIoredis(new Redis(url)); a Cluster client works the same
  *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
@@ -225,6 +227,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     plans,
     policies,
     close: () => ctx.runner.close(),
+    ...(observe?.degraded && {
+      countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { "tollgate.mode": mode, "tollgate.surface": surface, "tollgate.outcome": outcome }),
+    }),
   };
 }
 

@@ -17,6 +17,8 @@ const ON_CLUSTER = [
   'test/idempotency.test.ts',
   'test/property/*.test.ts',
   'test/cluster/**/*.test.ts',
+  // The operator CLI's SCAN of each master, and its commands routed by key.
+  'test/cli.test.ts',
   // The example servers' contract, on a cluster through the same harness (about 9 s more on 2
   // cores). Not failure.test.ts: it kills a standalone server of its own.
   'test/examples/contract/rest.test.ts',
@@ -36,6 +38,9 @@ const ON_CLUSTER = [
 //   denyCache.test.ts     the deny cache saves Redis calls; memory has none (the option is refused)
 //   durability.test.ts    WAIT on replicas before a movement is acknowledged
 //   resend.test.ts        a command a Redis client sends twice (resendIds)
+//   storeError.test.ts    what the middleware answers while Redis is unreachable
+//   clientSetup.test.ts   the Redis client adapters' setup checks
+//   cli.test.ts           the operator CLI, which reads and writes a Redis
 //   telemetry.test.ts     a span per quota-store call (the option is refused with memory)
 //   harness.test.ts       the private redis-servers the tests start
 //   faults/**             the store timing out, failing over, crashing, losing its scripts
