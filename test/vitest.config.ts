@@ -52,6 +52,10 @@ const ON_CLUSTER = [
 
 // The top level of the repository is fixed, so the config lives here and points back up.
 export default defineConfig({
+  // The examples import the package by its name, as a user does; the `tollgate-source`
+  // condition of package.json's exports resolves it to this source tree (no build needed).
+  // The rest are Vite's default server conditions, which a list given here replaces.
+  ssr: { resolve: { conditions: ['tollgate-source', 'module', 'node', 'development|production'] } },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     reporters: ['default', './test/helpers/summaryReporter.ts'],
