@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import { isTollgateError } from "./errors.ts";
 import type { RateLimitState } from "./windows.ts";
 
+export { ipSubject, type IpSubjectOptions } from "./ipSubject.ts";
+
 /** The status of each error type a tollgate host answers with (SPEC §8). */
 export const ERROR_STATUS = {
   invalid_request: 400,

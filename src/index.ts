@@ -38,6 +38,7 @@ export {
   errorBody,
   errorReply,
   insufficientReply,
+  ipSubject,
   newRequestId,
   rateLimitHeaders,
   rateLimitedReply,
@@ -47,6 +48,7 @@ export {
   type ErrorType,
   type HeaderOptions,
   type HttpReply,
+  type IpSubjectOptions,
   type Limited,
 } from "./http.ts";
 export {
