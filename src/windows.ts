@@ -1,15 +1,18 @@
 /**
- * Windows (SPEC §4, §10): how many requests a surface takes per window, fixed or sliding.
- * Validated once at start-up, then carried to the scripts as a spec string that
- * lua/lib/windows.lua reads: '<limit>/<seconds>' with 's' appended for a sliding window,
- * windows separated by spaces ('30/60', '10/1 300/60s').
+ * Windows (SPEC §4, §10): how many requests a surface takes per window, fixed, sliding or
+ * a token bucket. Validated once at start-up, then carried to the scripts as a spec string
+ * that lua/lib/windows.lua reads: '<limit>/<seconds>' with 's' appended for a sliding window
+ * and 'b<burst>' for a bucket, windows separated by spaces ('30/60', '10/1 300/60s', '5/1b20').
  */
 import { InvalidInputError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 
-/** fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate. */
-export type Algorithm = "fixed" | "sliding";
+/**
+ * fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate;
+ * bucket: a token bucket (GCRA) refilling `limit` per `windowMs` evenly, holding `burst`.
+ */
+export type Algorithm = "fixed" | "sliding" | "bucket";
 
 /** One rate-limit window of a surface: `limit` requests per `windowMs`. */
 export interface Window {
@@ -17,8 +20,13 @@ export interface Window {
   limit: number;
   /** Whole seconds, 1 s to 31 days. */
   windowMs: number;
-  /** Default "fixed": clock-aligned windows (SPEC §4). "sliding": the two-window estimate. */
+  /**
+   * Default "fixed": clock-aligned windows. "sliding": the two-window estimate. "bucket": a
+   * token bucket that refills `limit` tokens per `windowMs` evenly (docs/limits.md).
+   */
   algorithm?: Algorithm;
+  /** A bucket's most tokens (default `limit`): how many requests may come at once. Buckets only. */
+  burst?: number;
 }
 
 /** The windows of each surface, by the host's surface names. */
@@ -34,8 +42,10 @@ export interface RateLimitState {
   resetMs: number;
   /** The window's length in ms. */
   windowMs: number;
-  /** fixed or sliding. */
+  /** fixed, sliding or bucket. */
   algorithm: Algorithm;
+  /** A bucket's most tokens; `remaining` counts whole tokens up to it. Buckets only. */
+  burst?: number;
 }
 
 const SURFACE = /^[a-z0-9_-]{1,32}$/;
@@ -64,12 +74,22 @@ export function validateWindows(at: string, value: unknown): Window[] {
     const windowMs = count(`${where}.windowMs`, w.windowMs, 1000, MAX_WINDOW_MS);
     if (windowMs % 1000 !== 0) throw new InvalidInputError(`${where}.windowMs must be whole seconds (got ${windowMs})`);
     const algorithm = w.algorithm ?? "fixed";
-    if (algorithm !== "fixed" && algorithm !== "sliding") {
-      throw new InvalidInputError(`${where}.algorithm must be "fixed" or "sliding" (got ${JSON.stringify(algorithm)})`);
+    if (algorithm !== "fixed" && algorithm !== "sliding" && algorithm !== "bucket") {
+      throw new InvalidInputError(`${where}.algorithm must be "fixed", "sliding" or "bucket" (got ${JSON.stringify(algorithm)})`);
     }
     if (seen.has(windowMs)) throw new InvalidInputError(`${at}: two windows of one surface need different windowMs (${windowMs} twice)`);
     seen.add(windowMs);
-    return { limit, windowMs, algorithm };
+    if (algorithm !== "bucket") {
+      if (w.burst !== undefined) throw new InvalidInputError(`${where}.burst is for buckets only (algorithm: "bucket")`);
+      return { limit, windowMs, algorithm };
+    }
+    const burst = count(`${where}.burst`, w.burst ?? limit, 1, MAX_LIMIT);
+    // The scripts count a bucket in ticks of 1/limit ms: what it may owe, burst x windowMs
+    // ticks, stays a whole number a double holds exactly.
+    if (burst * windowMs > Number.MAX_SAFE_INTEGER) {
+      throw new InvalidInputError(`${where}: burst x windowMs must be at most 2^53 - 1 (got ${burst} x ${windowMs})`);
+    }
+    return { limit, windowMs, algorithm, burst };
   });
 }
 
@@ -88,15 +108,17 @@ export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindo
 
 /** The spec string of a surface's windows, as lua/lib/windows.lua reads it. */
 export function windowsSpec(windows: readonly Window[]): string {
-  return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : ""}`).join(" ");
+  return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}`).join(" ");
 }
 
 /** The windows of a spec string (the account's stored copy of its plan). */
 export function windowsFromSpec(spec: string): Window[] {
   return spec.split(" ").map((part) => {
-    const m = /^(\d+)\/(\d+)(s?)$/.exec(part);
+    const m = /^(\d+)\/(\d+)(?:(s)|b(\d+))?$/.exec(part);
     if (!m) throw new Error(`Stored windows spec is unreadable: ${JSON.stringify(spec)}`);
-    return { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === "s" ? "sliding" : "fixed" };
+    const window: Window = { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === "s" ? "sliding" : m[4] ? "bucket" : "fixed" };
+    if (m[4]) window.burst = Number(m[4]);
+    return window;
   });
 }
 
@@ -154,7 +176,9 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
   }
   let i = at + 1;
   for (const w of windows) {
-    states.push({ limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" });
+    const state: RateLimitState = { limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" };
+    if (w.burst !== undefined) state.burst = w.burst;
+    states.push(state);
     retries.push(Number(reply[i + 2]));
     i += 3;
   }

@@ -55,6 +55,7 @@ describe.each([
   ['Limits for any subject', 'recipes/limits.ts'],
   ['Holds', 'recipes/llm.ts'],
   ['In memory', 'recipes/memory.ts'],
+  ['Token buckets', 'recipes/bucket.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -122,6 +123,10 @@ describe('README examples run as written', () => {
     const lines = (await run('recipes/memory.ts')).trim().split('\n');
     expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
     expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
+  });
+
+  it('token buckets: a burst of 5 at once, the 6th denied, a token back after 500 ms', async () => {
+    expect((await run('recipes/bucket.ts')).trim().split('\n')).toEqual(['true true true true true false', 'true 0']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

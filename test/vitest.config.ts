@@ -8,6 +8,7 @@ const ON_CLUSTER = [
   'test/limits.test.ts',
   'test/windows.test.ts',
   'test/policies.test.ts',
+  'test/buckets.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

@@ -17,6 +17,13 @@
   sliding: the two-window estimate floor(previous x (1 - elapsed / window)) + current; a
            request fits when estimate + cost <= limit; it "resets" at the end of its current
            window.
+  bucket:  '<limit>/<seconds>b<burst>', a token bucket as GCRA: it refills limit tokens per
+           window evenly and holds at most burst. Its word is 'b<ms>:<ticks>', its
+           theoretical arrival time ms + ticks/limit (a tick is 1/limit ms, so every step is
+           whole); a request of cost fits when the time owed after it, in ticks,
+           debt + cost x windowMs, is at most burst x windowMs (src/windows.ts keeps that
+           product within 2^53). remaining is whole tokens, resetMs when the bucket is full,
+           retryMs exact. A word that is not the bucket's own reads as a full bucket.
   A request is counted in every window or in none: a denied request counts nothing, and
   nothing is written before every window has been checked.
   windows_count returns the reply and, when the request was counted, the new state and how
@@ -30,6 +37,51 @@
   more (lib/admit.lua appends the balance of a pre-check).
 ]]
 --@include "codes.lua"
+
+-- floor(a / b) and a - that x b for whole a >= 0 and b >= 1 up to 2^53: the division of
+-- doubles may round across a whole number, which the two checks undo.
+local function windows_divmod(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q, a - q * b
+end
+
+-- A bucket (limit per windowMs, holding burst) whose word is `word`, asked for `cost` at
+-- `now` (cost 0: only looks): its code, retryMs, and the ticks owed before and after the
+-- request (the same when it does not fit).
+local function windows_bucket(limit, windowMs, burst, word, now, cost)
+  local ms, ticks = string.match(word or '', '^b(%d+):(%d+)$')
+  local debt, tau = 0, burst * windowMs
+  ms = tonumber(ms)
+  if ms and ms >= now then
+    debt = math.min(tau, (ms - now) * limit + tonumber(ticks))
+  end
+  if cost > burst then
+    return CODE.COST_EXCEEDS_LIMIT, -1, debt, debt
+  end
+  local after = debt + cost * windowMs
+  if after > tau then
+    local wait, short = windows_divmod(after - tau, limit)
+    return CODE.RATE_LIMITED, short > 0 and wait + 1 or wait, debt, debt
+  end
+  return CODE.OK, 0, debt, after
+end
+
+-- A bucket owing `owed` ticks: whole tokens left, and ms until it is full.
+local function windows_bucket_state(limit, windowMs, burst, owed)
+  local whole, part = windows_divmod(owed, limit)
+  return (windows_divmod(burst * windowMs - owed, windowMs)), part > 0 and whole + 1 or whole
+end
+
+-- The word of a bucket owing `owed` ticks at `now`.
+local function windows_bucket_word(limit, owed, now)
+  local whole, part = windows_divmod(owed, limit)
+  return string.format('b%d:%d', now + whole, part)
+end
 
 -- Any number of windows, fixed or sliding: read every count, decide, then count in all. one:
 -- the spec is one fixed window (whose state holds other lengths' words too), answered in its
@@ -81,37 +133,48 @@ local function windows_many(spec, state, now, cost, stagger, one)
     order[#order + 1] = name
   end
   local windows, code, longestMs = {}, CODE.OK, 0
-  for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
+  for limit, seconds, kind, burst in string.gmatch(spec, '(%d+)/(%d+)([sb]?)(%d*)') do
     local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
     local windowMs = tonumber(seconds) * 1000
-    local offset = w.sliding and 0 or stagger % windowMs
-    local window = math.floor((now - offset) / windowMs)
-    local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
-    stored, count = tonumber(stored), tonumber(count)
-    words[seconds] = nil
-    w.window, w.windowMs = window, windowMs
-    w.elapsed = now - offset - window * windowMs
-    w.current, w.previous = 0, 0
-    if stored == window then
-      w.current, w.previous = count, tonumber(before) or 0
-    elseif stored == window - 1 then
-      w.previous = count
-    end
-    w.used = w.current
-    if w.sliding then
-      w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
-    end
-    w.retryMs = 0
-    if cost > w.limit then
-      w.retryMs = -1
-      code = CODE.COST_EXCEEDS_LIMIT
-    elseif cost > 0 and w.used + cost > w.limit then
-      w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-      if code == CODE.OK then
-        code = CODE.RATE_LIMITED
+    if kind == 'b' then
+      local verdict
+      w.burst, w.windowMs = tonumber(burst), windowMs
+      verdict, w.retryMs, w.debt, w.after = windows_bucket(w.limit, windowMs, w.burst, words[seconds], now, cost)
+      words[seconds] = nil
+      if verdict == CODE.COST_EXCEEDS_LIMIT or (verdict == CODE.RATE_LIMITED and code == CODE.OK) then
+        code = verdict
       end
+      longestMs = math.max(longestMs, windowMs, math.ceil(w.after / w.limit))
+    else
+      local offset = w.sliding and 0 or stagger % windowMs
+      local window = math.floor((now - offset) / windowMs)
+      local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+      stored, count = tonumber(stored), tonumber(count)
+      words[seconds] = nil
+      w.window, w.windowMs = window, windowMs
+      w.elapsed = now - offset - window * windowMs
+      w.current, w.previous = 0, 0
+      if stored == window then
+        w.current, w.previous = count, tonumber(before) or 0
+      elseif stored == window - 1 then
+        w.previous = count
+      end
+      w.used = w.current
+      if w.sliding then
+        w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
+      end
+      w.retryMs = 0
+      if cost > w.limit then
+        w.retryMs = -1
+        code = CODE.COST_EXCEEDS_LIMIT
+      elseif cost > 0 and w.used + cost > w.limit then
+        w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
+        if code == CODE.OK then
+          code = CODE.RATE_LIMITED
+        end
+      end
+      longestMs = math.max(longestMs, windowMs)
     end
-    longestMs = math.max(longestMs, windowMs)
     windows[#windows + 1] = w
   end
   local counted = code == CODE.OK and cost > 0
@@ -119,20 +182,30 @@ local function windows_many(spec, state, now, cost, stagger, one)
   -- Words of lengths the spec does not have, while their window may still count.
   for _, name in ipairs(order) do
     local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
-    if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+    local owed = words[name] and tonumber(string.match(words[name], '^b(%d+)'))
+    if (stored and stored >= math.floor(now / (name * 1000)) - 1) or (owed and owed >= now) then
       next[#next + 1] = name .. ':' .. words[name]
     end
   end
   for _, w in ipairs(windows) do
-    if counted then
-      w.current = w.current + cost
-      w.used = w.used + cost
-    end
-    next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
     local n = #reply
-    reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
-    if not one then
+    if w.burst then
+      local owed = counted and w.after or w.debt
+      reply[n + 1], reply[n + 2] = windows_bucket_state(w.limit, w.windowMs, w.burst, owed)
       reply[n + 3] = w.retryMs
+      if owed > 0 then
+        next[#next + 1] = w.name .. ':' .. windows_bucket_word(w.limit, owed, now)
+      end
+    else
+      if counted then
+        w.current = w.current + cost
+        w.used = w.used + cost
+      end
+      next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
+      reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+      if not one then
+        reply[n + 3] = w.retryMs
+      end
     end
   end
   if counted then
@@ -143,9 +216,25 @@ end
 
 -- Count a request of `cost` (0: only look) in every window of spec, whose counts are state
 -- (nil for none yet): the reply described above, then the new state and its keep time when
--- the request was counted. One fixed window runs straight-line.
+-- the request was counted. One fixed window, or one bucket, runs straight-line.
 local function windows_count(spec, state, now, cost, stagger)
-  local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
+  local limit, seconds, burst = string.match(spec, '^(%d+)/(%d+)b?(%d*)$')
+  if burst and burst ~= '' then
+    -- One bucket, straight-line when the state is its word alone.
+    local length, word = string.match(state or '', '^(%d+):(b%d+:%d+)$')
+    if state and length ~= seconds then
+      return windows_many(spec, state, now, cost, stagger)
+    end
+    limit, burst = tonumber(limit), tonumber(burst)
+    local windowMs = seconds * 1000
+    local code, retry, _, owed = windows_bucket(limit, windowMs, burst, word, now, cost)
+    local remaining, resetMs = windows_bucket_state(limit, windowMs, burst, owed)
+    local reply = { code, spec, remaining, resetMs, retry }
+    if code == CODE.OK and cost > 0 then
+      return reply, seconds .. ':' .. windows_bucket_word(limit, owed, now), 2 * math.max(windowMs, resetMs)
+    end
+    return reply
+  end
   if not limit then
     return windows_many(spec, state, now, cost, stagger)
   end

@@ -19,6 +19,11 @@ export interface Slot {
   count: number;
   /** Requests counted in the window before it. */
   previous: number;
+  /**
+   * A bucket's slot: `window` is then the ms and `count` the ticks (1/limit ms) of its
+   * theoretical arrival time, and `previous` is 0. A fixed or sliding window reads it as none.
+   */
+  bucket?: true;
 }
 
 /** Policy subjects' slots by `<subject>\0<policy>\0<surface>`, kept while a read may look at them. */
@@ -39,8 +44,61 @@ function previousCount(slot: Slot | undefined, window: number): number {
 }
 
 function slotOf(slots: Slot[], windowMs: number): Slot | undefined {
-  for (const slot of slots) if (slot.windowMs === windowMs) return slot;
+  for (const slot of slots) if (slot.windowMs === windowMs) return slot.bucket ? undefined : slot;
   return undefined;
+}
+
+/** The bucket slot of a window length, if the slot of that length is a bucket's. */
+function bucketSlotOf(slots: Slot[], windowMs: number): Slot | undefined {
+  for (const slot of slots) if (slot.windowMs === windowMs) return slot.bucket ? slot : undefined;
+  return undefined;
+}
+
+/** floor(a / b) and the rest, for whole a >= 0 and b >= 1 up to 2^53 (as lib/windows.lua). */
+function divmod(a: number, b: number): [number, number] {
+  let q = Math.floor(a / b);
+  if (q * b > a) q--;
+  else if ((q + 1) * b <= a) q++;
+  return [q, a - q * b];
+}
+
+/** What a bucket asked for `cost` at `now` answers: outcome, retry, ticks owed before and after. */
+interface BucketTake {
+  outcome: Counted["outcome"];
+  retry: number;
+  debt: number;
+  after: number;
+}
+
+/** A bucket as lib/windows.lua's windows_bucket counts it (docs/limits.md, "Token buckets"). */
+function takeBucket(slot: Slot | undefined, w: Window, now: number, cost: number): BucketTake {
+  const burst = w.burst ?? w.limit;
+  const tau = burst * w.windowMs;
+  const debt = slot !== undefined && slot.window >= now ? Math.min(tau, (slot.window - now) * w.limit + slot.count) : 0;
+  if (cost > burst) return { outcome: "cost_exceeds_limit", retry: -1, debt, after: debt };
+  const after = debt + cost * w.windowMs;
+  if (after > tau) {
+    const [wait, short] = divmod(after - tau, w.limit);
+    return { outcome: "rate_limited", retry: short > 0 ? wait + 1 : wait, debt, after: debt };
+  }
+  return { outcome: "ok", retry: 0, debt, after };
+}
+
+/** A bucket owing `owed` ticks: its state. */
+function bucketState(w: Window, owed: number): RateLimitState {
+  const burst = w.burst ?? w.limit;
+  const [whole, part] = divmod(owed, w.limit);
+  const [remaining] = divmod(burst * w.windowMs - owed, w.windowMs);
+  return { limit: w.limit, remaining, resetMs: part > 0 ? whole + 1 : whole, windowMs: w.windowMs, algorithm: "bucket", burst };
+}
+
+/** Stores what a bucket owes after taking (`owed` ticks at `now`) in its slot. */
+function owe(slots: Slot[], w: Window, owed: number, now: number): void {
+  const [whole, part] = divmod(owed, w.limit);
+  const i = slots.findIndex((slot) => slot.windowMs === w.windowMs);
+  const slot: Slot = { windowMs: w.windowMs, window: now + whole, count: part, previous: 0, bucket: true };
+  if (i < 0) slots.push(slot);
+  else slots[i] = slot;
 }
 
 /**
@@ -54,9 +112,17 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
   const states: RateLimitState[] = new Array(n);
   const retries: number[] = new Array(n);
   const indexes: number[] = new Array(n);
+  const buckets: (BucketTake | undefined)[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const w = windows[i]!;
     const W = w.windowMs;
+    if (w.algorithm === "bucket") {
+      const take = takeBucket(bucketSlotOf(slots, W), w, now, cost);
+      if (take.outcome === "cost_exceeds_limit" || (take.outcome === "rate_limited" && outcome === "ok")) outcome = take.outcome;
+      buckets[i] = take;
+      retries[i] = take.retry;
+      continue;
+    }
     const sliding = w.algorithm === "sliding";
     const offset = sliding || stagger === 0 ? 0 : stagger % W;
     const window = Math.floor((now - offset) / W);
@@ -79,6 +145,13 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
   }
   const counted = outcome === "ok" && cost > 0;
   for (let i = 0; i < n; i++) {
+    const take = buckets[i];
+    if (take !== undefined) {
+      const owed = counted ? take.after : take.debt;
+      states[i] = bucketState(windows[i]!, owed);
+      if (counted) owe(slots, windows[i]!, owed, now);
+      continue;
+    }
     const state = states[i]!;
     state.remaining = counted ? Math.max(0, state.remaining - cost) : Math.max(0, state.remaining);
     if (counted) add(slots, windows[i]!.windowMs, indexes[i]!, cost);
@@ -91,7 +164,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
  * undefined when it does not fit or the window slides (countWindows answers those).
  */
 export function admitOne(slots: Slot[], w: Window, now: number, stagger: number, cost: number): RateLimitState | undefined {
-  if (w.algorithm === "sliding" || cost > w.limit) return undefined;
+  if ((w.algorithm !== undefined && w.algorithm !== "fixed") || cost > w.limit) return undefined;
   const W = w.windowMs;
   const offset = stagger === 0 ? 0 : stagger % W;
   const window = Math.floor((now - offset) / W);
@@ -105,7 +178,12 @@ export function admitOne(slots: Slot[], w: Window, now: number, stagger: number,
 
 function add(slots: Slot[], windowMs: number, window: number, cost: number): void {
   const slot = slotOf(slots, windowMs);
-  if (slot === undefined) slots.push({ windowMs, window, count: cost, previous: 0 });
+  if (slot === undefined) {
+    // A bucket's slot of this length (the plan changed the window's algorithm) counts as none.
+    const i = slots.findIndex((s) => s.windowMs === windowMs);
+    if (i >= 0) slots.splice(i, 1);
+    slots.push({ windowMs, window, count: cost, previous: 0 });
+  }
   else if (slot.window === window) slot.count += cost;
   else {
     slot.previous = slot.window === window - 1 ? slot.count : 0;
@@ -117,6 +195,11 @@ function add(slots: Slot[], windowMs: number, window: number, cost: number): voi
 /** Forgets the windows a read at `now` would look at: the next request starts every window afresh. */
 export function resetWindows(slots: Slot[], windows: readonly Window[], now: number, stagger: number): void {
   for (const w of windows) {
+    if (w.algorithm === "bucket") {
+      const i = slots.findIndex((slot) => slot.windowMs === w.windowMs && slot.bucket);
+      if (i >= 0) slots.splice(i, 1);
+      continue;
+    }
     const slot = slotOf(slots, w.windowMs);
     if (!slot) continue;
     const offset = w.algorithm === "sliding" ? 0 : stagger % w.windowMs;
@@ -128,7 +211,7 @@ export function resetWindows(slots: Slot[], windows: readonly Window[], now: num
 /** From when no read looks at these slots any more: two windows after the latest one counted. */
 export function slotsDeadAt(slots: Slot[]): number {
   let at = 0;
-  for (const slot of slots) at = Math.max(at, (slot.window + 3) * slot.windowMs);
+  for (const slot of slots) at = Math.max(at, slot.bucket ? slot.window + 1 : (slot.window + 3) * slot.windowMs);
   return at;
 }
 

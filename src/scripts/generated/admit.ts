@@ -19,6 +19,10 @@ export type AdmitReply = { code: Code; windows: WindowsForm; balance: number | u
 const HELPERS = [
   clockLua.clock_now,
   apiKeysLua.key_refusal,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_count,
   admitLua.admit_account,
@@ -27,7 +31,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;
 
-const SHA1 = "2f82521b947b5c1cf53fa963fe0868ccbccf4896";
+const SHA1 = "c25ad38bcea18344b967c35682b022eae2280259";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

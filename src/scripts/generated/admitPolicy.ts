@@ -16,6 +16,10 @@ export type AdmitPolicyReply = { code: Code; windows: WindowsForm };
 /** The lib/ helpers admitPolicy uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_count,
 ].join("\n");
@@ -28,7 +32,7 @@ redis.call('SET', countersKey, state, 'PX', keepMs)
 end
 return reply`;
 
-const SHA1 = "ad1c17758e5356edccfd5c7bffe479d7190320e9";
+const SHA1 = "82ee71e3991275cfecb3a134d6dbe7849c7a30cb";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -23,6 +23,10 @@ const HELPERS = [
   accountLua.account_load,
   calendarLua.DAY_MS,
   cycleLua.cycles_load,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_count,
 ].join("\n");
@@ -43,7 +47,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "029cfa8287500a8941b8af887c088db85d2b4c8b";
+const SHA1 = "c82bb3a5e7d8ae7cc466865c583b74fbcf2b0a6c";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

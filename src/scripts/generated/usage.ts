@@ -40,6 +40,10 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_count,
 ].join("\n");
@@ -75,7 +79,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "6ddfb53fc119866429900d24fdd2752be83aacfd";
+const SHA1 = "cc18dc6e177f6a649bec47ab450897103569ccfa";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

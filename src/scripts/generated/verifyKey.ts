@@ -24,6 +24,10 @@ export type VerifyKeyReply =
 const HELPERS = [
   clockLua.clock_now,
   apiKeysLua.key_refusal,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_count,
   admitLua.admit_account,
@@ -32,7 +36,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "5418daf7296caf0a8eceee849421832d919ade2c";
+const SHA1 = "fb0acc2e1f0363c87df70d9ef642898fd68d2fe4";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
