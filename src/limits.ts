@@ -11,7 +11,7 @@ import type { SubjectKeys } from "./redisKeys.ts";
 import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
+import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -25,6 +25,8 @@ export interface Allowed {
   windows: RateLimitState[];
   /** Present when a credit pre-check was asked: sufficient, or the counts for a 402. */
   credits?: { sufficient: boolean; balance: number; needed: number };
+  /** Present when a shadow window would have denied this request: those windows (docs/limits.md). */
+  shadowDenials?: RateLimitState[];
 }
 
 /** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
@@ -39,6 +41,8 @@ export interface Denial {
   windows: RateLimitState[];
   /** When the request would fit; null when it never can (cost_exceeds_limit). */
   retryAfterMs: number | null;
+  /** Present when a shadow window would have denied this request too: those windows. */
+  shadowDenials?: RateLimitState[];
 }
 
 /** What limits.admit and keys.verify answer: `allowed` tells which. */
@@ -95,11 +99,17 @@ export function admissionFrom(reply: AdmitReply, credits: number): Admission {
   const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
-  if (denied) {
-    return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
+  const admission: Admission = denied
+    ? { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs }
+    : credits === 0
+      ? { allowed: true, rateLimit, windows }
+      : { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
+  // One fixed window (the common case) is never a shadow: its reply form has no retries.
+  if (windows.length > 1 || windows[0]!.shadow) {
+    const shadowDenials = shadowDenialsOf(windows, retries);
+    if (shadowDenials) admission.shadowDenials = shadowDenials;
   }
-  if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
+  return admission;
 }
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */

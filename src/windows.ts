@@ -27,6 +27,11 @@ export interface Window {
   algorithm?: Algorithm;
   /** A bucket's most tokens (default `limit`): how many requests may come at once. Buckets only. */
   burst?: number;
+  /**
+   * Counts as usual but never denies: a request it would have denied is admitted and listed in
+   * the admission's `shadowDenials` (a dry run of a new limit, docs/limits.md).
+   */
+  shadow?: boolean;
 }
 
 /** The windows of each surface, by the host's surface names. */
@@ -46,6 +51,8 @@ export interface RateLimitState {
   algorithm: Algorithm;
   /** A bucket's most tokens; `remaining` counts whole tokens up to it. Buckets only. */
   burst?: number;
+  /** A shadow window: it counts but never denies, and the headers never show it. */
+  shadow?: true;
 }
 
 const SURFACE = /^[a-z0-9_-]{1,32}$/;
@@ -79,9 +86,11 @@ export function validateWindows(at: string, value: unknown): Window[] {
     }
     if (seen.has(windowMs)) throw new InvalidInputError(`${at}: two windows of one surface need different windowMs (${windowMs} twice)`);
     seen.add(windowMs);
+    if (w.shadow !== undefined && typeof w.shadow !== "boolean") throw new InvalidInputError(`${where}.shadow must be true or false (got ${JSON.stringify(w.shadow)})`);
+    const shadow = w.shadow === true ? { shadow: true } : {};
     if (algorithm !== "bucket") {
       if (w.burst !== undefined) throw new InvalidInputError(`${where}.burst is for buckets only (algorithm: "bucket")`);
-      return { limit, windowMs, algorithm };
+      return { limit, windowMs, algorithm, ...shadow };
     }
     const burst = count(`${where}.burst`, w.burst ?? limit, 1, MAX_LIMIT);
     // The scripts count a bucket in ticks of 1/limit ms: what it may owe, burst x windowMs
@@ -89,7 +98,7 @@ export function validateWindows(at: string, value: unknown): Window[] {
     if (burst * windowMs > Number.MAX_SAFE_INTEGER) {
       throw new InvalidInputError(`${where}: burst x windowMs must be at most 2^53 - 1 (got ${burst} x ${windowMs})`);
     }
-    return { limit, windowMs, algorithm, burst };
+    return { limit, windowMs, algorithm, burst, ...shadow };
   });
 }
 
@@ -108,16 +117,17 @@ export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindo
 
 /** The spec string of a surface's windows, as lua/lib/windows.lua reads it. */
 export function windowsSpec(windows: readonly Window[]): string {
-  return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}`).join(" ");
+  return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}${w.shadow ? "!" : ""}`).join(" ");
 }
 
 /** The windows of a spec string (the account's stored copy of its plan). */
 export function windowsFromSpec(spec: string): Window[] {
   return spec.split(" ").map((part) => {
-    const m = /^(\d+)\/(\d+)(?:(s)|b(\d+))?$/.exec(part);
+    const m = /^(\d+)\/(\d+)(?:(s)|b(\d+))?(!?)$/.exec(part);
     if (!m) throw new Error(`Stored windows spec is unreadable: ${JSON.stringify(spec)}`);
     const window: Window = { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === "s" ? "sliding" : m[4] ? "bucket" : "fixed" };
     if (m[4]) window.burst = Number(m[4]);
+    if (m[5]) window.shadow = true;
     return window;
   });
 }
@@ -158,8 +168,8 @@ export interface WindowsForm {
 
 /**
  * The `windows` reply form (lua/lib/windows.lua) at reply[at]: the spec, then per window of
- * the spec its remaining and resetMs, and its retryMs unless the spec is one fixed window (a
- * fixed window's retry is then its reset when the code, reply[0], denied). The generated
+ * the spec its remaining and resetMs, and its retryMs unless the spec is one fixed window, not
+ * a shadow (its retry is then its reset when the code, reply[0], denied). The generated
  * decoders of admit, admitPolicy, verifyKey and usage call it.
  */
 export function windowsForm(reply: readonly unknown[], at: number): WindowsForm {
@@ -167,7 +177,7 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
   const windows = parsedSpec(String(reply[at]));
   const states: RateLimitState[] = [];
   const retries: number[] = [];
-  if (windows.length === 1 && windows[0]!.algorithm === "fixed") {
+  if (windows.length === 1 && windows[0]!.algorithm === "fixed" && !windows[0]!.shadow) {
     const w = windows[0]!;
     const resetMs = Number(reply[at + 2]);
     states.push({ limit: w.limit, remaining: Number(reply[at + 1]), resetMs, windowMs: w.windowMs, algorithm: "fixed" });
@@ -178,6 +188,7 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
   for (const w of windows) {
     const state: RateLimitState = { limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" };
     if (w.burst !== undefined) state.burst = w.burst;
+    if (w.shadow) state.shadow = true;
     states.push(state);
     retries.push(Number(reply[i + 2]));
     i += 3;
@@ -190,12 +201,14 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
  * fewest remaining; denied, the denying window with the latest retry.
  */
 export function mostRestrictive(windows: readonly RateLimitState[], retries: readonly number[]): { index: number; retryAfterMs: number | null } {
-  if (windows.length === 1) return { index: 0, retryAfterMs: retries[0]! > 0 ? retries[0]! : null };
-  let index = 0;
-  const denying = retries.map((r, i) => [r, i] as const).filter(([r]) => r !== 0);
+  if (windows.length === 1) return { index: 0, retryAfterMs: retries[0]! > 0 && !windows[0]!.shadow ? retries[0]! : null };
+  // Shadow windows never deny and the headers never show them, unless every window is one.
+  const shown = windows.some((w) => !w.shadow) ? (i: number) => !windows[i]!.shadow : () => true;
+  let index = windows.findIndex((_, i) => shown(i));
+  const denying = retries.map((r, i) => [r, i] as const).filter(([r, i]) => r !== 0 && !windows[i]!.shadow);
   if (denying.length === 0) {
     windows.forEach((w, i) => {
-      if (w.remaining < windows[index]!.remaining) index = i;
+      if (shown(i) && w.remaining < windows[index]!.remaining) index = i;
     });
     return { index, retryAfterMs: null };
   }
@@ -206,4 +219,13 @@ export function mostRestrictive(windows: readonly RateLimitState[], retries: rea
   let latest = denying[0]!;
   for (const d of denying) if (d[0] > latest[0]) latest = d;
   return { index: latest[1], retryAfterMs: latest[0] };
+}
+
+/** The shadow windows that would have denied a request (a nonzero retry), in the plan's order. */
+export function shadowDenialsOf(windows: readonly RateLimitState[], retries: readonly number[]): RateLimitState[] | undefined {
+  let denials: RateLimitState[] | undefined;
+  for (let i = 0; i < windows.length; i++) {
+    if (windows[i]!.shadow && retries[i] !== 0) (denials ??= []).push(windows[i]!);
+  }
+  return denials;
 }

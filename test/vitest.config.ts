@@ -9,6 +9,7 @@ const ON_CLUSTER = [
   'test/windows.test.ts',
   'test/policies.test.ts',
   'test/buckets.test.ts',
+  'test/shadow.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

@@ -26,6 +26,10 @@
            retryMs exact. A word that is not the bucket's own reads as a full bucket.
   A request is counted in every window or in none: a denied request counts nothing, and
   nothing is written before every window has been checked.
+  shadow:  '!' after a window ('100/60!', '300/60s!', '5/1b10!') makes it a shadow: it
+           counts as usual but never denies; its retryMs still tells when it would have
+           denied (src/limits.ts lists those windows as shadowDenials). A shadow bucket that
+           would deny takes nothing, as a bucket's denial does.
   windows_count returns the reply and, when the request was counted, the new state and how
   long it must be kept (two of the longest window). The reply is {code, spec, then per window
   of spec}:
@@ -133,15 +137,17 @@ local function windows_many(spec, state, now, cost, stagger, one)
     order[#order + 1] = name
   end
   local windows, code, longestMs = {}, CODE.OK, 0
-  for limit, seconds, kind, burst in string.gmatch(spec, '(%d+)/(%d+)([sb]?)(%d*)') do
+  for limit, seconds, kind, burst, shadow in string.gmatch(spec, '(%d+)/(%d+)([sb]?)(%d*)(!?)') do
     local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+    -- A shadow window's verdict is reported (its retryMs) but never decides.
+    local decides = shadow == ''
     local windowMs = tonumber(seconds) * 1000
     if kind == 'b' then
       local verdict
       w.burst, w.windowMs = tonumber(burst), windowMs
       verdict, w.retryMs, w.debt, w.after = windows_bucket(w.limit, windowMs, w.burst, words[seconds], now, cost)
       words[seconds] = nil
-      if verdict == CODE.COST_EXCEEDS_LIMIT or (verdict == CODE.RATE_LIMITED and code == CODE.OK) then
+      if decides and (verdict == CODE.COST_EXCEEDS_LIMIT or (verdict == CODE.RATE_LIMITED and code == CODE.OK)) then
         code = verdict
       end
       longestMs = math.max(longestMs, windowMs, math.ceil(w.after / w.limit))
@@ -166,10 +172,12 @@ local function windows_many(spec, state, now, cost, stagger, one)
       w.retryMs = 0
       if cost > w.limit then
         w.retryMs = -1
-        code = CODE.COST_EXCEEDS_LIMIT
+        if decides then
+          code = CODE.COST_EXCEEDS_LIMIT
+        end
       elseif cost > 0 and w.used + cost > w.limit then
         w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-        if code == CODE.OK then
+        if decides and code == CODE.OK then
           code = CODE.RATE_LIMITED
         end
       end

@@ -18,7 +18,7 @@ import { countWindows } from "./windows.ts";
 export function limitsOf(plan: Plan & { name: string }): AccountLimits {
   return {
     name: plan.name,
-    limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ limit: w.limit, windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed", ...(w.burst === undefined ? {} : { burst: w.burst }) }))])),
+    limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ limit: w.limit, windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed", ...(w.burst === undefined ? {} : { burst: w.burst }), ...(w.shadow ? { shadow: true } : {}) }))])),
     credits: { allowance: plan.credits.allowance },
     holds: { cap: plan.holds.cap, maxItems: plan.holds.maxItems, surfaces: [...plan.holds.surfaces] },
   };

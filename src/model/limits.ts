@@ -6,7 +6,7 @@
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
 import { subjectId } from "../validate.ts";
-import { mostRestrictive, surfaceName, type RateLimitState, type Window } from "../windows.ts";
+import { mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type Window } from "../windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
 
@@ -129,7 +129,15 @@ export function surfaceWindows(limits: Record<string, readonly Window[]>, subjec
 /** The admission a count answers, with the pre-check's balance when `credits` > 0. */
 function admission(counted: Counted, credits: number, balance: number): Admission {
   const { outcome, states, retries } = counted;
-  if (outcome === "ok" && states.length === 1) {
+  const shadowDenials = shadowDenialsOf(states, retries);
+  if (shadowDenials === undefined) return plainAdmission(counted, credits, balance);
+  return { ...plainAdmission(counted, credits, balance), shadowDenials };
+}
+
+/** The admission of a count, without its shadow denials. */
+function plainAdmission(counted: Counted, credits: number, balance: number): Admission {
+  const { outcome, states, retries } = counted;
+  if (outcome === "ok" && states.length === 1 && !states[0]!.shadow) {
     if (credits === 0) return { allowed: true, rateLimit: states[0]!, windows: states };
     return { allowed: true, rateLimit: states[0]!, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
   }

@@ -118,7 +118,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     const W = w.windowMs;
     if (w.algorithm === "bucket") {
       const take = takeBucket(bucketSlotOf(slots, W), w, now, cost);
-      if (take.outcome === "cost_exceeds_limit" || (take.outcome === "rate_limited" && outcome === "ok")) outcome = take.outcome;
+      if (!w.shadow && (take.outcome === "cost_exceeds_limit" || (take.outcome === "rate_limited" && outcome === "ok"))) outcome = take.outcome;
       buckets[i] = take;
       retries[i] = take.retry;
       continue;
@@ -132,15 +132,17 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     const previous = sliding ? previousCount(slot, window) : 0;
     const used = sliding ? estimate(previous, current, elapsed, W) : current;
     let retry = 0;
+    // A shadow window's retry is reported, but it never decides (docs/limits.md, "Shadow windows").
     if (cost > w.limit) {
       retry = -1;
-      outcome = "cost_exceeds_limit";
+      if (!w.shadow) outcome = "cost_exceeds_limit";
     } else if (cost > 0 && used + cost > w.limit) {
       retry = sliding ? slidingRetry(previous, current, elapsed, W, w.limit, cost) : W - elapsed;
-      if (outcome === "ok") outcome = "rate_limited";
+      if (!w.shadow && outcome === "ok") outcome = "rate_limited";
     }
     indexes[i] = window;
     states[i] = { limit: w.limit, remaining: w.limit - used, resetMs: W - elapsed, windowMs: W, algorithm: w.algorithm ?? "fixed" };
+    if (w.shadow) states[i]!.shadow = true;
     retries[i] = retry;
   }
   const counted = outcome === "ok" && cost > 0;
@@ -149,6 +151,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     if (take !== undefined) {
       const owed = counted ? take.after : take.debt;
       states[i] = bucketState(windows[i]!, owed);
+      if (windows[i]!.shadow) states[i]!.shadow = true;
       if (counted) owe(slots, windows[i]!, owed, now);
       continue;
     }
@@ -164,7 +167,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
  * undefined when it does not fit or the window slides (countWindows answers those).
  */
 export function admitOne(slots: Slot[], w: Window, now: number, stagger: number, cost: number): RateLimitState | undefined {
-  if ((w.algorithm !== undefined && w.algorithm !== "fixed") || cost > w.limit) return undefined;
+  if ((w.algorithm !== undefined && w.algorithm !== "fixed") || w.shadow || cost > w.limit) return undefined;
   const W = w.windowMs;
   const offset = stagger === 0 ? 0 : stagger % W;
   const window = Math.floor((now - offset) / W);

@@ -31,7 +31,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;
 
-const SHA1 = "c25ad38bcea18344b967c35682b022eae2280259";
+const SHA1 = "d3fb90f46504a589dea9a3420c245a1bc07af1cc";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

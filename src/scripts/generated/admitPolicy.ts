@@ -32,7 +32,7 @@ redis.call('SET', countersKey, state, 'PX', keepMs)
 end
 return reply`;
 
-const SHA1 = "82ee71e3991275cfecb3a134d6dbe7849c7a30cb";
+const SHA1 = "2d1d3953d94749f809dab7175dcfdebbb3d599fd";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -47,7 +47,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "c82bb3a5e7d8ae7cc466865c583b74fbcf2b0a6c";
+const SHA1 = "0f24e33abe654862d507a63236882bff647cc93d";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -79,7 +79,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "cc18dc6e177f6a649bec47ab450897103569ccfa";
+const SHA1 = "32cf5674eeedaa2b51efa6f376dafd62521b1abe";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -36,7 +36,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "fb0acc2e1f0363c87df70d9ef642898fd68d2fe4";
+const SHA1 = "aae74bfcb40a3cf2231a796fa9cd7bbf0fc088d9";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

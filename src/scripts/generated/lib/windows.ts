@@ -80,15 +80,16 @@ words[name] = word
 order[#order + 1] = name
 end
 local windows, code, longestMs = {}, 0, 0
-for limit, seconds, kind, burst in string.gmatch(spec, '(%d+)/(%d+)([sb]?)(%d*)') do
+for limit, seconds, kind, burst, shadow in string.gmatch(spec, '(%d+)/(%d+)([sb]?)(%d*)(!?)') do
 local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+local decides = shadow == ''
 local windowMs = tonumber(seconds) * 1000
 if kind == 'b' then
 local verdict
 w.burst, w.windowMs = tonumber(burst), windowMs
 verdict, w.retryMs, w.debt, w.after = windows_bucket(w.limit, windowMs, w.burst, words[seconds], now, cost)
 words[seconds] = nil
-if verdict == 16 or (verdict == 1 and code == 0) then
+if decides and (verdict == 16 or (verdict == 1 and code == 0)) then
 code = verdict
 end
 longestMs = math.max(longestMs, windowMs, math.ceil(w.after / w.limit))
@@ -113,10 +114,12 @@ end
 w.retryMs = 0
 if cost > w.limit then
 w.retryMs = -1
+if decides then
 code = 16
+end
 elseif cost > 0 and w.used + cost > w.limit then
 w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-if code == 0 then
+if decides and code == 0 then
 code = 1
 end
 end
