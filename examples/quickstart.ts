@@ -1,10 +1,10 @@
-// The quick start of README.md, the same code: `REDIS_URL=redis://... npx tsx examples/quickstart.ts`.
+// The quick start of README.md, the same code: `REDIS_URL=redis://... npm run example examples/quickstart.ts`.
 // test/package.test.ts runs it from the packed package (ESM, CommonJS, TypeScript nodenext and
 // bundler) and test/peers/ on the lowest and highest node-redis the peer range allows.
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // plans: free, starter, pro, business
 
 // Once per customer: an account on a plan, and an API key shown to them once.
