@@ -13,6 +13,7 @@ export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./window
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
+export type { Override, OverrideOptions } from "./overrides.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
 export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
 export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";

@@ -8,7 +8,8 @@ import type { Context } from "./context.ts";
 import type { PolicyTable } from "./plans.ts";
 import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
+import { overrideOf, overrideWord, type Override, type OverrideOptions } from "./overrides.ts";
+import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
 import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
@@ -201,6 +202,44 @@ export class Limits {
     const target = options.policy === undefined ? redisKeys.account : this.policy(redisKeys, options.policy, surface).counters;
     await this.ctx.runner.run(resetLimits, redisKeys, { target, surface, policy: options.policy === undefined ? 0 : 1 });
     this.ctx.denyCache?.forget(redisKeys.subject);
+  }
+
+  /**
+   * Sets one subject's own windows on a surface, in place of its plan's (or, with `policy`,
+   * the policy's), without a plan change; `windows: null` clears it, and `expiresAt` ends it by
+   * itself (a temporary raise, or a ban with `limit: 0`). The counts carry over: raising a
+   * limit mid-window keeps what was used (docs/limits.md, "Overrides").
+   *
+   * @example
+   * ```ts
+   * // 10x the plan's requests for a launch, for one day:
+   * await tollgate.limits.override("acct_42", { surface: "api", windows: [{ limit: 300, windowMs: 60_000 }], expiresAt: Date.now() + 86_400_000 });
+   * ```
+   */
+  async override(subject: string, options: OverrideOptions): Promise<void> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const override = overrideWord(options);
+    if (options.policy === undefined) {
+      const surface = this.ctx.accountSurface(options.surface ?? "api");
+      await this.ctx.runner.run(overrideLimits, redisKeys, { target: redisKeys.account, surface, policy: 0, override, keepMs: 0 });
+    } else {
+      const target = this.policy(redisKeys, options.policy, options.surface);
+      const longest = Math.max(...policyWindows(this.ctx.policies, options.policy, target.surface).map((w) => w.windowMs));
+      await this.ctx.runner.run(overrideLimits, redisKeys, { target: target.counters, surface: target.surface, policy: 1, override, keepMs: 2 * longest });
+    }
+    this.ctx.denyCache?.forget(redisKeys.subject);
+  }
+
+  /** The subject's overrides that have not ended: its account's, then each policy's. */
+  async overrides(subject: string): Promise<Override[]> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const targets = Object.entries(this.ctx.policies).flatMap(([policy, surfaces]) => Object.keys(surfaces).map((surface) => ({ policy, surface })));
+    const reply = await this.ctx.runner.run(listOverrides, redisKeys, { policyCounters: targets.map((t) => redisKeys.policyCounters(t.policy, t.surface)) });
+    return reply.overrides.map((o) => {
+      if (o.at === 0) return overrideOf(o.surface, o.windows, o.expiresAt);
+      const target = targets[o.at - 1]!;
+      return overrideOf(target.surface, o.windows, o.expiresAt, target.policy);
+    });
   }
 
   private policy(redisKeys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {

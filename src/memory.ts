@@ -12,6 +12,7 @@ import type { Interval } from "./cycles.ts";
 import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
 import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
 import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
+import type { Override, OverrideOptions } from "./overrides.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
@@ -117,6 +118,12 @@ class MemoryLimits implements Face<Limits> {
   }
   async reset(subject: string, options?: LimitTarget): Promise<void> {
     this.model.limits.reset(subject, options);
+  }
+  async override(subject: string, options: OverrideOptions): Promise<void> {
+    this.model.limits.override(subject, options);
+  }
+  async overrides(subject: string): Promise<Override[]> {
+    return this.model.limits.overrides(subject);
   }
 }
 

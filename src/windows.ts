@@ -68,8 +68,11 @@ export function surfaceName(what: string, value: unknown): string {
   return value;
 }
 
-/** Checks 1..4 windows of one surface; at names where they come from in messages. */
-export function validateWindows(at: string, value: unknown): Window[] {
+/**
+ * Checks 1..4 windows of one surface; at names where they come from in messages. minLimit 0
+ * lets a fixed or sliding window take nothing (an override's ban).
+ */
+export function validateWindows(at: string, value: unknown, minLimit = 1): Window[] {
   if (!Array.isArray(value) || value.length < 1 || value.length > MAX_WINDOWS) {
     throw new InvalidInputError(`${at} must be a list of 1 to ${MAX_WINDOWS} windows`);
   }
@@ -77,7 +80,7 @@ export function validateWindows(at: string, value: unknown): Window[] {
   return value.map((raw: unknown, i) => {
     const w = (raw ?? {}) as Partial<Window>;
     const where = `${at}[${i}]`;
-    const limit = count(`${where}.limit`, w.limit, 1, MAX_LIMIT);
+    const limit = count(`${where}.limit`, w.limit, w.algorithm === "bucket" ? 1 : minLimit, MAX_LIMIT);
     const windowMs = count(`${where}.windowMs`, w.windowMs, 1000, MAX_WINDOW_MS);
     if (windowMs % 1000 !== 0) throw new InvalidInputError(`${where}.windowMs must be whole seconds (got ${windowMs})`);
     const algorithm = w.algorithm ?? "fixed";

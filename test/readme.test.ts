@@ -56,6 +56,7 @@ describe.each([
   ['Holds', 'recipes/llm.ts'],
   ['In memory', 'recipes/memory.ts'],
   ['Token buckets', 'recipes/bucket.ts'],
+  ['Overrides', 'recipes/override.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -127,6 +128,10 @@ describe('README examples run as written', () => {
 
   it('token buckets: a burst of 5 at once, the 6th denied, a token back after 500 ms', async () => {
     expect((await run('recipes/bucket.ts')).trim().split('\n')).toEqual(['true true true true true false', 'true 0']);
+  });
+
+  it('overrides: a raise to 300 a minute for one customer, the plan\'s 30 back the next day', async () => {
+    expect((await run('recipes/override.ts')).trim().split('\n')).toEqual(['300', '30']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

@@ -10,6 +10,7 @@ const ON_CLUSTER = [
   'test/policies.test.ts',
   'test/buckets.test.ts',
   'test/shadow.test.ts',
+  'test/overrides.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

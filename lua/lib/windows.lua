@@ -30,8 +30,12 @@
            counts as usual but never denies; its retryMs still tells when it would have
            denied (src/limits.ts lists those windows as shadowDenials). A shadow bucket that
            would deny takes nothing, as a bucket's denial does.
+  override: a subject's own windows on a surface (src/limits.ts#override) ride first in its
+           state as the word 'o=<spec, commas for spaces>@<expiresAt ms, 0: no end>'; while
+           it lasts its spec replaces the plan's or policy's, and the counts, found by window
+           length, carry over both ways. Limit 0 (a ban) denies every request rate_limited.
   windows_count returns the reply and, when the request was counted, the new state and how
-  long it must be kept (two of the longest window). The reply is {code, spec, then per window
+  long it must be kept (two of the longest window; -1 for ever, an override without an end). The reply is {code, spec, then per window
   of spec}:
     one fixed window (the common case): remaining, resetMs;
     otherwise, per window: remaining, resetMs, retryMs,
@@ -170,7 +174,7 @@ local function windows_many(spec, state, now, cost, stagger, one)
         w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
       end
       w.retryMs = 0
-      if cost > w.limit then
+      if cost > w.limit and w.limit > 0 then
         w.retryMs = -1
         if decides then
           code = CODE.COST_EXCEEDS_LIMIT
@@ -222,10 +226,8 @@ local function windows_many(spec, state, now, cost, stagger, one)
   return reply
 end
 
--- Count a request of `cost` (0: only look) in every window of spec, whose counts are state
--- (nil for none yet): the reply described above, then the new state and its keep time when
--- the request was counted. One fixed window, or one bucket, runs straight-line.
-local function windows_count(spec, state, now, cost, stagger)
+-- windows_count without an override.
+local function windows_plain(spec, state, now, cost, stagger)
   local limit, seconds, burst = string.match(spec, '^(%d+)/(%d+)b?(%d*)$')
   if burst and burst ~= '' then
     -- One bucket, straight-line when the state is its word alone.
@@ -265,7 +267,7 @@ local function windows_count(spec, state, now, cost, stagger)
       previous = tonumber(count)
     end
   end
-  if cost == 0 or cost > limit then
+  if cost == 0 or (cost > limit and limit > 0) then
     return { cost == 0 and CODE.OK or CODE.COST_EXCEEDS_LIMIT, spec, math.max(0, limit - used), resetMs }
   end
   if used + cost > limit then
@@ -276,11 +278,35 @@ local function windows_count(spec, state, now, cost, stagger)
   return { CODE.OK, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end
 
+-- Count a request of `cost` (0: only look) in every window of spec, whose counts are state
+-- (nil for none yet): the reply described above, then the new state and its keep time when
+-- the request was counted (-1: for ever, an override without an end). One fixed window, or
+-- one bucket, runs straight-line. An override in the state replaces spec while it lasts.
+local function windows_count(spec, state, now, cost, stagger)
+  if not state or string.byte(state, 1) ~= 111 then
+    return windows_plain(spec, state, now, cost, stagger)
+  end
+  local word, override, expires, rest = string.match(state, '^(o=(%S+)@(%d+)) ?(.*)$')
+  expires = tonumber(expires)
+  if expires ~= 0 and now >= expires then
+    -- Over: the plan's windows again, and the override leaves with the next write.
+    return windows_plain(spec, rest ~= '' and rest or nil, now, cost, stagger)
+  end
+  local reply, next, keepMs = windows_plain((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
+  if next then
+    next = word .. ' ' .. next
+    keepMs = expires == 0 and -1 or math.max(keepMs, expires - now)
+  end
+  return reply, next, keepMs
+end
+
 -- state without the words of spec's window lengths (their counts forgotten), or nil when
 -- nothing is left.
 local function windows_forget(spec, state)
-  local gone, kept = {}, {}
-  for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
+  -- An override stays, and the counts of its windows go too.
+  local override = state and string.match(state, '^o=%S+')
+  local gone, kept = {}, { override }
+  for _, seconds in string.gmatch(spec .. ' ' .. (override or ''), '(%d+)/(%d+)') do
     gone[seconds] = true
   end
   for name, word in string.gmatch(state or '', '(%d+):(%S+)') do

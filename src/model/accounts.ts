@@ -12,6 +12,7 @@ import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
 import { newestFirst, publicHold } from "./holds.ts";
+import { windowsInForce } from "./overrides.ts";
 import { countWindows } from "./windows.ts";
 
 /** The plan's numbers as an account holds them. */
@@ -113,7 +114,7 @@ export class ModelAccounts {
       credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windows, now, stagger, 0).states])),
+      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windowsInForce(this.core, id, undefined, surface, windows, now), now, stagger, 0).states])),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
     };

@@ -4,6 +4,7 @@
  * concept (accounts.ts, limits.ts, credits.ts, holds.ts, keys.ts, idempotency.ts, usage.ts)
  * holds one of these, as the library's concept modules hold one context.
  */
+import type { ModelOverrideMap } from "./overrides.ts";
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
@@ -144,6 +145,8 @@ export class ModelCore {
   readonly state = new Map<string, ModelAccount>();
   /** Policy subjects' window counts, dropped once no read can reach them (accounts keep their own). */
   readonly counters: WindowCounters = new ExpiringMap();
+  /** Subjects' own windows on a surface (limits.override), empty unless one is set. */
+  readonly overrides: ModelOverrideMap = new Map();
   /** Idempotency-Key records by `<subject>\0<key>`. */
   readonly idempotency = new ExpiringMap<ModelIdempotencyRecord>();
   /** Subjects by when a hold lease of theirs may run out (the sweep's index). */

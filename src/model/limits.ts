@@ -8,6 +8,8 @@ import { admitArgs, policyWindows, type Admission, type AdmitOptions, type Limit
 import { subjectId } from "../validate.ts";
 import { mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type Window } from "../windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
+import type { Override, OverrideOptions } from "../overrides.ts";
+import { listOverrides, setOverride, windowsInForce } from "./overrides.ts";
 import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
 
 const NO_OPTIONS: AdmitOptions = {};
@@ -33,9 +35,9 @@ export class ModelLimits {
 
   private admitPolicy(subject: string, policy: string, surfaceArg: string | undefined, cost: number): Admission {
     const surface = surfaceName("Surface", surfaceArg ?? "api");
-    const windows = policyWindows(this.core.policies, policy, surface);
-    const key = `${subject}\0${policy}\0${surface}`;
     const now = this.core.now();
+    const windows = windowsInForce(this.core, subject, policy, surface, policyWindows(this.core.policies, policy, surface), now);
+    const key = `${subject}\0${policy}\0${surface}`;
     const slots = this.core.counters.get(key, now) ?? [];
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     if (counted.outcome === "ok") this.core.counters.set(key, slots, slotsDeadAt(slots), now);
@@ -54,8 +56,9 @@ export class ModelLimits {
       hot = { surface, windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
       a.hot = hot;
     }
-    const { windows, slots } = hot;
+    const { slots } = hot;
     const now = this.core.now();
+    const windows = windowsInForce(this.core, subject, undefined, surface, hot.windows, now);
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
     if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
@@ -82,6 +85,16 @@ export class ModelLimits {
     return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
   }
 
+  /** Sets or (windows: null) clears one subject's own windows on a surface. */
+  override(subject: string, options: OverrideOptions): void {
+    setOverride(this.core, subject, options);
+  }
+
+  /** The subject's overrides that have not ended. */
+  overrides(subject: string): Override[] {
+    return listOverrides(this.core, subject);
+  }
+
   /** The surface's windows as they stand, counting nothing. */
   peek(subject: string, options: LimitTarget = {}): LimitState {
     const id = subjectId(subject);
@@ -98,14 +111,15 @@ export class ModelLimits {
 
   /** The windows and slots of a subject on a surface: a policy's or the account's. */
   private target(subject: string, options: LimitTarget): { windows: readonly Window[]; slots: Slot[] } {
+    const now = this.core.now();
     if (options.policy !== undefined) {
       const surface = surfaceName("Surface", options.surface ?? "api");
-      const windows = policyWindows(this.core.policies, options.policy, surface);
-      return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, this.core.now()) ?? [] };
+      const windows = windowsInForce(this.core, subject, options.policy, surface, policyWindows(this.core.policies, options.policy, surface), now);
+      return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, now) ?? [] };
     }
     const surface = this.core.accountSurface(options.surface ?? "api");
     const a = this.core.account(subject);
-    return { windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
+    return { windows: windowsInForce(this.core, subject, undefined, surface, surfaceWindows(a.plan.limits, subject, surface), now), slots: slotsOf(a, surface) };
   }
 }
 

@@ -133,7 +133,8 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     const used = sliding ? estimate(previous, current, elapsed, W) : current;
     let retry = 0;
     // A shadow window's retry is reported, but it never decides (docs/limits.md, "Shadow windows").
-    if (cost > w.limit) {
+    // Limit 0 (an override's ban) denies every request rate_limited.
+    if (cost > w.limit && w.limit > 0) {
       retry = -1;
       if (!w.shadow) outcome = "cost_exceeds_limit";
     } else if (cost > 0 && used + cost > w.limit) {

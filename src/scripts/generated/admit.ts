@@ -24,6 +24,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
   admitLua.admit_account,
 ].join("\n");
@@ -31,7 +32,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;
 
-const SHA1 = "d3fb90f46504a589dea9a3420c245a1bc07af1cc";
+const SHA1 = "dd0edac240ad712f5244e09d76c57d025fbc66d5";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

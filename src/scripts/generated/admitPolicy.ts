@@ -21,6 +21,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -28,11 +29,15 @@ const HELPERS = [
 const BODY = String.raw`local countersKey = KEYS[1]
 local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
 if state then
+if keepMs < 0 then
+redis.call('SET', countersKey, state)
+else
 redis.call('SET', countersKey, state, 'PX', keepMs)
+end
 end
 return reply`;
 
-const SHA1 = "2d1d3953d94749f809dab7175dcfdebbb3d599fd";
+const SHA1 = "5460b7e1fdf27e2fd5f00bf9e3b338b153c310f9";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

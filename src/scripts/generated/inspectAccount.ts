@@ -28,6 +28,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -47,7 +48,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "0f24e33abe654862d507a63236882bff647cc93d";
+const SHA1 = "1ff36a8fed9d1e39c3dedf9e6b87eca9080f65ba";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -26,7 +26,9 @@ import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
 import { listHolds } from "./listHolds.ts";
 import { listKeys } from "./listKeys.ts";
+import { listOverrides } from "./listOverrides.ts";
 import { openHold } from "./openHold.ts";
+import { overrideLimits } from "./overrideLimits.ts";
 import { readAccount } from "./readAccount.ts";
 import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
@@ -55,6 +57,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
   windowsLua.windows_forget,
   admitLua.admit_account,
@@ -125,7 +128,9 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   issueKey: issueKey.body,
   listHolds: listHolds.body,
   listKeys: listKeys.body,
+  listOverrides: listOverrides.body,
   openHold: openHold.body,
+  overrideLimits: overrideLimits.body,
   readAccount: readAccount.body,
   readCycles: readCycles.body,
   readHold: readHold.body,

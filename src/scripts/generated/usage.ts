@@ -45,6 +45,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -79,7 +80,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "32cf5674eeedaa2b51efa6f376dafd62521b1abe";
+const SHA1 = "04acf056d806f8e788e38fe187fb98b7d051737f";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -29,6 +29,7 @@ const HELPERS = [
   windowsLua.windows_bucket_state,
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
   windowsLua.windows_count,
   admitLua.admit_account,
 ].join("\n");
@@ -36,7 +37,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "aae74bfcb40a3cf2231a796fa9cd7bbf0fc088d9";
+const SHA1 = "f54c5be4fbea9cf5898368cfd2be9b32a356458b";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -112,7 +112,7 @@ if w.sliding then
 w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
 end
 w.retryMs = 0
-if cost > w.limit then
+if cost > w.limit and w.limit > 0 then
 w.retryMs = -1
 if decides then
 code = 16
@@ -163,7 +163,7 @@ end
 return reply
 end`;
 
-export const windows_count = String.raw`local function windows_count(spec, state, now, cost, stagger)
+export const windows_plain = String.raw`local function windows_plain(spec, state, now, cost, stagger)
 local limit, seconds, burst = string.match(spec, '^(%d+)/(%d+)b?(%d*)$')
 if burst and burst ~= '' then
 local length, word = string.match(state or '', '^(%d+):(b%d+:%d+)$')
@@ -201,7 +201,7 @@ elseif stored == window - 1 then
 previous = tonumber(count)
 end
 end
-if cost == 0 or cost > limit then
+if cost == 0 or (cost > limit and limit > 0) then
 return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
 end
 if used + cost > limit then
@@ -212,9 +212,27 @@ local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous)
 return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end`;
 
+export const windows_count = String.raw`local function windows_count(spec, state, now, cost, stagger)
+if not state or string.byte(state, 1) ~= 111 then
+return windows_plain(spec, state, now, cost, stagger)
+end
+local word, override, expires, rest = string.match(state, '^(o=(%S+)@(%d+)) ?(.*)$')
+expires = tonumber(expires)
+if expires ~= 0 and now >= expires then
+return windows_plain(spec, rest ~= '' and rest or nil, now, cost, stagger)
+end
+local reply, next, keepMs = windows_plain((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
+if next then
+next = word .. ' ' .. next
+keepMs = expires == 0 and -1 or math.max(keepMs, expires - now)
+end
+return reply, next, keepMs
+end`;
+
 export const windows_forget = String.raw`local function windows_forget(spec, state)
-local gone, kept = {}, {}
-for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
+local override = state and string.match(state, '^o=%S+')
+local gone, kept = {}, { override }
+for _, seconds in string.gmatch(spec .. ' ' .. (override or ''), '(%d+)/(%d+)') do
 gone[seconds] = true
 end
 for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
