@@ -21,7 +21,7 @@ import { Code } from "./scripts/codes.ts";
 import { field, int, list, text } from "./scripts/reply.ts";
 import { usageFrom, type Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
-import { surfaceName } from "./windows.ts";
+import { surfaceName, validateWindows, windowsFromSpec, windowsSpec, type Window } from "./windows.ts";
 
 /** keys.issue's options. */
 export interface IssueKeyOptions {
@@ -31,6 +31,11 @@ export interface IssueKeyOptions {
   ttlMs?: number;
   /** The surfaces the key may be used on. Default: every surface. */
   surfaces?: string[];
+  /**
+   * The key's own windows per surface, checked together with its subject's, all or none, in
+   * the same round trip (docs/limits.md, "Per-key limits"). Default: none.
+   */
+  limits?: Record<string, Window[]>;
 }
 
 /** A key just issued: the only time the key itself is seen. */
@@ -57,6 +62,8 @@ export interface KeyInfo {
   expiresAt: number | null;
   /** null: every surface. */
   surfaces: string[] | null;
+  /** The key's own windows per surface, when it was issued with some. */
+  limits?: Record<string, Window[]>;
 }
 
 /** keys.verify's options: what the admit counts, or `usage: true` to read usage instead. */
@@ -112,13 +119,13 @@ export function keyIdArg(keyId: unknown): string {
 }
 
 /** A checked issue: the name, the ttl (0: never expires) and the surfaces ("*": any), shared with tollgate/model. */
-export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string } {
+export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string; limits: string } {
   const name = options.name ?? "";
   // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
   if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
   const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
   const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, accountSurface);
-  return { name, ttlMs, surfaces };
+  return { name, ttlMs, surfaces, limits: keyLimitsArg(options.limits, accountSurface) };
 }
 
 /** API keys (`tollgate.keys`): issued per subject, stored as a digest, checked with the admit in one round trip. */
@@ -129,10 +136,11 @@ export class Keys {
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const { name, ttlMs, surfaces } = keyIssueArgs(options, this.ctx.accountSurface);
+    const { name, ttlMs, surfaces, limits } = keyIssueArgs(options, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
     const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
     const reply = await this.ctx.runner.run(issueKey, redisKeys, {
+      limits,
       keyId,
       keyDigest: keyDigest(key),
       ttlMs,
@@ -169,13 +177,16 @@ export class Keys {
     return list(reply.keys).map((k) => {
       const expiresAt = int(field(k, "expiresAt"));
       const surfaces = text(field(k, "surfaces"));
-      return {
+      const info: KeyInfo = {
         keyId: text(field(k, "keyId")),
         name: text(field(k, "name")),
         createdAt: int(field(k, "createdAt")),
         expiresAt: expiresAt > 0 ? expiresAt : null,
         surfaces: surfaces === "*" ? null : surfaces.split(","),
       };
+      const limits = (k as Record<string, unknown>)["limits"];
+      if (typeof limits === "string") info.limits = keyLimitsOf(limits);
+      return info;
     });
   }
 
@@ -240,4 +251,21 @@ export class Keys {
 function surfacesArg(surfaces: unknown, accountSurface: (surface: unknown) => string): string {
   if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
   return [...new Set(surfaces.map((s) => accountSurface(s)))].join(",");
+}
+
+/** A key's own windows as lib/apiKeys.lua stores them: 'surface=spec;...', a spec's spaces as commas; '' for none. */
+function keyLimitsArg(limits: unknown, accountSurface: (surface: unknown) => string): string {
+  if (limits === undefined) return "";
+  if (typeof limits !== "object" || limits === null || Array.isArray(limits)) throw new InvalidInputError("Key limits must be { [surface]: windows }");
+  return Object.entries(limits)
+    .map(([surface, windows]) => `${accountSurface(surface)}=${windowsSpec(validateWindows(`limits.${surface}`, windows)).replaceAll(" ", ",")}`)
+    .join(";");
+}
+
+/** The windows per surface of a stored limits text (keyLimitsArg's). */
+export function keyLimitsOf(stored: string): Record<string, Window[]> {
+  return Object.fromEntries(stored.split(";").map((part) => {
+    const [surface, spec] = part.split("=") as [string, string];
+    return [surface, windowsFromSpec(spec.replaceAll(",", " "))];
+  }));
 }

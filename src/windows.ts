@@ -53,6 +53,8 @@ export interface RateLimitState {
   burst?: number;
   /** A shadow window: it counts but never denies, and the headers never show it. */
   shadow?: true;
+  /** A window of the API key's own limits (keys.issue `limits`), not of its subject's. */
+  key?: true;
 }
 
 const SURFACE = /^[a-z0-9_-]{1,32}$/;
@@ -177,7 +179,11 @@ export interface WindowsForm {
  */
 export function windowsForm(reply: readonly unknown[], at: number): WindowsForm {
   const code = reply[0];
-  const windows = parsedSpec(String(reply[at]));
+  const text = String(reply[at]);
+  // '<subject's spec> | <key's spec>': a key with its own windows (lib/admit.lua).
+  const bar = text.indexOf(" | ");
+  const windows = bar < 0 ? parsedSpec(text) : [...parsedSpec(text.slice(0, bar)), ...parsedSpec(text.slice(bar + 3))];
+  const keyFrom = bar < 0 ? windows.length : parsedSpec(text.slice(0, bar)).length;
   const states: RateLimitState[] = [];
   const retries: number[] = [];
   if (windows.length === 1 && windows[0]!.algorithm === "fixed" && !windows[0]!.shadow) {
@@ -188,10 +194,11 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
     return { states, retries, next: at + 3 };
   }
   let i = at + 1;
-  for (const w of windows) {
+  for (const [n, w] of windows.entries()) {
     const state: RateLimitState = { limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" };
     if (w.burst !== undefined) state.burst = w.burst;
     if (w.shadow) state.shadow = true;
+    if (n >= keyFrom) state.key = true;
     states.push(state);
     retries.push(Number(reply[i + 2]));
     i += 3;

@@ -57,6 +57,7 @@ describe.each([
   ['In memory', 'recipes/memory.ts'],
   ['Token buckets', 'recipes/bucket.ts'],
   ['Overrides', 'recipes/override.ts'],
+  ['Per-key limits', 'recipes/keyLimits.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -132,6 +133,10 @@ describe('README examples run as written', () => {
 
   it('overrides: a raise to 300 a minute for one customer, the plan\'s 30 back the next day', async () => {
     expect((await run('recipes/override.ts')).trim().split('\n')).toEqual(['300', '30']);
+  });
+
+  it('per-key limits: the CI key\'s third request in a minute is refused', async () => {
+    expect((await run('recipes/keyLimits.ts')).trim().split('\n')).toEqual(['1 200', '2 200', '3 429']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

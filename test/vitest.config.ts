@@ -11,6 +11,7 @@ const ON_CLUSTER = [
   'test/buckets.test.ts',
   'test/shadow.test.ts',
   'test/overrides.test.ts',
+  'test/keyLimits.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

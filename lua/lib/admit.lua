@@ -14,6 +14,45 @@
 --@include "apiKeys.lua"
 --@include "windows.lua"
 
+-- A window reply in its long form (remaining, resetMs, retryMs per window), whatever form
+-- lib/windows.lua gave it, appended to out.
+local function admit_long_form(reply, out)
+  if #reply == 4 and string.find(reply[2], '^%d+/%d+$') then
+    local code = reply[1]
+    out[#out + 1], out[#out + 2] = reply[3], reply[4]
+    out[#out + 1] = code == CODE.RATE_LIMITED and reply[4] or code == CODE.COST_EXCEEDS_LIMIT and -1 or 0
+    return
+  end
+  for i = 3, #reply do
+    out[#out + 1] = reply[i]
+  end
+end
+
+-- The account's windows and the key's own windows on the surface (keySpec, its counts in
+-- keyCountsField), counted in both or in neither (docs/limits.md, "Per-key limits"). The reply
+-- joins both: spec '<account spec> | <key spec>', then every window's numbers in long form.
+--@rare
+local function admit_with_key(accountKey, countsField, spec, counts, keyCountsField, keySpec, keyCounts, now, cost, stagger)
+  local reply, state = windows_count(spec, counts, now, cost, stagger)
+  local keyReply, keyState = windows_count(keySpec, keyCounts, now, cost, 0)
+  local code = reply[1] ~= CODE.OK and reply[1] or keyReply[1]
+  if code ~= CODE.OK then
+    -- Counted in neither: a part that would have taken shows its numbers as they stand.
+    if reply[1] == CODE.OK then
+      reply = windows_count(spec, counts, now, 0, stagger)
+    end
+    if keyReply[1] == CODE.OK then
+      keyReply = windows_count(keySpec, keyCounts, now, 0, 0)
+    end
+  elseif state then
+    redis.call('HSET', accountKey, countsField, state, keyCountsField, keyState)
+  end
+  local joined = { code, reply[2] .. ' | ' .. keyReply[2] }
+  admit_long_form(reply, joined)
+  admit_long_form(keyReply, joined)
+  return joined
+end
+
 -- costArg, creditsArg and staggerArg are the texts the caller sent: the common values ('1',
 -- '0', '0') are read without a text-to-number step. keyId is nil without a key.
 local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
@@ -58,9 +97,24 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
     end
     return { CODE.UNKNOWN_SURFACE }
   end
-  local reply, state = windows_count(spec, counts or nil, now, cost, stagger)
-  if state then
-    redis.call('HSET', accountKey, countsField, state)
+  local reply, state
+  local keySpec = nil
+  if keyId and string.byte(record, -1) == 76 then
+    -- 'L': the key has its own windows; those of this surface, if any, count too.
+    local keyField = KEY_FIELD.record .. keyId
+    local v = redis.call('HMGET', accountKey, keyField .. KEY_FIELD.limits, keyField .. KEY_FIELD.counts .. surface)
+    local text = ';' .. (v[1] or '')
+    local at = string.find(text, ';' .. surface .. '=', 1, true)
+    keySpec = at and string.match(text, '^[^;]+', at + #surface + 2)
+    if keySpec then
+      reply = admit_with_key(accountKey, countsField, spec, counts or nil, keyField .. KEY_FIELD.counts .. surface, (string.gsub(keySpec, ',', ' ')), v[2] or nil, now, cost, stagger)
+    end
+  end
+  if not keySpec then
+    reply, state = windows_count(spec, counts or nil, now, cost, stagger)
+    if state then
+      redis.call('HSET', accountKey, countsField, state)
+    end
   end
   if credits > 0 then
     reply[#reply + 1] = balance

@@ -55,6 +55,8 @@ export interface ModelKey {
   expiresAt: number;
   /** null: every surface. */
   surfaces: string[] | null;
+  /** The key's own windows per surface (keys.issue `limits`), and their counts. */
+  limits?: { windows: Record<string, Window[]>; slots: Map<string, Slot[]> };
 }
 
 /** An Idempotency-Key record: pending under a claim's token until `expiresAt`, or done. */

@@ -10,7 +10,9 @@
 export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
 export type { ModelAccounts } from "./accounts.ts";
-export type { ModelLimits } from "./limits.ts";
+export type { ModelLimits, KeyWindows } from "./limits.ts";
+export type { ModelOverride, ModelOverrideMap } from "./overrides.ts";
+export type { Override, OverrideOptions } from "../overrides.ts";
 export type { ModelCredits } from "./credits.ts";
 export type { ModelHolds } from "./holds.ts";
 export type { ModelKeys } from "./keys.ts";

@@ -14,6 +14,14 @@ import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Cou
 
 const NO_OPTIONS: AdmitOptions = {};
 
+/** A key's own windows on a surface and their counts. */
+export interface KeyWindows {
+  /** The key's windows on the surface. */
+  windows: readonly Window[];
+  /** Their counts. */
+  slots: Slot[];
+}
+
 /** As tollgate.limits: admit, peek, reset. */
 export class ModelLimits {
   constructor(private readonly core: ModelCore) {}
@@ -48,7 +56,7 @@ export class ModelLimits {
    * Counts a request of `cost` in the account's windows of a (checked) surface, with the credit
    * pre-check when `credits` > 0; keys.verify admits so too.
    */
-  admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount): Admission {
+  admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount, key?: KeyWindows): Admission {
     const a = account ?? this.core.state.get(subject);
     if (a === undefined) throw new AccountNotFoundError(subject);
     let hot = a.hot;
@@ -59,10 +67,35 @@ export class ModelLimits {
     const { slots } = hot;
     const now = this.core.now();
     const windows = windowsInForce(this.core, subject, undefined, surface, hot.windows, now);
+    if (key !== undefined) return this.withKey(a, slots, windows, key, now, subject, cost, credits);
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
     if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
     return this.counted(a, slots, windows, now, subject, cost, credits, state);
+  }
+
+  /**
+   * The account's windows and a key's own, counted in both or in neither (docs/limits.md,
+   * "Per-key limits"): the admission lists the account's windows, then the key's.
+   */
+  private withKey(a: ModelAccount, slots: Slot[], windows: readonly Window[], key: KeyWindows, now: number, subject: string, cost: number, credits: number): Admission {
+    const stagger = this.core.staggerOf(subject);
+    const tryAccount = countWindows(structuredClone(slots), windows, now, stagger, cost);
+    const tryKey = countWindows(structuredClone(key.slots), key.windows, now, 0, cost);
+    const outcome = tryAccount.outcome !== "ok" ? tryAccount.outcome : tryKey.outcome;
+    let own: Counted;
+    let its: Counted;
+    if (outcome === "ok") {
+      own = countWindows(slots, windows, now, stagger, cost);
+      its = countWindows(key.slots, key.windows, now, 0, cost);
+    } else {
+      // Counted in neither: a part that would have taken shows its numbers as they stand.
+      own = tryAccount.outcome === "ok" ? countWindows(slots, windows, now, stagger, 0) : tryAccount;
+      its = tryKey.outcome === "ok" ? countWindows(key.slots, key.windows, now, 0, 0) : tryKey;
+    }
+    const keyStates = its.states.map((state) => ({ ...state, key: true as const }));
+    const joined: Counted = { outcome, states: [...own.states, ...keyStates], retries: [...own.retries, ...its.retries] };
+    return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
   }
 
   /** admitAccount past its common case: a pre-check, several windows, or a denial. */

@@ -12,7 +12,9 @@ import type { ModelCore } from "./core.ts";
 
 /** One override: its windows and its end (0: none). */
 export interface ModelOverride {
+  /** The windows in force while it lasts. */
   windows: readonly Window[];
+  /** When it ends (ms); 0: no end. */
   expiresAt: number;
 }
 

@@ -18,6 +18,7 @@ export type AdmitReply = { code: Code; windows: WindowsForm; balance: number | u
 /** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
   windowsLua.windows_divmod,
   windowsLua.windows_bucket,
@@ -26,13 +27,14 @@ const HELPERS = [
   windowsLua.windows_many,
   windowsLua.windows_plain,
   windowsLua.windows_count,
+  admitLua.admit_with_key_with_helpers,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;
 
-const SHA1 = "dd0edac240ad712f5244e09d76c57d025fbc66d5";
+const SHA1 = "2b1b8c1f91c576ab4077c534645bf635509f54a3";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

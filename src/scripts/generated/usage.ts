@@ -30,6 +30,7 @@ export type UsageReply =
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
+  apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
   accountLua.account_write,
   calendarLua.DAY_MS,
@@ -80,7 +81,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "04acf056d806f8e788e38fe187fb98b7d051737f";
+const SHA1 = "95beab785d79e16e4e606fd11c6693c984720fa6";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -23,6 +23,7 @@ export type VerifyKeyReply =
 /** The lib/ helpers verifyKey uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
   windowsLua.windows_divmod,
   windowsLua.windows_bucket,
@@ -31,13 +32,14 @@ const HELPERS = [
   windowsLua.windows_many,
   windowsLua.windows_plain,
   windowsLua.windows_count,
+  admitLua.admit_with_key_with_helpers,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "f54c5be4fbea9cf5898368cfd2be9b32a356458b";
+const SHA1 = "dcd6ac7b9f0500d2d6980b17c726e73b5d9bb602";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
