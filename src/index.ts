@@ -11,7 +11,7 @@ export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
 export { DEFAULT_PLANS, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "./plans.ts";
 export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
-export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
+export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions, ListAccountsOptions, AccountPage, DeleteAccountOptions, DeleteOutcome } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
 export type { Override, OverrideOptions } from "./overrides.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";

@@ -5,7 +5,7 @@
  * and one-process apps: several processes share nothing, and nothing survives a restart
  * (docs/memory.md).
  */
-import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
+import type { AccountPage, Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "./accounts.ts";
 import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
 import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
 import type { Interval } from "./cycles.ts";
@@ -96,6 +96,12 @@ class MemoryAccounts implements Face<Accounts> {
   }
   async inspect(subject: string): Promise<AccountSnapshot> {
     return this.model.accounts.inspect(subject);
+  }
+  async list(options?: ListAccountsOptions): Promise<AccountPage> {
+    return this.model.accounts.list(options);
+  }
+  async delete(subject: string, options?: DeleteAccountOptions): Promise<DeleteOutcome> {
+    return this.model.accounts.delete(subject, options);
   }
 }
 

@@ -12,6 +12,7 @@ const ON_CLUSTER = [
   'test/shadow.test.ts',
   'test/overrides.test.ts',
   'test/keyLimits.test.ts',
+  'test/accountErase.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

@@ -2,16 +2,16 @@
  * Accounts in the reference model (docs/concepts.md): created on a plan with their first
  * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
  */
-import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
+import type { AccountPage, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "../accounts.ts";
 import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../cycles.ts";
-import { AccountExistsError } from "../errors.ts";
+import { AccountExistsError, InvalidInputError } from "../errors.ts";
 import { planNamed, type Plan } from "../plans.ts";
 import type { AccountLimits, Cycle, EndedCycle } from "../records.ts";
-import { subjectId } from "../validate.ts";
+import { count as countOf, subjectId } from "../validate.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
-import { newestFirst, publicHold } from "./holds.ts";
+import { newestFirst, openHolds, publicHold } from "./holds.ts";
 import { windowsInForce } from "./overrides.ts";
 import { countWindows } from "./windows.ts";
 
@@ -101,6 +101,30 @@ export class ModelAccounts {
   /** Summaries of the account's ended cycles, oldest first. */
   endedCycles(subject: string): EndedCycle[] {
     return endedList(this.core.account(subject));
+  }
+
+  /** A page of the subjects with an account, in order of their ids; cursor null at the end. */
+  list(options: ListAccountsOptions = {}): AccountPage {
+    const count = countOf("count", options.count ?? 100, 1, 1000);
+    const cursor = options.cursor ?? "0";
+    if (typeof cursor !== "string" || !/^\d+$/.test(cursor)) throw new InvalidInputError(`cursor must be one accounts.list returned (got ${JSON.stringify(cursor)})`);
+    const all = [...this.core.state.keys()].sort();
+    const from = Number(cursor);
+    const subjects = all.slice(from, from + count);
+    return { subjects, cursor: from + count < all.length ? String(from + count) : null };
+  }
+
+  /** Deletes everything of a subject; refused while holds are open unless `force`. */
+  delete(subject: string, options: DeleteAccountOptions = {}): DeleteOutcome {
+    const id = subjectId(subject);
+    const a = this.core.state.get(id);
+    if (a && options.force !== true && openHolds(a).length > 0) return { ok: false, reason: "holds_open" };
+    this.core.state.delete(id);
+    this.core.counters.deleteStartingWith(`${id}\0`);
+    this.core.idempotency.deleteStartingWith(`${id}\0`);
+    for (const key of this.core.overrides.keys()) if (key.startsWith(`${id}\0`)) this.core.overrides.delete(key);
+    this.core.sweepIndex.delete(id);
+    return { ok: true };
   }
 
   /** The account as stored: no rollover, no lapsed-hold ending. */

@@ -19,7 +19,7 @@ export type { ModelKeys } from "./keys.ts";
 export type { ModelIdempotency } from "./idempotency.ts";
 export type { ExpiringMap } from "./expiring.ts";
 export type { Slot, WindowCounters } from "./windows.ts";
-export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
+export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions, ListAccountsOptions, AccountPage, DeleteAccountOptions, DeleteOutcome } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
 export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";
 export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome } from "../holds.ts";

@@ -20,6 +20,11 @@ export interface RedisScriptClient {
    * client; a client without it cannot be durable.
    */
   dedicated?(): Promise<DedicatedConnection>;
+  /**
+   * On a cluster, a sender per master, for the commands that read every server (SCAN, for
+   * accounts.list and accounts.delete). Absent on one server: `send` reaches it.
+   */
+  servers?(): Promise<Array<(words: string[]) => Promise<unknown>>>;
 }
 
 /** A connection (on a cluster, one per master, opened when first needed) that tollgate alone uses. */

@@ -11,6 +11,7 @@ export { charge } from "./generated/charge.ts";
 export { createAccount } from "./generated/createAccount.ts";
 export { creditHistory } from "./generated/creditHistory.ts";
 export { endHold } from "./generated/endHold.ts";
+export { eraseAccount } from "./generated/eraseAccount.ts";
 export { inspectAccount } from "./generated/inspectAccount.ts";
 export { issueKey } from "./generated/issueKey.ts";
 export { listHolds } from "./generated/listHolds.ts";

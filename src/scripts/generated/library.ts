@@ -22,6 +22,7 @@ import { charge } from "./charge.ts";
 import { createAccount } from "./createAccount.ts";
 import { creditHistory } from "./creditHistory.ts";
 import { endHold } from "./endHold.ts";
+import { eraseAccount } from "./eraseAccount.ts";
 import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
 import { listHolds } from "./listHolds.ts";
@@ -127,6 +128,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   createAccount: createAccount.body,
   creditHistory: creditHistory.body,
   endHold: endHold.body,
+  eraseAccount: eraseAccount.body,
   inspectAccount: inspectAccount.body,
   issueKey: issueKey.body,
   listHolds: listHolds.body,
