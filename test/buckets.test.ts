@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, InvalidInputError, createTollgate, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { limitsInLockstep } from './helpers/lockstep.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
@@ -125,15 +126,7 @@ describe.each(backends().filter((b) => b !== 'memory'))('buckets on %s agree wit
         const memory = await openTollgate('memory', 'buckets-model', { policies: POLICIES });
         redis.clock.set(TEST_START + 7);
         memory.clock.set(TEST_START + 7);
-        for (const { pause, cost } of steps) {
-          redis.clock.advance(pause);
-          memory.clock.advance(pause);
-          if (cost === 0) {
-            expect(await redis.tg.limits.peek(subject, { policy })).toEqual(await memory.tg.limits.peek(subject, { policy }));
-          } else {
-            expect(await redis.tg.limits.admit(subject, { policy, cost })).toEqual(await memory.tg.limits.admit(subject, { policy, cost }));
-          }
-        }
+        await limitsInLockstep(redis, memory, subject, { policy }, steps);
       }),
       { numRuns: 40 },
     );
