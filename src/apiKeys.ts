@@ -234,7 +234,7 @@ export class Keys {
     const stagger = this.ctx.staggerOf(redisKeys.subject);
     const reply = await this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
     if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
-    const admission = admissionFrom(reply, credits);
+    const admission = admissionFrom(reply, credits, `${surface}:`);
     if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);
     return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission };
   }

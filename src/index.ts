@@ -9,7 +9,7 @@ export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeR
 export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
 export { DEFAULT_PLANS, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "./plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from "./windows.ts";
 export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period } from "./cycles.ts";
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions, ListAccountsOptions, AccountPage, DeleteAccountOptions, DeleteOutcome } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";

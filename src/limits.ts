@@ -9,10 +9,10 @@ import type { PolicyTable } from "./plans.ts";
 import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { overrideOf, overrideWord, type Override, type OverrideOptions } from "./overrides.ts";
-import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, resetLimits } from "./scripts/bundle.generated.ts";
+import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, releaseLease, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
+import { checkedWindows, mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -28,14 +28,23 @@ export interface Allowed {
   credits?: { sufficient: boolean; balance: number; needed: number };
   /** Present when a shadow window would have denied this request: those windows (docs/limits.md). */
   shadowDenials?: RateLimitState[];
+  /**
+   * On a surface with a concurrency limit: the place this request took. Pass it to
+   * limits.release when the request is done (a place nobody releases frees itself after its
+   * leaseMs).
+   */
+  lease?: string;
 }
 
 /** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
 export interface Denial {
   /** Denied. */
   allowed: false;
-  /** rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit. */
-  reason: "rate_limited" | "cost_exceeds_limit";
+  /**
+   * rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit;
+   * concurrency: every place of the surface's concurrency limit is taken.
+   */
+  reason: "rate_limited" | "cost_exceeds_limit" | "concurrency";
   /** The denying window with the latest retry. */
   rateLimit: RateLimitState;
   /** Every window of the surface, in the plan's order. */
@@ -94,14 +103,14 @@ export interface AdmitReply {
 }
 
 /** The admission an admit reply stands for. */
-export function admissionFrom(reply: AdmitReply, credits: number): Admission {
+export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = ""): Admission {
   const { code } = reply;
-  const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
+  const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT || code === Code.CONCURRENCY;
   const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
   const admission: Admission = denied
-    ? { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs }
+    ? { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : code === Code.CONCURRENCY ? "concurrency" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs }
     : credits === 0
       ? { allowed: true, rateLimit, windows }
       : { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
@@ -110,7 +119,20 @@ export function admissionFrom(reply: AdmitReply, credits: number): Admission {
     const shadowDenials = shadowDenialsOf(windows, retries);
     if (shadowDenials) admission.shadowDenials = shadowDenials;
   }
+  if (reply.windows.lease > 0 && admission.allowed) admission.lease = leaseText(reply.windows.lease, leaseTarget);
   return admission;
+}
+
+/** A lease as limits.admit answers it: '<id>:<surface>:<policy, '' for an account>'. */
+export function leaseText(id: number, target: string): string {
+  return `${id}:${target}`;
+}
+
+/** What a lease names: its id, surface and policy (undefined: the account's). */
+export function leaseOf(lease: unknown): { id: string; surface: string; policy: string | undefined } {
+  const m = typeof lease === "string" ? /^(\d{1,15}):([a-z0-9_-]{1,32}):(.*)$/.exec(lease) : null;
+  if (!m) throw new InvalidInputError(`lease must be one an admission answered (got ${JSON.stringify(lease)})`);
+  return { id: m[1]!, surface: m[2]!, policy: m[3] === "" ? undefined : m[3] };
 }
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */
@@ -126,7 +148,7 @@ export function policyWindows(policies: PolicyTable, policy: unknown, surface: s
   if (typeof policy !== "string" || !Object.hasOwn(policies, policy)) {
     throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(", ") || "none"}`);
   }
-  const windows = policies[policy]![surface];
+  const windows = policies[policy]![surface] && checkedWindows(policies[policy]![surface]!);
   if (windows === undefined) {
     throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(", ")})`);
   }
@@ -162,13 +184,13 @@ export class Limits {
     if (options.policy === undefined) {
       const surface = this.ctx.accountSurface(options.surface ?? "api");
       const reply = await this.ctx.runner.run(admitScript, redisKeys, { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) });
-      return admissionFrom(reply, credits);
+      return admissionFrom(reply, credits, `${surface}:`);
     }
     const target = this.policy(redisKeys, options.policy, options.surface);
     const cache = this.ctx.denyCache;
     const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
-    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0);
+    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0, `${target.surface}:${options.policy}`);
     if (!admission.allowed) cache?.remember(target.cacheKey, redisKeys.subject, admission, cost);
     return admission;
   }
@@ -228,6 +250,19 @@ export class Limits {
       await this.ctx.runner.run(overrideLimits, redisKeys, { target: target.counters, surface: target.surface, policy: 1, override, keepMs: 2 * longest });
     }
     this.ctx.denyCache?.forget(redisKeys.subject);
+  }
+
+  /**
+   * Frees the place a request took under a surface's concurrency limit (its admission's
+   * `lease`). Idempotent: a place freed already, or ended by its leaseMs, changes nothing.
+   * Whether a place was freed.
+   */
+  async release(subject: string, lease: string): Promise<boolean> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const { id, surface, policy } = leaseOf(lease);
+    const target = policy === undefined ? redisKeys.account : redisKeys.policyCounters(policy, surface);
+    const reply = await this.ctx.runner.run(releaseLease, redisKeys, { target, surface, policy: policy === undefined ? 0 : 1, lease: id });
+    return reply.released;
   }
 
   /** The subject's overrides that have not ended: its account's, then each policy's. */

@@ -19,7 +19,7 @@ import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
 import type { Usage } from "./usage.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies } from "./plans.ts";
 import { count } from "./validate.ts";
-import type { Window } from "./windows.ts";
+import { checkedTable, type SurfaceWindows, type Window } from "./windows.ts";
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
@@ -66,7 +66,7 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   const { instances, ...rest } = options;
   count("instances", instances, 1);
   const share = (windows: readonly Window[]): Window[] => windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) }));
-  const shared = (table: Record<string, readonly Window[]>) => Object.fromEntries(Object.entries(table).map(([surface, windows]) => [surface, share(windows)]));
+  const shared = (table: SurfaceWindows) => Object.fromEntries(Object.entries(checkedTable(table)).map(([surface, windows]) => [surface, share(windows)]));
   const plans = validatePlans(rest.plans ?? DEFAULT_PLANS);
   const policies = validatePolicies(rest.policies);
   return createMemoryTollgate({
@@ -127,6 +127,9 @@ class MemoryLimits implements Face<Limits> {
   }
   async override(subject: string, options: OverrideOptions): Promise<void> {
     this.model.limits.override(subject, options);
+  }
+  async release(subject: string, lease: string): Promise<boolean> {
+    return this.model.limits.release(subject, lease);
   }
   async overrides(subject: string): Promise<Override[]> {
     return this.model.limits.overrides(subject);

@@ -82,6 +82,13 @@ export interface RateLimitPass {
    * keyId) are then the ones the key names, NOT verified.
    */
   degraded?: "open" | "local";
+  /**
+   * On a surface with a concurrency limit: frees the place the request took (limits.release).
+   * The middlewares call it when the response finishes or the connection closes; a host
+   * using checkRequest calls it when the work is done. Safe to call more than once; a store
+   * error is swallowed (the place then frees itself after its leaseMs).
+   */
+  release?: () => Promise<void>;
 }
 
 /** Why a request was refused, with the reply that answers it. */
@@ -182,9 +189,22 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
     return { refusal: { reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
   }
   const headers = rateLimitHeaders(admission, headerOptions);
+  const release = admission.lease === undefined ? undefined : releaser(options.tollgate, subject, admission.lease);
   if (admission.credits && !admission.credits.sufficient) {
+    // Refused: the place it took is not needed.
+    await release?.();
     const reply = insufficientReply(admission.credits.balance, admission.credits.needed, requestId(), headers);
     return { refusal: { reason: "insufficient_quota", reply, subject, admission } };
   }
-  return { pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
+  return { pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers, ...(release === undefined ? {} : { release }) } };
+}
+
+/** pass.release: frees the lease once, however often it is called; a store error is swallowed. */
+function releaser(tollgate: Pick<Tollgate, "limits">, subject: string, lease: string): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () =>
+    (done ??= tollgate.limits.release(subject, lease).then(
+      () => undefined,
+      () => undefined,
+    ));
 }

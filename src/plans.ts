@@ -9,7 +9,7 @@
 import { intervalArgs, type Interval } from "./cycles.ts";
 import { InvalidInputError, UnknownPlanError } from "./errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
-import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
+import { checkedWindows, surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
 /** What a plan gives an account: windows per surface, credits per cycle, holds rules (SPEC §2, §10). */
 export interface Plan {
@@ -128,7 +128,7 @@ export function planArgs(plan: Plan & { name: string }) {
     holdsMaxItems: plan.holds.maxItems,
     holdsSurfaces: plan.holds.surfaces.join(","),
     windows: Object.entries(plan.limits)
-      .map(([surface, windows]) => `${surface}=${windowsSpec(windows)}`)
+      .map(([surface, windows]) => `${surface}=${windowsSpec(checkedWindows(windows))}`)
       .join(";"),
   };
 }

@@ -220,7 +220,7 @@ export class ObservedRunner extends ScriptRunner {
       if (shadowDenials && form) {
         for (const window of shadowDenialsOf(form.states, form.retries) ?? []) shadowDenials.add(1, { ...attributes, "tollgate.window_ms": window.windowMs });
       }
-      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
+      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT || reply.code === Code.CONCURRENCY) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
       else admits?.add(1, attributes);
     } else if (name === "charge") {
       const charged = reply.code === Code.OK ? "charged" : reply.code === Code.REPLAYED ? "replayed" : "insufficient";

@@ -12,7 +12,7 @@ import { count } from "./validate.ts";
  * fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate;
  * bucket: a token bucket (GCRA) refilling `limit` per `windowMs` evenly, holding `burst`.
  */
-export type Algorithm = "fixed" | "sliding" | "bucket";
+export type Algorithm = "fixed" | "sliding" | "bucket" | "concurrency";
 
 /** One rate-limit window of a surface: `limit` requests per `windowMs`. */
 export interface Window {
@@ -27,6 +27,8 @@ export interface Window {
   algorithm?: Algorithm;
   /** A bucket's most tokens (default `limit`): how many requests may come at once. Buckets only. */
   burst?: number;
+  /** A limit in flight's lease (its windowMs is the same): checked tables only. */
+  leaseMs?: number;
   /**
    * Counts as usual but never denies: a request it would have denied is admitted and listed in
    * the admission's `shadowDenials` (a dry run of a new limit, docs/limits.md).
@@ -34,8 +36,31 @@ export interface Window {
   shadow?: boolean;
 }
 
+/** A limit on requests in flight: `limit` at once, each place freed by release or after `leaseMs`. */
+export interface ConcurrencyWindow {
+  /** "concurrency". */
+  algorithm: "concurrency";
+  /** Requests in flight at once. */
+  limit: number;
+  /** A place nobody releases frees itself this long after it was taken. */
+  leaseMs: number;
+}
+
 /** The windows of each surface, by the host's surface names. */
-export type SurfaceWindows = Readonly<Record<string, readonly Window[]>>;
+export type SurfaceWindows = Readonly<Record<string, readonly (Window | ConcurrencyWindow)[]>>;
+
+/**
+ * The windows of a checked table (validatePlans, validatePolicies, validateWindows), where
+ * every concurrency limit is a Window with windowMs = leaseMs.
+ */
+export function checkedWindows(windows: readonly (Window | ConcurrencyWindow)[]): readonly Window[] {
+  return windows as readonly Window[];
+}
+
+/** A checked table's surfaces and windows (see checkedWindows). */
+export function checkedTable(table: SurfaceWindows): Readonly<Record<string, readonly Window[]>> {
+  return table as Readonly<Record<string, readonly Window[]>>;
+}
 
 /** The state of one window after a call (what the rate-limit headers show). */
 export interface RateLimitState {
@@ -79,9 +104,10 @@ export function validateWindows(at: string, value: unknown, minLimit = 1): Windo
     throw new InvalidInputError(`${at} must be a list of 1 to ${MAX_WINDOWS} windows`);
   }
   const seen = new Set<number>();
-  return value.map((raw: unknown, i) => {
+  const checked = value.map((raw: unknown, i) => {
     const w = (raw ?? {}) as Partial<Window>;
     const where = `${at}[${i}]`;
+    if (w.algorithm === "concurrency") return concurrencyWindow(where, raw);
     const limit = count(`${where}.limit`, w.limit, w.algorithm === "bucket" ? 1 : minLimit, MAX_LIMIT);
     const windowMs = count(`${where}.windowMs`, w.windowMs, 1000, MAX_WINDOW_MS);
     if (windowMs % 1000 !== 0) throw new InvalidInputError(`${where}.windowMs must be whole seconds (got ${windowMs})`);
@@ -105,6 +131,19 @@ export function validateWindows(at: string, value: unknown, minLimit = 1): Windo
     }
     return { limit, windowMs, algorithm, burst, ...shadow };
   });
+  const inFlight = checked.filter((w) => w.algorithm === "concurrency");
+  if (inFlight.length > 1) throw new InvalidInputError(`${at}: a surface has at most one concurrency limit`);
+  // The limit in flight goes last: lib/windows.lua finds it at the end of the spec.
+  return [...checked.filter((w) => w.algorithm !== "concurrency"), ...inFlight];
+}
+
+/** A checked `{ algorithm: "concurrency", limit, leaseMs }`, kept with windowMs = leaseMs. */
+function concurrencyWindow(where: string, raw: unknown): Window {
+  const w = raw as Partial<ConcurrencyWindow> & { shadow?: unknown; burst?: unknown };
+  if (w.shadow !== undefined || w.burst !== undefined) throw new InvalidInputError(`${where}: a concurrency limit takes only limit and leaseMs`);
+  const limit = count(`${where}.limit`, w.limit, 1, MAX_LIMIT);
+  const leaseMs = count(`${where}.leaseMs`, w.leaseMs, 1, MAX_WINDOW_MS);
+  return { algorithm: "concurrency", limit, windowMs: leaseMs, leaseMs };
 }
 
 /** Checks a { surface: windows } table (a plan's limits or a policy). */
@@ -122,12 +161,16 @@ export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindo
 
 /** The spec string of a surface's windows, as lua/lib/windows.lua reads it. */
 export function windowsSpec(windows: readonly Window[]): string {
-  return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}${w.shadow ? "!" : ""}`).join(" ");
+  return windows
+    .map((w) => (w.algorithm === "concurrency" ? `${w.limit}c${w.windowMs}` : `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}${w.shadow ? "!" : ""}`))
+    .join(" ");
 }
 
 /** The windows of a spec string (the account's stored copy of its plan). */
 export function windowsFromSpec(spec: string): Window[] {
   return spec.split(" ").map((part) => {
+    const lease = /^(\d+)c(\d+)$/.exec(part);
+    if (lease) return { algorithm: "concurrency", limit: Number(lease[1]), windowMs: Number(lease[2]), leaseMs: Number(lease[2]) } as Window;
     const m = /^(\d+)\/(\d+)(?:(s)|b(\d+))?(!?)$/.exec(part);
     if (!m) throw new Error(`Stored windows spec is unreadable: ${JSON.stringify(spec)}`);
     const window: Window = { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === "s" ? "sliding" : m[4] ? "bucket" : "fixed" };
@@ -169,6 +212,8 @@ export interface WindowsForm {
   readonly retries: number[];
   /** The index of what the script put after the windows. */
   readonly next: number;
+  /** The lease of the place a request took under a concurrency limit; 0: none. */
+  readonly lease: number;
 }
 
 /**
@@ -191,9 +236,10 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
     const resetMs = Number(reply[at + 2]);
     states.push({ limit: w.limit, remaining: Number(reply[at + 1]), resetMs, windowMs: w.windowMs, algorithm: "fixed" });
     retries.push(code === Code.RATE_LIMITED ? resetMs : code === Code.COST_EXCEEDS_LIMIT ? -1 : 0);
-    return { states, retries, next: at + 3 };
+    return { states, retries, next: at + 3, lease: 0 };
   }
   let i = at + 1;
+  let lease = 0;
   for (const [n, w] of windows.entries()) {
     const state: RateLimitState = { limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" };
     if (w.burst !== undefined) state.burst = w.burst;
@@ -202,8 +248,9 @@ export function windowsForm(reply: readonly unknown[], at: number): WindowsForm 
     states.push(state);
     retries.push(Number(reply[i + 2]));
     i += 3;
+    if (w.algorithm === "concurrency") lease = Number(reply[i++]);
   }
-  return { states, retries, next: i };
+  return { states, retries, next: i, lease };
 }
 
 /**

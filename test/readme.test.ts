@@ -58,6 +58,7 @@ describe.each([
   ['Token buckets', 'recipes/bucket.ts'],
   ['Overrides', 'recipes/override.ts'],
   ['Per-key limits', 'recipes/keyLimits.ts'],
+  ['Concurrency limits', 'recipes/inFlight.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -137,6 +138,10 @@ describe('README examples run as written', () => {
 
   it('per-key limits: the CI key\'s third request in a minute is refused', async () => {
     expect((await run('recipes/keyLimits.ts')).trim().split('\n')).toEqual(['1 200', '2 200', '3 429']);
+  });
+
+  it('concurrency limits: 5 completions in flight, the 6th refused, room again once one is released', async () => {
+    expect((await run('recipes/inFlight.ts')).trim().split('\n')).toEqual(['6 concurrency', 'true']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

@@ -13,6 +13,7 @@ const ON_CLUSTER = [
   'test/overrides.test.ts',
   'test/keyLimits.test.ts',
   'test/accountErase.test.ts',
+  'test/concurrency.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

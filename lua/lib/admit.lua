@@ -14,20 +14,6 @@
 --@include "apiKeys.lua"
 --@include "windows.lua"
 
--- A window reply in its long form (remaining, resetMs, retryMs per window), whatever form
--- lib/windows.lua gave it, appended to out.
-local function admit_long_form(reply, out)
-  if #reply == 4 and string.find(reply[2], '^%d+/%d+$') then
-    local code = reply[1]
-    out[#out + 1], out[#out + 2] = reply[3], reply[4]
-    out[#out + 1] = code == CODE.RATE_LIMITED and reply[4] or code == CODE.COST_EXCEEDS_LIMIT and -1 or 0
-    return
-  end
-  for i = 3, #reply do
-    out[#out + 1] = reply[i]
-  end
-end
-
 -- The account's windows and the key's own windows on the surface (keySpec, its counts in
 -- keyCountsField), counted in both or in neither (docs/limits.md, "Per-key limits"). The reply
 -- joins both: spec '<account spec> | <key spec>', then every window's numbers in long form.
@@ -48,8 +34,8 @@ local function admit_with_key(accountKey, countsField, spec, counts, keyCountsFi
     redis.call('HSET', accountKey, countsField, state, keyCountsField, keyState)
   end
   local joined = { code, reply[2] .. ' | ' .. keyReply[2] }
-  admit_long_form(reply, joined)
-  admit_long_form(keyReply, joined)
+  windows_long_form(reply, joined)
+  windows_long_form(keyReply, joined)
   return joined
 end
 

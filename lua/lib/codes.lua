@@ -32,4 +32,5 @@ local CODE = {
   HOLDS_DUE = 24,
   HOLD_DROPPED = 25,
   HOLDS_OPEN = 26,
+  CONCURRENCY = 27,
 }

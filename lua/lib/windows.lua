@@ -30,6 +30,8 @@
            counts as usual but never denies; its retryMs still tells when it would have
            denied (src/limits.ts lists those windows as shadowDenials). A shadow bucket that
            would deny takes nothing, as a bucket's denial does.
+  in flight: '<limit>c<leaseMs>', last in a spec: at most limit requests at once (see
+           windows_leased below); a lease frees its place on release or after leaseMs.
   override: a subject's own windows on a surface (src/limits.ts#override) ride first in its
            state as the word 'o=<spec, commas for spaces>@<expiresAt ms, 0: no end>'; while
            it lasts its spec replaces the plan's or policy's, and the counts, found by window
@@ -278,21 +280,104 @@ local function windows_plain(spec, state, now, cost, stagger)
   return { CODE.OK, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end
 
+-- A window reply's numbers in their long form (remaining, resetMs, retryMs per window, and
+-- a limit in flight's lease), whatever form windows_plain gave them, appended to out.
+local function windows_long_form(reply, out)
+  if #reply == 4 and string.find(reply[2], '^%d+/%d+$') then
+    local code = reply[1]
+    out[#out + 1], out[#out + 2] = reply[3], reply[4]
+    out[#out + 1] = code == CODE.RATE_LIMITED and reply[4] or code == CODE.COST_EXCEEDS_LIMIT and -1 or 0
+    return
+  end
+  for i = 3, #reply do
+    out[#out + 1] = reply[i]
+  end
+end
+
+-- A surface with a limit in flight, '<limit>c<leaseMs>' last in its spec: the other windows
+-- as windows_plain counts them, then the places. The places taken ride in the state as the
+-- word 'L=<next lease id>|<id>@<ends ms>|...'; an ended one is dropped on the next write. A
+-- lease id is the ms it was taken at, or one past the last id when that is later, so an id
+-- is never given twice while its place could still be released, even if the state is lost. A
+-- request takes one place (cost 0 takes none) when the windows take it too; with every
+-- place taken it is denied CONCURRENCY, counted nowhere, retryMs until the earliest place
+-- ends. Numbers of the limit in flight: remaining places, ms until the earliest ends (0: none
+-- taken), retryMs, and the lease id taken (0: none).
+--@rare
+local function windows_leased(spec, state, now, cost, stagger)
+  local others, limit, leaseMs = string.match(spec, '^(.-) ?(%d+)c(%d+)$')
+  limit, leaseMs = tonumber(limit), tonumber(leaseMs)
+  local word = state and string.match(state, 'L=%S*')
+  local rest = state
+  if word then
+    rest = string.gsub(string.gsub(state, ' ?L=%S*', ''), '^ ', '')
+    if rest == '' then
+      rest = nil
+    end
+  end
+  local nextId, places, earliest = 0, {}, nil
+  if word then
+    nextId = tonumber(string.match(word, '^L=(%d+)')) or 0
+    for id, ends in string.gmatch(word, '|(%d+)@(%d+)') do
+      ends = tonumber(ends)
+      if ends > now then
+        places[#places + 1] = id .. '@' .. ends
+        earliest = math.min(earliest or ends, ends)
+      end
+    end
+  end
+  local full = cost > 0 and #places >= limit
+  local out, code, next, keepMs = { CODE.OK, spec }, CODE.OK, nil, 0
+  if others ~= '' then
+    local reply
+    reply, next, keepMs = windows_plain(others, rest, now, full and 0 or cost, stagger)
+    code = reply[1]
+    windows_long_form(reply, out)
+  end
+  local lease, retry = 0, 0
+  if full then
+    code, retry = CODE.CONCURRENCY, earliest - now
+  elseif code == CODE.OK and cost > 0 then
+    lease = math.max(now, nextId)
+    places[#places + 1] = lease .. '@' .. (now + leaseMs)
+    earliest = math.min(earliest or (now + leaseMs), now + leaseMs)
+    local taken = 'L=' .. (lease + 1) .. '|' .. table.concat(places, '|')
+    local counts = next or rest
+    next = counts and counts .. ' ' .. taken or taken
+    keepMs = math.max(keepMs or 0, leaseMs)
+  end
+  out[1] = code
+  local n = #out
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = limit - #places, earliest and earliest - now or 0, retry, lease
+  if lease > 0 then
+    return out, next, keepMs
+  end
+  return out
+end
+
+-- windows_plain, or windows_leased for a spec with a limit in flight.
+local function windows_inner(spec, state, now, cost, stagger)
+  if string.find(spec, 'c', 1, true) then
+    return windows_leased(spec, state, now, cost, stagger)
+  end
+  return windows_plain(spec, state, now, cost, stagger)
+end
+
 -- Count a request of `cost` (0: only look) in every window of spec, whose counts are state
 -- (nil for none yet): the reply described above, then the new state and its keep time when
 -- the request was counted (-1: for ever, an override without an end). One fixed window, or
 -- one bucket, runs straight-line. An override in the state replaces spec while it lasts.
 local function windows_count(spec, state, now, cost, stagger)
   if not state or string.byte(state, 1) ~= 111 then
-    return windows_plain(spec, state, now, cost, stagger)
+    return windows_inner(spec, state, now, cost, stagger)
   end
   local word, override, expires, rest = string.match(state, '^(o=(%S+)@(%d+)) ?(.*)$')
   expires = tonumber(expires)
   if expires ~= 0 and now >= expires then
     -- Over: the plan's windows again, and the override leaves with the next write.
-    return windows_plain(spec, rest ~= '' and rest or nil, now, cost, stagger)
+    return windows_inner(spec, rest ~= '' and rest or nil, now, cost, stagger)
   end
-  local reply, next, keepMs = windows_plain((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
+  local reply, next, keepMs = windows_inner((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
   if next then
     next = word .. ' ' .. next
     keepMs = expires == 0 and -1 or math.max(keepMs, expires - now)

@@ -14,12 +14,13 @@ import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
 import { newestFirst, openHolds, publicHold } from "./holds.ts";
 import { windowsInForce } from "./overrides.ts";
 import { countWindows } from "./windows.ts";
+import { checkedTable } from "../windows.ts";
 
 /** The plan's numbers as an account holds them. */
 export function limitsOf(plan: Plan & { name: string }): AccountLimits {
   return {
     name: plan.name,
-    limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ limit: w.limit, windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed", ...(w.burst === undefined ? {} : { burst: w.burst }), ...(w.shadow ? { shadow: true } : {}) }))])),
+    limits: Object.fromEntries(Object.entries(checkedTable(plan.limits)).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: w.algorithm ?? "fixed" }))])),
     credits: { allowance: plan.credits.allowance },
     holds: { cap: plan.holds.cap, maxItems: plan.holds.maxItems, surfaces: [...plan.holds.surfaces] },
   };
@@ -138,7 +139,7 @@ export class ModelAccounts {
       credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windowsInForce(this.core, id, undefined, surface, windows, now), now, stagger, 0).states])),
+      windows: Object.fromEntries(Object.entries(checkedTable(a.plan.limits)).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windowsInForce(this.core, id, undefined, surface, windows, now), now, stagger, 0).states])),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
     };

@@ -26,5 +26,5 @@ export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend
 export type { Usage } from "../usage.ts";
 export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "../records.ts";
 export type { Plan, PlanTable, PolicyTable } from "../plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "../windows.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from "../windows.ts";
 export type { Interval } from "../cycles.ts";

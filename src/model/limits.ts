@@ -4,13 +4,13 @@
  * windows or none, and a denial counts nothing.
  */
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
+import { admitArgs, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
 import { subjectId } from "../validate.ts";
-import { mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type Window } from "../windows.ts";
+import { checkedTable, mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type SurfaceWindows, type Window } from "../windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import type { Override, OverrideOptions } from "../overrides.ts";
 import { listOverrides, setOverride, windowsInForce } from "./overrides.ts";
-import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
+import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
 
 const NO_OPTIONS: AdmitOptions = {};
 
@@ -49,7 +49,7 @@ export class ModelLimits {
     const slots = this.core.counters.get(key, now) ?? [];
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     if (counted.outcome === "ok") this.core.counters.set(key, slots, slotsDeadAt(slots), now);
-    return admission(counted, 0, 0);
+    return admission(counted, 0, 0, `${surface}:${policy}`);
   }
 
   /**
@@ -94,8 +94,8 @@ export class ModelLimits {
       its = tryKey.outcome === "ok" ? countWindows(key.slots, key.windows, now, 0, 0) : tryKey;
     }
     const keyStates = its.states.map((state) => ({ ...state, key: true as const }));
-    const joined: Counted = { outcome, states: [...own.states, ...keyStates], retries: [...own.retries, ...its.retries] };
-    return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
+    const joined: Counted = { outcome, states: [...own.states, ...keyStates], retries: [...own.retries, ...its.retries], ...(own.lease ? { lease: own.lease } : {}) };
+    return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
   }
 
   /** admitAccount past its common case: a pre-check, several windows, or a denial. */
@@ -115,12 +115,21 @@ export class ModelLimits {
     }
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
-    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
+    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
   }
 
   /** Sets or (windows: null) clears one subject's own windows on a surface. */
   override(subject: string, options: OverrideOptions): void {
     setOverride(this.core, subject, options);
+  }
+
+  /** Frees the place a request took under a concurrency limit; whether it was taken. */
+  release(subject: string, lease: string): boolean {
+    const id = subjectId(subject);
+    const { id: leaseId, surface, policy } = leaseOf(lease);
+    const now = this.core.now();
+    const slots = policy === undefined ? this.core.state.get(id)?.windows.get(surface) : this.core.counters.get(`${id}\0${policy}\0${surface}`, now);
+    return releasePlace(slots, Number(leaseId), now);
   }
 
   /** The subject's overrides that have not ended. */
@@ -167,18 +176,20 @@ function slotsOf(a: ModelAccount, surface: string): Slot[] {
 }
 
 /** The account's windows on a surface; a surface its plan lacks is bad input. */
-export function surfaceWindows(limits: Record<string, readonly Window[]>, subject: string, surface: string): readonly Window[] {
-  const windows = limits[surface];
+export function surfaceWindows(limits: SurfaceWindows, subject: string, surface: string): readonly Window[] {
+  const windows = checkedTable(limits)[surface];
   if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${subject}"'s plan`);
   return windows;
 }
 
 /** The admission a count answers, with the pre-check's balance when `credits` > 0. */
-function admission(counted: Counted, credits: number, balance: number): Admission {
-  const { outcome, states, retries } = counted;
+function admission(counted: Counted, credits: number, balance: number, leaseTarget: string): Admission {
+  const { states, retries } = counted;
   const shadowDenials = shadowDenialsOf(states, retries);
-  if (shadowDenials === undefined) return plainAdmission(counted, credits, balance);
-  return { ...plainAdmission(counted, credits, balance), shadowDenials };
+  const plain = plainAdmission(counted, credits, balance);
+  const answer = shadowDenials === undefined ? plain : { ...plain, shadowDenials };
+  if (counted.lease && answer.allowed) answer.lease = leaseText(counted.lease, leaseTarget);
+  return answer;
 }
 
 /** The admission of a count, without its shadow denials. */

@@ -24,6 +24,11 @@ export interface Slot {
    * theoretical arrival time, and `previous` is 0. A fixed or sliding window reads it as none.
    */
   bucket?: true;
+  /**
+   * The places taken under a concurrency limit, by lease id, with when each ends: then
+   * windowMs is -1 (no window has that length), `window` the next lease id, the counts 0.
+   */
+  leases?: Map<number, number>;
 }
 
 /** Policy subjects' slots by `<subject>\0<policy>\0<surface>`, kept while a read may look at them. */
@@ -31,7 +36,9 @@ export type WindowCounters = ExpiringMap<Slot[]>;
 
 /** What counting a request of `cost` (0: only looking) found: each window's state and retry, and the outcome. */
 export interface Counted {
-  outcome: "ok" | "rate_limited" | "cost_exceeds_limit";
+  outcome: "ok" | "rate_limited" | "cost_exceeds_limit" | "concurrency";
+  /** The lease of the place a request took under a concurrency limit; 0: none. */
+  lease?: number;
   states: RateLimitState[];
   /** Per window: 0 did not deny, -1 never fits, else ms until the request fits. */
   retries: number[];
@@ -44,6 +51,7 @@ function previousCount(slot: Slot | undefined, window: number): number {
 }
 
 function slotOf(slots: Slot[], windowMs: number): Slot | undefined {
+  // The places slot has windowMs -1, which no window has.
   for (const slot of slots) if (slot.windowMs === windowMs) return slot.bucket ? undefined : slot;
   return undefined;
 }
@@ -107,6 +115,60 @@ function owe(slots: Slot[], w: Window, owed: number, now: number): void {
  * for none).
  */
 export function countWindows(slots: Slot[], windows: readonly Window[], now: number, stagger: number, cost: number): Counted {
+  // A concurrency limit is last (src/windows.ts): with every place taken the other windows
+  // are only looked at, and the request is denied "concurrency" (lib/windows.lua).
+  const last = windows[windows.length - 1];
+  if (last?.algorithm === "concurrency") return countLeased(slots, windows, last, now, stagger, cost);
+  return countRates(slots, windows, now, stagger, cost);
+}
+
+/** The slot of a subject's places taken, made on first use. */
+function leaseSlot(slots: Slot[]): Slot {
+  let slot = slots.find((s) => s.leases !== undefined);
+  if (slot === undefined) {
+    slot = { windowMs: -1, window: 0, count: 0, previous: 0, leases: new Map() };
+    slots.push(slot);
+  }
+  return slot;
+}
+
+/** countWindows of a surface with a concurrency limit `inFlight`, last of `windows`. */
+function countLeased(slots: Slot[], windows: readonly Window[], inFlight: Window, now: number, stagger: number, cost: number): Counted {
+  const slot = leaseSlot(slots);
+  const leases = slot.leases!;
+  for (const [id, ends] of leases) if (ends <= now) leases.delete(id);
+  const full = cost > 0 && leases.size >= inFlight.limit;
+  const others = windows.slice(0, -1);
+  const counted = others.length > 0 ? countRates(slots, others, now, stagger, full ? 0 : cost) : { outcome: "ok" as const, states: [], retries: [] };
+  let outcome: Counted["outcome"] = counted.outcome;
+  let retry = 0;
+  let lease = 0;
+  const earliestOf = () => (leases.size === 0 ? undefined : Math.min(...leases.values()));
+  if (full) {
+    outcome = "concurrency";
+    retry = earliestOf()! - now;
+  } else if (outcome === "ok" && cost > 0) {
+    // The ms it is taken at, or one past the last id when that is later (lib/windows.lua).
+    lease = Math.max(now, slot.window);
+    slot.window = lease + 1;
+    leases.set(lease, now + inFlight.windowMs);
+  }
+  const earliest = earliestOf();
+  const state: RateLimitState = { limit: inFlight.limit, remaining: inFlight.limit - leases.size, resetMs: earliest === undefined ? 0 : earliest - now, windowMs: inFlight.windowMs, algorithm: "concurrency" };
+  return { outcome, states: [...counted.states, state], retries: [...counted.retries, retry], lease };
+}
+
+/** Frees a place taken; whether it was. */
+export function releasePlace(slots: Slot[] | undefined, id: number, now: number): boolean {
+  const leases = slots?.find((s) => s.leases !== undefined)?.leases;
+  const ends = leases?.get(id);
+  if (leases === undefined || ends === undefined || ends <= now) return false;
+  leases.delete(id);
+  return true;
+}
+
+/** countWindows of fixed, sliding and bucket windows. */
+function countRates(slots: Slot[], windows: readonly Window[], now: number, stagger: number, cost: number): Counted {
   let outcome: Counted["outcome"] = "ok";
   const n = windows.length;
   const states: RateLimitState[] = new Array(n);
@@ -169,6 +231,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
  */
 export function admitOne(slots: Slot[], w: Window, now: number, stagger: number, cost: number): RateLimitState | undefined {
   if ((w.algorithm !== undefined && w.algorithm !== "fixed") || w.shadow || cost > w.limit) return undefined;
+  // (A concurrency limit's algorithm is "concurrency": never here.)
   const W = w.windowMs;
   const offset = stagger === 0 ? 0 : stagger % W;
   const window = Math.floor((now - offset) / W);
@@ -199,6 +262,12 @@ function add(slots: Slot[], windowMs: number, window: number, cost: number): voi
 /** Forgets the windows a read at `now` would look at: the next request starts every window afresh. */
 export function resetWindows(slots: Slot[], windows: readonly Window[], now: number, stagger: number): void {
   for (const w of windows) {
+    if (w.algorithm === "concurrency") {
+      // A reset frees every place, as lib/windows.lua's windows_forget drops them.
+      const i = slots.findIndex((slot) => slot.leases !== undefined);
+      if (i >= 0) slots.splice(i, 1);
+      continue;
+    }
     if (w.algorithm === "bucket") {
       const i = slots.findIndex((slot) => slot.windowMs === w.windowMs && slot.bucket);
       if (i >= 0) slots.splice(i, 1);
@@ -215,7 +284,7 @@ export function resetWindows(slots: Slot[], windows: readonly Window[], now: num
 /** From when no read looks at these slots any more: two windows after the latest one counted. */
 export function slotsDeadAt(slots: Slot[]): number {
   let at = 0;
-  for (const slot of slots) at = Math.max(at, slot.bucket ? slot.window + 1 : (slot.window + 3) * slot.windowMs);
+  for (const slot of slots) at = Math.max(at, slot.leases ? Math.max(0, ...slot.leases.values()) : slot.bucket ? slot.window + 1 : (slot.window + 3) * slot.windowMs);
   return at;
 }
 

@@ -26,15 +26,18 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_long_form,
+  windowsLua.windows_leased,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
-  admitLua.admit_with_key_with_helpers,
+  admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;
 
-const SHA1 = "2b1b8c1f91c576ab4077c534645bf635509f54a3";
+const SHA1 = "8e8b432c90f9582cc33595f10666a46f843b66c8";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -22,6 +22,8 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -37,7 +39,7 @@ end
 end
 return reply`;
 
-const SHA1 = "5460b7e1fdf27e2fd5f00bf9e3b338b153c310f9";
+const SHA1 = "b4844bbf786169e680150924cac2f96f282b4eea";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

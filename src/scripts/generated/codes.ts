@@ -28,7 +28,8 @@ export const CODE = {
   "KEY_EXISTS": 23,
   "HOLDS_DUE": 24,
   "HOLD_DROPPED": 25,
-  "HOLDS_OPEN": 26
+  "HOLDS_OPEN": 26,
+  "CONCURRENCY": 27
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */

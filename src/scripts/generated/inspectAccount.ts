@@ -29,6 +29,8 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -48,7 +50,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "1ff36a8fed9d1e39c3dedf9e6b87eca9080f65ba";
+const SHA1 = "93894616084062127f81c27c8a883e095d2db331";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -35,6 +35,7 @@ import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
+import { releaseLease } from "./releaseLease.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
 import { settleHold } from "./settleHold.ts";
@@ -60,9 +61,11 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_long_form,
+  windowsLua.windows_leased,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
   windowsLua.windows_forget,
-  admitLua.admit_long_form,
   admitLua.admit_with_key,
   admitLua.admit_account,
   calendarLua.DAY_MS,
@@ -141,6 +144,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   readHold: readHold.body,
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
+  releaseLease: releaseLease.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,
   settleHold: settleHold.body,

@@ -47,6 +47,8 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -81,7 +83,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "95beab785d79e16e4e606fd11c6693c984720fa6";
+const SHA1 = "e09d4df9e729eb51fb2ff7f75270f041f452772c";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -31,15 +31,18 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
+  windowsLua.windows_long_form,
+  windowsLua.windows_leased,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
-  admitLua.admit_with_key_with_helpers,
+  admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])`;
 
-const SHA1 = "dcd6ac7b9f0500d2d6980b17c726e73b5d9bb602";
+const SHA1 = "71ed96cad756ccc2241712b5ef4be07e5460ae28";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

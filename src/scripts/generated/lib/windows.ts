@@ -212,16 +212,86 @@ local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous)
 return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end`;
 
+export const windows_long_form = String.raw`local function windows_long_form(reply, out)
+if #reply == 4 and string.find(reply[2], '^%d+/%d+$') then
+local code = reply[1]
+out[#out + 1], out[#out + 2] = reply[3], reply[4]
+out[#out + 1] = code == 1 and reply[4] or code == 16 and -1 or 0
+return
+end
+for i = 3, #reply do
+out[#out + 1] = reply[i]
+end
+end`;
+
+export const windows_leased = String.raw`local function windows_leased(spec, state, now, cost, stagger)
+local others, limit, leaseMs = string.match(spec, '^(.-) ?(%d+)c(%d+)$')
+limit, leaseMs = tonumber(limit), tonumber(leaseMs)
+local word = state and string.match(state, 'L=%S*')
+local rest = state
+if word then
+rest = string.gsub(string.gsub(state, ' ?L=%S*', ''), '^ ', '')
+if rest == '' then
+rest = nil
+end
+end
+local nextId, places, earliest = 0, {}, nil
+if word then
+nextId = tonumber(string.match(word, '^L=(%d+)')) or 0
+for id, ends in string.gmatch(word, '|(%d+)@(%d+)') do
+ends = tonumber(ends)
+if ends > now then
+places[#places + 1] = id .. '@' .. ends
+earliest = math.min(earliest or ends, ends)
+end
+end
+end
+local full = cost > 0 and #places >= limit
+local out, code, next, keepMs = { 0, spec }, 0, nil, 0
+if others ~= '' then
+local reply
+reply, next, keepMs = windows_plain(others, rest, now, full and 0 or cost, stagger)
+code = reply[1]
+windows_long_form(reply, out)
+end
+local lease, retry = 0, 0
+if full then
+code, retry = 27, earliest - now
+elseif code == 0 and cost > 0 then
+lease = math.max(now, nextId)
+places[#places + 1] = lease .. '@' .. (now + leaseMs)
+earliest = math.min(earliest or (now + leaseMs), now + leaseMs)
+local taken = 'L=' .. (lease + 1) .. '|' .. table.concat(places, '|')
+local counts = next or rest
+next = counts and counts .. ' ' .. taken or taken
+keepMs = math.max(keepMs or 0, leaseMs)
+end
+out[1] = code
+local n = #out
+out[n + 1], out[n + 2], out[n + 3], out[n + 4] = limit - #places, earliest and earliest - now or 0, retry, lease
+if lease > 0 then
+return out, next, keepMs
+end
+return out
+end`;
+
+export const windows_inner = String.raw`local function windows_inner(spec, state, now, cost, stagger)
+if string.find(spec, 'c', 1, true) then
+return windows_leased(spec, state, now, cost, stagger)
+end
+return windows_plain(spec, state, now, cost, stagger)
+end`;
+
 export const windows_count = String.raw`local function windows_count(spec, state, now, cost, stagger)
 if not state or string.byte(state, 1) ~= 111 then
-return windows_plain(spec, state, now, cost, stagger)
+return windows_inner(spec, state, now, cost, stagger)
 end
 local word, override, expires, rest = string.match(state, '^(o=(%S+)@(%d+)) ?(.*)$')
 expires = tonumber(expires)
 if expires ~= 0 and now >= expires then
-return windows_plain(spec, rest ~= '' and rest or nil, now, cost, stagger)
+return windows_inner(spec, rest ~= '' and rest or nil, now, cost, stagger)
 end
-local reply, next, keepMs = windows_plain((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
+local reply, next, keepMs = windows_inner((string.gsub(override, ',', ' ')), rest ~= '' and rest or nil, now, cost, stagger)
 if next then
 next = word .. ' ' .. next
 keepMs = expires == 0 and -1 or math.max(keepMs, expires - now)
@@ -241,4 +311,67 @@ kept[#kept + 1] = name .. ':' .. word
 end
 end
 return #kept > 0 and table.concat(kept, ' ') or nil
+end`;
+
+/** windows_leased with the helpers only it uses moved into it (a rare path): windows_long_form. */
+export const windows_leased_with_helpers = String.raw`local function windows_leased(spec, state, now, cost, stagger)
+local function windows_long_form(reply, out)
+if #reply == 4 and string.find(reply[2], '^%d+/%d+$') then
+local code = reply[1]
+out[#out + 1], out[#out + 2] = reply[3], reply[4]
+out[#out + 1] = code == 1 and reply[4] or code == 16 and -1 or 0
+return
+end
+for i = 3, #reply do
+out[#out + 1] = reply[i]
+end
+end
+local others, limit, leaseMs = string.match(spec, '^(.-) ?(%d+)c(%d+)$')
+limit, leaseMs = tonumber(limit), tonumber(leaseMs)
+local word = state and string.match(state, 'L=%S*')
+local rest = state
+if word then
+rest = string.gsub(string.gsub(state, ' ?L=%S*', ''), '^ ', '')
+if rest == '' then
+rest = nil
+end
+end
+local nextId, places, earliest = 0, {}, nil
+if word then
+nextId = tonumber(string.match(word, '^L=(%d+)')) or 0
+for id, ends in string.gmatch(word, '|(%d+)@(%d+)') do
+ends = tonumber(ends)
+if ends > now then
+places[#places + 1] = id .. '@' .. ends
+earliest = math.min(earliest or ends, ends)
+end
+end
+end
+local full = cost > 0 and #places >= limit
+local out, code, next, keepMs = { 0, spec }, 0, nil, 0
+if others ~= '' then
+local reply
+reply, next, keepMs = windows_plain(others, rest, now, full and 0 or cost, stagger)
+code = reply[1]
+windows_long_form(reply, out)
+end
+local lease, retry = 0, 0
+if full then
+code, retry = 27, earliest - now
+elseif code == 0 and cost > 0 then
+lease = math.max(now, nextId)
+places[#places + 1] = lease .. '@' .. (now + leaseMs)
+earliest = math.min(earliest or (now + leaseMs), now + leaseMs)
+local taken = 'L=' .. (lease + 1) .. '|' .. table.concat(places, '|')
+local counts = next or rest
+next = counts and counts .. ' ' .. taken or taken
+keepMs = math.max(keepMs or 0, leaseMs)
+end
+out[1] = code
+local n = #out
+out[n + 1], out[n + 2], out[n + 3], out[n + 4] = limit - #places, earliest and earliest - now or 0, retry, lease
+if lease > 0 then
+return out, next, keepMs
+end
+return out
 end`;
