@@ -138,7 +138,7 @@ export class Accounts {
     const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
+    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval, refresh: 0 });
     this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);
   }

@@ -16,6 +16,7 @@ import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors
 import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
+import { withCurrentPlan } from "./planEdits.ts";
 import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, int, list, text } from "./scripts/reply.ts";
@@ -232,7 +233,7 @@ export class Keys {
       if (cached) return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission: cached };
     }
     const stagger = this.ctx.staggerOf(redisKeys.subject);
-    const reply = await this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
+    const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest }));
     if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     const admission = admissionFrom(reply, credits, `${surface}:`);
     if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);

@@ -8,6 +8,7 @@ import type { Context } from "./context.ts";
 import type { PolicyTable } from "./plans.ts";
 import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
+import { withCurrentPlan } from "./planEdits.ts";
 import { overrideOf, overrideWord, type Override, type OverrideOptions } from "./overrides.ts";
 import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, releaseLease, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -183,7 +184,8 @@ export class Limits {
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) {
       const surface = this.ctx.accountSurface(options.surface ?? "api");
-      const reply = await this.ctx.runner.run(admitScript, redisKeys, { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) });
+      const params = { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) };
+      const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, params));
       return admissionFrom(reply, credits, `${surface}:`);
     }
     const target = this.policy(redisKeys, options.policy, options.surface);
@@ -211,7 +213,7 @@ export class Limits {
     const redisKeys = this.ctx.redisKeys(subject);
     const reply =
       options.policy === undefined
-        ? await this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) })
+        ? await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) }))
         : await this.ctx.runner.run(admitPolicy, redisKeys, { ...this.policy(redisKeys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };

@@ -59,6 +59,7 @@ describe.each([
   ['Overrides', 'recipes/override.ts'],
   ['Per-key limits', 'recipes/keyLimits.ts'],
   ['Concurrency limits', 'recipes/inFlight.ts'],
+  ['Plan edits', 'recipes/planEdit.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -142,6 +143,10 @@ describe('README examples run as written', () => {
 
   it('concurrency limits: 5 completions in flight, the 6th refused, room again once one is released', async () => {
     expect((await run('recipes/inFlight.ts')).trim().split('\n')).toEqual(['6 concurrency', 'true']);
+  });
+
+  it('plan edits: a limit raised from 5 to 500 reaches the account at its next admit, its count kept', async () => {
+    expect((await run('recipes/planEdit.ts')).trim()).toBe('500 498');
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

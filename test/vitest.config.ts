@@ -14,6 +14,7 @@ const ON_CLUSTER = [
   'test/keyLimits.test.ts',
   'test/accountErase.test.ts',
   'test/concurrency.test.ts',
+  'test/planEdits.test.ts',
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',

@@ -41,41 +41,45 @@ end
 
 -- costArg, creditsArg and staggerArg are the texts the caller sent: the common values ('1',
 -- '0', '0') are read without a text-to-number step. keyId is nil without a key.
-local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
+local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, plansVersion, keyId, keyDigest)
   local cost = costArg == '1' and 1 or tonumber(costArg)
   local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
   local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
   local field, countsField = ACCOUNT_PREFIX.windows .. surface, ACCOUNT_PREFIX.counters .. surface
   -- One read of the account: the windows and their counts, then the balance and cycle end of
   -- a pre-check, then the key's record.
-  local spec, counts, balance, record = nil, nil, -1, nil
+  local spec, counts, balance, record, version = nil, nil, -1, nil, nil
   if credits > 0 then
     local v
     if keyId then
-      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.balance, ACCOUNT.cycleEnd, KEY_FIELD.record .. keyId)
-      record = v[5]
+      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd, KEY_FIELD.record .. keyId)
+      record = v[6]
     else
-      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.balance, ACCOUNT.cycleEnd)
+      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd)
     end
-    spec, counts = v[1], v[2]
+    spec, counts, version = v[1], v[2], v[3]
     if spec then
-      balance = tonumber(v[3])
-      if now >= tonumber(v[4]) then
+      balance = tonumber(v[4])
+      if now >= tonumber(v[5]) then
         balance = tonumber(redis.call('HGET', accountKey, ACCOUNT.nextAllowance))
       end
     end
   elseif keyId then
-    local v = redis.call('HMGET', accountKey, field, countsField, KEY_FIELD.record .. keyId)
-    spec, counts, record = v[1], v[2], v[3]
+    local v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, KEY_FIELD.record .. keyId)
+    spec, counts, version, record = v[1], v[2], v[3], v[4]
   else
-    local v = redis.call('HMGET', accountKey, field, countsField)
-    spec, counts = v[1], v[2]
+    local v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion)
+    spec, counts, version = v[1], v[2], v[3]
   end
   if keyId then
     local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, now)
     if refusal then
       return { CODE.KEY_REFUSED, refusal }
     end
+  end
+  -- Numbers from an older plan table: the caller refreshes them and asks again.
+  if version ~= plansVersion and (spec or redis.call('EXISTS', accountKey) == 1) and account_behind(version or nil, plansVersion) then
+    return { CODE.PLANS_BEHIND, redis.call('HGET', accountKey, ACCOUNT.plan) }
   end
   if not spec then
     if redis.call('EXISTS', accountKey) == 0 then

@@ -33,4 +33,5 @@ local CODE = {
   HOLD_DROPPED = 25,
   HOLDS_OPEN = 26,
   CONCURRENCY = 27,
+  PLANS_BEHIND = 28,
 }

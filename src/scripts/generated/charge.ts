@@ -92,7 +92,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "920ddd04c164594df66ec465411b5d9479994ac9";
+const SHA1 = "4cc602a1bdede8a189f25089ca5d74a558f8ee59";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -29,7 +29,8 @@ export const CODE = {
   "HOLDS_DUE": 24,
   "HOLD_DROPPED": 25,
   "HOLDS_OPEN": 26,
-  "CONCURRENCY": 27
+  "CONCURRENCY": 27,
+  "PLANS_BEHIND": 28
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */

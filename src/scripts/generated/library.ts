@@ -48,6 +48,7 @@ import { verifyKey } from "./verifyKey.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
+  accountLua.account_behind,
   accountLua.account_load,
   accountLua.account_write,
   accountLua.account_write_windows,

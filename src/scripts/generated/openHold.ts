@@ -154,7 +154,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "8eb675b520af9d22028790f5fb649b698202d5f4";
+const SHA1 = "d12554eb5e7010c4f6a4c1d4b0a4d62bca843d24";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

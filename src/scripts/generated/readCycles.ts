@@ -32,7 +32,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "9028472f281f1858515403b1530572ce6dd9b588";
+const SHA1 = "a21fb489b547438490db0646fa42f9f5e83c5ffe";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

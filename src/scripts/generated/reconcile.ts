@@ -57,7 +57,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "6aa797e61ada7b37abf857dc0ff69a4d29519b77";
+const SHA1 = "a41f63bf26a66b48fabe7bccd35ce0af6c8ecdf8";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -116,7 +116,7 @@ end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "6990f9b293be3b15b631b962182f0de4d6d7ae26";
+const SHA1 = "6b14b6017e280b87f909959dbb69158612d98175";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

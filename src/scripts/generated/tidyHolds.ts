@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "bf3180c985c8c023bb95565812c1546b4cfb2646";
+const SHA1 = "94e8360ad798b016ce8e6d25e943460655f5925a";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

@@ -21,39 +21,42 @@ windows_long_form(keyReply, joined)
 return joined
 end`;
 
-export const admit_account = String.raw`local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
+export const admit_account = String.raw`local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, plansVersion, keyId, keyDigest)
 local cost = costArg == '1' and 1 or tonumber(costArg)
 local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
 local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
 local field, countsField = 'w:' .. surface, 'r:' .. surface
-local spec, counts, balance, record = nil, nil, -1, nil
+local spec, counts, balance, record, version = nil, nil, -1, nil, nil
 if credits > 0 then
 local v
 if keyId then
-v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce', 'k:' .. keyId)
-record = v[5]
+v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce', 'k:' .. keyId)
+record = v[6]
 else
-v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce')
+v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce')
 end
-spec, counts = v[1], v[2]
+spec, counts, version = v[1], v[2], v[3]
 if spec then
-balance = tonumber(v[3])
-if now >= tonumber(v[4]) then
+balance = tonumber(v[4])
+if now >= tonumber(v[5]) then
 balance = tonumber(redis.call('HGET', accountKey, 'na'))
 end
 end
 elseif keyId then
-local v = redis.call('HMGET', accountKey, field, countsField, 'k:' .. keyId)
-spec, counts, record = v[1], v[2], v[3]
+local v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'k:' .. keyId)
+spec, counts, version, record = v[1], v[2], v[3], v[4]
 else
-local v = redis.call('HMGET', accountKey, field, countsField)
-spec, counts = v[1], v[2]
+local v = redis.call('HMGET', accountKey, field, countsField, 'pv')
+spec, counts, version = v[1], v[2], v[3]
 end
 if keyId then
 local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, now)
 if refusal then
 return { 18, refusal }
 end
+end
+if version ~= plansVersion and (spec or redis.call('EXISTS', accountKey) == 1) and account_behind(version or nil, plansVersion) then
+return { 28, redis.call('HGET', accountKey, 'p') }
 end
 if not spec then
 if redis.call('EXISTS', accountKey) == 0 then
