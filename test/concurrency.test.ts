@@ -150,7 +150,7 @@ describe.each(backends().filter((b) => b !== 'memory'))('concurrency limits on %
 });
 
 describe.each(FRAMEWORKS)('the %s middleware releases the place when the response is done', (_name, makeApp) => {
-  it('one place: request after request passes, each freeing its place; checkRequest-style pass.release is idempotent', async () => {
+  it('one place: request after request passes, each freeing its place when its response is done', async () => {
     const tg = createTollgate({ memory: true, plans: PLANS });
     const id = `acct_mw_${process.pid}`;
     await tg.accounts.create(id, { plan: 'only' });
