@@ -12,6 +12,8 @@ import { defineConfig } from "tsup";
 const ENTRIES = {
   index: "src/index.ts",
   "model/index": "src/model/index.ts",
+  errors: "src/errors.ts",
+  http: "src/http.ts",
   express: "src/express.ts",
   koa: "src/koa.ts",
 };
@@ -49,13 +51,13 @@ export default defineConfig(() => {
 });
 
 /**
- * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./index.ts":
- * in the build that import is the package's own entry, dist/index.cjs, not a second copy of it.
+ * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./http.ts":
+ * in the build that import is the package's own entry, dist/http.cjs, not a second copy of it.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\/http\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./http.cjs", external: true } : undefined));
   },
 };
 

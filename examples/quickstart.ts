@@ -3,9 +3,9 @@
 // bundler) and test/peers/ on the lowest and highest node-redis the peer range allows.
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
-
 const client = await createClient({ url: process.env.REDIS_URL }).connect();
-const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // plans: free, starter, pro, business
+const plans = { starter: { limits: { api: [{ limit: 100, windowMs: 60_000 }] }, credits: { allowance: 1_000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 100, surfaces: ["api"] } } };
+const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
 
 // Once per customer: an account on a plan, and an API key shown to them once.
 const account = `acct_${Date.now()}`;

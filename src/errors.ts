@@ -2,6 +2,9 @@
  * Typed errors with a stable `name` and `code` (SPEC §8). Denied requests and insufficient
  * credits are values, not errors; these are thrown only for bad input, missing records and an
  * unreachable quota store. `isTollgateError` works across duplicate installs of the package.
+ * `TollgateError` and `isTollgateError` are also exported by the package's root.
+ *
+ * @module tollgate/errors
  */
 const BRAND = Symbol.for("tollgate.error");
 

@@ -6,10 +6,10 @@
  * @module tollgate/express
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./http.ts";
 
 /** The options of the Express `rateLimit` middleware. */
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
@@ -32,10 +32,11 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * import express from "express";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { plans } from "./plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/express";
  *
  * const client = await createClient().connect();
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
  * const app = express();
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;
  *

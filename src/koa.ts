@@ -5,10 +5,10 @@
  * @module tollgate/koa
  */
 import type { Context, Middleware, Next } from "koa";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./http.ts";
 
 /** The options of the Koa `rateLimit` middleware; the functions take Koa's `ctx`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
@@ -32,10 +32,11 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * import Koa from "koa";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { plans } from "./plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/koa";
  *
  * const client = await createClient().connect();
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
  * const app = new Koa();
  * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
  * app.use(async (ctx) => {

@@ -9,7 +9,7 @@
  * no plan has, a policy that is not configured) is a setup mistake and is the host's to see.
  */
 import { isTollgateError } from "./errors.ts";
-import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, unavailableReply, type HttpReply } from "./http.ts";
+import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, unavailableReply, type HttpReply } from "./replies.ts";
 import type { Admission, Allowed } from "./limits.ts";
 import type { Tollgate } from "./tollgate.ts";
 

@@ -11,7 +11,7 @@ import { InvalidInputError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
-import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
+import { validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
@@ -21,12 +21,15 @@ import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.t
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
-/** createTollgate's options: only `redis` is needed. */
+/** createTollgate's options: `redis` and `plans` are needed. */
 export interface TollgateOptions {
   /** A client adapted with fromNodeRedis or fromIoredis (standalone or cluster). */
   redis: RedisScriptClient;
-  /** Plan table; default DEFAULT_PLANS (SPEC §2). Validated here. */
-  plans?: PlanTable;
+  /**
+   * The plans accounts are opened on, by name: each surface's windows, the credits of a
+   * cycle and the rules for holds. Validated here.
+   */
+  plans: PlanTable;
   /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
   policies?: PolicyTable;
   /** Key prefix; default "tg". */
@@ -79,15 +82,15 @@ export interface TollgateOptions {
    * before createTollgate). false: off, at no cost. Or `{ tracer, meter }` to use.
    *
    * Spans are named `tollgate <script>` (CLIENT kind) with `tollgate.script` and
-   * `tollgate.outcome`; the counters are TELEMETRY_NAMES' admits, denials, charges and
-   * storeFailures.
+   * `tollgate.outcome`, under the instrumentation scope `tollgate`; the counters are
+   * `tollgate.admits`, `tollgate.denials`, `tollgate.charges` and `tollgate.store.failures`.
    *
    * @example
    * ```ts
    * import { NodeSDK } from "@opentelemetry/sdk-node";
    * new NodeSDK({ serviceName: "api" }).start(); // first: tollgate takes the global tracer and meter
-   * const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // telemetry on
-   * const quiet = createTollgate({ redis: fromNodeRedis(client), telemetry: false }); // off
+   * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans }); // telemetry on
+   * const quiet = createTollgate({ redis: fromNodeRedis(client), plans, telemetry: false }); // off
    * ```
    */
   telemetry?: TelemetryOption;
@@ -164,7 +167,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
   const keyPrefix = options.keys?.prefix ?? "tgk";
   if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
-  const plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+  const plans = validatePlans(options.plans);
   const policies = validatePolicies(options.policies);
   const leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
   const historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);

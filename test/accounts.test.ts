@@ -1,17 +1,9 @@
 // Accounts, plans and billing cycles (SPEC §2-3, §10), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import {
-  AccountExistsError,
-  AccountNotFoundError,
-  DEFAULT_PLANS,
-  InvalidInputError,
-  UnknownPlanError,
-  createTollgate,
-  fromNodeRedis,
-  validatePlans,
-  type PlanTable,
-  type Tollgate,
-} from '../src/index.ts';
+import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../src/index.ts';
+import { AccountExistsError, AccountNotFoundError, InvalidInputError, UnknownPlanError } from '../src/errors.ts';
+import { validatePlans } from '../src/plans.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
@@ -312,21 +304,21 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
 
 describe('plan tables (SPEC §2)', () => {
   it('the default preset is the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
-    const row = (name: keyof typeof DEFAULT_PLANS) => {
-      const p = DEFAULT_PLANS[name];
+    const row = (name: keyof typeof EXAMPLE_PLANS) => {
+      const p = EXAMPLE_PLANS[name];
       return [p.limits.api[0]!.limit, p.limits.web[0]!.limit, p.credits.allowance, p.holds.cap, p.holds.maxItems, p.holds.surfaces.join('+')];
     };
     expect(row('free')).toEqual([30, 30, 30, 1, 5000, 'web']);
     expect(row('starter')).toEqual([100, 100, 1000, 2, 5000, 'api+web']);
     expect(row('pro')).toEqual([300, 300, 5000, 5, 5000, 'api+web']);
     expect(row('business')).toEqual([1000, 1000, 20000, 10, 5000, 'api+web']);
-    expect(DEFAULT_PLANS.free.credits.cycle).toEqual({ days: 30 });
-    expect(DEFAULT_PLANS.pro.credits.cycle).toEqual({ months: 1 });
-    for (const plan of Object.values(DEFAULT_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
+    expect(EXAMPLE_PLANS.free.credits.cycle).toEqual({ days: 30 });
+    expect(EXAMPLE_PLANS.pro.credits.cycle).toEqual({ months: 1 });
+    for (const plan of Object.values(EXAMPLE_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
   });
 
   it('a host table is validated at start-up, with a message naming the plan and the field', () => {
-    const pro = DEFAULT_PLANS.pro;
+    const pro = EXAMPLE_PLANS.pro;
     expect(() => validatePlans({ gold: { ...pro, limits: { api: [{ limit: 0, windowMs: 60_000 }] } } })).toThrowError(/gold.*limits\.api\[0\]\.limit/);
     expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1.5, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance/);
     expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1, cycle: { weeks: 1 } } } })).toThrowError(/gold.*credits\.cycle.*days: n.*months: n/);

@@ -1,6 +1,6 @@
 // Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
 import { CLIENT_KINDS, TEST_START, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 describe.each(CLIENT_KINDS)('charges through %s', (kind) => {

@@ -4,7 +4,10 @@
 // forged key still reaches Redis; cleared by reset and changePlan in the same process;
 // bounded. Through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, InvalidInputError, rateLimitHeaders, type Admission, type Plan, type Verification } from '../src/index.ts';
+import { type Admission, type Plan, type Verification } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { rateLimitHeaders } from '../src/http.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { openRecordingTollgate, type RecordingGate } from './helpers/recording.ts';
 import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
 
@@ -14,7 +17,7 @@ const sliding: Plan = {
   credits: { allowance: 100, cycle: { days: 30 } },
   holds: { cap: 1, maxItems: 10, surfaces: [] },
 };
-const PLANS = { ...DEFAULT_PLANS, sliding };
+const PLANS = { ...EXAMPLE_PLANS, sliding };
 const POLICIES = { failed_auth: { attempts: [{ limit: 3, windowMs: MINUTE }] } };
 
 function admissionOf(v: Verification): Admission {

@@ -2,9 +2,11 @@
 // or cancelled with refunds to the cycle that paid; through both clients. The sweep has its
 // own file (sweep.test.ts), and so do Idempotency-Keys (idempotency.test.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { HoldNotFoundError, InvalidInputError, createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
+import { createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
+import { HoldNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
@@ -87,7 +89,7 @@ describe.each(CLIENT_KINDS)('items holds through %s', (kind) => {
       const sent: string[][] = [];
       const client = await connectTestClient(kind);
       onTestFinished(() => client.close());
-      const counting = createTollgate({ redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
+      const counting = createTollgate({ plans: EXAMPLE_PLANS, redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
       // The scripts' calls only (FCALL, or EVALSHA where functions were refused): a node meeting a
       // script for the first time is sent it again (after FUNCTION LOAD, or by EVAL).
       const called = new Map<string, number>();
@@ -597,5 +599,5 @@ function recording(inner: RedisScriptClient, sent: string[][]): RedisScriptClien
 function gateWithoutRedis(): { tg: Tollgate; sent: string[][] } {
   const sent: string[][] = [];
   const adapter = { [Symbol.for('tollgate.redisScriptClient')]: true, send: async (words: string[]) => (sent.push(words), Promise.reject(new Error('Redis must not be touched'))) };
-  return { tg: createTollgate({ redis: adapter as unknown as RedisScriptClient, clock: () => TEST_START }), sent };
+  return { tg: createTollgate({ plans: EXAMPLE_PLANS, redis: adapter as unknown as RedisScriptClient, clock: () => TEST_START }), sent };
 }

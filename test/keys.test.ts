@@ -4,7 +4,8 @@
 // subject. Through both clients (and on the cluster project).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, KeyLimitError, isTollgateError } from '../src/index.ts';
+import { isTollgateError } from '../src/index.ts';
+import { AccountNotFoundError, KeyLimitError } from '../src/errors.ts';
 import { keyDigest } from '../src/apiKeys.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';

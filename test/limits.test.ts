@@ -2,7 +2,9 @@
 // cost, the most restrictive window, peek and reset, the credit pre-check in the same round
 // trip, through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
+import { type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
+import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { CLIENT_KINDS, TEST_START, accountId, newAccount } from './helpers/tollgate.ts';
 
@@ -11,7 +13,7 @@ const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 
 
 /** The seed's plans, and plans with several windows per surface. */
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   // A per-10 s burst limit under the per-minute budget.
   burst: plan({ api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }], web: minute(30) }),
   weighted: plan({ api: [{ limit: 10, windowMs: 10_000 }, { limit: 12, windowMs: 60_000 }] }),

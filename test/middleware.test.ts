@@ -10,11 +10,13 @@ import type { Redis } from 'ioredis';
 import Koa, { type Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimit as expressRateLimit, type ExpressRateLimitOptions } from '../src/express.ts';
-import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { checkRateLimitOptions, checkRequest } from '../src/http.ts';
 import { rateLimit as koaRateLimit, type KoaRateLimitOptions } from '../src/koa.ts';
 import type { RateLimitPass } from '../src/middleware.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 /** The options both frameworks take, with the request read through a small neutral view. */
 interface Options {
@@ -108,7 +110,7 @@ describe.each([
     io = await connectIoredis();
     // Counts what reaches Redis, so a request's round trips can be told.
     const counted = { call: (command: string, ...args: string[]) => ((sends += 1), io.call(command, ...args)) };
-    tg = createTollgate({ redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies: { signin: { api: [{ limit: 2, windowMs: 60_000 }] } } });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies: { signin: { api: [{ limit: 2, windowMs: 60_000 }] } } });
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
@@ -195,7 +197,7 @@ describe.each([
   });
 
   it('the quota store unreachable: 503 unavailable with Retry-After (fail closed)', async () => {
-    const down = createTollgate({ redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }) });
+    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }) });
     const base = await app({ key: apiKey, tollgate: down });
     const { key } = await account();
     const reply = await get(base, { 'x-api-key': key });
@@ -253,7 +255,7 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
 
   beforeAll(async () => {
     io = await connectIoredis();
-    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
     const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
     checkRateLimitOptions(options);
     server = await listen(async (req, res) => {

@@ -16,10 +16,16 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
 const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const SUBPATHS = { '.': 'index', './model': 'model/index', './express': 'express', './koa': 'koa' };
+const SUBPATHS = { '.': 'index', './errors': 'errors', './http': 'http', './model': 'model/index', './express': 'express', './koa': 'koa' };
 const MAX_PACKED_BYTES = 80_000;
 
 describe('package manifest', () => {
+  it('the root exports at most 15 values (createTollgate, the two adapters, TollgateError, isTollgateError); the rest live under subpaths', async () => {
+    const root = await import('../src/index.ts');
+    expect(Object.keys(root).length).toBeLessThanOrEqual(15);
+    expect(Object.keys(root).sort()).toEqual(['TollgateError', 'createTollgate', 'fromIoredis', 'fromNodeRedis', 'isTollgateError']);
+  });
+
   it('is named tollgate, side-effect free, for Node >= 22, shipping only dist and the README (the CHANGELOG stays in the repository)', () => {
     expect(manifest).toMatchObject({ name: 'tollgate', type: 'module', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md'] });
   });
@@ -126,7 +132,7 @@ describe('packed package', () => {
     const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch((error: { stdout: string }) => error);
     const { analysis, problems } = JSON.parse(stdout);
     expect(problems ?? {}).toEqual({});
-    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './express', './koa', './model', './package.json']);
+    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './errors', './express', './http', './koa', './model', './package.json']);
     for (const [subpath, entry] of Object.entries(analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>)) {
       if (subpath === './package.json') continue;
       for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
@@ -153,7 +159,7 @@ describe('packed package', () => {
     // Every subpath's declarations, read by the compiler with skipLibCheck off.
     writeFileSync(
       join(project, 'subpaths.ts'),
-      `import type { Tollgate } from "tollgate";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nexport type All = [Tollgate, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions];\n`,
+      `import type { Tollgate } from "tollgate";\nimport type { UnconfirmedError } from "tollgate/errors";\nimport type { HttpReply } from "tollgate/http";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nexport type All = [Tollgate, UnconfirmedError, HttpReply, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions];\n`,
     );
     // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
     // files under bundler, which is left the quicker check.
@@ -169,21 +175,28 @@ describe('packed package', () => {
   }, 60_000);
 
   it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed', async () => {
-    const names = 'typeof t.createTollgate, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit';
-    const esm = `import * as t from 'tollgate'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; console.log(${names});`;
-    const cjs = `const t = require('tollgate'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'); console.log(${names});`;
+    const names = 'typeof t.createTollgate, typeof r.UnconfirmedError, typeof h.checkRequest, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit';
+    const esm = `import * as t from 'tollgate'; import * as r from 'tollgate/errors'; import * as h from 'tollgate/http'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; console.log(${names});`;
+    const cjs = `const t = require('tollgate'), r = require('tollgate/errors'), h = require('tollgate/http'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'); console.log(${names});`;
     for (const [flag, code] of [['--input-type=module', esm], ['--input-type=commonjs', cjs]] as const) {
       const { stdout } = await run(process.execPath, [flag, '-e', code], { cwd: dir });
-      expect(stdout.trim(), flag).toBe('function function function function');
+      expect(stdout.trim(), flag).toBe('function function function function function function');
     }
     expect(readdirSync(join(dir, 'node_modules'))).not.toContain('express');
   });
 
-  it('is one copy for import and require: an error of one is an instance of the other\'s class', async () => {
-    const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; const c = createRequire(import.meta.url)('tollgate');
-      try { t.createTollgate({}); } catch (e) { console.log(e instanceof c.InvalidInputError, t.DEFAULT_PLANS === c.DEFAULT_PLANS); }`;
+  it('is one copy for import and require, and for every subpath: an error of one is an instance of the other\'s class', async () => {
+    const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; import * as r from 'tollgate/errors'; const require = createRequire(import.meta.url); const c = require('tollgate'), ce = require('tollgate/errors');
+      try { t.createTollgate({}); } catch (e) { console.log(e instanceof ce.InvalidInputError, e instanceof r.InvalidInputError, e instanceof c.TollgateError, r.TollgateError === t.TollgateError); }`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: dir });
-    expect(stdout.trim()).toBe('true true');
+    expect(stdout.trim()).toBe('true true true true');
+  });
+
+  it('exports at most 15 values from the root: what an embedding server needs', async () => {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `import * as t from 'tollgate'; console.log(JSON.stringify(Object.keys(t).sort()));`], { cwd: dir });
+    const names = JSON.parse(stdout) as string[];
+    expect(names.length).toBeLessThanOrEqual(15);
+    expect(names).toEqual(expect.arrayContaining(['createTollgate', 'fromIoredis', 'fromNodeRedis', 'isTollgateError', 'TollgateError']));
   });
 });
 

@@ -2,7 +2,7 @@
 // per IP), storing nothing but expiring counters. Through both clients (and on the cluster
 // project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, InvalidInputError } from '../src/index.ts';
+import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
 

@@ -7,6 +7,7 @@ import { charge } from '../src/scripts/bundle.generated.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { connectNodeRedis, uniquePrefix } from './helpers/redis.ts';
 import { ManualClock, accountId } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 /** Sends every command twice, as a client resending an unanswered command would. */
 function resendingClient(inner: RedisScriptClient): RedisScriptClient {
@@ -34,9 +35,9 @@ describe('a command that reaches Redis twice applies once', () => {
   beforeAll(async () => {
     client = await connectNodeRedis();
     const clock = new ManualClock();
-    tg = createTollgate({ redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
-    plain = createTollgate({ redis: fromNodeRedis(client), prefix, clock: clock.fn });
-    recorded = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
+    plain = createTollgate({ plans: EXAMPLE_PLANS, redis: fromNodeRedis(client), prefix, clock: clock.fn });
+    recorded = createTollgate({ plans: EXAMPLE_PLANS, redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
   });
   afterAll(() => client.close());
   const accountKey = (id: string) => `${prefix}:{${id}}:a`;
@@ -116,7 +117,7 @@ describe('resendIds: false sends no id for charges the caller named none', () =>
     try {
       const prefix = uniquePrefix('noids');
       const sent: string[][] = [];
-      const tg = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       await tg.credits.charge(id, { required: 1 });

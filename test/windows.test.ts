@@ -3,7 +3,8 @@
 // request fits for both, and `stagger` spreads fixed resets across subjects. Through both
 // clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers/tollgate.ts';
@@ -11,7 +12,7 @@ import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers
 const MINUTE = 60_000;
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   sliding: plan({ api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
   mixed: plan({ api: [{ limit: 4, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
 };

@@ -8,7 +8,8 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from '../../src/index.ts';
+import { isTollgateError, type Allowed, type Tollgate, type Usage } from '../../src/index.ts';
+import { checkRequest, rateLimitHeaders, type RateLimitDecision } from '../../src/http.ts';
 import { cookie, type ApiRequest, type HttpReply } from './http.ts';
 import type { TokenVerifier } from './oauth.ts';
 

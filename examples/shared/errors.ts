@@ -5,7 +5,8 @@
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
-import { errorReply, isTollgateError, replyForError, unavailableReply } from '../../src/index.ts';
+import { isTollgateError } from '../../src/index.ts';
+import { errorReply, replyForError, unavailableReply } from '../../src/http.ts';
 import { isPlatformError } from './platform/index.ts';
 import { fail, type ApiRequest, type HttpReply } from './http.ts';
 import { MESSAGES } from './messages.ts';

@@ -13,7 +13,8 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { insufficientReply, type Tollgate, type Usage } from '../../src/index.ts';
+import { type Tollgate, type Usage } from '../../src/index.ts';
+import { insufficientReply } from '../../src/http.ts';
 import type { Caller, Price } from './auth.ts';
 import { usageBody } from './bodies.ts';
 import { chargeAfterWork } from './charge.ts';

@@ -23,7 +23,8 @@ import {
   createClient,
   createCluster,
 } from 'redis';
-import { StoreUnavailableError, fromNodeRedis, type RedisScriptClient } from '../../src/index.ts';
+import { fromNodeRedis, type RedisScriptClient } from '../../src/index.ts';
+import { StoreUnavailableError } from '../../src/errors.ts';
 
 export interface ClusterNode {
   host: string;

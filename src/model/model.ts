@@ -27,7 +27,7 @@ import {
 } from "../holds.ts";
 import { fingerprint } from "../idempotency.ts";
 import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { accountSurfaceCheck, DEFAULT_PLANS, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../plans.ts";
+import { accountSurfaceCheck, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold, HoldKind } from "../records.ts";
 import type { Usage } from "../usage.ts";
 import { count, subjectId } from "../validate.ts";
@@ -35,8 +35,8 @@ import { mostRestrictive, staggerOf, surfaceName, type RateLimitState, type Wind
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
-  /** Plan table; default DEFAULT_PLANS, as createTollgate. */
-  plans?: PlanTable;
+  /** Plan table, as createTollgate's. */
+  plans: PlanTable;
   /** Policy table, as createTollgate. */
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */
@@ -117,7 +117,7 @@ export class TollgateModel {
   private readonly accountSurface: (surface: unknown) => string;
 
   constructor(options: ModelOptions) {
-    this.plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+    this.plans = validatePlans(options.plans);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
     this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);

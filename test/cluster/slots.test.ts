@@ -11,6 +11,7 @@ import { SCRIPTS, recording, type SentCommand } from '../helpers/recording.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
@@ -114,7 +115,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('slots');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('slots');
     await wholeLife(tg, clock, id);
 
@@ -130,7 +131,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('policy');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
     const ip = `ip:${accountId('203.0.113')}`;
     for (let i = 0; i < 7; i++) await tg.limits.admit(ip, { policy: 'anonymous' });
     await tg.limits.peek(ip, { policy: 'anonymous' });
@@ -152,7 +153,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
   it('every key the library wrote for the account is stored in its slot, on the node that owns it', async () => {
     const clock = new ManualClock();
     const prefix = uniquePrefix('stored');
-    const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('stored');
     await wholeLife(tg, clock, id);
 
@@ -209,7 +210,7 @@ describe('the function library on a cluster', () => {
       await Promise.all(cluster.nodes.map(({ port }) => rawCommand(port, ['FUNCTION', 'FLUSH'])));
       const recorder = recording(client.adapter);
       const prefix = uniquePrefix('library');
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lib'));
       const masters = new Set(await Promise.all(ids.map((id) => masterOf(new SubjectKeys(prefix, id).account))));
       expect(masters.size).toBe(cluster.nodes.length);
@@ -226,7 +227,7 @@ describe('the function library on a cluster', () => {
     it('a master that lost the library (as one promoted without it) gets it again from the first call whose key it owns; the others answer at once', async () => {
       const prefix = uniquePrefix('lost');
       const recorder = recording(client.adapter);
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lost'));
       for (const id of ids) await tg.accounts.create(id, { plan: 'pro' });
       const lost = cluster.nodes[1]!.port;

@@ -4,12 +4,14 @@
 // Idempotency-Key or item id it is applied exactly once.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreUnavailableError, createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { StoreUnavailableError } from '../../src/errors.ts';
 import { charge } from '../../src/scripts/bundle.generated.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { startRedisProxy, type RedisProxy } from './proxy.ts';
 import { connectClient, readJournal, untilAnswered, waitUntil } from './support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 // Keeps the server busy for a while, so commands sent meanwhile are read in one batch.
 const BUSY_SCRIPT = `local t = redis.call('TIME')
@@ -50,7 +52,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
   beforeAll(async () => {
     proxy = await startRedisProxy(server.port);
     client = await connectClient(kind, proxy.url);
-    tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000 });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000 });
   });
   afterAll(async () => {
     await client?.close();
@@ -154,7 +156,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     // until it has seen the first.
     const direct = await connectClient(kind, server.url);
     const killer = await connectClient('node-redis', server.url);
-    const gate = createTollgate({ redis: direct.adapter, prefix, clock: clock.fn, timeoutMs: 2_000 });
+    const gate = createTollgate({ plans: EXAMPLE_PLANS, redis: direct.adapter, prefix, clock: clock.fn, timeoutMs: 2_000 });
     try {
       const id = await account(gate);
       await gate.credits.charge(id, { required: 1 });
@@ -194,7 +196,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
     client.on('error', () => {});
     await client.connect();
     try {
-      await run(createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 }), proxy);
+      await run(createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 }), proxy);
     } finally {
       client.disconnect();
       await proxy.close();

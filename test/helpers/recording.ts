@@ -7,6 +7,7 @@ import { LIBRARY } from '../../src/scripts/bundle.generated.ts';
 import type { Script } from '../../src/scripts/script.ts';
 import { createTollgate, type Tollgate, type TollgateOptions } from '../../src/index.ts';
 import { uniquePrefix } from './redis.ts';
+import { EXAMPLE_PLANS } from './plans.ts';
 import { ManualClock, connectTestClient, type ClientKind, type TestClient } from './tollgate.ts';
 
 /** Every bundled script by name. */
@@ -113,7 +114,7 @@ export async function openRecordingTollgate(kind: ClientKind, name: string, opti
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
   return {
-    tg: createTollgate({ prefix, clock: clock.fn, ...options, redis: recorder.client }),
+    tg: createTollgate({ plans: EXAMPLE_PLANS, prefix, clock: clock.fn, ...options, redis: recorder.client }),
     clock,
     prefix,
     recorder,

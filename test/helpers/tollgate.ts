@@ -8,6 +8,7 @@ import { inject } from 'vitest';
 import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient, type Tollgate, type TollgateOptions } from '../../src/index.ts';
 import type { ClusterNode } from './globalSetup.ts';
 import { connectIoredis, connectNodeRedis, redisUrl, uniquePrefix } from './redis.ts';
+import { EXAMPLE_PLANS } from './plans.ts';
 
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
@@ -152,7 +153,7 @@ export async function openTollgate(
   const prefix = uniquePrefix(name);
   const client = await connectTestClient(kind, url === undefined ? defaultTarget() : { url });
   return {
-    tg: createTollgate({ redis: client.adapter, prefix, clock: clock.fn, ...options }),
+    tg: createTollgate({ redis: client.adapter, plans: EXAMPLE_PLANS, prefix, clock: clock.fn, ...options }),
     clock,
     prefix,
     command: (args) => client.command(args),

@@ -4,7 +4,8 @@
  * nonempty page is charged the price (Top, Newest, continuation or reply thread alike); errors
  * and empty pages cost nothing.
  */
-import { insufficientReply, type Tollgate } from '../../../src/index.ts';
+import { type Tollgate } from '../../../src/index.ts';
+import { insufficientReply } from '../../../src/http.ts';
 import { chargeAfterWork } from '../charge.ts';
 import type { AuthedHandler } from '../guard.ts';
 import { json } from '../http.ts';

@@ -7,7 +7,8 @@
  * comments, 1 optional for its Top page.
  */
 import { randomBytes } from 'node:crypto';
-import { insufficientReply, type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from '../../../src/index.ts';
+import { type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from '../../../src/index.ts';
+import { insufficientReply } from '../../../src/http.ts';
 import { jobBody } from '../bodies.ts';
 import type { AuthedHandler, Call } from '../guard.ts';
 import { bodyRefusal, fail, json, type ApiRequest, type HttpReply } from '../http.ts';

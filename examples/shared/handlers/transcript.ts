@@ -4,7 +4,8 @@
  * A failed fetch or conversion charges nothing; a charge that finds the balance gone answers
  * 402 and the transcript is not sent.
  */
-import { insufficientReply, type Tollgate } from '../../../src/index.ts';
+import { type Tollgate } from '../../../src/index.ts';
+import { insufficientReply } from '../../../src/http.ts';
 import { chargeAfterWork } from '../charge.ts';
 import type { AuthedHandler } from '../guard.ts';
 import { json } from '../http.ts';

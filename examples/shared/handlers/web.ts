@@ -8,7 +8,8 @@
  * collections reserve the user's credit limit L for the whole crawl (1..10,000 and <= balance)
  * as a budget hold, count toward the active-job cap, and are open to Free accounts.
  */
-import { insufficientReply, type Tollgate } from '../../../src/index.ts';
+import { type Tollgate } from '../../../src/index.ts';
+import { insufficientReply } from '../../../src/http.ts';
 import { SESSION_COOKIE } from '../auth.ts';
 import { collectionBody } from '../bodies.ts';
 import type { FailedAuth } from '../failedAuth.ts';
