@@ -5,9 +5,9 @@
  * lua/readAccount.lua, lua/inspectAccount.lua.
  */
 import type { Context } from "./context.ts";
-import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
+import { cycleArgs, intervalArgs, type Interval } from "./rules/cycles.ts";
 import { AccountExistsError } from "./errors.ts";
-import { planArgs, planNamed } from "./plans.ts";
+import { planArgs, planNamed } from "./rules/plans.ts";
 import {
   creditsFrom,
   cycleFrom,
@@ -24,7 +24,8 @@ import {
 } from "./records.ts";
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { windowsFromReply, type RateLimitState } from "./windows.ts";
+import { windowsFromReply } from "./windows.ts";
+import { type RateLimitState } from "./rules/windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {

@@ -18,8 +18,8 @@ import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { usageFrom, type Usage } from "./usage.ts";
-import { count, describe } from "./validate.ts";
-import { surfaceName } from "./windows.ts";
+import { count, describe } from "./rules/validate.ts";
+import { surfaceName } from "./rules/windows.ts";
 
 /** keys.issue's options. */
 export interface IssueKeyOptions {

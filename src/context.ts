@@ -5,11 +5,11 @@
  */
 import { randomBytes } from "node:crypto";
 import type { DenyCache } from "./denyCache.ts";
-import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./plans.ts";
+import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
-import { subjectId } from "./validate.ts";
-import { staggerOf } from "./windows.ts";
+import { subjectId } from "./rules/validate.ts";
+import { staggerOf } from "./rules/windows.ts";
 
 export interface ContextParts {
   runner: ScriptRunner;

@@ -32,7 +32,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * import express from "express";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
- * import { plans } from "./plans.ts"; // the app's PlanTable
+ * import { plans } from "./rules/plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/express";
  *
  * const client = await createClient().connect();

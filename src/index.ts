@@ -10,9 +10,9 @@ export type { TelemetryOption, TelemetryAttributes, TracerLike, SpanLike, MeterL
 export { fromNodeRedis, type NodeRedisLike, type NodeRedisClientLike, type NodeRedisClusterLike } from "./redis/nodeRedis.ts";
 export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
-export type { Plan, PlanTable, PolicyTable } from "./plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./windows.ts";
-export type { CycleSpec, Interval, Period } from "./cycles.ts";
+export type { Plan, PlanTable, PolicyTable } from "./rules/plans.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./rules/windows.ts";
+export type { CycleSpec, Interval, Period } from "./rules/cycles.ts";
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";

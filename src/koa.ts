@@ -32,7 +32,7 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * import Koa from "koa";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
- * import { plans } from "./plans.ts"; // the app's PlanTable
+ * import { plans } from "./rules/plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/koa";
  *
  * const client = await createClient().connect();

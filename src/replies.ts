@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { isTollgateError } from "./errors.ts";
-import type { RateLimitState } from "./windows.ts";
+import type { RateLimitState } from "./rules/windows.ts";
 
 /**
  * The status of each error type that answers a tollgate outcome or error: the refusals of

@@ -10,7 +10,7 @@ import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";
 import { sweepIndexKey } from "./redisKeys.ts";
 import { sweepDue, sweepHolds, sweepMark } from "./scripts/bundle.generated.ts";
-import { count } from "./validate.ts";
+import { count } from "./rules/validate.ts";
 
 export class Sweeper {
   private readonly index: string;

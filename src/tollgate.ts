@@ -11,7 +11,7 @@ import { InvalidInputError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
-import { validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
+import { validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
@@ -19,7 +19,7 @@ import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
 import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.ts";
 import { readUsage, type Usage } from "./usage.ts";
-import { count } from "./validate.ts";
+import { count } from "./rules/validate.ts";
 
 /** createTollgate's options: `redis` and `plans` are needed. */
 export interface TollgateOptions {

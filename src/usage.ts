@@ -6,7 +6,8 @@
 import type { Context } from "./context.ts";
 import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
-import { mostRestrictive, windowsFromReply, type RateLimitState } from "./windows.ts";
+import { windowsFromReply } from "./windows.ts";
+import { mostRestrictive, type RateLimitState } from "./rules/windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
 export interface Usage {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../src/index.ts';
 import { AccountExistsError, AccountNotFoundError, InvalidInputError, UnknownPlanError } from '../src/errors.ts';
-import { validatePlans } from '../src/plans.ts';
+import { validatePlans } from '../src/rules/plans.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';

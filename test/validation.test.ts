@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TollgateError, createTollgate, isTollgateError, type Tollgate } from '../src/index.ts';
 import { InvalidInputError, StoreUnavailableError, UnknownPlanError } from '../src/errors.ts';
-import { validatePlans, validatePolicies } from '../src/plans.ts';
+import { validatePlans, validatePolicies } from '../src/rules/plans.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { recording, type Recorder } from './helpers/recording.ts';
 import { CLIENT_KINDS, connectTestClient, type TestClient } from './helpers/tollgate.ts';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
-import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
+import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/rules/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers/tollgate.ts';
 

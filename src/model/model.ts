@@ -8,30 +8,20 @@
  * given as { key, body } are), the journal, and Redis key expiry in real time.
  */
 import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
-import { chargeArgs, historyDaysArg, type ChargeOutcome, type ChargeRequest, type DayUsage } from "../credits.ts";
-import { currentPeriod, cycleArgs, intervalArgs, periodStart, type Interval } from "../cycles.ts";
+import { type ChargeOutcome, type ChargeRequest, type DayUsage } from "../credits.ts";
+import { chargeArgs, historyDaysArg } from "../rules/credits.ts";
+import { currentPeriod, cycleArgs, intervalArgs, periodStart, type Interval } from "../rules/cycles.ts";
 import { AccountExistsError, AccountNotFoundError, HoldNotFoundError, InvalidInputError } from "../errors.ts";
-import {
-  budgetArgs,
-  holdIdArg,
-  openArgs,
-  settleArgs,
-  spendArgs,
-  type EndOutcome,
-  type OpenBudgetRequest,
-  type OpenHoldRequest,
-  type OpenOutcome,
-  type SettleOutcome,
-  type Settlement,
-  type Spend,
-} from "../holds.ts";
+import { type EndOutcome, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type SettleOutcome, type Settlement, type Spend } from "../holds.ts";
+import { budgetArgs, holdIdArg, openArgs, settleArgs, spendArgs } from "../rules/holds.ts";
 import { fingerprint } from "../idempotency.ts";
-import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { accountSurfaceCheck, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../plans.ts";
+import { type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
+import { admitArgs, policyWindows } from "../rules/limits.ts";
+import { accountSurfaceCheck, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../rules/plans.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold, HoldKind } from "../records.ts";
 import type { Usage } from "../usage.ts";
-import { count, subjectId } from "../validate.ts";
-import { mostRestrictive, staggerOf, surfaceName, type RateLimitState, type Window } from "../windows.ts";
+import { count, subjectId } from "../rules/validate.ts";
+import { mostRestrictive, staggerOf, surfaceName, type RateLimitState, type Window } from "../rules/windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {

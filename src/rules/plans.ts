@@ -7,7 +7,7 @@
  * moves the limits at once.
  */
 import { intervalArgs, type Interval } from "./cycles.ts";
-import { InvalidInputError, UnknownPlanError } from "./errors.ts";
+import { InvalidInputError, UnknownPlanError } from "../errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
