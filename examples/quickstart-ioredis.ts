@@ -13,8 +13,8 @@ const { key } = await tollgate.keys.issue(account);
 
 // Per request: the key checked, the request counted and 1 credit looked for, in one round trip.
 const check = await tollgate.keys.verify(key, { credits: 1 });
-if (!check.valid) console.log("401: unknown key");
-else if (!check.admission.allowed) console.log(`429: retry in ${check.admission.retryAfterMs} ms`);
+if (!check.ok) console.log("401: unknown key");
+else if (!check.admission.ok) console.log(`429: retry in ${check.admission.retryAfterMs} ms`);
 else if (!check.admission.credits?.sufficient) console.log("402: out of credits");
 else {
   // ...do the work, then charge for it (the operation id makes a retried charge apply once).

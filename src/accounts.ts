@@ -17,7 +17,7 @@ import {
   limitsFrom,
   type AccountAttributes,
   type AccountLimits,
-  type Credits,
+  type AccountCredits,
   type Cycle,
   type EndedCycle,
   type Hold,
@@ -32,7 +32,7 @@ export interface AccountSnapshot {
   /** The plan's numbers as the account holds them. */
   plan: AccountLimits;
   /** Credits of the current cycle. */
-  credits: Credits;
+  credits: AccountCredits;
   /** The current cycle. */
   cycle: Cycle;
   /** How cycles are counted: from `anchor`, every `length` days (`d`) or calendar months (`m`). */

@@ -17,70 +17,12 @@ import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { usageFrom, type Usage } from "./usage.ts";
+import { keyAccepted, keyRefused, type IssuedKey, type IssueKeyOptions, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
+import { usageFrom } from "./usage.ts";
 import { count, describe } from "./rules/validate.ts";
 import { surfaceName } from "./rules/windows.ts";
 
-/** keys.issue's options. */
-export interface IssueKeyOptions {
-  /** A label shown by list (up to 40 printable characters). */
-  name?: string;
-  /** The key stops working this long after it is issued. Default: never. */
-  ttlMs?: number;
-  /** The surfaces the key may be used on. Default: every surface. */
-  surfaces?: string[];
-}
-
-/** A key just issued: the only time the key itself is seen. */
-export interface IssuedKey {
-  /** The key itself: show it once, it cannot be read back. */
-  key: string;
-  /** The key's id (10 hex digits), to list and revoke it by. */
-  keyId: string;
-  /** When it was issued (ms since the epoch). */
-  createdAt: number;
-  /** When it stops working; null: never. */
-  expiresAt: number | null;
-}
-
-/** A key as keys.list shows it (never the key itself). */
-export interface KeyInfo {
-  /** The key's id. */
-  keyId: string;
-  /** The label given at issue. */
-  name: string;
-  /** When it was issued (ms since the epoch). */
-  createdAt: number;
-  /** When it stops working; null: never. */
-  expiresAt: number | null;
-  /** null: every surface. */
-  surfaces: string[] | null;
-}
-
-/** keys.verify's options: what the admit counts, or `usage: true` to read usage instead. */
-export interface VerifyOptions {
-  /** Default "api". */
-  surface?: string;
-  /** Requests this one counts as. Default 1. */
-  cost?: number;
-  /** Credits the balance must hold (pre-check). Default 0. */
-  credits?: number;
-  /** Instead of admitting, read the subject's usage (counting nothing). */
-  usage?: boolean;
-}
-
-/** Why a key was refused (answer 401 for each): not one of ours, unknown or revoked, expired, or not for this surface. */
-export type KeyRefusal = "malformed" | "unknown" | "expired" | "surface_not_allowed";
-
-/** keys.verify's answer: the key refused, or its subject and the admission (see Admission). */
-export type Verification =
-  | { valid: false; reason: KeyRefusal }
-  | { valid: true; subject: string; keyId: string; admission: Admission };
-
-/** keys.verify's answer with `usage: true`: the key refused, or its subject and usage. */
-export type UsageVerification =
-  | { valid: false; reason: KeyRefusal }
-  | { valid: true; subject: string; keyId: string; usage: Usage };
+export type { IssuedKey, IssueKeyOptions, KeyAccepted, KeyInfo, KeyRefusal, KeyRefused, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
 
 const KEY_ID = /^[0-9a-f]{10}$/;
 const SECRET = /^[0-9a-f]{32}$/;
@@ -170,8 +112,8 @@ export class Keys {
    * @example
    * ```ts
    * const check = await tollgate.keys.verify(apiKey, { surface: "api", credits: 1 });
-   * if (!check.valid) return reply(401);
-   * if (!check.admission.allowed) return reply(rateLimitedReply(check.admission, requestId)); // 429
+   * if (!check.ok) return reply(401);
+   * if (!check.admission.ok) return reply(rateLimitedReply(check.admission, requestId)); // 429
    * if (!check.admission.credits?.sufficient) return reply(402);
    * const headers = rateLimitHeaders(check.admission); // on the endpoint's response
    * // check.subject is the key's account: charge it once the work is done.
@@ -182,14 +124,14 @@ export class Keys {
   async verify(key: string, options: VerifyOptions = {}): Promise<Verification | UsageVerification> {
     const surface = this.ctx.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.ctx.keyPrefix);
-    if (parsed === null) return { valid: false, reason: "malformed" };
+    if (parsed === null) return keyRefused("malformed");
     const keys = this.ctx.keys(parsed.subject);
     try {
       if (options.usage === true) return await this.verifyUsage(keys, surface, parsed);
       return await this.verifyAdmit(keys, surface, parsed, options);
     } catch (error) {
       // A key whose account is gone proves nothing.
-      if (error instanceof AccountNotFoundError) return { valid: false, reason: "unknown" };
+      if (error instanceof AccountNotFoundError) return keyRefused("unknown");
       throw error;
     }
   }
@@ -201,14 +143,14 @@ export class Keys {
     const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
     if (cache && cacheKey) {
       const cached = cache.get(cacheKey, cost);
-      if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
+      if (cached) return keyAccepted(keys.subject, parsed.keyId, { admission: cached });
     }
     const stagger = this.ctx.staggerOf(keys.subject);
     const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    if (reply[0] === Code.KEY_REFUSED) return keyRefused(reply[1] as KeyRefusal);
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
+    if (!admission.ok && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
+    return keyAccepted(keys.subject, parsed.keyId, { admission });
   }
 
   private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
@@ -218,8 +160,8 @@ export class Keys {
       keyId: parsed.keyId,
       keyDigest: parsed.digest,
     });
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
+    if (reply[0] === Code.KEY_REFUSED) return keyRefused(reply[1] as KeyRefusal);
+    return keyAccepted(keys.subject, parsed.keyId, { usage: usageFrom(reply, surface) });
   }
 }
 

@@ -5,11 +5,11 @@
  * Scripts: lua/charge.lua, lua/reconcile.lua, lua/creditHistory.lua.
  */
 import type { Context } from "./context.ts";
-import { chargeArgs, historyDaysArg, newOperationId, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "./rules/credits.ts";
+import { chargeArgs, historyDaysArg, insufficient, newOperationId, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "./rules/credits.ts";
 import { charge, creditHistory, reconcile } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 
-export type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./rules/credits.ts";
+export type { ChargeOutcome, ChargeRequest, DayUsage, Insufficient, Reconciliation } from "./rules/credits.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -26,7 +26,7 @@ export class Credits {
    * @example
    * ```ts
    * const charge = await tollgate.credits.charge("acct_42", { required: 1, operationId: requestId });
-   * if (!charge.ok) return reply(insufficientReply(charge.remaining, charge.needed, requestId)); // 402
+   * if (!charge.ok) return reply(insufficientReply(charge.balance, charge.needed, requestId)); // 402
    * console.log(charge.balance);
    * ```
    */
@@ -50,7 +50,7 @@ export class Credits {
       operationId,
     );
     const [code, charged, balance, needed] = reply as [number, number, number, number];
-    if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
+    if (code === Code.INSUFFICIENT) return insufficient(balance, needed);
     // A replay of an id the library made up is a resent command: to the caller, one charge.
     return { ok: true, charged, balance, replayed: own && code === Code.REPLAYED };
   }

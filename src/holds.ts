@@ -11,15 +11,20 @@
 import type { Context } from "./context.ts";
 import { InvalidInputError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint } from "./idempotency.ts";
+import { insufficient } from "./rules/credits.ts";
 import type { IdempotencyClaim } from "./rules/idempotency.ts";
 import { holdFromReply, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import {
   budgetArgs,
+  endOutcome,
   holdIdArg,
   openArgs,
   settleArgs,
+  settled,
+  settleRefused,
   spendArgs,
+  surfaceNotAllowed,
   type EndOutcome,
   type IdempotencyInput,
   type OpenBudgetRequest,
@@ -35,7 +40,7 @@ import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bu
 import { Code } from "./scripts/codes.ts";
 import type { Sweeper } from "./sweep.ts";
 
-export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, Settlement, SettleOutcome, Spend } from "./rules/holds.ts";
+export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, Settled, Settlement, SettleOutcome, SettleRefusal, Spend, SurfaceNotAllowed } from "./rules/holds.ts";
 
 /**
  * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
@@ -124,10 +129,10 @@ export class Holds {
       case Code.HOLD_LIMIT:
         return { ok: false, reason: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap), replayed: false };
       case Code.INSUFFICIENT:
-        return { ok: false, reason: "insufficient", remaining: Number(data.balance), needed: Number(data.needed) };
+        return insufficient(Number(data.balance), Number(data.needed));
       case Code.SURFACE_NOT_ALLOWED: {
         const allowed = String(data.surfaces ?? "");
-        return { ok: false, reason: "surface_not_allowed", surface, allowed: allowed === "" ? [] : allowed.split(",") };
+        return surfaceNotAllowed(surface, allowed === "" ? [] : allowed.split(","));
       }
       case Code.TOO_MANY_ITEMS:
         return { ok: false, reason: "too_many_items", max: Number(data.max) };
@@ -176,17 +181,17 @@ export class Holds {
     const hold = holdFromReply(reply[1]);
     switch (code) {
       case Code.OK:
-        return { accepted: true, hold, replayed: false };
+        return settled(hold, false);
       case Code.REPLAYED:
-        return { accepted: true, hold, replayed: true };
+        return settled(hold, true);
       case Code.LEASE_EXPIRED:
-        return { accepted: false, reason: "lease_expired", hold };
+        return settleRefused("lease_expired", hold);
       case Code.BUDGET_EXHAUSTED:
-        return { accepted: false, reason: "budget_exhausted", hold };
+        return settleRefused("budget_exhausted", hold);
       case Code.TOO_MANY_LABELS:
-        return { accepted: false, reason: "too_many_labels", hold };
+        return settleRefused("too_many_labels", hold);
       case Code.HOLD_ENDED:
-        return { accepted: false, reason: "hold_ended", hold };
+        return settleRefused("hold_ended", hold);
       default:
         throw new Error(`settleHold returned an unknown code ${String(code)}`);
     }
@@ -206,7 +211,7 @@ export class Holds {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
     const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
-    return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
+    return endOutcome(reply[0] === Code.OK, holdFromReply(reply[1]));
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */

@@ -28,5 +28,6 @@ export {
   type RateLimitPass,
   type RateLimitRefusal,
   type RateLimitDecision,
+  type RefusalType,
   type PerRequest,
 } from "./middleware.ts";

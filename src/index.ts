@@ -15,10 +15,10 @@ export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./rules/
 export type { CycleSpec, Interval, Period } from "./rules/cycles.ts";
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
-export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
-export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
-export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
+export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Insufficient, Reconciliation, DayUsage } from "./credits.ts";
+export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome, IdempotencyInput } from "./holds.ts";
+export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal, KeyRefused, KeyAccepted } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
-export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "./records.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "./records.ts";
 export type { Idempotency, IdempotencyClaim, BeginOutcome, StoredOutcome } from "./idempotency.ts";
 export { TollgateError, isTollgateError, type TollgateErrorCode } from "./errors.ts";

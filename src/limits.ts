@@ -6,7 +6,7 @@
  */
 import type { Context } from "./context.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { admitArgs, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
+import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
 import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState } from "./rules/windows.ts";
 import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -27,15 +27,15 @@ interface PolicyTarget {
 /** Decodes the reply of admit.lua, verifyKey.lua or admitPolicy.lua (lib/windows.lua). */
 export function admissionFrom(reply: unknown[], credits: number): Admission {
   const code = reply[0] as number;
-  const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
+  const refused = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
   const { states: windows, retries, next } = windowsFromReply(reply);
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
-  if (denied) {
-    return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
+  if (refused) {
+    return denied(code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs);
   }
-  if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[next]), needed: credits } };
+  if (credits === 0) return admitted(rateLimit, windows);
+  return admitted(rateLimit, windows, { sufficient: code === Code.OK, balance: Number(reply[next]), needed: credits });
 }
 
 /** Request limits (`tollgate.limits`): admit, peek and reset a subject's windows on a surface. */
@@ -55,7 +55,7 @@ export class Limits {
    * @example
    * ```ts
    * const admission = await tollgate.limits.admit("acct_42", { credits: 1 });
-   * if (!admission.allowed) return reply(rateLimitedReply(admission, requestId));
+   * if (!admission.ok) return reply(rateLimitedReply(admission, requestId));
    * if (!admission.credits?.sufficient) return reply(insufficientReply(admission.credits!.balance, 1, requestId));
    * // Sign-in attempts per IP, by a policy of createTollgate's `policies`:
    * const attempt = await tollgate.limits.admit(`ip:${ip}`, { policy: "signin" });
@@ -74,7 +74,7 @@ export class Limits {
     const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
     const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, keys, { ...target, cost }), 0);
-    if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission, cost);
+    if (!admission.ok) cache?.remember(target.cacheKey, keys.subject, admission, cost);
     return admission;
   }
 

@@ -60,10 +60,18 @@ export interface RateLimitPass {
   headers: Record<string, string>;
 }
 
+/** The error types checkRequest answers with. */
+export type RefusalType = "unauthorized" | "rate_limited" | "insufficient_quota" | "unavailable";
+
 /** Why a request was refused, with the reply that answers it. */
 export interface RateLimitRefusal {
-  /** 401 unauthorized, 429 rate_limited, 402 insufficient_quota or 503 unavailable. */
-  reason: "unauthorized" | "rate_limited" | "insufficient_quota" | "unavailable";
+  /** The reply's error type: 401 unauthorized, 429 rate_limited, 402 insufficient_quota or 503 unavailable. */
+  type: RefusalType;
+  /**
+   * The reply's error type, under its former name.
+   * @deprecated Read `type` (the error body's `error.type`); `reason` stays until 1.0.
+   */
+  reason: RefusalType;
   /** The SPEC §8 reply: status, headers (rate-limit headers except on 401) and body. */
   reply: HttpReply;
   /** The subject, when it was known. */
@@ -114,7 +122,7 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
   const cost = value(options.cost, req, 1);
   const credits = value(options.credits, req, 0);
   const unauthorized = (subject?: string): RateLimitDecision => ({
-    refusal: { reason: "unauthorized", reply: errorReply("unauthorized", UNAUTHORIZED, { requestId: requestId() }), ...(subject === undefined ? {} : { subject }) },
+    refusal: { type: "unauthorized", reason: "unauthorized", reply: errorReply("unauthorized", UNAUTHORIZED, { requestId: requestId() }), ...(subject === undefined ? {} : { subject }) },
   });
 
   let subject: string;
@@ -125,7 +133,7 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
       const key = options.key(req);
       if (typeof key !== "string" || key === "") return unauthorized();
       const verification = await options.tollgate.keys.verify(key, { surface, cost, credits });
-      if (!verification.valid) return unauthorized();
+      if (!verification.ok) return unauthorized();
       ({ subject, keyId, admission } = verification);
     } else {
       const given = options.subject!(req);
@@ -134,20 +142,20 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
       admission = await options.tollgate.limits.admit(subject, { surface, cost, credits, ...(options.policy === undefined ? {} : { policy: options.policy }) });
     }
   } catch (error) {
-    if (isTollgateError(error, "unavailable")) return { refusal: { reason: "unavailable", reply: unavailableReply(requestId()), error } };
+    if (isTollgateError(error, "unavailable")) return { refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(requestId()), error } };
     // A subject the host named that has no account proves nothing, like an unknown key.
     if (isTollgateError(error, "account_not_found")) return unauthorized();
     throw error;
   }
 
   const headerOptions = { ietf: options.ietfHeaders === true, policy: options.policy ?? surface };
-  if (!admission.allowed) {
-    return { refusal: { reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
+  if (!admission.ok) {
+    return { refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
   }
   const headers = rateLimitHeaders(admission, headerOptions);
   if (admission.credits && !admission.credits.sufficient) {
     const reply = insufficientReply(admission.credits.balance, admission.credits.needed, requestId(), headers);
-    return { refusal: { reason: "insufficient_quota", reply, subject, admission } };
+    return { refusal: { type: "insufficient_quota", reason: "insufficient_quota", reply, subject, admission } };
   }
   return { pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
 }

@@ -3,11 +3,11 @@
  * (lua/lib/account.lua, lua/lib/holds.lua, lua/lib/cycle.lua) and send its attributes by
  * name; this file is the one place that turns those attributes into the public shapes.
  */
-import type { AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from "./rules/records.ts";
+import type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from "./rules/records.ts";
 import { windowsFromSpec } from "./rules/windows.ts";
 import { HOLD_REPLY } from "./scripts/bundle.generated.ts";
 
-export type { AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus };
+export type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus };
 
 /** An account's attributes as lua/lib/account.lua names them. */
 export type AccountAttributes = Record<string, unknown> & { windows?: Record<string, string> };
@@ -24,7 +24,7 @@ export function limitsFrom(a: AccountAttributes): AccountLimits {
   };
 }
 
-export function creditsFrom(a: AccountAttributes): Credits {
+export function creditsFrom(a: AccountAttributes): AccountCredits {
   return { allowance: n(a.allowance), balance: n(a.balance), spent: n(a.spent), held: n(a.held), nextAllowance: n(a.nextAllowance) };
 }
 

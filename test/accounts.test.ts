@@ -118,7 +118,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['web'] });
     expect(await tg.holds.openBudget(id, { amount: 1 })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
     if (!a.ok) throw new Error(a.reason);
-    expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ accepted: true });
+    expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ ok: true, accepted: true });
     expect((await tg.usage(id)).credits).toMatchObject({ allowance: 1000, spent: 1, held: 3 });
   });
 

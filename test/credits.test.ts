@@ -23,7 +23,7 @@ describe.each(CLIENT_KINDS)('charges through %s', (kind) => {
   it('an insufficient charge is a value with remaining and needed, and takes nothing', async () => {
     const id = await account();
     await gate.tg.credits.charge(id, { required: 29 });
-    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', remaining: 1, needed: 2 });
+    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', balance: 1, remaining: 1, needed: 2 });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 1, spent: 29 });
   });
 

@@ -186,7 +186,7 @@ describe('durability on a primary with one replica', () => {
       expect(settle.error.operationId).toBe('item-1');
       resumeReplica();
       const settled = await tg.holds.settle(id, holdId, { itemId: 'item-1' });
-      expect(settled).toMatchObject({ accepted: true, replayed: true, hold: { delivered: 1, spent: 2 } });
+      expect(settled).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { delivered: 1, spent: 2 } });
       expect(await onReplica(['SISMEMBER', keys.holdItems(holdId), 'item-1'])).toBe(1);
 
       stopReplica();
@@ -194,7 +194,7 @@ describe('durability on a primary with one replica', () => {
       expect(cancel.error.operationId).toBe(holdId);
       resumeReplica();
       const again = await tg.holds.cancel(id, holdId);
-      expect(again).toMatchObject({ ended: false, hold: { status: 'canceled', spent: 2, refunded: 6, held: 0 } });
+      expect(again).toMatchObject({ ok: false, ended: false, hold: { status: 'canceled', spent: 2, refunded: 6, held: 0 } });
       const credits = (await tg.accounts.inspect(id)).credits;
       expect(credits).toMatchObject({ balance: 20_000 - 2, spent: 2, held: 0 });
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
@@ -208,7 +208,7 @@ describe('durability on a primary with one replica', () => {
       const spend = await unconfirmed(tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 }));
       expect(spend.error.operationId).toBe('page-1');
       resumeReplica();
-      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({ accepted: true, replayed: true, hold: { spent: 3 } });
+      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { spent: 3 } });
     });
 
     it('the sweep\'s ends are confirmed too: an unconfirmed sweep names the subject, and sweeping again is safe', async () => {

@@ -153,7 +153,7 @@ describe.each([
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
     expect(reply.headers.get('x-ratelimit-remaining')).toBe('28');
     expect(Number(reply.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
-    expect(reply.body.pass).toMatchObject({ subject, surface: 'api', keyId: tg.keys.parse(key)!.keyId, admission: { allowed: true } });
+    expect(reply.body.pass).toMatchObject({ subject, surface: 'api', keyId: tg.keys.parse(key)!.keyId, admission: { ok: true, allowed: true } });
   });
 
   it('no key, a malformed key and an unknown key get 401 unauthorized without rate-limit headers', async () => {

@@ -454,7 +454,7 @@ describe('a server that refuses functions: EVALSHA for good, and every call work
         expect(verbsOf(recorder)).toEqual(first);
         expect(recorder.loads).toHaveLength(loads);
         recorder.clear();
-        expect(await tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: true });
+        expect(await tg.limits.admit(id, { credits: 1 })).toMatchObject({ ok: true, allowed: true });
         expect(await tg.credits.charge(id, { required: 2 })).toMatchObject({ ok: true, charged: 2, balance: 4998 });
         const hold = await tg.holds.open(id, { items: 2, perItem: { required: 1 } });
         expect(hold).toMatchObject({ ok: true });

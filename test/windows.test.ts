@@ -43,9 +43,9 @@ async function expectExactRetry(clock: ManualClock, admit: () => Promise<Admissi
   const retry = denied.retryAfterMs;
   expect(retry).toBeGreaterThan(0);
   clock.advance(retry - 1);
-  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ allowed: false });
+  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ ok: false, allowed: false });
   clock.advance(1);
-  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ allowed: true });
+  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ ok: true, allowed: true });
   return retry;
 }
 
@@ -96,7 +96,7 @@ describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
       expect(used).toBe(7);
       expect((await gate.tg.limits.peek(id)).rateLimit).toEqual({ limit: 10, remaining: 10 - used, resetMs: 59_000, windowMs: MINUTE, algorithm: 'sliding' });
       await admitN(id, 10 - used);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
     });
 
     it('half-way through the window the previous count weighs half (rounded down)', async () => {
@@ -181,7 +181,7 @@ describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
       await admitN(id, 4);
       gate.clock.set(TEST_START + 40_000);
       const denied = await gate.tg.limits.admit(id, { cost: 2 });
-      expect(denied).toMatchObject({ allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
+      expect(denied).toMatchObject({ ok: false, allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
       await expectExactRetry(gate.clock, () => gate.tg.limits.admit(id, { cost: 2 }));
     });
 

@@ -21,7 +21,7 @@ const tollgate = createTollgate({
 const ip = `ip:203.0.113.${Date.now() % 250}`;
 for (let i = 1; i <= 6; i++) {
   const attempt = await tollgate.limits.admit(ip, { policy: "signIn", surface: "attempts" });
-  console.log(i, attempt.allowed ? "try the password" : `429, retry in ${Math.ceil(attempt.retryAfterMs! / 1000)} s`);
+  console.log(i, attempt.ok ? "try the password" : `429, retry in ${Math.ceil(attempt.retryAfterMs! / 1000)} s`);
 }
 
 const account = `acct_${Date.now()}`;

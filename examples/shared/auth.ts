@@ -118,8 +118,8 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
 function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
   if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission.credits };
   const { refusal } = decision;
-  if (refusal.reason === 'unavailable') throw refusal.error;
-  if (refusal.reason === 'unauthorized') return { valid: false };
+  if (refusal.type === 'unavailable') throw refusal.error;
+  if (refusal.type === 'unauthorized') return { valid: false };
   const admission = refusal.admission!;
   if (!admission.allowed) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
   // insufficient_quota: counted and within the windows; the handler answers the 402.

@@ -11,10 +11,10 @@ export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold } f
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
-export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";
-export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome } from "../holds.ts";
+export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from "../credits.ts";
+export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome } from "../holds.ts";
 export type { Usage } from "../usage.ts";
-export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "../records.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "../records.ts";
 export type { Plan, PlanTable, PolicyTable } from "../rules/plans.ts";
 export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "../rules/windows.ts";
 export type { Interval } from "../rules/cycles.ts";

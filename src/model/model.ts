@@ -8,18 +8,32 @@
  * given as { key, body } are), the journal, and Redis key expiry in real time.
  */
 import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
-import { type ChargeOutcome, type ChargeRequest, type DayUsage } from "../credits.ts";
-import { chargeArgs, historyDaysArg } from "../rules/credits.ts";
-import { currentPeriod, cycleArgs, intervalArgs, periodStart, type Interval } from "../rules/cycles.ts";
 import { AccountExistsError, AccountNotFoundError, HoldNotFoundError, InvalidInputError } from "../errors.ts";
-import { type EndOutcome, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type SettleOutcome, type Settlement, type Spend } from "../holds.ts";
-import { budgetArgs, holdIdArg, openArgs, settleArgs, spendArgs } from "../rules/holds.ts";
 import { fingerprint } from "../idempotency.ts";
-import { type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { admitArgs, policyWindows } from "../rules/limits.ts";
+import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage } from "../rules/credits.ts";
+import { currentPeriod, cycleArgs, intervalArgs, periodStart, type Interval } from "../rules/cycles.ts";
+import {
+  budgetArgs,
+  endOutcome,
+  holdIdArg,
+  openArgs,
+  settleArgs,
+  settled,
+  settleRefused,
+  spendArgs,
+  surfaceNotAllowed,
+  type EndOutcome,
+  type OpenBudgetRequest,
+  type OpenHoldRequest,
+  type OpenOutcome,
+  type SettleOutcome,
+  type Settlement,
+  type Spend,
+} from "../rules/holds.ts";
+import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
 import { accountSurfaceCheck, planNamed, validatePlans, validatePolicies, type Plan, type PlanTable, type PolicyTable } from "../rules/plans.ts";
-import type { AccountLimits, Cycle, EndedCycle, Hold, HoldKind } from "../records.ts";
-import type { Usage } from "../usage.ts";
+import type { AccountLimits, Cycle, EndedCycle, Hold, HoldKind } from "../rules/records.ts";
+import type { Usage } from "../rules/usage.ts";
 import { count, subjectId } from "../rules/validate.ts";
 import { mostRestrictive, staggerOf, surfaceName, type RateLimitState, type Window } from "../rules/windows.ts";
 
@@ -298,12 +312,12 @@ export class TollgateModel {
       const { outcome, states, retries } = this.count(target.base, target.windows, id, cost);
       const { index, retryAfterMs } = mostRestrictive(states, retries);
       const rateLimit = states[index]!;
-      if (outcome !== "ok") return { allowed: false, reason: outcome, rateLimit, windows: states, retryAfterMs };
-      if (credits === 0) return { allowed: true, rateLimit, windows: states };
+      if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs);
+      if (credits === 0) return admitted(rateLimit, states);
       // SPEC §4: no rollover on admit; past the cycle's end the pre-check sees the next allowance.
       const a = this.account(id);
       const balance = this.now() >= a.cycleEnd ? a.nextAllowance : a.balance;
-      return { allowed: true, rateLimit, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+      return admitted(rateLimit, states, { sufficient: balance >= credits, balance, needed: credits });
     },
 
     peek: (subject: string, options: LimitTarget = {}): LimitState => {
@@ -348,7 +362,7 @@ export class TollgateModel {
       if (operationId !== "" && a.operations.has(operationId)) {
         return { ok: true, charged: a.operations.get(operationId)!, balance: a.balance, replayed: true };
       }
-      if (a.balance < required) return { ok: false, reason: "insufficient", remaining: a.balance, needed: required };
+      if (a.balance < required) return insufficient(a.balance, required);
       const charged = required + Math.min(optional, a.balance - required);
       a.balance -= charged;
       a.spent += charged;
@@ -456,7 +470,7 @@ export class TollgateModel {
       if (idem) a.idempotency.set(idem.key, { fingerprint: idem.fingerprint, outcome: { kind: "hold", hold: publicHold(existing) } });
       return { ok: true, hold: publicHold(existing), replayed: own || idem !== undefined };
     }
-    if (!a.plan.holds.surfaces.includes(surface)) return { ok: false, reason: "surface_not_allowed", surface, allowed: [...a.plan.holds.surfaces] };
+    if (!a.plan.holds.surfaces.includes(surface)) return surfaceNotAllowed(surface, [...a.plan.holds.surfaces]);
     if (kind === "items" && size.items > a.plan.holds.maxItems) return { ok: false, reason: "too_many_items", max: a.plan.holds.maxItems };
     const active = this.openHolds(a).length;
     if (active >= a.plan.holds.cap) {
@@ -464,7 +478,7 @@ export class TollgateModel {
       return { ok: false, reason: "hold_limit_reached", active, cap: a.plan.holds.cap, replayed: false };
     }
     const reserve = kind === "items" ? size.items * (size.required + size.optional) : size.amount;
-    if (a.balance < reserve) return { ok: false, reason: "insufficient", remaining: a.balance, needed: reserve };
+    if (a.balance < reserve) return insufficient(a.balance, reserve);
     a.balance -= reserve;
     a.held += reserve;
     const h: ModelHold = {
@@ -500,22 +514,22 @@ export class TollgateModel {
     const { holdId } = holdIdArg(holdIdGiven);
     this.roll(a);
     const h = a.holds.get(holdId);
-    if (h?.items_.has(what.itemId)) return { accepted: true, hold: publicHold(h), replayed: true };
+    if (h?.items_.has(what.itemId)) return settled(publicHold(h), true);
     if (!h) throw new HoldNotFoundError(holdId);
     if (h.kind !== kind) throw new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
-    if (h.status !== "open") return { accepted: false, reason: "hold_ended", hold: publicHold(h) };
+    if (h.status !== "open") return settleRefused("hold_ended", publicHold(h));
     const now = this.now();
     if (now >= h.leaseExpiresAt) {
       this.endHold(a, h, "completed", "lease_expired");
-      return { accepted: false, reason: "lease_expired", hold: publicHold(h) };
+      return settleRefused("lease_expired", publicHold(h));
     }
     if (kind === "budget") {
-      if (what.amount > h.reserved - h.spent) return { accepted: false, reason: "budget_exhausted", hold: publicHold(h) };
+      if (what.amount > h.reserved - h.spent) return settleRefused("budget_exhausted", publicHold(h));
       this.spend(a, h, what.amount);
       if (what.amount > 0) h.delivered += 1;
     } else if (what.failed !== "") {
       if (h.failed[what.failed] === undefined && Object.keys(h.failed).length >= MAX_LABELS) {
-        return { accepted: false, reason: "too_many_labels", hold: publicHold(h) };
+        return settleRefused("too_many_labels", publicHold(h));
       }
       h.failed[what.failed] = (h.failed[what.failed] ?? 0) + 1;
     } else {
@@ -528,7 +542,7 @@ export class TollgateModel {
     h.items_.add(what.itemId);
     h.leaseExpiresAt = now + this.leaseMs;
     if (kind === "items" ? h.settled >= h.items : h.spent >= h.reserved) this.endHold(a, h, "completed", kind === "items" ? "settled" : "exhausted");
-    return { accepted: true, hold: publicHold(h), replayed: false };
+    return settled(publicHold(h), false);
   }
 
   private end(subject: string, holdIdGiven: string, status: "completed" | "canceled"): EndOutcome {
@@ -537,9 +551,9 @@ export class TollgateModel {
     this.roll(a);
     const h = a.holds.get(holdId);
     if (!h) throw new HoldNotFoundError(holdId);
-    if (h.status !== "open") return { ended: false, hold: publicHold(h) };
+    if (h.status !== "open") return endOutcome(false, publicHold(h));
     this.endHold(a, h, status, status === "canceled" ? "canceled" : "finished");
-    return { ended: true, hold: publicHold(h) };
+    return endOutcome(true, publicHold(h));
   }
 
   /** As tollgate.holds: open, openBudget, settle, spend, finish, cancel, get, list, sweepSubject. */

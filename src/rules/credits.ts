@@ -25,9 +25,29 @@ export interface ChargeRequest {
  * A charge's outcome: taken (`replayed` when this operation id was charged before and nothing
  * was taken again), or refused whole for insufficient credits (answer 402).
  */
-export type ChargeOutcome =
-  | { ok: true; charged: number; balance: number; replayed: boolean }
-  | { ok: false; reason: "insufficient"; remaining: number; needed: number };
+export type ChargeOutcome = { ok: true; charged: number; balance: number; replayed: boolean } | Insufficient;
+
+/** Refused whole for insufficient credits: nothing was taken (answer 402 insufficient_quota). */
+export interface Insufficient {
+  /** Refused. */
+  ok: false;
+  /** Credits were short. */
+  reason: "insufficient";
+  /** The balance: credits left to spend or reserve. */
+  balance: number;
+  /**
+   * The balance, under its former name.
+   * @deprecated Read `balance`; `remaining` stays until 1.0.
+   */
+  remaining: number;
+  /** Credits the request needed. */
+  needed: number;
+}
+
+/** The refusal of a charge or a hold for insufficient credits. */
+export function insufficient(balance: number, needed: number): Insufficient {
+  return { ok: false, reason: "insufficient", balance, remaining: balance, needed };
+}
 
 /** credits.reconcile's answer: the current cycle recomputed from the credit journal. */
 export interface Reconciliation {

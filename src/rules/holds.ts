@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { InvalidInputError } from "../errors.ts";
+import type { Insufficient } from "./credits.ts";
 import type { IdempotencyClaim } from "./idempotency.ts";
 import type { Hold } from "./records.ts";
 import { count, printableKey, shortId } from "./validate.ts";
@@ -45,11 +46,33 @@ export interface OpenBudgetRequest {
 export type OpenOutcome =
   | { ok: true; hold: Hold; replayed: boolean }
   | { ok: false; reason: "hold_limit_reached"; active: number; cap: number; replayed: boolean }
-  | { ok: false; reason: "insufficient"; remaining: number; needed: number }
-  | { ok: false; reason: "surface_not_allowed"; surface: string; allowed: string[] }
+  | Insufficient
+  | SurfaceNotAllowed
   | { ok: false; reason: "too_many_items"; max: number }
   | { ok: false; reason: "idempotency_key_reused" }
   | { ok: false; reason: "idempotency_key_in_use" };
+
+/** A hold asked for on a surface the plan's holds.surfaces does not list (answer 403). */
+export interface SurfaceNotAllowed {
+  /** Refused. */
+  ok: false;
+  /** The surface may not hold. */
+  reason: "surface_not_allowed";
+  /** The surface asked for. */
+  surface: string;
+  /** The surfaces the plan's holds may be opened on. */
+  surfaces: string[];
+  /**
+   * The same list under its former name.
+   * @deprecated Read `surfaces`; `allowed` stays until 1.0.
+   */
+  allowed: string[];
+}
+
+/** The refusal of a hold on a surface its plan does not open holds on. */
+export function surfaceNotAllowed(surface: string, surfaces: string[]): SurfaceNotAllowed {
+  return { ok: false, reason: "surface_not_allowed", surface, surfaces, allowed: surfaces };
+}
 
 /** holds.settle's settlement of one item of an items hold. */
 export interface Settlement {
@@ -70,17 +93,64 @@ export interface Spend {
 }
 
 /** A settlement's or spend's outcome: accepted, or refused with the reason and the hold as it stands. */
-export type SettleOutcome =
-  /** replayed: this item was settled before, and nothing changed now. */
-  | { accepted: true; hold: Hold; replayed: boolean }
-  | { accepted: false; reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels"; hold: Hold };
+export type SettleOutcome = Settled | SettleRefusal;
+
+/** A settlement or spend taken; `replayed`: this item was settled before, and nothing changed now. */
+export interface Settled {
+  /** Taken. */
+  ok: true;
+  /**
+   * Taken: the same as `ok`.
+   * @deprecated Read `ok`, the success flag of every outcome; `accepted` stays until 1.0.
+   */
+  accepted: true;
+  /** The hold after the call. */
+  hold: Hold;
+  /** This item was settled before: nothing changed now. */
+  replayed: boolean;
+}
+
+/** A settlement or spend refused: nothing changed. */
+export interface SettleRefusal {
+  /** Refused. */
+  ok: false;
+  /**
+   * Refused: the same as `ok`.
+   * @deprecated Read `ok`, the success flag of every outcome; `accepted` stays until 1.0.
+   */
+  accepted: false;
+  /** Why: the hold has ended, its lease lapsed, the budget is too small, or the item's label would be one too many. */
+  reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels";
+  /** The hold as it stands. */
+  hold: Hold;
+}
 
 /** holds.finish's and holds.cancel's outcome. */
 export interface EndOutcome {
-  /** False when the hold had already ended: nothing was refunded again. */
+  /** True when this call ended the hold; false when it had already ended: nothing was refunded again. */
+  ok: boolean;
+  /**
+   * The same as `ok`.
+   * @deprecated Read `ok`, the success flag of every outcome; `ended` stays until 1.0.
+   */
   ended: boolean;
   /** The hold after the call, with its refunds. */
   hold: Hold;
+}
+
+/** A settlement or spend taken (`replayed` when the item was settled before). */
+export function settled(hold: Hold, replayed: boolean): Settled {
+  return { ok: true, accepted: true, hold, replayed };
+}
+
+/** A settlement or spend refused, with the hold as it stands. */
+export function settleRefused(reason: SettleRefusal["reason"], hold: Hold): SettleRefusal {
+  return { ok: false, accepted: false, reason, hold };
+}
+
+/** A finish's or cancel's outcome: whether this call ended the hold. */
+export function endOutcome(ended: boolean, hold: Hold): EndOutcome {
+  return { ok: ended, ended, hold };
 }
 
 const LABEL = /^[a-z0-9_.-]{1,64}$/;

@@ -10,6 +10,11 @@ import type { RateLimitState, Window } from "./windows.ts";
 /** An admitted request: counted in every window of the surface. */
 export interface Allowed {
   /** Admitted. */
+  ok: true;
+  /**
+   * Admitted: the same as `ok`.
+   * @deprecated Read `ok`, the success flag of every outcome; `allowed` stays until 1.0.
+   */
   allowed: true;
   /** The most restrictive window (fewest remaining): what the headers show. */
   rateLimit: RateLimitState;
@@ -22,6 +27,11 @@ export interface Allowed {
 /** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
 export interface Denial {
   /** Denied. */
+  ok: false;
+  /**
+   * Denied: the same as `ok`.
+   * @deprecated Read `ok`, the success flag of every outcome; `allowed` stays until 1.0.
+   */
   allowed: false;
   /** rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit. */
   reason: "rate_limited" | "cost_exceeds_limit";
@@ -33,8 +43,18 @@ export interface Denial {
   retryAfterMs: number | null;
 }
 
-/** What limits.admit and keys.verify answer: `allowed` tells which. */
+/** What limits.admit and keys.verify answer: `ok` tells which. */
 export type Admission = Allowed | Denial;
+
+/** An admission that counted the request (with the credit pre-check's counts when one was asked). */
+export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], credits?: Allowed["credits"]): Allowed {
+  return credits === undefined ? { ok: true, allowed: true, rateLimit, windows } : { ok: true, allowed: true, rateLimit, windows, credits };
+}
+
+/** A denial: the request counted in no window. */
+export function denied(reason: Denial["reason"], rateLimit: RateLimitState, windows: RateLimitState[], retryAfterMs: number | null): Denial {
+  return { ok: false, allowed: false, reason, rateLimit, windows, retryAfterMs };
+}
 
 /** limits.admit's options. */
 export interface AdmitOptions {

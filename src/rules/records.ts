@@ -92,7 +92,7 @@ export interface AccountLimits {
 }
 
 /** An account's credits in its current cycle: `balance + spent + held == allowance` (SPEC §3). */
-export interface Credits {
+export interface AccountCredits {
   /** Credits the cycle started with. */
   allowance: number;
   /** Credits left to spend or reserve. */
@@ -105,3 +105,9 @@ export interface Credits {
   nextAllowance: number;
 }
 
+
+/**
+ * An account's credits in its current cycle.
+ * @deprecated Use `AccountCredits`: from 1.0, `Credits` names the credits API (`tollgate.credits`, now `CreditsApi`).
+ */
+export type Credits = AccountCredits;

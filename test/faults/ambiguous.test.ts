@@ -136,14 +136,14 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     // It did run: the journal has its spend, though no caller was told.
     expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
     const retried = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-7', optionalSpent: 1 }));
-    expect(retried.value).toMatchObject({ accepted: true, replayed: true, hold: { settled: 2, spent: 5, optionalSpent: 1 } });
+    expect(retried.value).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 2, spent: 5, optionalSpent: 1 } });
     expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
     // The last item's reply lost too: the retry is a replay of the settlement that ended the hold.
     const end = proxy.dropReplyTo('lost-item-8');
     expect(await tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }).catch((e: unknown) => e)).toBeInstanceOf(StoreUnavailableError);
     await end;
     const last = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }));
-    expect(last.value).toMatchObject({ accepted: true, replayed: true, hold: { status: 'completed', spent: 5, refunded: 4 } });
+    expect(last.value).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { status: 'completed', spent: 5, refunded: 4 } });
     expect(await movementsOf(id, holdId, 'refund')).toHaveLength(1);
     expect((await untilAnswered(() => tg.credits.reconcile(id))).value.matches).toBe(true);
   });
@@ -236,7 +236,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       const lost = proxy.dropReplyTo('resent-item');
       const outcome = await tg.holds.settle(id, opened.hold.id, { itemId: 'resent-item' });
       await lost;
-      expect(outcome).toMatchObject({ accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
+      expect(outcome).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
       expect(await movementsOf(id, opened.hold.id, 'spend')).toHaveLength(1);
       expect((await tg.usage(id)).credits).toMatchObject({ spent: 1, held: 3 });
     }));

@@ -96,7 +96,7 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     await tg.accounts.create(subject, { plan: 'starter' });
     const { key } = await tg.keys.issue(subject);
     const check = await tg.keys.verify(key, { credits: 1 });
-    expect(check).toMatchObject({ valid: true, subject, admission: { allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } } });
+    expect(check).toMatchObject({ ok: true, valid: true, subject, admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } } });
     expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({ ok: true, charged: 2, balance: 998, replayed: false });
     const hold = await tg.holds.open(subject, { items: 3, perItem: { required: 1 } });
     if (!hold.ok) throw new Error(`hold refused: ${hold.reason}`);
