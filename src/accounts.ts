@@ -75,7 +75,8 @@ export class Accounts {
 
   /**
    * Opens an account on a plan with its first billing cycle; AccountExistsError when the
-   * subject already has one.
+   * subject already has one, or when its account is gone but its journal, ended cycles or
+   * holds survive (an evicted account is never funded again from scratch).
    *
    * @example
    * ```ts
@@ -90,8 +91,9 @@ export class Accounts {
     const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(createAccount, keys, { ...planArgs(plan), ...cycle });
-    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
+    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject, String(reply[4] || "account") as AccountExistsError["found"]);
     return { subject: keys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
@@ -99,6 +101,7 @@ export class Accounts {
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
     const keys = this.ctx.keys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     return cycleOf(await this.ctx.runner.run(startCycle, keys, interval));
   }
 
@@ -110,6 +113,7 @@ export class Accounts {
     const keys = this.ctx.keys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(changePlan, keys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
     this.ctx.denyCache?.forget(keys.subject);
     return cycleOf(reply);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { DenyCache } from "./denyCache.ts";
+import type { EvictionGuard } from "./evictionGuard.ts";
 import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
@@ -22,6 +23,8 @@ export interface ContextParts {
   /** Ids the library makes up for charges without an operation id (false: none). */
   resendIds: boolean;
   denyCache: DenyCache | undefined;
+  /** Credit movements and account creation wait for it: `if (!eviction.safe) await eviction.ready()`. */
+  eviction: EvictionGuard;
   keyPrefix: string;
   maxKeys: number;
   maxExpiringKeys: number;

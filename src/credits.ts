@@ -33,6 +33,7 @@ export class Credits {
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
     const keys = this.ctx.keys(subject);
     const { required, optional, operationId: given } = chargeArgs(request);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const own = given !== "";
     // A durable charge always has an operation id, so that an unconfirmed one can be retried.
     const operationId = own || !this.ctx.runner.durable ? given : newOperationId();

@@ -89,6 +89,7 @@ export class Holds {
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const open = () =>
       this.ctx.runner.move(
         openHold,
@@ -176,6 +177,7 @@ export class Holds {
   ): Promise<SettleOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId, what.itemId);
     const code = reply[0];
     const hold = holdFromReply(reply[1]);
@@ -210,6 +212,7 @@ export class Holds {
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
     const keys = this.ctx.keys(subject);
     const holdId = shortId("Hold id", holdIdArg);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
     return endOutcome(reply[0] === Code.OK, holdFromReply(reply[1]));
   }

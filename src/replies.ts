@@ -138,11 +138,16 @@ export function unavailableReply(requestId: string, retryAfter = 1, headers: Rec
   });
 }
 
-/** Maps a thrown tollgate error to its reply; other errors are not ours to map (undefined). */
+/**
+ * Maps a thrown tollgate error to its reply; other errors are not ours to map (undefined). A
+ * quota store that may evict tollgate's keys (eviction_policy) answers 503 like an unreachable
+ * one: its configuration is for the operator to read in the error, not for the client.
+ */
 export function replyForError(error: unknown, requestId: string, headers: Record<string, string> = {}): HttpReply | undefined {
   if (!isTollgateError(error)) return undefined;
   switch (error.code) {
     case "unavailable":
+    case "eviction_policy":
       return unavailableReply(requestId, 1, headers);
     case "account_exists":
       return errorReply("account_exists", error.message, { requestId, headers });

@@ -28,6 +28,7 @@ export class Sweeper {
   /** Ends one subject's lapsed holds now. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const keys = this.ctx.keys(subject);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     try {
       const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
       const next = Number(reply[2]);
@@ -41,6 +42,7 @@ export class Sweeper {
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
     const batch = count("batch", options.batch ?? 100, 1, 10_000);
     const maxRounds = count("maxRounds", options.maxRounds ?? 100, 1);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     let subjects = 0;
     let ended = 0;
     for (let round = 0; round < maxRounds; round++) {

@@ -7,6 +7,7 @@ import { Keys } from "./apiKeys.ts";
 import { makeContext } from "./context.ts";
 import { Credits } from "./credits.ts";
 import { DenyCache } from "./denyCache.ts";
+import { EvictionGuard } from "./evictionGuard.ts";
 import { InvalidInputError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { Idempotency } from "./idempotency.ts";
@@ -105,6 +106,14 @@ export interface TollgateOptions {
    */
   durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
   /**
+   * Run credit movements and create accounts on a Redis that may evict tollgate's keys. By
+   * default (false) they are refused with EvictionPolicyError unless every master's
+   * maxmemory-policy is `noeviction`, read once (and again after a reconnect); admits run
+   * either way. true: do not read it, and accept that an evicted account, hold or operation
+   * id loses credits or charges a retry twice.
+   */
+  acceptEviction?: boolean;
+  /**
    * "functions" (default): scripts run as the functions of a library per version,
    * `tollgate_<id>`, loaded where missing; EVALSHA where functions are refused. "eval":
    * EVALSHA only. Older versions' libraries stay loaded: FUNCTION DELETE removes one.
@@ -190,6 +199,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   if (scripts !== "functions" && scripts !== "eval") throw new InvalidInputError('scripts must be "functions" or "eval"');
   const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
+  if (options.acceptEviction !== undefined && typeof options.acceptEviction !== "boolean") throw new InvalidInputError("acceptEviction must be true or false");
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
     prefix,
@@ -199,6 +209,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     stagger: options.stagger === true,
     resendIds: options.resendIds !== false,
     denyCache: deny ? new DenyCache(count("denyCache.maxEntries", (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
+    eviction: new EvictionGuard(options.redis, options.acceptEviction !== true, timeoutMs, localNow),
     keyPrefix,
     maxKeys,
     maxExpiringKeys,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished }
 import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../src/index.ts';
 import { AccountExistsError, AccountNotFoundError, InvalidInputError, UnknownPlanError } from '../src/errors.ts';
 import { validatePlans } from '../src/rules/plans.ts';
+import { SubjectKeys } from '../src/redisKeys.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
@@ -147,6 +148,32 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toBeInstanceOf(AccountExistsError);
     await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: id });
     expect(await tg.usage(id)).toMatchObject({ plan: 'free', credits: { balance: 26 } });
+  });
+
+  it('an account that is gone while its records survive (journal, ended cycles, holds: an eviction) is not created again from scratch', async () => {
+    const accountKey = (id: string) => new SubjectKeys(gate.prefix, id).account;
+    const lose = async (id: string) => expect(await gate.command(['DEL', accountKey(id)])).toBe(1);
+    // Its credit journal survives.
+    const journaled = await account('pro');
+    await tg.credits.charge(journaled, { required: 7 });
+    await lose(journaled);
+    await expect(tg.accounts.create(journaled, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: journaled, found: 'journal' });
+    expect(await gate.command(['EXISTS', accountKey(journaled)])).toBe(0);
+    // Without a journal: its ended cycles, or its holds.
+    const client = await connectTestClient(kind);
+    onTestFinished(() => client.close());
+    const unjournaled = createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans: EXAMPLE_PLANS, journal: false });
+    const cycled = await newAccount(unjournaled, 'pro');
+    await unjournaled.accounts.startCycle(cycled);
+    await lose(cycled);
+    await expect(unjournaled.accounts.create(cycled, { plan: 'pro' })).rejects.toMatchObject({ code: 'account_exists', found: 'cycles' });
+    const holding = await newAccount(unjournaled, 'pro');
+    expect(await unjournaled.holds.open(holding, { items: 3, perItem: { required: 1 } })).toMatchObject({ ok: true });
+    await lose(holding);
+    const refusal = await unjournaled.accounts.create(holding, { plan: 'pro' }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'account_exists', found: 'holds' });
+    expect((refusal as Error).message).toMatch(/is gone but its holds survive/);
+    expect(await gate.command(['EXISTS', accountKey(holding)])).toBe(0);
   });
 
   it('free accounts get 30-day cycles counted from signup', async () => {
@@ -303,7 +330,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
 });
 
 describe('plan tables (SPEC §2)', () => {
-  it('the default preset is the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
+  it('the example service\'s plans are the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
     const row = (name: keyof typeof EXAMPLE_PLANS) => {
       const p = EXAMPLE_PLANS[name];
       return [p.limits.api[0]!.limit, p.limits.web[0]!.limit, p.credits.allowance, p.holds.cap, p.holds.maxItems, p.holds.surfaces.join('+')];

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RateLimitState } from '../src/index.ts';
 import {
   AccountExistsError,
+  EvictionPolicyError,
   AccountNotFoundError,
   HoldNotFoundError,
   InvalidInputError,
@@ -171,6 +172,10 @@ describe('error replies (SPEC §8)', () => {
   it('503 unavailable carries Retry-After; thrown tollgate errors map to their replies, others are not ours', () => {
     expect(unavailableReply('req_6').headers['Retry-After']).toBe('1');
     expect(replyForError(new StoreUnavailableError('down'), 'req_7')).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: { type: 'unavailable' } } });
+    // A store that may evict tollgate's keys: 503 too, without the server's configuration in the body.
+    const evicting = replyForError(new EvictionPolicyError('volatile-lru', '10.0.0.1:6379'), 'req_7b');
+    expect(evicting).toMatchObject({ status: 503, body: { error: { type: 'unavailable' } } });
+    expect(JSON.stringify(evicting)).not.toMatch(/volatile-lru|10\.0\.0\.1/);
     expect(replyForError(new AccountNotFoundError('a'), 'req_8')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new HoldNotFoundError('h'), 'req_9')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new AccountExistsError('a'), 'req_10')).toMatchObject({ status: 409, body: { error: { type: 'account_exists' } } });

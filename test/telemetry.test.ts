@@ -135,7 +135,8 @@ describe('telemetry', () => {
   });
 
   it('a store failure marks the span failed with the error and counts a store failure', async () => {
-    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }), clock: clock.fn });
+    // acceptEviction: the charge's script is sent (and fails), with no INFO read before it.
+    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }), clock: clock.fn, acceptEviction: true });
     recorder.clear();
     await expect(down.credits.charge('acct_x', { required: 1 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(recorder.spans[0]).toMatchObject({ name: 'tollgate charge', ended: true, status: { code: 2 }, attributes: { 'tollgate.outcome': 'unavailable' } });

@@ -45,7 +45,7 @@ const PIECES: readonly string[] = [
   "local HISTORY_DAY_MS = 86400000",
   "local function history_trim(historyKey, oldestDay)\nlocal old = {}\nfor _, field in ipairs(redis.call('HKEYS', historyKey)) do\nif tonumber(string.sub(field, 1, -2)) < oldestDay then\nold[#old + 1] = field\nend\nend\nif #old > 0 then\nredis.call('HDEL', historyKey, unpack(old))\nend\nend",
   "local function history_add(ctx, kind, amount, amountText)\nif ctx.historyDays == 0 or amount <= 0 then\nreturn\nend\nlocal day = math.floor(ctx.now / HISTORY_DAY_MS)\nif redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then\nhistory_trim(ctx.historyKey, day - ctx.historyDays + 1)\nend\nend",
-  "local accountKey = KEYS[1]\nlocal nowArg = ARGV[1]\nlocal plan = ARGV[2]\nlocal allowance = tonumber(ARGV[3])\nlocal holdsCap = tonumber(ARGV[4])\nlocal holdsMaxItems = tonumber(ARGV[5])\nlocal holdsSurfaces = ARGV[6]\nlocal windows = ARGV[7]\nlocal anchorMs = tonumber(ARGV[8])\nlocal unit = ARGV[9]\nlocal length = tonumber(ARGV[10])\nif redis.call('EXISTS', accountKey) == 1 then\nreturn { 4, 0, 0, 0 }\nend\nlocal now = clock_now(nowArg)\nif anchorMs < 0 then\nanchorMs = now\nend\nlocal _, startMs, endMs = current_period(anchorMs, unit, length, now)\nlocal a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,\ncycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length,\nplan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,\nholdsSurfaces = holdsSurfaces }\naccount_write_windows(accountKey, a, windows)\naccount_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',\n'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })\nreturn { 0, 1, startMs, endMs }",
+  "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal holdsActiveKey = KEYS[4]\nlocal holdListKey = KEYS[5]\nlocal nowArg = ARGV[1]\nlocal plan = ARGV[2]\nlocal allowance = tonumber(ARGV[3])\nlocal holdsCap = tonumber(ARGV[4])\nlocal holdsMaxItems = tonumber(ARGV[5])\nlocal holdsSurfaces = ARGV[6]\nlocal windows = ARGV[7]\nlocal anchorMs = tonumber(ARGV[8])\nlocal unit = ARGV[9]\nlocal length = tonumber(ARGV[10])\nif redis.call('EXISTS', accountKey) == 1 then\nreturn { 4, 0, 0, 0, 'account' }\nend\nif redis.call('EXISTS', journalKey) == 1 then\nreturn { 4, 0, 0, 0, 'journal' }\nend\nif redis.call('EXISTS', cyclesKey) == 1 then\nreturn { 4, 0, 0, 0, 'cycles' }\nend\nif redis.call('EXISTS', holdsActiveKey, holdListKey) > 0 then\nreturn { 4, 0, 0, 0, 'holds' }\nend\nlocal now = clock_now(nowArg)\nif anchorMs < 0 then\nanchorMs = now\nend\nlocal _, startMs, endMs = current_period(anchorMs, unit, length, now)\nlocal a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,\ncycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length,\nplan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,\nholdsSurfaces = holdsSurfaces }\naccount_write_windows(accountKey, a, windows)\naccount_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',\n'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })\nreturn { 0, 1, startMs, endMs, '' }",
   "local accountKey = KEYS[1]\nlocal historyKey = KEYS[2]\nlocal nowArg = ARGV[1]\nlocal days = tonumber(ARGV[2])\nif redis.call('EXISTS', accountKey) == 0 then\nreturn { 3 }\nend\nlocal today = math.floor(clock_now(nowArg) / HISTORY_DAY_MS)\nlocal reply = { 0 }\nfor _, v in ipairs(history_read(historyKey, today - days + 1)) do\nreply[#reply + 1] = v\nend\nreturn reply",
   "local function history_read(historyKey, fromDay)\nlocal flat, byDay, days = redis.call('HGETALL', historyKey), {}, {}\nfor i = 1, #flat, 2 do\nlocal day, kind = tonumber(string.sub(flat[i], 1, -2)), string.sub(flat[i], -1)\nif day >= fromDay then\nif not byDay[day] then\nbyDay[day] = { s = 0, r = 0 }\ndays[#days + 1] = day\nend\nbyDay[day][kind] = tonumber(flat[i + 1])\nend\nend\ntable.sort(days)\nlocal out = {}\nfor _, day in ipairs(days) do\nout[#out + 1], out[#out + 2], out[#out + 3] = day, byDay[day].s, byDay[day].r\nend\nreturn out\nend",
   "local accountKey = KEYS[1]\nlocal cyclesKey = KEYS[2]\nlocal journalKey = KEYS[3]\nlocal historyKey = KEYS[4]\nlocal holdsActiveKey = KEYS[5]\nlocal holdKey = KEYS[6]\nlocal nowArg = ARGV[1]\nlocal status = ARGV[2]\nlocal reason = ARGV[3]\nlocal holdPrefix = ARGV[4]\nlocal journalTrim = ARGV[5]\nlocal journalBound = ARGV[6]\nlocal historyDays = tonumber(ARGV[7])\nlocal ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,\nhistoryKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,\njournalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }\nlocal a = holds_credits(ctx)\nif not a then\nreturn { 3, '' }\nend\nlocal h = hold_load(holdKey, holdPrefix)\nif not h then\nreturn { 9, '' }\nend\nif h.status ~= 'open' then\nreturn { 10, hold_reply(h) }\nend\nhold_end(ctx, a, h, status, reason)\nholds_save_credits(ctx, a)\nreturn { 0, hold_reply(h) }",
@@ -107,221 +107,221 @@ function lua(...parts: number[]): string {
 export const admit: Script<{ surface: string; cost: number; credits: number; stagger: number }> = {
   name: "admit",
   sha1: "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7",
-  fn: "tg830b8c04e3_admit",
+  fn: "tgfed446477c_admit",
   source: lua(1, 2, 3, 4, 5, 6, 7, 8, 9, 0),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_admit" : "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_admit" : "296fd4ec1a66eefd19ca1f18909e73bb5067c9d7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger)],
 };
 
 export const admitPolicy: Script<{ counters: string; surface: string; cost: number; windows: string; stagger: number }> = {
   name: "admitPolicy",
   sha1: "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3",
-  fn: "tg830b8c04e3_admitPolicy",
+  fn: "tgfed446477c_admitPolicy",
   source: lua(1, 4, 5, 6, 7, 8, 10),
-  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_admitPolicy" : "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3", "1", p.counters, now, p.surface, String(p.cost), p.windows, String(p.stagger)],
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_admitPolicy" : "1a1cd95434cf8d444c0f15d9b1349fd1c152cdb3", "1", p.counters, now, p.surface, String(p.cost), p.windows, String(p.stagger)],
 };
 
 export const beginIdempotency: Script<{ record: string; fingerprint: string; token: string }> = {
   name: "beginIdempotency",
   sha1: "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1",
-  fn: "tg830b8c04e3_beginIdempotency",
+  fn: "tgfed446477c_beginIdempotency",
   source: lua(1, 12, 13, 11),
-  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_beginIdempotency" : "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1", "1", p.record, now, p.fingerprint, p.token, s.lockTtlMs],
+  command: (now, s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_beginIdempotency" : "4a09b4a703488e8ce6c4408a60aaa5a8c2f509a1", "1", p.record, now, p.fingerprint, p.token, s.lockTtlMs],
 };
 
 export const changePlan: Script<{ plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number }> = {
   name: "changePlan",
   sha1: "42128566ddf9bf47508c282a30037c1d9c0159e0",
-  fn: "tg830b8c04e3_changePlan",
+  fn: "tgfed446477c_changePlan",
   source: lua(1, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 14),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_changePlan" : "42128566ddf9bf47508c282a30037c1d9c0159e0", "2", k.account, k.cycles, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_changePlan" : "42128566ddf9bf47508c282a30037c1d9c0159e0", "2", k.account, k.cycles, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length)],
 };
 
 export const charge: Script<{ operation: string; required: number; optional: number; operationId: string; resendId: string }> = {
   name: "charge",
   sha1: "04cb3c37eebafaab293027ff77c41a65f54bbede",
-  fn: "tg830b8c04e3_charge",
+  fn: "tgfed446477c_charge",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 30),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_charge" : "04cb3c37eebafaab293027ff77c41a65f54bbede", "5", k.account, k.cycles, k.journal, k.history, p.operation, now, String(p.required), String(p.optional), p.operationId, p.resendId, s.opTtlMs, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_charge" : "04cb3c37eebafaab293027ff77c41a65f54bbede", "5", k.account, k.cycles, k.journal, k.history, p.operation, now, String(p.required), String(p.optional), p.operationId, p.resendId, s.opTtlMs, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const createAccount: Script<{ plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number }> = {
   name: "createAccount",
-  sha1: "85da25d6799406bd776bf110e68c751f9e40b7a5",
-  fn: "tg830b8c04e3_createAccount",
+  sha1: "d1b113c4edea9ee569b325469acf2e1b3d0eb7d4",
+  fn: "tgfed446477c_createAccount",
   source: lua(1, 15, 16, 18, 19, 20, 21, 22, 26, 36),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_createAccount" : "85da25d6799406bd776bf110e68c751f9e40b7a5", "1", k.account, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_createAccount" : "d1b113c4edea9ee569b325469acf2e1b3d0eb7d4", "5", k.account, k.cycles, k.journal, k.holdsActive, k.holdList, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length)],
 };
 
 export const creditHistory: Script<{ days: number }> = {
   name: "creditHistory",
   sha1: "b86e122da25cf4a355713455e46720aed17e2c02",
-  fn: "tg830b8c04e3_creditHistory",
+  fn: "tgfed446477c_creditHistory",
   source: lua(1, 33, 38, 37),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_creditHistory" : "b86e122da25cf4a355713455e46720aed17e2c02", "2", k.account, k.history, now, String(p.days)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_creditHistory" : "b86e122da25cf4a355713455e46720aed17e2c02", "2", k.account, k.history, now, String(p.days)],
 };
 
 export const endHold: Script<{ hold: string; status: string; reason: string }> = {
   name: "endHold",
   sha1: "01e39d776d98384bb035a3a860b13888b9b424d9",
-  fn: "tg830b8c04e3_endHold",
+  fn: "tgfed446477c_endHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 40, 41, 42, 43, 44, 45, 46, 47, 48, 39),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_endHold" : "01e39d776d98384bb035a3a860b13888b9b424d9", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, p.status, p.reason, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_endHold" : "01e39d776d98384bb035a3a860b13888b9b424d9", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, p.status, p.reason, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const inspectAccount: Script<{ stagger: number }> = {
   name: "inspectAccount",
   sha1: "9f0b9e96036b4e73e682fac88f1bf54e64172bbd",
-  fn: "tg830b8c04e3_inspectAccount",
+  fn: "tgfed446477c_inspectAccount",
   source: lua(1, 2, 50, 18, 51, 33, 40, 41, 43, 4, 5, 6, 7, 8, 49),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_inspectAccount" : "9f0b9e96036b4e73e682fac88f1bf54e64172bbd", "3", k.account, k.cycles, k.holdList, now, k.holdPrefix, String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_inspectAccount" : "9f0b9e96036b4e73e682fac88f1bf54e64172bbd", "3", k.account, k.cycles, k.holdList, now, k.holdPrefix, String(p.stagger)],
 };
 
 export const issueKey: Script<{ keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiring: number }> = {
   name: "issueKey",
   sha1: "4b56e8f23a42854b76beca35f4fbc2e9162d7e89",
-  fn: "tg830b8c04e3_issueKey",
+  fn: "tgfed446477c_issueKey",
   source: lua(1, 53, 52),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_issueKey" : "4b56e8f23a42854b76beca35f4fbc2e9162d7e89", "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiring)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_issueKey" : "4b56e8f23a42854b76beca35f4fbc2e9162d7e89", "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiring)],
 };
 
 export const listHolds: Script<{ offset: number; count: number }> = {
   name: "listHolds",
   sha1: "3087b63ebbf9b0b176c405facf07873cf66294ad",
-  fn: "tg830b8c04e3_listHolds",
+  fn: "tgfed446477c_listHolds",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 41, 43, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 56, 54),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_listHolds" : "3087b63ebbf9b0b176c405facf07873cf66294ad", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, now, String(p.offset), String(p.count), k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_listHolds" : "3087b63ebbf9b0b176c405facf07873cf66294ad", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, now, String(p.offset), String(p.count), k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const listKeys: Script<Record<string, never>> = {
   name: "listKeys",
   sha1: "b20174406aba207999ef7580a48de1fdab8cdaf0",
-  fn: "tg830b8c04e3_listKeys",
+  fn: "tgfed446477c_listKeys",
   source: lua(1, 53, 57),
-  command: (now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_listKeys" : "b20174406aba207999ef7580a48de1fdab8cdaf0", "1", k.account, now],
+  command: (now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_listKeys" : "b20174406aba207999ef7580a48de1fdab8cdaf0", "1", k.account, now],
 };
 
 export const openHold: Script<{ hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idemKey: string; fingerprint: string; idemToken: string }> = {
   name: "openHold",
   sha1: "5f616590e2c48c476dc39df1187cad0374adcb2f",
-  fn: "tg830b8c04e3_openHold",
+  fn: "tgfed446477c_openHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 40, 41, 43, 44, 45, 55, 46, 34, 35, 47, 42, 60, 12, 61, 62, 58, 59),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_openHold" : "5f616590e2c48c476dc39df1187cad0374adcb2f", "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, p.hold, p.idempotency, now, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idemKey, p.fingerprint, p.idemToken, s.idemTtlMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_openHold" : "5f616590e2c48c476dc39df1187cad0374adcb2f", "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdList, p.hold, p.idempotency, now, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idemKey, p.fingerprint, p.idemToken, s.idemTtlMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const readAccount: Script<Record<string, never>> = {
   name: "readAccount",
   sha1: "f4bebbde10393ef1a59d9650797bb2da3e87ffcd",
-  fn: "tg830b8c04e3_readAccount",
+  fn: "tgfed446477c_readAccount",
   source: lua(50, 63),
-  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readAccount" : "f4bebbde10393ef1a59d9650797bb2da3e87ffcd", "1", k.account],
+  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_readAccount" : "f4bebbde10393ef1a59d9650797bb2da3e87ffcd", "1", k.account],
 };
 
 export const readCycles: Script<Record<string, never>> = {
   name: "readCycles",
   sha1: "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e",
-  fn: "tg830b8c04e3_readCycles",
+  fn: "tgfed446477c_readCycles",
   source: lua(18, 51, 64),
-  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readCycles" : "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e", "2", k.account, k.cycles],
+  command: (_now, _s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_readCycles" : "bdb673d67744b80ef0f3821d71adaa4e0deb9a5e", "2", k.account, k.cycles],
 };
 
 export const readHold: Script<{ hold: string }> = {
   name: "readHold",
   sha1: "9eca5f75a4ca62649458664d25a0ebf6c81d55a0",
-  fn: "tg830b8c04e3_readHold",
+  fn: "tgfed446477c_readHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 41, 43, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 56, 65),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_readHold" : "9eca5f75a4ca62649458664d25a0ebf6c81d55a0", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_readHold" : "9eca5f75a4ca62649458664d25a0ebf6c81d55a0", "6", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const reconcile: Script<Record<string, never>> = {
   name: "reconcile",
   sha1: "9c9e73d637b8f1851bbf3f8f225286a34a41ee29",
-  fn: "tg830b8c04e3_reconcile",
+  fn: "tgfed446477c_reconcile",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 67, 66),
-  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_reconcile" : "9c9e73d637b8f1851bbf3f8f225286a34a41ee29", "3", k.account, k.cycles, k.journal, now, s.journalTrim],
+  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_reconcile" : "9c9e73d637b8f1851bbf3f8f225286a34a41ee29", "3", k.account, k.cycles, k.journal, now, s.journalTrim],
 };
 
 export const releaseIdempotency: Script<{ record: string; token: string }> = {
   name: "releaseIdempotency",
   sha1: "80e58d4b714699330202559bdff72b49a8f3f20f",
-  fn: "tg830b8c04e3_releaseIdempotency",
+  fn: "tgfed446477c_releaseIdempotency",
   source: lua(62, 68),
-  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_releaseIdempotency" : "80e58d4b714699330202559bdff72b49a8f3f20f", "1", p.record, p.token],
+  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_releaseIdempotency" : "80e58d4b714699330202559bdff72b49a8f3f20f", "1", p.record, p.token],
 };
 
 export const resetLimits: Script<{ surface: string; windows: string; counters: string; stagger: number }> = {
   name: "resetLimits",
   sha1: "b5dbd61160155c9b87b19f053d86155e4196e073",
-  fn: "tg830b8c04e3_resetLimits",
+  fn: "tgfed446477c_resetLimits",
   source: lua(1, 2, 70, 69),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_resetLimits" : "b5dbd61160155c9b87b19f053d86155e4196e073", "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_resetLimits" : "b5dbd61160155c9b87b19f053d86155e4196e073", "1", k.account, now, p.surface, p.windows, p.counters, String(p.stagger)],
 };
 
 export const revokeKey: Script<{ keyId: string }> = {
   name: "revokeKey",
   sha1: "bee46ec9e4fa71e0e5233124c60a78fa773e2191",
-  fn: "tg830b8c04e3_revokeKey",
+  fn: "tgfed446477c_revokeKey",
   source: lua(71),
-  command: (_now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_revokeKey" : "bee46ec9e4fa71e0e5233124c60a78fa773e2191", "1", k.account, p.keyId],
+  command: (_now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_revokeKey" : "bee46ec9e4fa71e0e5233124c60a78fa773e2191", "1", k.account, p.keyId],
 };
 
 export const settleHold: Script<{ hold: string; holdItems: string; kind: string; itemId: string; failed: string; optionalSpent: number; amount: number }> = {
   name: "settleHold",
   sha1: "a58dd6f527b446af1de55105f31163cdb3fd3e78",
-  fn: "tg830b8c04e3_settleHold",
+  fn: "tgfed446477c_settleHold",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 31, 32, 33, 34, 35, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 74, 72),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_settleHold" : "a58dd6f527b446af1de55105f31163cdb3fd3e78", "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_settleHold" : "a58dd6f527b446af1de55105f31163cdb3fd3e78", "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, p.hold, p.holdItems, now, p.kind, p.itemId, p.failed, String(p.optionalSpent), String(p.amount), s.leaseMs, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const startCycle: Script<{ unit: string; length: number }> = {
   name: "startCycle",
   sha1: "32dcda12c8046ae8c90592bcb8db204f39cf1674",
-  fn: "tg830b8c04e3_startCycle",
+  fn: "tgfed446477c_startCycle",
   source: lua(1, 15, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 75),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_startCycle" : "32dcda12c8046ae8c90592bcb8db204f39cf1674", "2", k.account, k.cycles, now, p.unit, String(p.length)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_startCycle" : "32dcda12c8046ae8c90592bcb8db204f39cf1674", "2", k.account, k.cycles, now, p.unit, String(p.length)],
 };
 
 export const sweepDue: Script<{ sweepIndex: string; count: number }> = {
   name: "sweepDue",
   sha1: "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d",
-  fn: "tg830b8c04e3_sweepDue",
+  fn: "tgfed446477c_sweepDue",
   source: lua(1, 76),
-  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepDue" : "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d", "1", p.sweepIndex, now, String(p.count)],
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_sweepDue" : "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d", "1", p.sweepIndex, now, String(p.count)],
 };
 
 export const sweepHolds: Script<Record<string, never>> = {
   name: "sweepHolds",
   sha1: "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64",
-  fn: "tg830b8c04e3_sweepHolds",
+  fn: "tgfed446477c_sweepHolds",
   source: lua(1, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 44, 55, 31, 32, 46, 34, 35, 47, 42, 48, 45, 78, 79, 77),
-  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepHolds" : "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, _p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_sweepHolds" : "d8d802b3b790e2d3fe248ea76c23b1fdf4e20d64", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const sweepMark: Script<{ sweepIndex: string; subject: string; seenScore: string; nextScore: number }> = {
   name: "sweepMark",
   sha1: "fe057a9f0bdd721334df966b153969862f606ae0",
-  fn: "tg830b8c04e3_sweepMark",
+  fn: "tgfed446477c_sweepMark",
   source: lua(80),
-  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_sweepMark" : "fe057a9f0bdd721334df966b153969862f606ae0", "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
+  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_sweepMark" : "fe057a9f0bdd721334df966b153969862f606ae0", "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
 };
 
 export const usage: Script<{ surface: string; stagger: number; keyId: string; keyDigest: string }> = {
   name: "usage",
   sha1: "09dce44d0f7410a2206300825720b527a6ff49b6",
-  fn: "tg830b8c04e3_usage",
+  fn: "tgfed446477c_usage",
   source: lua(1, 3, 2, 18, 25, 24, 15, 23, 19, 21, 20, 22, 26, 27, 28, 33, 40, 55, 31, 32, 46, 34, 35, 47, 42, 48, 45, 78, 4, 5, 6, 7, 8, 81),
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_usage" : "09dce44d0f7410a2206300825720b527a6ff49b6", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_usage" : "09dce44d0f7410a2206300825720b527a6ff49b6", "5", k.account, k.cycles, k.journal, k.history, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, k.holdPrefix, s.journalTrim, s.journalBound, s.historyDays],
 };
 
 export const verifyKey: Script<{ surface: string; cost: number; credits: number; stagger: number; keyId: string; keyDigest: string }> = {
   name: "verifyKey",
   sha1: "b5069591fca476ba19d1c52f94ddfe52e3b73eb7",
-  fn: "tg830b8c04e3_verifyKey",
+  fn: "tgfed446477c_verifyKey",
   source: lua(1, 2, 3, 4, 5, 6, 7, 8, 9, 82),
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_verifyKey" : "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tgfed446477c_verifyKey" : "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
 };
 
 /** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
-export const LIBRARY: FunctionLibrary = functionLibrary("830b8c04e3", lines([2, 50, 15, 16, 17, 53, 3, 4, 5, 6, 7, 8, 70, 9, 18, 19, 20, 21, 22, 26, 1, 23, 24, 27, 83, 29, 51, 33, 34, 35, 38, 31, 67, 32, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 84, 79, 74, 12, 13, 61, 62]), {
+export const LIBRARY: FunctionLibrary = functionLibrary("fed446477c", lines([2, 50, 15, 16, 17, 53, 3, 4, 5, 6, 7, 8, 70, 9, 18, 19, 20, 21, 22, 26, 1, 23, 24, 27, 83, 29, 51, 33, 34, 35, 38, 31, 67, 32, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 84, 79, 74, 12, 13, 61, 62]), {
   admit: [0],
   admitPolicy: [10],
   beginIdempotency: [11],

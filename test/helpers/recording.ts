@@ -76,6 +76,9 @@ export function recording(inner: RedisScriptClient | undefined): Recorder {
         return inner.load!(library, routingKey);
       },
     }),
+    // The eviction guard's INFO goes to the inner client unrecorded: `sent` holds the scripts.
+    ...(inner?.everyMaster && { everyMaster: (words: string[]) => inner.everyMaster!(words) }),
+    ...(inner?.onReconnect && { onReconnect: (listener: () => void) => inner.onReconnect!(listener) }),
   } as RedisScriptClient;
   return {
     client,
