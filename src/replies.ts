@@ -121,11 +121,14 @@ export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null
   return errorReply("rate_limited", "Rate limit exceeded", { requestId, headers: { ...rateLimitHeaders(denial, options), ...retry } });
 }
 
-/** 402 insufficient_quota naming the remaining and needed counts (SPEC §5). */
-export function insufficientReply(remaining: number, needed: number, requestId: string, headers: Record<string, string> = {}): HttpReply {
-  return errorReply("insufficient_quota", `Insufficient credits: ${remaining} remaining, ${needed} needed`, {
+/**
+ * 402 insufficient_quota naming the balance and the credits needed (the body's `remaining` is
+ * the balance: the HTTP field keeps its name).
+ */
+export function insufficientReply(balance: number, needed: number, requestId: string, headers: Record<string, string> = {}): HttpReply {
+  return errorReply("insufficient_quota", `Insufficient credits: ${balance} remaining, ${needed} needed`, {
     requestId,
-    extra: { remaining, needed },
+    extra: { remaining: balance, needed },
     headers,
   });
 }
