@@ -82,8 +82,8 @@ export interface RateLimitRefusal {
   error?: unknown;
 }
 
-/** The outcome of one request: go on with these headers, or answer with the refusal. */
-export type RateLimitDecision = { pass: RateLimitPass } | { refusal: RateLimitRefusal };
+/** The outcome of one request: go on with these headers (`ok: true`), or answer with the refusal. */
+export type RateLimitDecision = { ok: true; pass: RateLimitPass } | { ok: false; refusal: RateLimitRefusal };
 
 const UNAUTHORIZED = "A valid API key is required";
 
@@ -122,6 +122,7 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
   const cost = value(options.cost, req, 1);
   const credits = value(options.credits, req, 0);
   const unauthorized = (subject?: string): RateLimitDecision => ({
+    ok: false,
     refusal: { type: "unauthorized", reason: "unauthorized", reply: errorReply("unauthorized", UNAUTHORIZED, { requestId: requestId() }), ...(subject === undefined ? {} : { subject }) },
   });
 
@@ -142,7 +143,7 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
       admission = await options.tollgate.limits.admit(subject, { surface, cost, credits, ...(options.policy === undefined ? {} : { policy: options.policy }) });
     }
   } catch (error) {
-    if (isTollgateError(error, "unavailable")) return { refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(requestId()), error } };
+    if (isTollgateError(error, "unavailable")) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(requestId()), error } };
     // A subject the host named that has no account proves nothing, like an unknown key.
     if (isTollgateError(error, "account_not_found")) return unauthorized();
     throw error;
@@ -150,12 +151,12 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
 
   const headerOptions = { ietf: options.ietfHeaders === true, policy: options.policy ?? surface };
   if (!admission.ok) {
-    return { refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
+    return { ok: false, refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
   }
   const headers = rateLimitHeaders(admission, headerOptions);
   if (admission.credits && !admission.credits.sufficient) {
     const reply = insufficientReply(admission.credits.balance, admission.credits.needed, requestId(), headers);
-    return { refusal: { type: "insufficient_quota", reason: "insufficient_quota", reply, subject, admission } };
+    return { ok: false, refusal: { type: "insufficient_quota", reason: "insufficient_quota", reply, subject, admission } };
   }
-  return { pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
+  return { ok: true, pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
 }

@@ -285,6 +285,21 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     expect(((await short.json()) as { error: object }).error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
   });
 
+  it('a decision says ok, and a refusal names its error type as the body does (reason is the same, under its former name)', async () => {
+    const subject = accountId('plain');
+    await tg.accounts.create(subject, { plan: 'free' });
+    const { key } = await tg.keys.issue(subject);
+    const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+    const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
+    const passed = await checkRequest(options, request({ 'x-api-key': key }));
+    expect(passed).toMatchObject({ ok: true, pass: { subject, admission: { ok: true } } });
+    for (const [headers, type] of [[{}, 'unauthorized'], [{ 'x-api-key': key, 'x-credits': '31' }, 'insufficient_quota']] as const) {
+      const decision = await checkRequest(options, request(headers));
+      if (decision.ok) throw new Error('expected a refusal');
+      expect(decision.refusal).toMatchObject({ type, reason: type, reply: { body: { error: { type } } } });
+    }
+  });
+
   it('refuses options that name neither key nor subject', () => {
     expect(() => checkRateLimitOptions({ tollgate: tg } as never)).toThrowError(/exactly one of key/);
   });
