@@ -12,7 +12,7 @@ export { fromIoredis, type IoredisLike } from "./redis/ioredis.ts";
 export type { RedisScriptClient, DedicatedConnection } from "./redis/client.ts";
 export type { Plan, PlanTable, PolicyTable } from "./rules/plans.ts";
 export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "./rules/windows.ts";
-export type { CycleSpec, Interval, Period } from "./rules/cycles.ts";
+export type { CycleSpec, Interval } from "./rules/cycles.ts";
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Insufficient, Reconciliation, DayUsage } from "./credits.ts";
