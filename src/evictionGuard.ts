@@ -106,7 +106,8 @@ export class EvictionGuard {
 
 /** The maxmemory_policy line of an INFO reply, or "unknown". */
 function policyOf(reply: unknown): string {
-  const text = typeof reply === "string" ? reply : reply instanceof Uint8Array ? Buffer.from(reply).toString() : "";
+  // A string, a Buffer, or RESP3's verbatim string (a String object).
+  const text = reply instanceof Uint8Array ? Buffer.from(reply).toString() : String(reply ?? "");
   const match = /^maxmemory_policy:(\S+)/m.exec(text);
   return match ? match[1]! : "unknown";
 }

@@ -4,7 +4,8 @@
 // the risk. INFO is read once, before the first movement, and again after a reconnect. Real
 // redis-servers of this file's own, one per policy, through both clients.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTollgate, type Tollgate, type TollgateOptions } from '../src/index.ts';
+import { createClient } from 'redis';
+import { createTollgate, fromNodeRedis, type Tollgate, type TollgateOptions } from '../src/index.ts';
 import { EvictionPolicyError, StoreUnavailableError } from '../src/errors.ts';
 import { waitUntil } from './faults/support.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
@@ -24,6 +25,24 @@ async function infoCalls(server: RedisServer): Promise<number> {
 }
 
 const warnings = () => vi.mocked(process.emitWarning).mock.calls.filter(([, options]) => (options as { code?: string } | undefined)?.code === 'TOLLGATE_EVICTION_POLICY');
+
+describe('the eviction guard reads INFO in either protocol', () => {
+  it('node-redis speaking RESP3: noeviction lets accounts be created, volatile-lru refuses', async () => {
+    const safe = await startRedisServer({ args: ['--maxmemory-policy', 'noeviction'] });
+    const evicting = await startRedisServer({ args: ['--maxmemory-policy', 'volatile-lru'] });
+    const clients = await Promise.all([safe, evicting].map((server) => createClient({ url: server.url, RESP: 3 }).connect()));
+    try {
+      const [good, bad] = clients.map((client) => createTollgate({ redis: fromNodeRedis(client), plans: EXAMPLE_PLANS }));
+      expect((await good!.accounts.create(accountId(), { plan: 'pro' })).cycle.id).toBe(1);
+      vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      await expect(bad!.accounts.create(accountId(), { plan: 'pro' })).rejects.toMatchObject({ code: 'eviction_policy', policy: 'volatile-lru' });
+    } finally {
+      vi.restoreAllMocks();
+      await Promise.all(clients.map((client) => client.close()));
+      await Promise.all([safe.stop(), evicting.stop()]);
+    }
+  });
+});
 
 describe.each(CLIENT_KINDS)('the eviction guard through %s', (kind) => {
   const servers = new Map<string, RedisServer>();
