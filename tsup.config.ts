@@ -16,18 +16,23 @@ const ENTRIES = {
   http: "src/http.ts",
   express: "src/express.ts",
   koa: "src/koa.ts",
+  fastify: "src/fastify.ts",
+  hono: "src/hono.ts",
 };
+
+/** The operator CLI, the package's `tollgate` bin: a program, with no ESM wrapper or declarations to import. */
+const BIN = { cli: "src/cli/main.ts" };
 
 export default defineConfig(() => {
   // Cleaned here rather than by tsup, whose declaration step would also delete the ESM
   // wrappers' .d.ts files written below.
   rmSync(join(process.cwd(), "dist"), { recursive: true, force: true });
   return {
-    entry: ENTRIES,
+    entry: { ...ENTRIES, ...BIN },
     format: ["cjs"],
     // Constructors that take the internal Context are @internal: hosts get these objects from
     // createTollgate, and the declarations name no private type.
-    dts: { compilerOptions: { stripInternal: true } },
+    dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
     clean: false,
     // A sourcemap would point at src/, which is not shipped, or embed it again.
     sourcemap: false,
@@ -51,13 +56,17 @@ export default defineConfig(() => {
 });
 
 /**
- * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./http.ts":
- * in the build that import is the package's own entry, dist/http.cjs, not a second copy of it.
+ * The middlewares (src/express.ts, src/koa.ts, src/fastify.ts, src/hono.ts) and the CLI
+ * (src/cli/) use the public API only, through "./http.ts", "./index.ts" or "../errors.ts":
+ * in the build those imports are the package's own entries (dist/http.cjs, dist/index.cjs,
+ * dist/errors.cjs), not a second copy of the library.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\/http\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./http.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\.?\/(index|http|errors)\.ts$/ }, (args) =>
+      /\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer) ? { path: `./${args.path.replace(/^\.\.?\//, "").replace(/\.ts$/, ".cjs")}`, external: true } : undefined,
+    );
   },
 };
 

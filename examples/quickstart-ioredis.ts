@@ -2,7 +2,7 @@
 // test/peers/ runs it on the lowest and highest ioredis the peer range allows.
 import { Redis } from "ioredis";
 import { createTollgate, fromIoredis } from "tollgate";
-const client = new Redis(process.env.REDIS_URL ?? "redis://localhost:6379");
+const client = new Redis(process.env.REDIS_URL ?? "redis://localhost:6379").on("error", (error) => console.error(error));
 const plans = { starter: { limits: { api: [{ limit: 100, windowMs: 60_000 }] }, credits: { allowance: 1_000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 100, surfaces: ["api"] } } };
 const tollgate = createTollgate({ redis: fromIoredis(client), plans });
 

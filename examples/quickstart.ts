@@ -1,9 +1,9 @@
-// The quick start of README.md, the same code: `REDIS_URL=redis://... npx tsx examples/quickstart.ts`.
+// The quick start of README.md, the same code: `REDIS_URL=redis://... npm run example examples/quickstart.ts`.
 // test/package.test.ts runs it from the packed package (ESM, CommonJS, TypeScript nodenext and
 // bundler) and test/peers/ on the lowest and highest node-redis the peer range allows.
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const plans = { starter: { limits: { api: [{ limit: 100, windowMs: 60_000 }] }, credits: { allowance: 1_000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 100, surfaces: ["api"] } } };
 const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
 

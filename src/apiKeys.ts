@@ -10,40 +10,18 @@
  * reads it together with the windows.
  * Scripts: lua/issueKey.lua, lua/revokeKey.lua, lua/listKeys.lua, lua/verifyKey.lua, lua/usage.lua.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
-import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors.ts";
+import { AccountNotFoundError, KeyLimitError } from "./errors.ts";
 import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { keyAccepted, keyRefused, type IssuedKey, type IssueKeyOptions, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
+import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyRefused, parseKey, type IssuedKey, type IssueKeyOptions, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
 import { usageFrom } from "./usage.ts";
-import { count, describe } from "./rules/validate.ts";
-import { surfaceName } from "./rules/windows.ts";
+import { count } from "./rules/validate.ts";
 
 export type { IssuedKey, IssueKeyOptions, KeyAccepted, KeyInfo, KeyRefusal, KeyRefused, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
-
-const KEY_ID = /^[0-9a-f]{10}$/;
-const SECRET = /^[0-9a-f]{32}$/;
-const SUBJECT = /^[A-Za-z0-9_.:-]{1,128}$/;
-
-/** The digest stored for a key: SHA-256 of the whole key, 22 base64url characters (132 bits). */
-export function keyDigest(key: string): string {
-  return createHash("sha256").update(key).digest("base64url").slice(0, 22);
-}
-
-/** The subject, key id and digest of a presented key, or null when it is not one of ours. */
-export function parseKey(key: unknown, keyPrefix: string): { subject: string; keyId: string; digest: string } | null {
-  if (typeof key !== "string" || key.length > 256 || !key.startsWith(`${keyPrefix}_`)) return null;
-  const parts = key.slice(keyPrefix.length + 1).split("_");
-  if (parts.length < 3) return null;
-  const secret = parts.pop()!;
-  const keyId = parts.pop()!;
-  const subject = parts.join("_");
-  if (!KEY_ID.test(keyId) || !SECRET.test(secret) || !SUBJECT.test(subject)) return null;
-  return { subject, keyId, digest: keyDigest(key) };
-}
 
 /** API keys (`tollgate.keys`): issued per subject, stored as a digest, checked with the admit in one round trip. */
 export class Keys {
@@ -53,11 +31,7 @@ export class Keys {
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const keys = this.ctx.keys(subject);
-    const name = options.name ?? "";
-    // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
-    if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
-    const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
-    const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, this.ctx.accountSurface);
+    const { name, ttlMs, surfaces } = keyIssueArgs(options, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
     const key = `${this.ctx.keyPrefix}_${keys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
     const reply = await this.ctx.runner.run(issueKey, keys, {
@@ -84,7 +58,7 @@ export class Keys {
   /** Deletes a key: it stops working at once. Returns whether it existed. */
   async revoke(subject: string, keyId: string): Promise<boolean> {
     const keys = this.ctx.keys(subject);
-    if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
+    keyIdArg(keyId);
     const reply = await this.ctx.runner.run(revokeKey, keys, { keyId });
     this.ctx.denyCache?.forget(keys.subject);
     return reply[1] === 1;
@@ -163,10 +137,4 @@ export class Keys {
     if (reply[0] === Code.KEY_REFUSED) return keyRefused(reply[1] as KeyRefusal);
     return keyAccepted(keys.subject, parsed.keyId, { usage: usageFrom(reply, surface) });
   }
-}
-
-/** A key's surfaces: each one some plan has (a typo would make a key that never works). */
-function surfacesArg(surfaces: unknown, accountSurface: (surface: unknown) => string): string {
-  if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
-  return [...new Set(surfaces.map((s) => accountSurface(s)))].join(",");
 }

@@ -30,4 +30,5 @@ export {
   type RateLimitDecision,
   type RefusalType,
   type PerRequest,
+  type StoreErrorMode,
 } from "./middleware.ts";

@@ -1,7 +1,8 @@
 /**
  * The public API of tollgate: everything not listed here is internal. The error classes are
  * also in `tollgate/errors`, the HTTP helpers in `tollgate/http`, the middlewares in
- * `tollgate/express` and `tollgate/koa`, the reference model in `tollgate/model`.
+ * `tollgate/express`, `tollgate/koa`, `tollgate/fastify` and `tollgate/hono`, the reference
+ * model in `tollgate/model`.
  *
  * @module tollgate
  */

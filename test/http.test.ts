@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RateLimitState } from '../src/index.ts';
 import {
   AccountExistsError,
-  EvictionPolicyError,
   AccountNotFoundError,
+  EvictionPolicyError,
   HoldNotFoundError,
   InvalidInputError,
   KeyLimitError,
@@ -22,7 +22,7 @@ import {
   replyForError,
   unavailableReply,
 } from '../src/http.ts';
-import { SERVICE_STATUS } from '../examples/shared/http.ts';
+import { SERVICE_STATUS } from '../examples/shared/http/handler.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
@@ -85,11 +85,11 @@ describe('rate-limit headers (SPEC §4)', () => {
   });
 });
 
-describe('headers of real admissions', () => {
+describe.each(['node-redis', 'memory'] as const)('headers of real admissions on %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
     const burst = { ...EXAMPLE_PLANS.free, limits: { ...EXAMPLE_PLANS.free.limits, api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }] } };
-    gate = await openTollgate('node-redis', 'http', { plans: { ...EXAMPLE_PLANS, burst } });
+    gate = await openTollgate(kind, 'http', { plans: { ...EXAMPLE_PLANS, burst } });
   });
   afterAll(() => gate.close());
 

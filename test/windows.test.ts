@@ -7,7 +7,7 @@ import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts'
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/rules/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
-import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, type ManualClock } from './helpers/tollgate.ts';
 
 const MINUTE = 60_000;
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
@@ -49,7 +49,7 @@ async function expectExactRetry(clock: ManualClock, admit: () => Promise<Admissi
   return retry;
 }
 
-describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
+describe.each(backends())('window algorithms through %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
     gate = await openTollgate(kind, 'windows', { plans: PLANS, policies: POLICIES });
@@ -194,7 +194,7 @@ describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
   });
 });
 
-describe.each(CLIENT_KINDS)('stagger through %s', (kind) => {
+describe.each(backends())('stagger through %s', (kind) => {
   let staggered: TestGate;
   let aligned: TestGate;
   beforeAll(async () => {

@@ -1,9 +1,9 @@
 // README "Limits for any subject": a policy for callers without an account (sign-in attempts
-// per IP), and a plan whose surface has two windows. `REDIS_URL=redis://... npx tsx examples/recipes/limits.ts`
+// per IP), and a plan whose surface has two windows. `REDIS_URL=redis://... npm run example examples/recipes/limits.ts`
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({
   redis: fromNodeRedis(client),
   // 5 sign-in attempts per IP a minute, and 20 an hour; no account needed.

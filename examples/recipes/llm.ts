@@ -1,10 +1,10 @@
 // README "Holds": an LLM API that reserves a request's max tokens upfront and settles the
 // tokens used; what was not used goes back to the cycle that paid.
-// `REDIS_URL=redis://... npx tsx examples/recipes/llm.ts`
+// `REDIS_URL=redis://... npm run example examples/recipes/llm.ts`
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({
   redis: fromNodeRedis(client),
   plans: { team: { limits: { api: [{ limit: 600, windowMs: 60_000 }] }, credits: { allowance: 1_000_000, cycle: { months: 1 } }, holds: { cap: 20, maxItems: 1, surfaces: ["api"] } } },

@@ -1,6 +1,12 @@
-/** API keys' requests and answers: what issuing, listing and verifying a key take and give. */
+/**
+ * API keys' rules: what issuing, listing and verifying a key take and give, a key's shape
+ * (<keyPrefix>_<subject>_<keyId>_<secret>) and the digest stored for it.
+ */
+import { createHash } from "node:crypto";
+import { InvalidInputError } from "../errors.ts";
 import type { Admission } from "./limits.ts";
 import type { Usage } from "./usage.ts";
+import { count, describe } from "./validate.ts";
 
 /** keys.issue's options. */
 export interface IssueKeyOptions {
@@ -97,3 +103,45 @@ export function keyAccepted<T extends { admission: Admission } | { usage: Usage 
   return { ok: true, valid: true, subject, keyId, ...answer };
 }
 
+const KEY_ID = /^[0-9a-f]{10}$/;
+const SECRET = /^[0-9a-f]{32}$/;
+const SUBJECT = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The digest stored for a key: SHA-256 of the whole key, 22 base64url characters (132 bits). */
+export function keyDigest(key: string): string {
+  return createHash("sha256").update(key).digest("base64url").slice(0, 22);
+}
+
+/** The subject, key id and digest of a presented key, or null when it is not one of ours. */
+export function parseKey(key: unknown, keyPrefix: string): { subject: string; keyId: string; digest: string } | null {
+  if (typeof key !== "string" || key.length > 256 || !key.startsWith(`${keyPrefix}_`)) return null;
+  const parts = key.slice(keyPrefix.length + 1).split("_");
+  if (parts.length < 3) return null;
+  const secret = parts.pop()!;
+  const keyId = parts.pop()!;
+  const subject = parts.join("_");
+  if (!KEY_ID.test(keyId) || !SECRET.test(secret) || !SUBJECT.test(subject)) return null;
+  return { subject, keyId, digest: keyDigest(key) };
+}
+
+/** A checked key id (shared with tollgate/model). */
+export function keyIdArg(keyId: unknown): string {
+  if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
+  return keyId;
+}
+
+/** A checked issue: the name, the ttl (0: never expires) and the surfaces ("*": any), shared with tollgate/model. */
+export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string } {
+  const name = options.name ?? "";
+  // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
+  if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
+  const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
+  const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, accountSurface);
+  return { name, ttlMs, surfaces };
+}
+
+/** A key's surfaces: each one some plan has (a typo would make a key that never works). */
+function surfacesArg(surfaces: unknown, accountSurface: (surface: unknown) => string): string {
+  if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
+  return [...new Set(surfaces.map((s) => accountSurface(s)))].join(",");
+}

@@ -1,7 +1,8 @@
 // A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
 // node-redis and ioredis are supported, so core tests run through both). In the `cluster`
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
-// same test files run unchanged against cluster key routing.
+// same test files run unchanged against cluster key routing. The public-API files also run
+// each test in memory (backends(): createTollgate({ memory: true }) with the same clock).
 import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { inject } from 'vitest';
@@ -12,6 +13,18 @@ import { EXAMPLE_PLANS } from './plans.ts';
 
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
+
+/** Where a tollgate under test keeps its state: Redis through either client, or this process's memory. */
+export type Backend = ClientKind | 'memory';
+
+/**
+ * The backends a public-API test file runs against: both Redis clients and memory (the same
+ * tests, the same expectations). The cluster project runs the Redis ones only: memory has no
+ * key routing to prove.
+ */
+export function backends(): Backend[] {
+  return clusterNodes() ? [...CLIENT_KINDS] : [...CLIENT_KINDS, 'memory'];
+}
 
 /** Tests move time by hand; nothing sleeps (STYLE). */
 export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -33,6 +46,10 @@ export interface TestGate {
   tg: Tollgate;
   clock: ManualClock;
   prefix: string;
+  /** Where the tollgate keeps its state. */
+  backend: Backend;
+  /** Whether it is on Redis (false: memory, where `command` has nothing to send to). */
+  onRedis: boolean;
   /** Raw commands for assertions on stored state (routed by key on a cluster). */
   command(args: string[]): Promise<unknown>;
   close(): Promise<void>;
@@ -56,7 +73,7 @@ export function defaultTarget(): RedisTarget {
 export interface TestClient {
   kind: ClientKind;
   topology: 'standalone' | 'cluster';
-  /** For createTollgate({ redis }). */
+  /** For createTollgate({ plans: EXAMPLE_PLANS, redis }). */
   adapter: RedisScriptClient;
   /**
    * A raw command. On a cluster, a command with a key goes to the key's node (the key is the
@@ -144,18 +161,33 @@ export async function connectTestClient(kind: ClientKind, target: RedisTarget = 
  * project's Redis: the shared server, or in the `cluster` project the cluster.
  */
 export async function openTollgate(
-  kind: ClientKind,
+  kind: Backend,
   name: string,
   options: Partial<TollgateOptions> = {},
   url?: string,
 ): Promise<TestGate> {
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
+  if (kind === 'memory') {
+    return {
+      tg: createTollgate({ memory: true, plans: EXAMPLE_PLANS, clock: clock.fn, ...options }),
+      clock,
+      prefix,
+      backend: kind,
+      onRedis: false,
+      command: async () => {
+        throw new Error('A tollgate in memory has no Redis to send a command to');
+      },
+      close: async () => {},
+    };
+  }
   const client = await connectTestClient(kind, url === undefined ? defaultTarget() : { url });
   return {
     tg: createTollgate({ redis: client.adapter, plans: EXAMPLE_PLANS, prefix, clock: clock.fn, ...options }),
     clock,
     prefix,
+    backend: kind,
+    onRedis: true,
     command: (args) => client.command(args),
     close: () => client.close(),
   };
