@@ -11,17 +11,14 @@
  * names, unverified, and `degraded`. A request that pre-checks credits always fails closed.
  */
 import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./http.ts";
+import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./replies.ts";
 import type { Admission } from "./rules/limits.ts";
-import type { RateLimitDecision, RateLimitOptions } from "./middleware.ts";
+import type { RateLimitDecision, RateLimitOptions, StoreErrorMode } from "./rateLimitOptions.ts";
 import { createLocalLimiter } from "./memory.ts";
 import type { Plan } from "./rules/plans.ts";
 import type { Tollgate } from "./tollgate.ts";
 import { count } from "./rules/validate.ts";
 import type { RateLimitState, Window } from "./rules/windows.ts";
-
-/** What a rate-limit middleware does when the quota store cannot be reached. */
-export type StoreErrorMode = "closed" | "open" | "local";
 
 /** The request that met the store failure, as checkRequest read it. */
 export interface FailedCall {
