@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { redisUrl } from './helpers/redis.ts';
-import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -98,7 +97,7 @@ describe('README examples run as written', () => {
   });
 
   it('the operator CLI commands run as written, on REDIS_URL', async () => {
-    const setup = `import { createClient } from 'redis'; import { createTollgate, fromNodeRedis } from './src/index.ts';
+    const setup = `import { createClient } from 'redis'; import { createTollgate, fromNodeRedis } from './src/index.ts'; import { EXAMPLE_PLANS } from './examples/shared/plans.ts';
       const client = await createClient({ url: process.env.REDIS_URL }).on('error', () => {}).connect();
       const tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: fromNodeRedis(client) });
       await tollgate.accounts.create('acct_42', { plan: 'starter' }).catch(() => {});
