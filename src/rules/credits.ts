@@ -14,9 +14,10 @@ export interface ChargeRequest {
   optional?: number;
   /**
    * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
-   * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
-   * applies once; with durability on, the library gives the charge an operation id of its own
-   * (an UnconfirmedError carries it, for the retry).
+   * operationTtlMs (24 h), and at least 60 s when a subject holds more than 1,000 ids. Without
+   * one, the library gives the charge an id of its own, so a command the Redis client resends
+   * by itself still applies once; a StoreUnavailableError (or UnconfirmedError) carries it, for
+   * a retry.
    */
   operationId?: string;
 }
