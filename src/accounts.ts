@@ -5,9 +5,9 @@
  * lua/readAccount.lua, lua/inspectAccount.lua.
  */
 import type { Context } from "./context.ts";
-import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
+import { cycleArgs, intervalArgs, type Interval } from "./rules/cycles.ts";
 import { AccountExistsError } from "./errors.ts";
-import { planArgs, planNamed } from "./plans.ts";
+import { planArgs, planNamed } from "./rules/plans.ts";
 import {
   creditsFrom,
   cycleFrom,
@@ -17,7 +17,7 @@ import {
   holdFrom,
   limitsFrom,
   type AccountLimits,
-  type Credits,
+  type AccountCredits,
   type Cycle,
   type EndedCycle,
   type Hold,
@@ -25,14 +25,15 @@ import {
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, list, text } from "./scripts/reply.ts";
-import { windowsForm, type RateLimitState } from "./windows.ts";
+import { windowsForm } from "./windows.ts";
+import type { RateLimitState } from "./rules/windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
   /** The plan's numbers as the account holds them. */
   plan: AccountLimits;
   /** Credits of the current cycle. */
-  credits: Credits;
+  credits: AccountCredits;
   /** The current cycle. */
   cycle: Cycle;
   /** How cycles are counted: from `anchor`, every `length` days (`d`) or calendar months (`m`). */
@@ -75,7 +76,8 @@ export class Accounts {
 
   /**
    * Opens an account on a plan with its first billing cycle; AccountExistsError when the
-   * subject already has one.
+   * subject already has one, or when its account is gone but its journal, ended cycles or
+   * holds survive (an evicted account is never funded again from scratch).
    *
    * @example
    * ```ts
@@ -90,8 +92,9 @@ export class Accounts {
     const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
-    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject);
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject, (reply.found || "account") as AccountExistsError["found"]);
     return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
@@ -99,6 +102,7 @@ export class Accounts {
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     return cycleOf(await this.ctx.runner.run(startCycle, redisKeys, interval));
   }
 
@@ -110,6 +114,7 @@ export class Accounts {
     const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
     this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);

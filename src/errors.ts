@@ -2,6 +2,9 @@
  * Typed errors with a stable `name` and `code` (SPEC §8). Denied requests and insufficient
  * credits are values, not errors; these are thrown only for bad input, missing records and an
  * unreachable quota store. `isTollgateError` works across duplicate installs of the package.
+ * `TollgateError` and `isTollgateError` are also exported by the package's root.
+ *
+ * @module tollgate/errors
  */
 const BRAND = Symbol.for("tollgate.error");
 
@@ -13,7 +16,8 @@ export type TollgateErrorCode =
   | "account_exists"
   | "hold_not_found"
   | "key_limit"
-  | "unavailable";
+  | "unavailable"
+  | "eviction_policy";
 
 /** The base of every error tollgate throws: a stable `name` and `code` (SPEC §8). */
 export class TollgateError extends Error {
@@ -61,14 +65,25 @@ export class AccountNotFoundError extends TollgateError {
   }
 }
 
-/** accounts.create for a subject that already has an account (409). */
+/**
+ * accounts.create for a subject that already has an account (409), or whose account is gone
+ * while its records survive (its journal, ended cycles or holds: the account was evicted), so
+ * that a lost account is never funded again from scratch.
+ */
 export class AccountExistsError extends TollgateError {
   override readonly name = "AccountExistsError";
   constructor(
     /** The subject. */
     readonly accountId: string,
+    /** What exists: the account, or the surviving records of one that is gone. */
+    readonly found: "account" | "journal" | "cycles" | "holds" = "account",
   ) {
-    super("account_exists", `Account "${accountId}" already exists`);
+    super(
+      "account_exists",
+      found === "account"
+        ? `Account "${accountId}" already exists`
+        : `Account "${accountId}" is gone but its ${found === "journal" ? "credit journal" : found === "cycles" ? "ended cycles" : "holds"} survive: the account was lost (a Redis that evicts keys?); restore it rather than create it again`,
+    );
   }
 }
 
@@ -130,6 +145,32 @@ export class UnconfirmedError extends StoreUnavailableError {
   declare readonly operationId: string;
   constructor(operationId: string, message: string, options?: { cause?: unknown }) {
     super(message, { ...options, operationId });
+  }
+}
+
+/**
+ * A credit movement or an account creation refused because a Redis server that holds
+ * tollgate's keys may evict them: its `maxmemory-policy` is not `noeviction`, or it would not
+ * say (INFO refused). An evicted account, hold or operation id loses credits or charges twice,
+ * so nothing that moves credits runs there; admits keep working. Fix the server
+ * (`CONFIG SET maxmemory-policy noeviction`, and the same in its configuration file), or accept
+ * the risk with createTollgate's `acceptEviction: true`.
+ */
+export class EvictionPolicyError extends TollgateError {
+  override readonly name = "EvictionPolicyError";
+  constructor(
+    /** The policy found (e.g. "volatile-lru", "allkeys-lru"), or "unknown" when the server would not say. */
+    readonly policy: string,
+    /** The server that has it ("host:port" where known). */
+    readonly server: string,
+    options?: { cause?: unknown },
+  ) {
+    const found = policy === "unknown" ? "tollgate could not read its maxmemory-policy (INFO refused)" : `its maxmemory-policy is ${policy}`;
+    super(
+      "eviction_policy",
+      `Redis ${server} may evict tollgate's keys: ${found}. Credit movements and account creation are refused, since an evicted account, hold or operation id loses credits or charges them twice. Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in the server's configuration), or pass createTollgate({ acceptEviction: true }) to accept the risk.`,
+      options,
+    );
   }
 }
 

@@ -6,10 +6,10 @@
  * @module tollgate/express
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
 
 declare global {
   namespace Express {
@@ -41,10 +41,11 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * import express from "express";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { plans } from "./plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/express";
  *
  * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
  * const app = express();
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;
  *

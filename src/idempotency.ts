@@ -12,36 +12,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
-import { holdFromJson, type Hold } from "./records.ts";
+import { holdFromJson } from "./records.ts";
+import type { BeginOutcome, IdempotencyClaim, StoredOutcome } from "./rules/idempotency.ts";
+import { printableKey } from "./rules/validate.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, int } from "./scripts/reply.ts";
-import { printableKey } from "./validate.ts";
 
-/** The key, the body's fingerprint and the token that holds the key while it is pending. */
-export interface IdempotencyClaim {
-  /** The Idempotency-Key. */
-  key: string;
-  /** SHA-256 of the canonical JSON of the request body (fingerprint). */
-  fingerprint: string;
-  /** Holds the pending key for this request; pass the claim to holds.open or release. */
-  token: string;
-}
-
-/**
- * idempotency.begin's answer: `new` (go on, with the claim), `replay` (answer the stored
- * outcome again), `reused` (422: another body) or `in_use` (409: a request with it is pending).
- */
-export type BeginOutcome =
-  | { state: "new"; claim: IdempotencyClaim }
-  | { state: "replay"; outcome: StoredOutcome }
-  | { state: "reused" }
-  | { state: "in_use" };
-
-/** A stored outcome: the opened hold, or the open-hold cap refusal (SPEC §7). */
-export type StoredOutcome =
-  | { kind: "hold"; hold: Hold }
-  | { kind: "hold_limit_reached"; active: number; cap: number };
+export type { BeginOutcome, IdempotencyClaim, StoredOutcome };
 
 /**
  * SHA-256 of the body's canonical JSON (RFC 8785, src/canonicalJson.ts): equal bodies, whatever

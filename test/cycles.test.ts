@@ -2,7 +2,7 @@
 // to month end, and the Lua calendar agreeing with the TypeScript one used by the model.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentPeriod, periodStart } from '../src/cycles.ts';
+import { currentPeriod, periodStart } from '../src/rules/cycles.ts';
 import { readLuaFile, LUA_ROOT } from '../src/scripts/bundle.ts';
 import { resolveIncludes } from '../src/scripts/loader.ts';
 import { connectNodeRedis } from './helpers/redis.ts';

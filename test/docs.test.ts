@@ -16,6 +16,8 @@ const typedocConfig = JSON.parse(readFileSync(join(root, 'typedoc.json'), 'utf8'
 /** The source entry of each subpath the package exports. */
 const ENTRIES: Record<string, string> = {
   '.': 'src/index.ts',
+  './errors': 'src/errors.ts',
+  './http': 'src/http.ts',
   './model': 'src/model/index.ts',
   './express': 'src/express.ts',
   './koa': 'src/koa.ts',
@@ -97,6 +99,7 @@ describe('API reference', () => {
       ['.', ['Holds', 'open']],
       ['.', ['Holds', 'settle']],
       ['.', ['TollgateOptions', 'telemetry']],
+      ['./http', ['checkRequest']],
       ['./express', ['rateLimit']],
       ['./koa', ['rateLimit']],
       ['./fastify', ['rateLimit']],

@@ -3,15 +3,16 @@
 // request fits for both, and `stagger` spreads fixed resets across subjects. Through both
 // clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
-import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
+import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
+import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/rules/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 import { TEST_START, backends, accountId, type ManualClock } from './helpers/tollgate.ts';
 
 const MINUTE = 60_000;
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   sliding: plan({ api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
   mixed: plan({ api: [{ limit: 4, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
 };
@@ -42,9 +43,9 @@ async function expectExactRetry(clock: ManualClock, admit: () => Promise<Admissi
   const retry = denied.retryAfterMs;
   expect(retry).toBeGreaterThan(0);
   clock.advance(retry - 1);
-  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ allowed: false });
+  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ ok: false, allowed: false });
   clock.advance(1);
-  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ allowed: true });
+  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ ok: true, allowed: true });
   return retry;
 }
 
@@ -95,7 +96,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       expect(used).toBe(7);
       expect((await gate.tg.limits.peek(id)).rateLimit).toEqual({ limit: 10, remaining: 10 - used, resetMs: 59_000, windowMs: MINUTE, algorithm: 'sliding' });
       await admitN(id, 10 - used);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
     });
 
     it('half-way through the window the previous count weighs half (rounded down)', async () => {
@@ -180,7 +181,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       await admitN(id, 4);
       gate.clock.set(TEST_START + 40_000);
       const denied = await gate.tg.limits.admit(id, { cost: 2 });
-      expect(denied).toMatchObject({ allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
+      expect(denied).toMatchObject({ ok: false, allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
       await expectExactRetry(gate.clock, () => gate.tg.limits.admit(id, { cost: 2 }));
     });
 

@@ -20,6 +20,17 @@ export interface RedisScriptClient {
    * client; a client without it cannot be durable.
    */
   dedicated?(): Promise<DedicatedConnection>;
+  /**
+   * Sends a command that names no key (INFO) to every master, one server for a client that is
+   * not a cluster, and resolves with each master's reply and address. Without it, the command
+   * goes through `send` to one server.
+   */
+  everyMaster?(words: string[]): Promise<Array<{ server: string; reply: unknown }>>;
+  /**
+   * Calls `listener` each time a connection of the client is (re)established, so tollgate reads
+   * again what a server it reconnects to may have changed (its maxmemory-policy).
+   */
+  onReconnect?(listener: () => void): void;
 }
 
 /** A connection (on a cluster, one per master, opened when first needed) that tollgate alone uses. */

@@ -8,7 +8,8 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from 'tollgate';
+import { isTollgateError, type Allowed, type Tollgate, type Usage } from 'tollgate';
+import { checkRequest, rateLimitHeaders, type RateLimitDecision } from 'tollgate/http';
 import { cookie, type ApiRequest, type HttpReply } from '../http/handler.ts';
 import type { TokenVerifier } from './oauth.ts';
 
@@ -117,8 +118,8 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
 function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
   if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission?.credits };
   const { refusal } = decision;
-  if (refusal.reason === 'unavailable') throw refusal.error;
-  if (refusal.reason === 'unauthorized') return { valid: false };
+  if (refusal.type === 'unavailable') throw refusal.error;
+  if (refusal.type === 'unauthorized') return { valid: false };
   const admission = refusal.admission!;
   if (!admission.allowed) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
   // insufficient_quota: counted and within the windows; the handler answers the 402.

@@ -10,7 +10,8 @@
  * before its key is verified (tollgate's deny cache, limits.denied: no Redis call); another
  * process learns of the block at that IP's next failed check there.
  */
-import { isTollgateError, rateLimitedReply, type PolicyTable, type Tollgate } from 'tollgate';
+import { isTollgateError, type PolicyTable, type Tollgate } from 'tollgate';
+import { rateLimitedReply } from 'tollgate/http';
 import type { ApiRequest, HttpReply } from '../http/handler.ts';
 
 export const FAILED_AUTH = { policy: 'failed_auth', surface: 'attempts' } as const;

@@ -5,7 +5,8 @@
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
-import { errorReply, isTollgateError, replyForError, unavailableReply } from 'tollgate';
+import { isTollgateError } from 'tollgate';
+import { errorReply, replyForError, unavailableReply } from 'tollgate/http';
 import { isPlatformError } from '../platform/index.ts';
 import { fail, type ApiRequest, type HttpReply } from './handler.ts';
 import { MESSAGES } from './messages.ts';

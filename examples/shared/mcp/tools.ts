@@ -13,7 +13,8 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { insufficientReply, type Tollgate, type Usage } from 'tollgate';
+import { type Tollgate, type Usage } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import type { Caller, Price } from '../auth/credentials.ts';
 import { usageBody } from '../api/bodies.ts';
 import { chargeAfterWork } from '../api/charge.ts';

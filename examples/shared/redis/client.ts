@@ -23,7 +23,8 @@ import {
   createClient,
   createCluster,
 } from 'redis';
-import { StoreUnavailableError, fromNodeRedis, type RedisScriptClient } from 'tollgate';
+import { fromNodeRedis, type RedisScriptClient } from 'tollgate';
+import { StoreUnavailableError } from 'tollgate/errors';
 
 export interface ClusterNode {
   host: string;

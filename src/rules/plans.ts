@@ -7,7 +7,7 @@
  * moves the limits at once.
  */
 import { intervalArgs, type Interval } from "./cycles.ts";
-import { InvalidInputError, UnknownPlanError } from "./errors.ts";
+import { InvalidInputError, UnknownPlanError } from "../errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
@@ -24,37 +24,11 @@ export interface Plan {
   holds: { cap: number; maxItems: number; surfaces: readonly string[] };
 }
 
-/** The host's plans by name (validated by createTollgate; see DEFAULT_PLANS). */
+/** The host's plans by name (validated by createTollgate). */
 export type PlanTable = Readonly<Record<string, Plan>>;
 
 /** Named windows for subjects without an account: { policy: { surface: windows } }. */
 export type PolicyTable = Readonly<Record<string, SurfaceWindows>>;
-
-const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
-
-/** The seed's plan table (SPEC §2): `api` and `web` per plan; free holds only on `web`. */
-export const DEFAULT_PLANS = {
-  free: {
-    limits: { api: minute(30), web: minute(30) },
-    credits: { allowance: 30, cycle: { days: 30 } },
-    holds: { cap: 1, maxItems: 5000, surfaces: ["web"] },
-  },
-  starter: {
-    limits: { api: minute(100), web: minute(100) },
-    credits: { allowance: 1000, cycle: { months: 1 } },
-    holds: { cap: 2, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-  pro: {
-    limits: { api: minute(300), web: minute(300) },
-    credits: { allowance: 5000, cycle: { months: 1 } },
-    holds: { cap: 5, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-  business: {
-    limits: { api: minute(1000), web: minute(1000) },
-    credits: { allowance: 20000, cycle: { months: 1 } },
-    holds: { cap: 10, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-} as const satisfies PlanTable;
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 

@@ -4,7 +4,7 @@
  * are calendar months in UTC counted from the anchor and clamped to month end, so an anchor
  * on Jan 31 gives Feb 28/29, then Mar 31.
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from "../errors.ts";
 import { count, instant } from "./validate.ts";
 
 /** A billing-cycle length: whole days, or whole calendar months in UTC clamped to month end. */

@@ -2,7 +2,7 @@
  * Boundary checks (STYLE: validate at the boundary, trust inside). Each throws an
  * InvalidInputError with a message that names the bad value, before Redis is touched (SPEC §8).
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from "../errors.ts";
 
 const SUBJECT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
