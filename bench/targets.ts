@@ -10,7 +10,7 @@
  *   Express thread busy µs per request vs express-rate-limit + rate-limit-redis at 16 and 64
  *     connections: keys.verify middleware <= 1x, the example's free endpoint <= 1.2x;
  *   memory: an idle account without keys <= 256 bytes, its first key <= 120 bytes more;
- *   telemetry (issue 13): admit's client CPU with the API and no SDK <= 1.1x telemetry: false.
+ *   telemetry: admit's client CPU with the API and no SDK <= 1.1x telemetry: false.
  * Both clients are judged where the issue says "both".
  */
 import { BASELINE, type BaselineValue } from "./baseline.ts";

@@ -1,6 +1,6 @@
 --[[
   admit: count a request of `cost` in every window of an account's surface and, when asked,
-  pre-check its balance, in one round trip (SPEC §4, §10; body: lib/admit.lua). cost 0 only
+  pre-check its balance, in one round trip (body: lib/admit.lua; docs/limits.md). cost 0 only
   looks (src/limits.ts#peek).
   KEYS[1] account       hash   the account (lib/account.lua); its counters are derived from
                                this name (account_counters), in the same slot

@@ -1,5 +1,5 @@
 --[[
-  changePlan: move an account to another plan (SPEC §3). Its windows and holds rules change at
+  changePlan: move an account to another plan (docs/accounts.md#billing-cycles). Its windows and holds rules change at
   once; the new allowance applies from the next cycle, unless startNow asks for a new cycle at
   this instant (then at once, re-anchored like startCycle).
   KEYS[1] account       hash   the account (lib/account.lua)

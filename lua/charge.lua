@@ -1,5 +1,5 @@
 --[[
-  charge: take required + optional credits atomically (SPEC §5): insufficient when the
+  charge: take required + optional credits atomically (docs/credits.md#charges): insufficient when the
   balance is below required, else required + min(optional, balance - required). A caller's
   operation id makes a retried charge apply once (its outcome is kept opTtlMs). A charge
   without one carries a short id the library made up, remembered with the account's last few

@@ -1,5 +1,5 @@
 --[[
-  createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
+  createAccount: open an account on a plan with its first billing cycle (docs/concepts.md#plans, docs/accounts.md#billing-cycles).
   KEYS[1] account       hash   the account (lib/account.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] plan          string   plan name

@@ -1,5 +1,5 @@
 --[[
-  endHold: finish or cancel a hold (SPEC §6). Everything it still holds is refunded to the
+  endHold: finish or cancel a hold (docs/holds.md). Everything it still holds is refunded to the
   cycle that paid. Ending an ended hold changes nothing: a second cancel refunds nothing and
   is free.
   KEYS[1] account       hash   the account (lib/account.lua)

@@ -1,5 +1,5 @@
 --[[
-  openHold: reserve credits for a hold in one atomic step (SPEC §6-7, §10): re-check the
+  openHold: reserve credits for a hold in one atomic step (docs/holds.md, docs/idempotency.md): re-check the
   Idempotency-Key, end lapsed holds, check the plan's holds rules, the open-hold cap and the
   credits, reserve, record the hold and store the outcome under the key. An items hold
   reserves items x (required + optional); a budget hold reserves amount. The cost does not
@@ -84,7 +84,7 @@ if keyed then
   end
 end
 
--- An outcome that is not kept under the key frees it for a corrected retry (SPEC §7).
+-- An outcome that is not kept under the key frees it for a corrected retry (docs/idempotency.md).
 local function refuse(code, payload)
   if keyed then
     idempotency_release(idemRecord, idemToken)

@@ -1,5 +1,5 @@
 --[[
-  readHold: one hold of the account, after ending its lapsed holds (SPEC §6: a lease is
+  readHold: one hold of the account, after ending its lapsed holds (docs/holds.md: a lease is
   checked whenever the account is touched). Spends no credit.
   KEYS[1] account       hash   the account (lib/account.lua)
   KEYS[2] cycles        hash   ended cycles

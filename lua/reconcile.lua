@@ -1,6 +1,6 @@
 --[[
   reconcile: recompute the current cycle's balance, spent and held from the journal and
-  return them beside the stored ones (SPEC §3 invariant). A cycle without a movement yet has
+  return them beside the stored ones (docs/credits.md#the-credit-invariant). A cycle without a movement yet has
   no journal entry and reconciles to its allowance. complete is 0 when the cycle's opening
   grant was trimmed from the journal, or the journal is off.
   KEYS[1] account       hash   the account (lib/account.lua)

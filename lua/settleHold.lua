@@ -1,5 +1,5 @@
 --[[
-  settleHold: settle one item of a hold (SPEC §6, §10) and renew its lease.
+  settleHold: settle one item of a hold (docs/holds.md) and renew its lease.
   An items hold: without a failure label the item's required credits are spent and
   optionalSpent of its optional ones; with one, nothing is spent (what the item held goes back
   when the hold ends) and the label is counted. A budget hold: amount is spent from what is

@@ -1,5 +1,5 @@
 --[[
-  startCycle: start a new billing cycle now (a billing webhook, SPEC §3). Re-anchors the
+  startCycle: start a new billing cycle now (a billing webhook; docs/accounts.md#billing-cycles). Re-anchors the
   account at this instant, optionally with a new interval; the cycle current now (rolled to
   first, as any call does) is archived as ending now and the new one opens with the plan's
   allowance. Unused credits do not roll over.

@@ -1,6 +1,6 @@
 --[[
   sweepHolds: end every hold of one account whose lease ran out, with its refunds, so no
-  credit or cap place stays locked (SPEC §6). Safe to run from many servers at once.
+  credit or cap place stays locked (docs/holds.md). Safe to run from many servers at once.
   KEYS[1] account       hash   the account (lib/account.lua)
   KEYS[2] cycles        hash   ended cycles
   KEYS[3] journal       stream credit movements (lib/journal.lua)

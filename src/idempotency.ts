@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key support for opening holds (SPEC §7). Keys are scoped per subject and stored
+ * Idempotency-Key support for opening holds. Keys are scoped per subject and stored
  * with a fingerprint of the canonical request body. `begin` runs before validation and before
  * the host does its own work: it replays a stored outcome, refuses a reused key with another
  * body, or claims the key for this request (so a concurrent duplicate gets "in use", never a
@@ -7,7 +7,7 @@
  * works (`renew`): a holder that crashed blocks the key for that long at most. holds.open
  * re-checks the key and stores the outcome in the same atomic step, so a claim that lapsed
  * under a slow holder can cost that holder a 409, never a second hold.
- * Scripts: lua/beginIdempotency.lua (also renews), lua/releaseIdempotency.lua.
+ * Scripts: beginIdempotency (also renews), releaseIdempotency.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
@@ -37,13 +37,13 @@ export type BeginOutcome =
   | { state: "reused" }
   | { state: "in_use" };
 
-/** A stored outcome: the opened hold, or the open-hold cap refusal (SPEC §7). */
+/** A stored outcome: the opened hold, or the open-hold cap refusal. */
 export type StoredOutcome =
   | { kind: "hold"; hold: Hold }
   | { kind: "hold_limit_reached"; active: number; cap: number };
 
 /**
- * SHA-256 of the body's canonical JSON (RFC 8785, src/canonicalJson.ts): equal bodies, whatever
+ * SHA-256 of the body's canonical JSON (RFC 8785): equal bodies, whatever
  * their key order, share it. A body that is not JSON (a BigInt, a cycle, nesting past 256
  * levels, ...) is InvalidInputError.
  */
@@ -51,19 +51,19 @@ export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
 }
 
-/** A stored outcome from its code and JSON (lua/lib/idempotency.lua). */
+/** A stored outcome from its code and JSON. */
 export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
   const data = JSON.parse(payload) as Record<string, unknown>;
   if (code === Code.HOLD_LIMIT) return { kind: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap) };
   return { kind: "hold", hold: holdFromReply(data) };
 }
 
-/** Idempotency-Key support for opening holds (`tollgate.idempotency`, SPEC §7). */
+/** Idempotency-Key support for opening holds (`tollgate.idempotency`). */
 export class Idempotency {
   /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** Looks the key up before the request is validated (SPEC §7 order). */
+  /** Looks the key up before the request is validated, so that a replay or a refusal comes first. */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     const keys = this.ctx.keys(subject);
     const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
@@ -83,7 +83,7 @@ export class Idempotency {
     return reply[0] === Code.OK;
   }
 
-  /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
+  /** Frees a pending key after an outcome that is not stored (400/402/403). */
   async release(subject: string, claim: IdempotencyClaim): Promise<void> {
     const keys = this.ctx.keys(subject);
     await this.ctx.runner.run(releaseIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });

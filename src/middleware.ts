@@ -4,8 +4,8 @@
  * guard takes its decision from here too. A key is
  * verified together with the admit (keys.verify: one round trip); a subject the host already
  * knows is admitted with limits.admit. The answer is either the rate-limit headers to send
- * with the endpoint's response, or the SPEC §8 reply to send instead: 401 (no rate-limit
- * headers, SPEC §4), 429, 402 or 503 (fail closed, SPEC §8). Anything else thrown (a surface
+ * with the endpoint's response, or the error reply to send instead: 401 (no rate-limit
+ * headers), 429, 402 or 503 (fail closed). Anything else thrown (a surface
  * no plan has, a policy that is not configured) is a setup mistake and is the host's to see.
  */
 import { isTollgateError } from "./errors.ts";
@@ -40,7 +40,7 @@ export interface RateLimitOptions<Req> {
   policy?: string;
   /** Requests for which this returns true pass untouched: not counted, no headers. */
   skip?: (req: Req) => boolean;
-  /** Also send the IETF draft fields RateLimit-Policy and RateLimit (SPEC §4). Default false. */
+  /** Also send the IETF draft fields RateLimit-Policy and RateLimit. Default false. */
   ietfHeaders?: boolean;
   /** The request id of an error reply (body and X-Request-Id). Default: a new random id. */
   requestId?: (req: Req) => string;
@@ -64,7 +64,7 @@ export interface RateLimitPass {
 export interface RateLimitRefusal {
   /** 401 unauthorized, 429 rate_limited, 402 insufficient_quota or 503 unavailable. */
   reason: "unauthorized" | "rate_limited" | "insufficient_quota" | "unavailable";
-  /** The SPEC §8 reply: status, headers (rate-limit headers except on 401) and body. */
+  /** The error reply: status, headers (rate-limit headers except on 401) and body. */
   reply: HttpReply;
   /** The subject, when it was known. */
   subject?: string;

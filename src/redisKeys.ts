@@ -1,6 +1,6 @@
 /**
  * Redis key names. Every key of a subject carries the hash tag {<subject>}, so each script
- * touches one cluster slot (SPEC §2); the only other key is the deployment-wide sweep index,
+ * touches one cluster slot; the only other key is the deployment-wide sweep index,
  * touched alone. Names are built when asked for: a request needs two or three of them.
  */
 import type { SubjectKeyNames } from "./scripts/script.ts";
@@ -41,13 +41,13 @@ export class SubjectKeys implements SubjectKeyNames {
   hold(holdId: string): string {
     return `${this.base}h:${holdId}`;
   }
-  /** Item ids a hold has settled (lua/lib/holds.lua). */
+  /** Item ids a hold has settled. */
   holdItems(holdId: string): string {
     return `${this.base}h:${holdId}:i`;
   }
   /**
    * A policy's window counters for this subject: policyCounters + surface + ":" + ...
-   * (lua/admitPolicy.lua). The account's own counters are "r:" + surface + ":" + ..., derived
+   * The account's own counters are "r:" + surface + ":" + ..., derived
    * from the account key in the scripts (account_counters in lua/lib/account.lua).
    */
   policyCounters(policy: string): string {

@@ -1,10 +1,10 @@
 /**
- * The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
+ * The sweep: holds whose worker stopped reporting are ended by their lease, with
  * their refunds, so no credit or cap place stays locked forever. Any touch of the subject
  * ends its lapsed holds; this sweep finds subjects nobody touches. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/sweepHolds.lua, lua/sweepMark.lua,
- * lua/sweepDue.lua.
+ * so many servers may sweep at once. Scripts: sweepHolds, sweepMark,
+ * sweepDue.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";

@@ -1,4 +1,4 @@
-// Accounts, plans and billing cycles (SPEC §2-3, §10), through both clients.
+// Accounts, plans and billing cycles (docs/concepts.md#plans, docs/accounts.md#billing-cycles), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   AccountExistsError,
@@ -310,7 +310,7 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
   });
 });
 
-describe('plan tables (SPEC §2)', () => {
+describe('plan tables', () => {
   it('the default preset is the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
     const row = (name: keyof typeof DEFAULT_PLANS) => {
       const p = DEFAULT_PLANS[name];

@@ -1,6 +1,6 @@
-// tollgate/express and tollgate/koa (issue 13): one middleware per framework that checks a key
+// tollgate/express and tollgate/koa: one middleware per framework that checks a key
 // (or a subject the host names) and counts the request in one round trip, sets the rate-limit
-// headers (SPEC §4) and answers 401 / 429 / 402 / 503 with the SPEC §8 body; checkRequest is
+// headers (docs/limits.md) and answers 401 / 429 / 402 / 503 with the error body; checkRequest is
 // the same step for any other framework. Real apps, real HTTP, the test Redis.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -231,7 +231,7 @@ describe.each([
     expect(denied).toMatchObject({ status: 299, body: { custom: 'unauthorized', status: 401 } });
   });
 
-  it('the rate-limit headers stay on the response when the endpoint fails (SPEC §4: errors included)', async () => {
+  it('the rate-limit headers stay on the response when the endpoint fails (errors included)', async () => {
     const base = await app({ key: apiKey });
     const { key } = await account();
     const reply = await get(base, { 'x-api-key': key }, '/boom');
@@ -267,7 +267,7 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     await io.quit();
   });
 
-  it('passes a valid key with its headers, refuses a missing key (401) and a short balance (402) with the SPEC §8 body', async () => {
+  it('passes a valid key with its headers, refuses a missing key (401) and a short balance (402) with the error body', async () => {
     const subject = accountId('plain');
     await tg.accounts.create(subject, { plan: 'free' });
     const { key } = await tg.keys.issue(subject);

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// The core suites that must also hold under cluster key routing (SPEC §1: standalone or Redis
-// Cluster). They run unchanged: helpers/tollgate.ts connects cluster clients in that project.
+// The core suites that must also hold under cluster key routing (docs/concepts.md#redis-and-the-runtime:
+// standalone or Redis Cluster). They run unchanged: helpers/tollgate.ts connects cluster clients in that project.
 const ON_CLUSTER = [
   'test/accounts.test.ts',
   'test/limits.test.ts',

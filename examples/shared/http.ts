@@ -41,12 +41,12 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   return { status, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
-/** The service's own error types beside tollgate's (SPEC §8): the platform's, and the job cap's 429. */
+/** The service's own error types beside tollgate's (docs/example-service.md#errors): the platform's, and the job cap's 429. */
 const SERVICE_STATUS = { video_unavailable: 404, no_captions: 404, job_limit_reached: 429 } as const;
 
 export type ServiceErrorType = ErrorType | keyof typeof SERVICE_STATUS;
 
-/** An SPEC §8 error reply with the given extra headers. */
+/** An error reply with the given extra headers. */
 export function fail(
   request: ApiRequest,
   type: ServiceErrorType,
@@ -73,7 +73,7 @@ export function isDecodablePath(path: string): boolean {
   }
 }
 
-/** The SPEC §8 reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
+/** The error reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
 export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
   const error = request.bodyError;
   return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' } });

@@ -1,5 +1,5 @@
 --[[
-  cycle: billing-cycle rollover (SPEC §3). Rollover is lazy and atomic: a script that moves
+  cycle: billing-cycle rollover (docs/accounts.md#billing-cycles). Rollover is lazy and atomic: a script that moves
   credits first brings the account to the cycle that contains "now"; a new cycle archives the
   old one's summary and opens with the next allowance. Unused credits never roll over.
   Ended cycles live in the cycles hash under '<cycle>:<field>' (ENDED_CYCLE) and keep
@@ -57,7 +57,7 @@ local function cycle_current_account(ctx)
   return a
 end
 
--- Start a new cycle at ctx.now (a billing webhook, SPEC §3): the current cycle (a is rolled
+-- Start a new cycle at ctx.now (a billing webhook; docs/accounts.md#billing-cycles): the current cycle (a is rolled
 -- to the cycle containing now) ends here and is archived so, and the account is re-anchored
 -- at now, optionally with a new interval ('' / 0 keep the current unit / length).
 local function cycle_reanchor(ctx, a, unit, length)

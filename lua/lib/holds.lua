@@ -1,5 +1,5 @@
 --[[
-  holds: credits reserved upfront and settled item by item (SPEC §6, §10), and the one
+  holds: credits reserved upfront and settled item by item (docs/holds.md), and the one
   decoder of the hold hash. Attributes (HOLD.<attribute> becomes the stored field):
     kind ('items' | 'budget')  status ('open' | 'completed' | 'canceled')  surface (the id is
     the key's name after the hold prefix)
@@ -112,7 +112,7 @@ local function hold_reply(h)
 end
 
 -- The account's credits, as hold movements need them; nil when there is no account.
--- Rolls the cycle over first (SPEC §3).
+-- Rolls the cycle over first (docs/accounts.md#billing-cycles).
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
     ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant)
@@ -152,7 +152,7 @@ local function hold_spend(ctx, a, h, n)
 end
 
 -- Give back n held credits to the cycle that paid. If that cycle has ended the refund is
--- recorded there and on the hold, and the current balance does not change (SPEC §6).
+-- recorded there and on the hold, and the current balance does not change (docs/holds.md).
 local function hold_refund(ctx, a, h, n)
   if n <= 0 then
     return
@@ -212,7 +212,7 @@ end
 
 -- An open hold of `kind` that may take one more settlement, or nil and the code that refuses
 -- it (with the hold when there is one). A hold whose lease ran out is ended here with its
--- refunds: the check is made when the settlement arrives (SPEC §6).
+-- refunds: the check is made when the settlement arrives (docs/holds.md).
 local function hold_accepting(ctx, a, holdKey, kind)
   local h = hold_load(holdKey, ctx.holdPrefix)
   if not h then

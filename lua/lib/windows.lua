@@ -1,5 +1,5 @@
 --[[
-  windows: the request windows of one subject and surface (SPEC §4, §10). A surface has 1-4
+  windows: the request windows of one subject and surface (docs/limits.md). A surface has 1-4
   windows, written as a spec: '<limit>/<seconds>' for a fixed window, with an 's' appended for
   a sliding one, separated by spaces ('30/60', '10/1 300/60s'). src/windows.ts writes it.
   Each window counts in its own key, <counterPrefix><seconds>:<window number>, in the

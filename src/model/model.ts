@@ -1,5 +1,5 @@
 /**
- * The reference model of tollgate's rules (SPEC §3-7, §10) in plain TypeScript with no Redis.
+ * The reference model of tollgate's rules in plain TypeScript with no Redis.
  * It takes the same option objects and returns the same shapes as the main API, so a host
  * drives both with one list of operations and compares the answers and the accounts
  * (accounts.inspect) after every step. It reads time from the clock it is given, never from
@@ -83,7 +83,7 @@ export interface ModelAccount {
   operations: Map<string, number>;
   /** Idempotency-Keys: the body's fingerprint and the stored outcome. */
   idempotency: Map<string, { fingerprint: string; outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } }>;
-  /** '<day><s|r>' -> credits, as lua/lib/history.lua keeps it. */
+  /** '<day><s|r>' -> credits, as the scripts keep it. */
   history: Map<string, number>;
 }
 
@@ -94,7 +94,7 @@ export interface ModelHold extends Hold {
 }
 
 const DAY_MS = 86_400_000;
-/** Distinct failure labels one hold may count (lua/settleHold.lua). */
+/** Distinct failure labels one hold may count. */
 const MAX_LABELS = 16;
 
 /**
@@ -108,7 +108,7 @@ export class TollgateModel {
   readonly policies: PolicyTable;
   /** Every account by subject. */
   readonly state = new Map<string, ModelAccount>();
-  /** Window counters by the key names lua/lib/windows.lua uses. */
+  /** Window counters by the key names the scripts use. */
   readonly counters = new Map<string, number>();
   private readonly clock: () => number;
   private readonly leaseMs: number;
@@ -212,7 +212,7 @@ export class TollgateModel {
     },
   };
 
-  /** SPEC §3: archive the cycle and open a new one with the next allowance. */
+  /** Archive the cycle and open a new one with the next allowance. */
   private openCycle(a: ModelAccount, start: number, end: number): void {
     a.ended.set(a.cycle, { id: a.cycle, start: a.cycleStart, end: a.cycleEnd, allowance: a.allowance, unused: a.balance, spent: a.spent, held: a.held, refunded: 0 });
     a.cycle += 1;
@@ -260,7 +260,7 @@ export class TollgateModel {
   }
 
   /**
-   * Counts `cost` (0: only looks) in every window, as lua/lib/windows.lua does: all or none.
+   * Counts `cost` (0: only looks) in every window, as the scripts do: all or none.
    * Returns each window's state, its retry (0: did not deny, -1: never fits) and the outcome.
    */
   private count(base: string, windows: readonly Window[], subject: string, cost: number) {
@@ -310,7 +310,7 @@ export class TollgateModel {
       const rateLimit = states[index]!;
       if (outcome !== "ok") return { allowed: false, reason: outcome, rateLimit, windows: states, retryAfterMs };
       if (credits === 0) return { allowed: true, rateLimit, windows: states };
-      // SPEC §4: no rollover on admit; past the cycle's end the pre-check sees the next allowance.
+      // No rollover on admit; past the cycle's end the pre-check sees the next allowance.
       const a = this.account(id);
       const balance = this.now() >= a.cycleEnd ? a.nextAllowance : a.balance;
       return { allowed: true, rateLimit, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
@@ -350,7 +350,7 @@ export class TollgateModel {
 
   /** As tollgate.credits: charge, history. */
   readonly credits = {
-    /** SPEC §5: required + min(optional, balance - required), once per operation id. */
+    /** Required + min(optional, balance - required), once per operation id. */
     charge: (subject: string, request: ChargeRequest): ChargeOutcome => {
       const a = this.account(subject);
       const { required, optional, operationId } = chargeArgs(request);
@@ -401,7 +401,7 @@ export class TollgateModel {
     this.history(a, "s", n);
   }
 
-  /** SPEC §6: a refund goes to the cycle that paid; an ended cycle records it only. */
+  /** A refund goes to the cycle that paid; an ended cycle records it only. */
   private refund(a: ModelAccount, h: ModelHold, n: number): void {
     if (n <= 0) return;
     if (h.cycleId === a.cycle) {
@@ -597,7 +597,7 @@ export class TollgateModel {
 
   // ---- usage ----------------------------------------------------------------------------
 
-  /** SPEC §9 usage: rolls over and ends lapsed holds first, counts nothing. */
+  /** Usage: rolls over and ends lapsed holds first, counts nothing. */
   usage(subject: string, options: { surface?: string } = {}): Usage {
     const id = subjectId(subject);
     const surface = this.accountSurface(options.surface ?? "api");
@@ -619,7 +619,7 @@ export class TollgateModel {
   }
 }
 
-/** floor(previous x (1 - elapsed / W)) + current: the sliding estimate (lua/lib/windows.lua). */
+/** floor(previous x (1 - elapsed / W)) + current: the sliding estimate. */
 function estimate(previous: number, current: number, elapsed: number, windowMs: number): number {
   return Math.floor((previous * (windowMs - elapsed)) / windowMs) + current;
 }

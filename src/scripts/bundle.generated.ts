@@ -7,7 +7,7 @@ export const CODE = {"OK":0,"RATE_LIMITED":1,"INSUFFICIENT":2,"NO_ACCOUNT":3,"AC
 /** lua/lib/holds.lua's HOLD_REPLY. */
 export const HOLD_REPLY = {"id":1,"kind":2,"status":3,"surface":4,"items":5,"required":6,"optional":7,"reserved":8,"settled":9,"delivered":10,"optionalSpent":11,"spent":12,"refunded":13,"refundedToEndedCycle":14,"cycleId":15,"createdAt":16,"endedAt":17,"leaseExpiresAt":18,"endReason":19,"labels":20} as const;
 
-/** The pieces of the shipped sources, each once (src/scripts/bundle.ts). */
+/** The pieces of the shipped sources, each once. */
 const PIECES: readonly string[] = [
   "local accountKey = KEYS[1]\nlocal nowArg = ARGV[1]\nlocal surface = ARGV[2]\nlocal costArg = ARGV[3]\nlocal creditsArg = ARGV[4]\nlocal staggerArg = ARGV[5]\nreturn admit_account(accountKey, clock_now(nowArg), surface, costArg, creditsArg, staggerArg)",
   "local function clock_now(argMs)\nif argMs ~= '-1' then\nreturn tonumber(argMs)\nend\nlocal t = redis.call('TIME')\nreturn t[1] * 1000 + math.floor(t[2] / 1000)\nend",
@@ -320,7 +320,7 @@ export const verifyKey: Script<{ surface: string; cost: number; credits: number;
   command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? "tg830b8c04e3_verifyKey" : "b5069591fca476ba19d1c52f94ddfe52e3b73eb7", "1", k.account, now, p.surface, String(p.cost), String(p.credits), String(p.stagger), p.keyId, p.keyDigest],
 };
 
-/** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
+/** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary("830b8c04e3", lines([2, 50, 15, 16, 17, 53, 3, 4, 5, 6, 7, 8, 70, 9, 18, 19, 20, 21, 22, 26, 1, 23, 24, 27, 83, 29, 51, 33, 34, 35, 38, 31, 67, 32, 40, 41, 42, 43, 44, 45, 46, 73, 47, 48, 84, 79, 74, 12, 13, 61, 62]), {
   admit: [0],
   admitPolicy: [10],

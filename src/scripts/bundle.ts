@@ -1,8 +1,8 @@
 /**
  * Build step: compiles every lua/*.lua script (includes resolved, constants expanded, unused
  * helpers and comments dropped: src/scripts/compile.ts) into src/scripts/bundle.generated.ts
- * with its SHA1 and a command builder generated from its header (src/scripts/script.ts), so
- * nothing is read from disk at run time (SPEC §1). Run with `npm run build:lua`;
+ * with its SHA1 and a command builder generated from its header, so
+ * nothing is read from disk at run time. Run with `npm run build:lua`;
  * test/scripts.test.ts fails when the generated file is stale.
  */
 import { createHash } from "node:crypto";
@@ -151,7 +151,7 @@ function paramsType(keys: LuaParam[], args: LuaParam[]): string {
 /**
  * The shipped sources as pieces, each kept once: a script is its pieces joined by newlines.
  * Scripts share most of their helpers (lua/lib/), so the package carries each helper once
- * and the scripts are put together when the module loads (issue 13: the packed size).
+ * and the scripts are put together when the module loads (the packed size).
  */
 class Pieces {
   readonly list: string[] = [];
@@ -221,7 +221,7 @@ import { functionLibrary, type FunctionLibrary, type Script } from "./script.ts"
 
 ${constants.join("\n\n")}
 
-/** The pieces of the shipped sources, each once (src/scripts/bundle.ts). */
+/** The pieces of the shipped sources, each once. */
 const PIECES: readonly string[] = [
 ${pieces.list.map((p) => `  ${JSON.stringify(p)},`).join("\n")}
 ];
@@ -236,7 +236,7 @@ function lua(...parts: number[]): string {
 
 ${entries.join("\n\n")}
 
-/** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
+/** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(${JSON.stringify(id)}, lines([${helperPieces.join(", ")}]), {
 ${bodies.map((b) => `  ${b},`).join("\n")}
 }, lines);

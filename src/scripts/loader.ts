@@ -1,5 +1,5 @@
 /**
- * Resolves the `--@include "path"` directives of the Lua sources (STYLE: shared helpers in
+ * Resolves the `--@include "path"` directives of the Lua sources (shared helpers in
  * lua/lib/). Each file is included once, helpers before the code that uses them, and a
  * missing file or an include cycle is reported with the file and line that asked for it.
  * Pure: the caller supplies how to read a file, so the same code serves the build step and
@@ -80,7 +80,7 @@ export interface LuaHeader {
 
 /**
  * Reads the header block of a script: its name, then one `KEYS[n] name ...` or
- * `ARGV[n] name ...` line per key and argument (STYLE: BullMQ-style headers).
+ * `ARGV[n] name ...` line per key and argument (BullMQ-style headers).
  */
 export function parseHeader(source: string, file: string): LuaHeader {
   const open = source.indexOf("--[[");

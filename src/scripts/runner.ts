@@ -3,7 +3,7 @@
  * the subject's keys, the settings and "now" by name), sends it, and turns the replies that
  * mean "not there" into their errors once (BullMQ's finishedErrors), so concept modules hold
  * the rule and nothing else. Every failure of the store, and every call slower than the
- * timeout, becomes a StoreUnavailableError so callers fail closed (SPEC §8).
+ * timeout, becomes a StoreUnavailableError so callers fail closed.
  *
  * Scripts run as the functions of the build's library (FCALL), which define the helpers once
  * rather than on every call. A server without the library (fresh, flushed, failed over)
@@ -51,7 +51,7 @@ export class ScriptRunner {
   /**
    * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
    * ends). Without durability it is run itself, so the movement costs what it did; with it,
-   * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
+   * the movement is acknowledged only once the replicas confirmed it,
    * and operationId is what an unconfirmed movement reports to retry with.
    */
   move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {

@@ -1,4 +1,4 @@
-// A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
+// A tollgate on the test Redis with an injected clock, through either client (both
 // node-redis and ioredis are supported, so core tests run through both). In the `cluster`
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
 // same test files run unchanged against cluster key routing.
@@ -12,7 +12,7 @@ import { connectIoredis, connectNodeRedis, redisUrl, uniquePrefix } from './redi
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
 
-/** Tests move time by hand; nothing sleeps (STYLE). */
+/** Tests move time by hand; nothing sleeps. */
 export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 export class ManualClock {
