@@ -247,6 +247,51 @@ describe('docs/', () => {
   });
 });
 
+/** Every file under the repository's source folders that a comment may cite from. */
+function sourceFiles(): string[] {
+  const out: string[] = [];
+  for (const dir of ['src', 'lua', 'examples', 'test', 'bench']) {
+    for (const file of readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })) {
+      if (/node_modules|results\//.test(file) || !/\.(ts|lua|md|mjs)$/.test(file)) continue;
+      out.push(join(dir, file));
+    }
+  }
+  return out;
+}
+
+describe('citations in the code', () => {
+  it('name docs/ pages and anchors that exist', () => {
+    const dir = join(root, 'docs');
+    const broken: string[] = [];
+    for (const file of sourceFiles()) {
+      for (const m of readFileSync(join(root, file), 'utf8').matchAll(/\bdocs\/([a-z-]+\.md)(?:#([a-z0-9-]+))?/g)) {
+        const [, page, anchor] = m;
+        const path = join(dir, page!);
+        if (!existsSync(path)) {
+          broken.push(`${file}: docs/${page}`);
+          continue;
+        }
+        const anchors = [...readFileSync(path, 'utf8').matchAll(/^#+\s+(.+)$/gm)].map((h) => slug(h[1]!));
+        if (anchor && !anchors.includes(anchor)) broken.push(`${file}: docs/${page}#${anchor}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('cite no document the repository does not hold (a behaviour contract, an issue tracker)', () => {
+    // Built from parts so that this file does not match itself.
+    const foreign = new RegExp(['SPEC ' + '\u00a7', 'SPEC' + '\\.md', '[Ii]ssue' + ' [0-9]+'].join('|'));
+    const found = sourceFiles()
+      .filter((file) => !file.endsWith('reserveJob.0.1.lua'))
+      .flatMap((file) =>
+        readFileSync(join(root, file), 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (foreign.test(line) ? [`${file}:${i + 1}`] : [])),
+      );
+    expect(found).toEqual([]);
+  });
+});
+
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 function slug(heading: string): string {
   return heading
