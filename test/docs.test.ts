@@ -24,7 +24,10 @@ const ENTRIES: Record<string, string> = {
 
 function program(): { checker: ts.TypeChecker; files: Map<string, ts.SourceFile> } {
   const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.build.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!;
-  const built = ts.createProgram(Object.values(ENTRIES).map((file) => join(root, file)), config.options);
+  const built = ts.createProgram(
+    Object.values(ENTRIES).map((file) => join(root, file)),
+    config.options,
+  );
   const files = new Map(Object.entries(ENTRIES).map(([subpath, file]) => [subpath, built.getSourceFile(join(root, file))!]));
   return { checker: built.getTypeChecker(), files };
 }
@@ -72,7 +75,11 @@ function undocumented(): string[] {
 
 describe('API reference', () => {
   it('covers every subpath the package exports', () => {
-    expect(Object.keys(ENTRIES).sort()).toEqual(Object.keys(manifest.exports).filter((p) => p !== './package.json').sort());
+    expect(Object.keys(ENTRIES).sort()).toEqual(
+      Object.keys(manifest.exports)
+        .filter((p) => p !== './package.json')
+        .sort(),
+    );
     expect(typedocConfig.entryPoints.sort()).toEqual(Object.values(ENTRIES).sort());
   });
 
@@ -106,7 +113,10 @@ describe('API reference', () => {
     const cli = join(root, 'node_modules', 'typedoc', 'bin', 'typedoc');
     expect(existsSync(cli), 'typedoc is a dev dependency: npm install').toBe(true);
     expect(manifest.scripts.docs).toBe('typedoc');
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, '--emit', 'none', '--treatWarningsAsErrors'], { cwd: root, env: { ...process.env, NO_COLOR: '1' } });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, '--emit', 'none', '--treatWarningsAsErrors'], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     expect(`${stdout}${stderr}`).not.toMatch(/\[(warning|error)\]/);
   }, 60_000);
 });
@@ -184,7 +194,11 @@ function publicReasons(): Map<string, string> {
 async function errorClasses(): Promise<string[]> {
   const api = (await import('../src/index.ts')) as Record<string, unknown>;
   return Object.entries(api)
-    .filter(([, value]) => typeof value === 'function' && (value === api.TollgateError || (value as { prototype?: unknown }).prototype instanceof (api.TollgateError as new () => Error)))
+    .filter(
+      ([, value]) =>
+        typeof value === 'function' &&
+        (value === api.TollgateError || (value as { prototype?: unknown }).prototype instanceof (api.TollgateError as new () => Error)),
+    )
     .map(([name]) => name);
 }
 
@@ -213,7 +227,8 @@ describe('docs/', () => {
   it('names every error code and every refusal reason of the public types', () => {
     const reasons = publicReasons();
     // The walk reaches the outcomes it must: a denial, a charge, a hold, a settlement, a key, an error.
-    for (const known of ['rate_limited', 'insufficient', 'hold_limit_reached', 'lease_expired', 'malformed', 'unavailable']) expect(reasons.has(known), known).toBe(true);
+    for (const known of ['rate_limited', 'insufficient', 'hold_limit_reached', 'lease_expired', 'malformed', 'unavailable'])
+      expect(reasons.has(known), known).toBe(true);
     expect([...reasons].filter(([reason]) => !documented(reason)).map(([reason, where]) => `${reason} (${where})`)).toEqual([]);
   });
 
