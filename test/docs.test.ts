@@ -244,13 +244,18 @@ describe('docs/', () => {
     expect(codes.filter((code) => !documented(code) || !documented(code.toLowerCase()))).toEqual([]);
   });
 
-  it("names every option of createTollgate and every script of lua/", () => {
+  it('names every option of createTollgate and every script of lua/', () => {
     const { checker, files } = program();
     const exported = checker.getExportsOfModule(checker.getSymbolAtLocation(files.get('.')!)!).find((s) => s.name === 'TollgateOptions')!;
-    const options = checker.getDeclaredTypeOfSymbol(checker.getAliasedSymbol(exported)).getProperties().map((p) => p.name);
+    const options = checker
+      .getDeclaredTypeOfSymbol(checker.getAliasedSymbol(exported))
+      .getProperties()
+      .map((p) => p.name);
     expect(options).toContain('redis');
     expect(options.filter((option) => !documented(option))).toEqual([]);
-    const scripts = readdirSync(join(root, 'lua')).filter((file) => file.endsWith('.lua')).map((file) => file.slice(0, -4));
+    const scripts = readdirSync(join(root, 'lua'))
+      .filter((file) => file.endsWith('.lua'))
+      .map((file) => file.slice(0, -4));
     const page = readFileSync(join(root, 'docs', 'scripts.md'), 'utf8');
     expect(scripts.filter((script) => !page.includes(`\`${script}\``))).toEqual([]);
   });
