@@ -1,8 +1,8 @@
 /**
- * Accounts and their billing cycles (SPEC §2-3): create on a plan, start a new cycle now
+ * Accounts and their billing cycles: create on a plan, start a new cycle now
  * (a billing webhook), change plan, read the plan's numbers and the ended cycles.
- * Scripts: lua/createAccount.lua, lua/startCycle.lua, lua/changePlan.lua, lua/readCycles.lua,
- * lua/readAccount.lua, lua/inspectAccount.lua.
+ * Scripts: createAccount, startCycle, changePlan, readCycles,
+ * readAccount, inspectAccount.
  */
 import type { Context } from "./context.ts";
 import { cycleArgs, intervalArgs, type Interval } from "./rules/cycles.ts";
@@ -58,7 +58,7 @@ export interface CreateAccountOptions {
 
 /** accounts.changePlan's options. */
 export interface ChangePlanOptions {
-  /** Start a new cycle now, with the new plan's allowance at once (SPEC §3). */
+  /** Start a new cycle now, with the new plan's allowance at once. */
   startNewCycle?: boolean;
   /** With startNewCycle: a new interval. */
   every?: Interval;
@@ -98,7 +98,7 @@ export class Accounts {
     return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
-  /** Starts a new cycle now, re-anchoring the account here (a billing webhook, SPEC §3). */
+  /** Starts a new cycle now, re-anchoring the account here (a billing webhook). */
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
@@ -108,7 +108,7 @@ export class Accounts {
 
   /**
    * Moves the account to another plan: its windows and holds rules at once, the allowance
-   * from the next cycle, or at once with startNewCycle (SPEC §3).
+   * from the next cycle, or at once with startNewCycle.
    */
   async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);

@@ -1,14 +1,14 @@
 /**
- * API keys (SPEC §9, §10): issued per subject, shown once, stored only as a digest in the
- * subject's slot, and checked together with the admit in one script (lua/admit.lua), so an
+ * API keys: issued per subject, shown once, stored only as a digest in the
+ * subject's slot, and checked together with the admit in one script, so an
  * authenticated request is one round trip. A key reads
  *   <keyPrefix>_<subject>_<keyId>_<secret>
  * so that it carries what routes it to its subject's slot. Keys may expire (website sessions
  * are keys that expire and may use only `web`); an unknown, revoked or expired key, or one
  * used on a surface it may not use, counts nothing on the subject.
- * Keys live in the subject's account hash (lua/lib/apiKeys.lua), so the admit that checks a key
+ * Keys live in the subject's account hash, so the admit that checks a key
  * reads it together with the windows.
- * Scripts: lua/issueKey.lua, lua/revokeKey.lua, lua/listKeys.lua, lua/verifyKey.lua, lua/usage.lua.
+ * Scripts: issueKey, revokeKey, listKeys, verifyKey, usage.
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";

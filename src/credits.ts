@@ -1,8 +1,8 @@
 /**
- * Charges (SPEC §5), the journal reconciliation and the per-day history. A charge takes
+ * Charges, the journal reconciliation and the per-day history. A charge takes
  * `required` credits, or none, plus as many `optional` ones as the balance allows, in one
  * atomic script; an operation id makes a retried charge apply once.
- * Scripts: lua/charge.lua, lua/reconcile.lua, lua/creditHistory.lua.
+ * Scripts: charge, reconcile, creditHistory.
  */
 import type { Context } from "./context.ts";
 import { chargeArgs, historyDaysArg, insufficient, newOperationId, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "./rules/credits.ts";
@@ -20,7 +20,7 @@ export class Credits {
 
   /**
    * Takes required + min(optional, balance - required) credits, or none when the balance is
-   * short, in one atomic script. Charge after the work is done (SPEC §5): a failed fetch
+   * short, in one atomic script. Charge after the work is done: a failed fetch
    * charges nothing. Give an operation id to make a retry after a timeout apply once.
    *
    * @example

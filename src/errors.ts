@@ -1,5 +1,5 @@
 /**
- * Typed errors with a stable `name` and `code` (SPEC §8). Denied requests and insufficient
+ * Typed errors with a stable `name` and `code`. Denied requests and insufficient
  * credits are values, not errors; these are thrown only for bad input, missing records and an
  * unreachable quota store. `isTollgateError` works across duplicate installs of the package.
  * `TollgateError` and `isTollgateError` are also exported by the package's root.
@@ -19,7 +19,7 @@ export type TollgateErrorCode =
   | "unavailable"
   | "eviction_policy";
 
-/** The base of every error tollgate throws: a stable `name` and `code` (SPEC §8). */
+/** The base of every error tollgate throws: a stable `name` and `code`. */
 export class TollgateError extends Error {
   /** @internal The brand isTollgateError looks for, the same in every copy of the package. */
   readonly [BRAND] = true;
@@ -34,7 +34,7 @@ export class TollgateError extends Error {
   }
 }
 
-/** Bad input to the library, thrown before Redis is touched (SPEC §8). */
+/** Bad input to the library, thrown before Redis is touched. */
 export class InvalidInputError extends TollgateError {
   override readonly name = "InvalidInputError";
   constructor(message: string) {
@@ -113,7 +113,7 @@ export class KeyLimitError extends TollgateError {
 
 /**
  * The quota store (Redis) is unreachable, failed, or answered slower than the configured
- * timeout. Charged operations fail closed on it (SPEC §8). When it is thrown after a script
+ * timeout. Charged operations fail closed on it. When it is thrown after a script
  * was sent, the script may still have run: retry charges with the same operation id.
  */
 export class StoreUnavailableError extends TollgateError {
@@ -134,7 +134,7 @@ export class StoreUnavailableError extends TollgateError {
  * A credit movement that durability (createTollgate's `durability`) could not confirm in
  * time: the replicas it asks for did not all confirm it, or its reply never came. It may have
  * been applied on the primary, and a primary lost now would take it along. The store is
- * unavailable for it (code "unavailable": hosts answer 503 and callers retry, SPEC §8); retry
+ * unavailable for it (code "unavailable": hosts answer 503 and callers retry); retry
  * with `operationId`, and the retry applies once: a charge's operation id (the library's own
  * when the caller gave none), an opened hold's hold id (`holdId`), a settled or spent item's
  * item id, an ended hold's hold id, or the swept subject's id.

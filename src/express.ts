@@ -1,6 +1,6 @@
 /**
  * `tollgate/express`: rate limits, API keys and the credit pre-check as one Express
- * middleware. It uses Express's types only (SPEC §1): nothing from Express is loaded at run
+ * middleware. It uses Express's types only: nothing from Express is loaded at run
  * time, so any Express 4 or 5 app can use it.
  *
  * @module tollgate/express
@@ -24,7 +24,7 @@ declare global {
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
   /**
    * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
-   * and SPEC §8 body). The request goes no further either way.
+   * and error body). The request goes no further either way.
    */
   onDenied?: (req: Request, res: Response, refusal: RateLimitRefusal) => void | Promise<void>;
 }
@@ -34,7 +34,7 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * and counts it in one Redis round trip. A request that passes gets the rate-limit headers
  * and `res.locals.tollgate` ({@link RateLimitPass}); one that does not is answered with 401,
  * 429 (with Retry-After), 402 (credits short) or 503 (the quota store is unreachable: fail
- * closed), with the SPEC §8 body. Other errors (a surface no plan has) go to `next(error)`.
+ * closed), with the error body. Other errors (a surface no plan has) go to `next(error)`.
  *
  * @example
  * ```ts

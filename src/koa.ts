@@ -1,6 +1,6 @@
 /**
  * `tollgate/koa`: rate limits, API keys and the credit pre-check as one Koa middleware. It
- * uses Koa's types only (SPEC §1): nothing from Koa is loaded at run time.
+ * uses Koa's types only: nothing from Koa is loaded at run time.
  *
  * @module tollgate/koa
  */
@@ -21,7 +21,7 @@ declare module "koa" {
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
   /**
    * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
-   * and SPEC §8 body). The request goes no further either way.
+   * and error body). The request goes no further either way.
    */
   onDenied?: (ctx: Context, refusal: RateLimitRefusal) => void | Promise<void>;
 }
@@ -32,7 +32,7 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * `ctx.state.tollgate` ({@link RateLimitPass}); they stay on the response when a later
  * middleware throws (as `error.headers`, which Koa's error handler sends). One that does not
  * pass is answered with 401, 429 (with Retry-After), 402 (credits short) or 503 (the quota
- * store is unreachable: fail closed), with the SPEC §8 body. Other errors are thrown.
+ * store is unreachable: fail closed), with the error body. Other errors are thrown.
  *
  * @example
  * ```ts

@@ -1,8 +1,8 @@
 /**
- * Request limits (SPEC §4, §10): every window of a surface is checked and counted in one
+ * Request limits: every window of a surface is checked and counted in one
  * script, in one round trip with the credit pre-check of a charged endpoint. A subject with
  * an account takes its plan's windows; a subject without one takes a policy's. A denied
- * request is a value and counts in no window. Scripts: lua/admit.lua, lua/resetLimits.lua.
+ * request is a value and counts in no window. Scripts: admit, resetLimits.
  */
 import type { Context } from "./context.ts";
 import type { SubjectKeys } from "./redisKeys.ts";

@@ -1,6 +1,6 @@
 /**
- * The whole quota state of an account on one surface (SPEC §9 usage body), read without
- * counting a request (SPEC §4: usage is free). Script: lua/usage.lua (also reached with a key
+ * The whole quota state of an account on one surface (the usage body), read without
+ * counting a request (usage is free). Script: usage (also reached with a key
  * through keys.verify(key, { usage: true }), one round trip).
  */
 import type { Context } from "./context.ts";

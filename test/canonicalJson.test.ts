@@ -1,4 +1,4 @@
-// Canonical JSON per RFC 8785 (JCS), the text request fingerprints are taken of (SPEC §7): the
+// Canonical JSON per RFC 8785 (JCS), the text request fingerprints are taken of (docs/idempotency.md): the
 // RFC's own examples and number vectors, and the bodies that used to break fingerprints.
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../src/errors.ts';

@@ -1,4 +1,4 @@
-// Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
+// Charges (docs/credits.md#charges), operation ids, the race for the last credits, and the journal.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../src/errors.ts';
 import { TEST_START, backends, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';

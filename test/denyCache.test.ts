@@ -1,4 +1,4 @@
-// The deny cache (createTollgate({ denyCache: true }); issue 11): a verified key, or a policy
+// The deny cache (createTollgate({ denyCache: true })): a verified key, or a policy
 // subject, denied with 0 remaining is answered from this process's memory, with no Redis
 // command, until the denial runs out by tollgate's clock; keyed by the key's digest so a
 // forged key still reaches Redis; cleared by reset and changePlan in the same process;

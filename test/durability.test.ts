@@ -288,7 +288,7 @@ describe('durability options', () => {
   });
 
   // The example servers' answer over HTTP: test/examples/contract/durable.test.ts.
-  it('an unconfirmed movement is answered 503 with Retry-After in the SPEC §8 body, like an unreachable store', () => {
+  it('an unconfirmed movement is answered 503 with Retry-After in the error body, like an unreachable store', () => {
     const reply = replyForError(new UnconfirmedError('op_1', 'charge "op_1" is not confirmed'), 'req_1');
     expect(reply).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: { type: 'unavailable' }, request_id: 'req_1' } });
   });

@@ -1,4 +1,4 @@
-// Credits per day (issue 12 item 2): credits.history(subject, { days }) -> [{ day, spent,
+// Credits per day: credits.history(subject, { days }) -> [{ day, spent,
 // refunded }] in UTC days, kept inside the credit scripts and bounded to the history.days of
 // createTollgate; through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

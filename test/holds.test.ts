@@ -1,4 +1,4 @@
-// Holds (SPEC §6, §10): credits reserved upfront in one step and settled item by item, finished
+// Holds (docs/holds.md): credits reserved upfront in one step and settled item by item, finished
 // or cancelled with refunds to the cycle that paid; through both clients. The sweep has its
 // own file (sweep.test.ts), and so do Idempotency-Keys (idempotency.test.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';

@@ -1,4 +1,4 @@
-// Idempotency-Key handling for opening holds (SPEC §7), through both clients.
+// Idempotency-Key handling for opening holds (docs/idempotency.md), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type OpenOutcome, type Tollgate } from '../src/index.ts';
 import { canonicalJson } from '../src/canonicalJson.ts';

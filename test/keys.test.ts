@@ -1,4 +1,4 @@
-// API keys (SPEC §9, §10; issue 11): issued per subject and shown once, stored only as a
+// API keys (docs/example-service.md): issued per subject and shown once, stored only as a
 // digest, verified together with the admit and the credit pre-check in one script; a key that
 // is malformed, unknown, revoked, expired or not for the surface counts nothing on the
 // subject. Through both clients (and on the cluster project).

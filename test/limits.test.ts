@@ -1,4 +1,4 @@
-// Request limits of accounts (SPEC §4, §10): every window of a surface counted in one call,
+// Request limits of accounts (docs/limits.md): every window of a surface counted in one call,
 // cost, the most restrictive window, peek and reset, the credit pre-check in the same round
 // trip, through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     for (let i = 0; i < n; i++) expect((await gate.tg.limits.admit(id, options)).allowed).toBe(true);
   };
 
-  describe('SPEC §4: one fixed 60 s window', () => {
+  describe('one fixed 60 s window', () => {
     it('admits the plan budget per clock-aligned minute, then denies with retryAfterMs to the reset', async () => {
       const id = await account();
       for (let i = 1; i <= 30; i++) {
@@ -71,7 +71,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       expect(await gate.tg.limits.admit(id)).toEqual({ ok: true, allowed: true, rateLimit: w(30, 60_000, 29, 60_000), windows: [w(30, 60_000, 29, 60_000)] });
     });
 
-    it('SPEC §2: surface web is a separate counter with the api budget', async () => {
+    it('surface web is a separate counter with the api budget', async () => {
       const id = await account();
       await admitN(id, 30, { surface: 'api' });
       expect((await gate.tg.limits.admit(id, { surface: 'api' })).allowed).toBe(false);
@@ -86,7 +86,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §4: the credit pre-check rides in the same round trip', () => {
+  describe('the credit pre-check rides in the same round trip', () => {
     it('one command admits and reports balance and needed; short credits still count the request', async () => {
       const id = await account();
       await gate.tg.credits.charge(id, { required: 29 });
@@ -121,7 +121,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §10: several windows per surface', () => {
+  describe('several windows per surface', () => {
     it('every window of a surface is checked and counted in one call', async () => {
       const id = await account('layered');
       const admitted = await gate.tg.limits.admit(id);
@@ -204,7 +204,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §10: cost', () => {
+  describe('cost', () => {
     it('a request of cost n counts as n requests in every window', async () => {
       const id = await account('weighted');
       expect(await gate.tg.limits.admit(id, { cost: 4 })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 6 }, { remaining: 8 }] });
@@ -269,7 +269,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §10: peek and reset', () => {
+  describe('peek and reset', () => {
     it('peek reads the windows without counting', async () => {
       const id = await account('burst');
       await gate.tg.limits.admit(id);
@@ -335,7 +335,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §3: plans and surfaces', () => {
+  describe('plans and surfaces', () => {
     it('a plan change moves the windows at once; a window of the same length keeps its count', async () => {
       const id = await account();
       await admitN(id, 30);

@@ -1,4 +1,4 @@
-// The published package (SPEC §1, issue 13): what `npm pack` makes, checked as a new user gets
+// The published package: what `npm pack` makes, checked as a new user gets
 // it. One CommonJS build with ESM wrappers and declarations for every subpath (., ./model,
 // ./express, ./koa, ./fastify, ./hono), the `tollgate` bin, publint --strict and attw clean, at
 // most 120 KB packed, the Lua inside the build, and the README quick start

@@ -1,4 +1,4 @@
-// Policies (SPEC §10): named windows that limit subjects without an account (sign-in attempts
+// Policies (docs/concepts.md#vocabulary): named windows that limit subjects without an account (sign-in attempts
 // per IP), storing nothing but expiring counters. Through both clients (and on the cluster
 // project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

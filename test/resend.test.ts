@@ -1,6 +1,6 @@
 // A command may reach Redis twice: a caller retries after a timeout, or the client resends it
 // after a reconnect (ioredis does so by default). Every credit movement must still apply
-// once (SPEC §5 operation ids, SPEC §6 settlements, SPEC §7 opening).
+// once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, fromNodeRedis, type RedisScriptClient, type Tollgate } from '../src/index.ts';
 import { charge } from '../src/scripts/bundle.generated.ts';

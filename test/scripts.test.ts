@@ -1,4 +1,4 @@
-// The Lua build and the one call path (STYLE "Lua scripts"): includes resolved once and in
+// The Lua build and the one call path: includes resolved once and in
 // order, cycles and missing files reported with file and line; the compile step (constant
 // tables to literals, unused helpers and comments dropped, strings untouched); headers that
 // declare every KEYS and ARGV; codes that agree with TypeScript; a fresh bundle with correct

@@ -1,4 +1,4 @@
-// The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
+// The sweep (docs/holds.md): holds whose worker stopped reporting are ended by their lease, with
 // their refunds, so no credit or cap place stays locked forever; safe from many servers at
 // once. The deployment-wide sweep sees every subject under its prefix, so each test has a
 // prefix (a deployment) of its own.

@@ -1,4 +1,4 @@
-// OpenTelemetry (issue 13): a span per quota-store call (script, outcome, duration) and counters
+// OpenTelemetry: a span per quota-store call (script, outcome, duration) and counters
 // of admits, denials, charges and store failures, through @opentelemetry/api's global tracer
 // and meter by default; off with telemetry: false.
 import { metrics, trace, type Meter, type MeterProvider, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';

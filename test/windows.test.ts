@@ -1,4 +1,4 @@
-// Window algorithms (SPEC §4, §10): fixed windows keep SPEC §4 exactly (clock-aligned, retry
+// Window algorithms (docs/limits.md): fixed windows keep the clock-aligned rule exactly (clock-aligned, retry
 // at the reset), sliding windows count the two-window estimate, retryAfterMs is exactly when a
 // request fits for both, and `stagger` spreads fixed resets across subjects. Through both
 // clients (and on the cluster project).
@@ -19,7 +19,7 @@ const PLANS = {
 const POLICIES = { anonymous: { api: [{ limit: 10, windowMs: MINUTE }] }, pair: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE }] }, slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] } };
 
 /**
- * The sliding estimate as issue 9 states it, floor(previous x (1 - elapsed / W)) + current,
+ * The sliding estimate as docs/limits.md#sliding-windows states it, floor(previous x (1 - elapsed / W)) + current,
  * with the fraction kept exact (previous x (W - elapsed) / W) so no float rounding decides.
  */
 const estimate = (previous: number, current: number, elapsed: number, windowMs: number) => Math.floor((previous * (windowMs - elapsed)) / windowMs) + current;
@@ -62,7 +62,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
     for (let i = 0; i < n; i++) expect((await gate.tg.limits.admit(id)).allowed).toBe(true);
   };
 
-  describe('SPEC §4: fixed windows', () => {
+  describe('fixed windows', () => {
     it('are clock-aligned: subjects that start at different moments reset at the same instant, the minute boundary', async () => {
       const a = await account('free');
       const b = await account('free');
@@ -87,7 +87,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
     });
   });
 
-  describe('SPEC §10: sliding windows', () => {
+  describe('sliding windows', () => {
     it('just after a boundary the count is floor(previous x (1 - elapsed / W)) + current', async () => {
       const id = await account('sliding');
       await admitN(id, 8);
@@ -229,7 +229,7 @@ describe.each(backends())('stagger through %s', (kind) => {
     }
   });
 
-  it('without stagger (the default) every subject resets at the same clock-aligned instant (SPEC §4)', async () => {
+  it('without stagger (the default) every subject resets at the same clock-aligned instant', async () => {
     const subjects = Array.from({ length: 20 }, (_, i) => `ip:198.51.100.${i}:${accountId('a')}`);
     expect(new Set(await resetsOf(aligned, subjects))).toEqual(new Set([TEST_START + MINUTE]));
   });

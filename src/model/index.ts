@@ -1,5 +1,5 @@
 /**
- * The reference model of tollgate's rules (SPEC §3-7, §10), in plain TypeScript with no Redis:
+ * The reference model of tollgate's rules, in plain TypeScript with no Redis:
  * `tollgate/model`. It takes the same option objects and returns the same shapes as the main
  * API, so the property tests (and a host's own) run one list of operations against Redis and
  * against the model and compare the answers and accounts.inspect after every step, then check

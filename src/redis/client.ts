@@ -3,7 +3,7 @@
  * reply. Scripts go as ["FCALL", function, numkeys, key1, ..., arg1, ...] or ["EVALSHA",
  * sha1, ...]; on a cluster the adapter routes a command by its first key (words[3] of a
  * script). Adapters for node-redis and ioredis live beside this file; nothing else in the
- * library knows which client was passed (STYLE: one tiny interface).
+ * library knows which client was passed (one tiny interface).
  */
 export interface RedisScriptClient {
   /** Sends the command; rejects with the server's error (e.g. one starting "NOSCRIPT"). */

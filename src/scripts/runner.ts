@@ -53,7 +53,7 @@ export class ScriptRunner {
   /**
    * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
    * ends). Without durability it is run itself, so the movement costs what it did; with it,
-   * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
+   * the movement is acknowledged only once the replicas confirmed it,
    * and operationId is what an unconfirmed movement reports to retry with.
    */
   move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {

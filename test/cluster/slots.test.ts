@@ -1,4 +1,4 @@
-// SPEC §1-2, §10 on a Redis Cluster: every script touches the keys of one subject only, so all
+// Subjects and slots on a Redis Cluster: every script touches the keys of one subject only, so all
 // of them hash to that subject's slot (holds, operation ids, Idempotency-Key records, API keys,
 // window counters and the journal included, and a policy subject's counters without an
 // account); the deployment-wide sweep index is the one other key and is touched alone.

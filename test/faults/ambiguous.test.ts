@@ -1,4 +1,4 @@
-// Ambiguous outcome (issue "Scale-out and faults", SPEC §5-7): a charge, a hold opening or a
+// Ambiguous outcome: a charge, a hold opening or a
 // settlement whose reply is lost after the script ran (the connection cut by a proxy, or
 // CLIENT KILL) reaches its caller as StoreUnavailableError; retried with the same operation id,
 // Idempotency-Key or item id it is applied exactly once.

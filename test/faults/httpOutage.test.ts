@@ -1,4 +1,4 @@
-// Redis outages seen over HTTP (issue "Scale-out and faults", SPEC §8), against both example
+// Redis outages seen over HTTP (docs/example-service.md#errors), against both example
 // servers. Paused (SIGSTOP), Redis holds every connection open and answers nothing: each
 // request that needs it answers 503 unavailable with Retry-After within about the service's
 // timeoutMs, not never, and after SIGCONT the same server serves again. Down (killed), nothing

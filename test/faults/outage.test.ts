@@ -1,4 +1,4 @@
-// Outage (issue "Scale-out and faults", SPEC §8): with Redis unreachable, or slower than the
+// Outage (docs/errors.md): with Redis unreachable, or slower than the
 // configured timeout, charged operations fail closed with the typed StoreUnavailableError
 // (code 'unavailable') within about the timeout; when Redis is back, the same tollgate serves
 // again, with no restart and no new client.

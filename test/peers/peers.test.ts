@@ -1,4 +1,4 @@
-// Peer ranges are what is tested (issue 13): the lowest and highest major of node-redis and of
+// Peer ranges are what is tested: the lowest and highest major of node-redis and of
 // ioredis that package.json's peerDependencies allow each run a smoke suite through their
 // adapter, the README quick start (examples/quickstart*.ts) as written, and the refusal of a
 // raw client passed without its adapter. The majors come in as npm aliases (redis4, ioredis5)

@@ -1,5 +1,5 @@
 /**
- * Who is calling, on which surface, and whether the request is admitted (SPEC §2, §4, §9).
+ * Who is calling, on which surface, and whether the request is admitted (docs/example-service.md).
  * `X-API-Key: <key>` or `Authorization: Bearer <key or OAuth token>` use the `api` surface; the
  * website's session cookie uses `web`. API keys and sessions are both tollgate keys: an API key
  * may only be used on `api`, a session is a key that expires and may only be used on `web`, so
@@ -26,7 +26,7 @@ export interface Caller {
 /**
  * What a route or tool costs, written once beside it (routes.ts, mcp/tools.ts): the requests it
  * counts on the caller's surface (0 only for usage reads), and the credits one unit of its
- * work is charged, which the balance must hold before any work starts (SPEC §5). `optional`
+ * work is charged, which the balance must hold before any work starts (docs/example-service.md#transcripts-and-comments). `optional`
  * credits are charged only as far as the balance allows (MCP get_transcript's comments page).
  */
 export interface Price {
@@ -83,7 +83,7 @@ type CreditPrecheck = NonNullable<Allowed['credits']>;
  * checkRequest, the step its rateLimit middlewares take, which also writes the headers and the
  * 429: a key or session is verified with the admit in one script (keys.verify); an OAuth token
  * is resolved by the verifier hook, then its account admitted. Short credits are not refused
- * here: the handler answers 402 after it has validated the request (SPEC §5).
+ * here: the handler answers 402 after it has validated the request (docs/example-service.md#transcripts-and-comments).
  */
 export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price, request: ApiRequest): Promise<Checked> {
   const surface: Surface = credential.via === 'session' ? 'web' : 'api';

@@ -1,5 +1,5 @@
 /**
- * Failed key checks per client IP (a tollgate policy, SPEC §10), so that keys, session cookies,
+ * Failed key checks per client IP (a tollgate policy; docs/concepts.md#vocabulary), so that keys, session cookies,
  * OAuth tokens and the admin token cannot be guessed by brute force. Every 401 that answers a
  * credential that was presented and did not check out counts one attempt for the request's IP
  * (`ip:<address>`, a subject without an account); past `perMinute` attempts in the minute the

@@ -1,5 +1,5 @@
 /**
- * The website flow (SPEC §6, §9). POST /web/login {api_key} is a demo login that needs no
+ * The website flow (docs/example-service.md). POST /web/login {api_key} is a demo login that needs no
  * password store: a valid API key opens a session, which is a tollgate key of the same account
  * that expires and may only be used on `web`; the cookie holds it (HttpOnly, SameSite=Lax), so
  * requests with the cookie use the separate `web` counter and logout revokes it; the cookie is
