@@ -32,11 +32,11 @@ export interface ContextParts {
 }
 
 export interface Context extends ContextParts {
-  /** Validates the subject id (SPEC §10) and returns its keys. */
+  /** Validates the subject id and returns its keys. */
   redisKeys(subject: unknown): SubjectKeys;
   /**
    * Validates a surface an account is counted on: a name that no plan of the table has is
-   * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+   * refused before Redis is touched; one the account's own plan lacks is refused by
    * the script.
    */
   accountSurface(surface: unknown): string;

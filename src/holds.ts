@@ -1,12 +1,12 @@
 /**
- * Holds (SPEC §6, §10): credits reserved upfront in one atomic step and settled item by item,
+ * Holds: credits reserved upfront in one atomic step and settled item by item,
  * finished or cancelled with refunds to the cycle that paid. An items hold reserves
  * items x (required + optional) and settles each item as delivered (its required credits and
  * what it used of its optional ones are spent) or failed with a label (nothing spent). A
  * budget hold reserves an amount drawn item by item. Outcomes a client can cause are values;
  * only missing accounts or holds, bad input and store failures throw.
- * Scripts: lua/openHold.lua, lua/settleHold.lua, lua/endHold.lua, lua/readHold.lua,
- * lua/listHolds.lua; the sweep lives in src/sweep.ts.
+ * Scripts: openHold, settleHold, endHold, readHold,
+ * listHolds; the sweep lives in src/sweep.ts.
  */
 import type { Context } from "./context.ts";
 import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
@@ -44,7 +44,7 @@ export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, 
 
 /**
  * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
- * or a budget (spent as it goes), ended with refunds to the cycle that paid (SPEC §6, §10).
+ * or a budget (spent as it goes), ended with refunds to the cycle that paid.
  */
 export class Holds {
   /** @internal Made by createTollgate. */
@@ -201,7 +201,7 @@ export class Holds {
     return this.end(subject, holdId, "completed", "finished");
   }
 
-  /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing (SPEC §6). */
+  /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing. */
   cancel(subject: string, holdId: string): Promise<EndOutcome> {
     return this.end(subject, holdId, "canceled", "canceled");
   }
@@ -245,7 +245,7 @@ export class Holds {
 
   /**
    * Ends every lapsed hold of the deployment, subject by subject, so no credit or cap place
-   * stays locked (SPEC §6). Safe to run from many servers at once (src/sweep.ts).
+   * stays locked. Safe to run from many servers at once.
    */
   sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
     return this.sweeper.sweep(options);

@@ -36,7 +36,7 @@ export interface RateLimitOptions<Req> {
   policy?: string;
   /** Requests for which this returns true pass untouched: not counted, no headers. */
   skip?: (req: Req) => boolean;
-  /** Also send the IETF draft fields RateLimit-Policy and RateLimit (SPEC §4). Default false. */
+  /** Also send the IETF draft fields RateLimit-Policy and RateLimit. Default false. */
   ietfHeaders?: boolean;
   /** The request id of an error reply (body and X-Request-Id). Default: a new random id. */
   requestId?: (req: Req) => string;

@@ -1,6 +1,6 @@
 /**
  * The stored records as the library reports them. The scripts decode each stored hash once
- * (lua/lib/account.lua, lua/lib/holds.lua, lua/lib/cycle.lua) and send its attributes by
+ * and send its attributes by
  * name; this file is the one place that turns those attributes into the public shapes.
  */
 import type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from "./rules/records.ts";

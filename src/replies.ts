@@ -1,5 +1,5 @@
 /**
- * Framework-neutral mapping of tollgate outcomes to HTTP (SPEC §4, §8): status codes, the
+ * Framework-neutral mapping of tollgate outcomes to HTTP: status codes, the
  * rate-limit headers, Retry-After, and the error body `{error:{type,message,...}, request_id}`
  * with the same id in X-Request-Id. Adapters for any framework copy status, headers and body.
  */
@@ -42,7 +42,7 @@ export interface HttpReply {
 
 /** rateLimitHeaders' options. */
 export interface HeaderOptions {
-  /** Also send the IETF draft fields RateLimit-Policy and RateLimit (opt-in, SPEC §4). */
+  /** Also send the IETF draft fields RateLimit-Policy and RateLimit (opt-in). */
   ietf?: boolean;
   /** Policy name in the IETF fields, usually the surface; default "api". */
   policy?: string;
@@ -65,7 +65,7 @@ function wholeSeconds(ms: number): number {
   return Math.max(0, Math.ceil(ms / 1000));
 }
 
-/** Headers for every authenticated response, errors and 429 included (SPEC §4). */
+/** Headers for every authenticated response, errors and 429 included. */
 export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}): Record<string, string> {
   const state = limited.rateLimit;
   const reset = wholeSeconds(state.resetMs);
@@ -86,18 +86,18 @@ export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}):
   return headers;
 }
 
-/** Retry-After in whole seconds, at least 1 (SPEC §4). */
+/** Retry-After in whole seconds, at least 1. */
 export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** The SPEC §8 error body: `{ error: { type, message, ...extra }, request_id }`. */
+/** The error body: `{ error: { type, message, ...extra }, request_id }`. */
 export function errorBody(type: string, message: string, requestId: string, extra: Record<string, unknown> = {}) {
   return { error: { ...extra, type, message }, request_id: requestId };
 }
 
 /**
- * An error reply with the SPEC §8 body; rate-limit headers when the caller passes them. A
+ * An error reply with the error body; rate-limit headers when the caller passes them. A
  * host's own error types give their status.
  */
 export function errorReply(
@@ -113,7 +113,7 @@ export function errorReply(
 }
 
 /**
- * 429 rate_limited with Retry-After; the message is exactly "Rate limit exceeded" (SPEC §8).
+ * 429 rate_limited with Retry-After; the message is exactly "Rate limit exceeded".
  * A cost that no window can ever take has no Retry-After.
  */
 export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null }, requestId: string, options: HeaderOptions = {}): HttpReply {
@@ -133,7 +133,7 @@ export function insufficientReply(balance: number, needed: number, requestId: st
   });
 }
 
-/** 503 unavailable with Retry-After when the quota store cannot be reached (SPEC §8). */
+/** 503 unavailable with Retry-After when the quota store cannot be reached. */
 export function unavailableReply(requestId: string, retryAfter = 1, headers: Record<string, string> = {}): HttpReply {
   return errorReply("unavailable", "The quota store is unavailable; retry later", {
     requestId,

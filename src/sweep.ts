@@ -5,8 +5,8 @@
  * first (afterDue); this sweep finds subjects nobody touches. A tidy sees at most 32 holds,
  * named by id after a read found them, and the next call goes on. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/tidyHolds.lua, lua/sweepMark.lua,
- * lua/sweepDue.lua.
+ * so many servers may sweep at once. Scripts: tidyHolds, sweepMark,
+ * sweepDue.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";

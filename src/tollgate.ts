@@ -43,7 +43,7 @@ export interface TollgateOptions {
   policies?: PolicyTable;
   /** Key prefix; default "tg". */
   prefix?: string;
-  /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree (SPEC §3). */
+  /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree. */
   clock?: () => number;
   /**
    * Credit journal (credits.reconcile): bounded by `maxEntries` entries or `maxAgeMs` of age,
@@ -74,18 +74,18 @@ export interface TollgateOptions {
    * operationTtlMs.
    */
   endedHolds?: { keepMs?: number; max?: number };
-  /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
+  /** How long an Idempotency-Key outcome is kept. Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
   idempotencyLockMs?: number;
   /**
    * Offset each subject's fixed windows by a hash of its id, so that all subjects do not
-   * reset in the same second. Default false (SPEC §4's clock-aligned windows).
+   * reset in the same second. Default false: windows are clock-aligned.
    */
   stagger?: boolean;
   /**
    * Answer a denied key's (or policy subject's) further requests from this process's memory
-   * until the denial runs out, without a Redis call (src/denyCache.ts). Default off.
+   * until the denial runs out, without a Redis call. Default off.
    */
   denyCache?: boolean | { maxEntries?: number };
   /**
@@ -96,7 +96,7 @@ export interface TollgateOptions {
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
   /**
    * OpenTelemetry: a span per quota-store call and counters of admits, denials, charges and
-   * store failures (src/telemetry.ts). Default true: `@opentelemetry/api`'s global tracer and
+   * store failures. Default true: `@opentelemetry/api`'s global tracer and
    * meter when the package is installed (a no-op until an SDK is registered: register it
    * before createTollgate). false: off, at no cost. Or `{ tracer, meter }` to use.
    *

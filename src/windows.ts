@@ -27,7 +27,7 @@ export interface WindowsForm {
 }
 
 /**
- * The `windows` reply form (lua/lib/windows.lua) at reply[at]: the spec, then per window of
+ * The `windows` reply form at reply[at]: the spec, then per window of
  * the spec its remaining and resetMs, and its retryMs unless the spec is one fixed window (a
  * fixed window's retry is then its reset when the code, reply[0], denied). The generated
  * decoders of admit, admitPolicy, verifyKey and usage call it.

@@ -1,4 +1,4 @@
-// Accounts, plans and billing cycles (SPEC §2-3, §10), through both clients.
+// Accounts, plans and billing cycles (docs/concepts.md#plans, docs/accounts.md#billing-cycles), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../src/index.ts';
 import { AccountExistsError, AccountNotFoundError, InvalidInputError, UnknownPlanError } from '../src/errors.ts';
@@ -332,7 +332,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
   });
 });
 
-describe('plan tables (SPEC §2)', () => {
+describe('plan tables', () => {
   it('the example service\'s plans are the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
     const row = (name: keyof typeof EXAMPLE_PLANS) => {
       const p = EXAMPLE_PLANS[name];

@@ -1,4 +1,4 @@
-// Framework-neutral HTTP mapping (SPEC §4, §8): the rate-limit headers from the most
+// Framework-neutral HTTP mapping (docs/limits.md, docs/errors.md): the rate-limit headers from the most
 // restrictive window, the IETF fields with one policy item per window, 429/402/503 replies and
 // the error body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,7 @@ import { TEST_START, accountId, openTollgate, type TestGate } from './helpers/to
 
 const w = (limit: number, seconds: number, remaining: number, resetMs: number): RateLimitState => ({ limit, remaining, resetMs, windowMs: seconds * 1000, algorithm: 'fixed' });
 
-describe('rate-limit headers (SPEC §4)', () => {
+describe('rate-limit headers', () => {
   it('X-RateLimit-Limit, -Remaining and -Reset in whole seconds (rounded up), remaining never negative', () => {
     const one = w(30, 60, -1, 1_200);
     expect(rateLimitHeaders({ rateLimit: one, windows: [one] })).toEqual({
@@ -59,7 +59,7 @@ describe('rate-limit headers (SPEC §4)', () => {
     expect(h['X-RateLimit-Remaining']).toBe('42');
   });
 
-  it('one window keeps the SPEC §4 form: RateLimit-Policy "api";q=30;w=60 and RateLimit "api";r=..;t=..', () => {
+  it('one window keeps the form: RateLimit-Policy "api";q=30;w=60 and RateLimit "api";r=..;t=..', () => {
     const one = w(30, 60, 12, 30_000);
     const h = rateLimitHeaders({ rateLimit: one, windows: [one] }, { ietf: true });
     expect(h['RateLimit-Policy']).toBe('"api";q=30;w=60');
@@ -130,7 +130,7 @@ describe.each(['node-redis', 'memory'] as const)('headers of real admissions on 
   });
 });
 
-describe('error replies (SPEC §8)', () => {
+describe('error replies', () => {
   it('429 rate_limited: message exactly "Rate limit exceeded", Retry-After whole seconds and at least 1', () => {
     const state = w(30, 60, 0, 10);
     const r = rateLimitedReply({ rateLimit: state, windows: [state], retryAfterMs: 10 }, 'req_1');

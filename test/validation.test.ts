@@ -1,5 +1,5 @@
 // Bad input to the library throws a typed error with a clear message before Redis is touched
-// (SPEC §8): plans and policies at start-up (SPEC §2, §10), and every call's arguments. Errors
+// (docs/errors.md): plans and policies at start-up (docs/concepts.md#plans), and every call's arguments. Errors
 // are recognisable across duplicate installs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TollgateError, createTollgate, isTollgateError, type Tollgate } from '../src/index.ts';
@@ -21,7 +21,7 @@ function goldPlan(): Record<string, any> {
 }
 const windows = (n: number) => Array.from({ length: n }, (_, i) => ({ limit: 10, windowMs: (i + 1) * 1000 }));
 
-describe('plans are validated at start-up, with messages that name the plan and the field (SPEC §2, §10)', () => {
+describe('plans are validated at start-up, with messages that name the plan and the field', () => {
   const cases: Array<[string, (p: Record<string, any>) => void, string | RegExp]> = [
     ['a surface with 0 windows', (p) => (p.limits.api = []), 'Plan "gold": limits.api must be a list of 1 to 4 windows'],
     ['a surface with 5 windows', (p) => (p.limits.api = windows(5)), 'Plan "gold": limits.api must be a list of 1 to 4 windows'],
@@ -76,7 +76,7 @@ describe('plans are validated at start-up, with messages that name the plan and 
   });
 });
 
-describe('policies are validated at start-up, naming the policy and field (SPEC §10)', () => {
+describe('policies are validated at start-up, naming the policy and field', () => {
   it.each<[string, unknown, string | RegExp]>([
     ['a bad window', { anonymous: { api: [{ limit: 10, windowMs: 1_500 }] } }, 'Policy "anonymous".api[0].windowMs must be whole seconds (got 1500)'],
     ['5 windows', { anonymous: { api: windows(5) } }, 'Policy "anonymous".api must be a list of 1 to 4 windows'],
@@ -94,7 +94,7 @@ describe('policies are validated at start-up, naming the policy and field (SPEC 
   });
 });
 
-describe("the example service's plans (SPEC §2)", () => {
+describe("the example service's plans", () => {
   const fixedMinute = (limit: number) => [{ limit, windowMs: 60_000 }];
   const seed = {
     free: { limits: { api: fixedMinute(30), web: fixedMinute(30) }, credits: { allowance: 30, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 5000, surfaces: ['web'] } },
@@ -155,7 +155,7 @@ const TABLES = {
 // A key of the right form: it would reach Redis if the options were right.
 const key = `tgk_acct_0123456789_${'a'.repeat(32)}`;
 const cases: Array<[string, (tg: Tollgate) => Promise<unknown>]> = [
-  // Subjects (SPEC §10).
+  // Subjects (docs/concepts.md#vocabulary).
   ['an empty subject', (tg) => tg.limits.admit('')],
   ['a subject with a brace (breaks the cluster hash tag)', (tg) => tg.limits.admit('a{b}')],
   ['a subject with a space', (tg) => tg.usage('a b')],
@@ -221,7 +221,7 @@ const cases: Array<[string, (tg: Tollgate) => Promise<unknown>]> = [
   ['a negative signup instant', (tg) => tg.accounts.create('a', { plan: 'free', signupAt: -5 })],
 ];
 
-describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched (SPEC §8), through a recording %s client', (kind) => {
+describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched, through a recording %s client', (kind) => {
   let client: TestClient;
   let recorder: Recorder;
   let tg: Tollgate;

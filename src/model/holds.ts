@@ -79,7 +79,7 @@ export function expireLapsed(core: ModelCore, a: ModelAccount): number {
 }
 
 /**
- * A tidy (lua/tidyHolds.lua): the cycle rolls, lapsed holds end, then ended holds are
+ * A tidy: the cycle rolls, lapsed holds end, then ended holds are
  * dropped: with endedMax or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those
  * kept endedKeepMs. A dropped hold's id is kept operationTtlMs. How many holds ended.
  */

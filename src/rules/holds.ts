@@ -20,7 +20,7 @@ export interface OpenHoldRequest {
   perItem: { required: number; optional?: number };
   /** Default "api"; must be one of the plan's holds.surfaces. */
   surface?: string;
-  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
+  /** An Idempotency-Key: the same key and body answer the first outcome again. */
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
@@ -32,7 +32,7 @@ export interface OpenBudgetRequest {
   amount: number;
   /** Default "web". */
   surface?: string;
-  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
+  /** An Idempotency-Key: the same key and body answer the first outcome again. */
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;

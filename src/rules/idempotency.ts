@@ -24,7 +24,7 @@ export type BeginOutcome =
   | { state: "reused" }
   | { state: "in_use" };
 
-/** A stored outcome: the opened hold, or the open-hold cap refusal (SPEC §7). */
+/** A stored outcome: the opened hold, or the open-hold cap refusal. */
 export type StoredOutcome =
   | { kind: "hold"; hold: Hold }
   | { kind: "hold_limit_reached"; active: number; cap: number };

@@ -1,5 +1,5 @@
 /**
- * Plans and policies (SPEC §2, §10). A plan gives an account its surfaces' windows, its
+ * Plans and policies. A plan gives an account its surfaces' windows, its
  * credits per cycle and its holds rules; a policy gives windows to subjects that have no
  * account (sign-in attempts per IP). Both tables are checked once at start-up, with messages
  * that name the plan and the field. An account keeps a copy of its plan's numbers (taken at
@@ -11,7 +11,7 @@ import { InvalidInputError, UnknownPlanError } from "../errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
-/** What a plan gives an account: windows per surface, credits per cycle, holds rules (SPEC §2, §10). */
+/** What a plan gives an account: windows per surface, credits per cycle, holds rules. */
 export interface Plan {
   /** Each surface's windows (1 to 4), by the host's surface names. */
   limits: SurfaceWindows;
@@ -109,7 +109,7 @@ export function planArgs(plan: Plan & { name: string }) {
 
 /**
  * The check of a surface an account is counted on: a name that no plan of the table has is
- * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+ * refused before Redis is touched; one the account's own plan lacks is refused by
  * the script (shared with tollgate/model).
  */
 export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => string {

@@ -4,7 +4,7 @@
  */
 import type { SurfaceWindows } from "./windows.ts";
 
-/** items: reserved per item and settled item by item; budget: an amount spent as it goes (SPEC §10). */
+/** items: reserved per item and settled item by item; budget: an amount spent as it goes. */
 export type HoldKind = "items" | "budget";
 /** open until it is finished, cancelled, settled in full, used up or its lease lapses. */
 export type HoldStatus = "open" | "completed" | "canceled";
@@ -39,7 +39,7 @@ export interface Hold {
   spent: number;
   /** Credits given back: by failed items, and what was left when the hold ended. */
   refunded: number;
-  /** Part of `refunded` that went to an ended cycle and raised no balance (SPEC §6). */
+  /** Part of `refunded` that went to an ended cycle and raised no balance. */
   refundedToEndedCycle: number;
   /** Still reserved: reserved - spent - refunded; 0 once the hold has ended. */
   held: number;
@@ -55,7 +55,7 @@ export interface Hold {
   endReason: HoldEndReason | null;
 }
 
-/** A billing cycle of an account: [start, end) in ms since the epoch (SPEC §3). */
+/** A billing cycle of an account: [start, end) in ms since the epoch. */
 export interface Cycle {
   /** 1 for the account's first cycle, then 2, 3, ... */
   id: number;
@@ -65,7 +65,7 @@ export interface Cycle {
   end: number;
 }
 
-/** The summary of a cycle that has ended, archived at rollover (SPEC §3). */
+/** The summary of a cycle that has ended, archived at rollover. */
 export interface EndedCycle extends Cycle {
   /** The credits the cycle started with. */
   allowance: number;
@@ -91,7 +91,7 @@ export interface AccountLimits {
   holds: { cap: number; maxItems: number; surfaces: string[] };
 }
 
-/** An account's credits in its current cycle: `balance + spent + held == allowance` (SPEC §3). */
+/** An account's credits in its current cycle: `balance + spent + held == allowance`. */
 export interface AccountCredits {
   /** Credits the cycle started with. */
   allowance: number;

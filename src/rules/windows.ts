@@ -1,7 +1,7 @@
 /**
- * Windows (SPEC §4, §10): how many requests a surface takes per window, fixed or sliding.
+ * Windows: how many requests a surface takes per window, fixed or sliding.
  * Validated once at start-up, then carried to the scripts as a spec string that
- * lua/lib/windows.lua reads: '<limit>/<seconds>' with 's' appended for a sliding window,
+ * as the scripts read: '<limit>/<seconds>' with 's' appended for a sliding window,
  * windows separated by spaces ('30/60', '10/1 300/60s').
  */
 import { InvalidInputError } from "../errors.ts";
@@ -16,7 +16,7 @@ export interface Window {
   limit: number;
   /** Whole seconds, 1 s to 31 days. */
   windowMs: number;
-  /** Default "fixed": clock-aligned windows (SPEC §4). "sliding": the two-window estimate. */
+  /** Default "fixed": clock-aligned windows. "sliding": the two-window estimate. */
   algorithm?: Algorithm;
 }
 
@@ -85,7 +85,7 @@ export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindo
   return Object.freeze(out);
 }
 
-/** The spec string of a surface's windows, as lua/lib/windows.lua reads it. */
+/** The spec string of a surface's windows, as the scripts read it. */
 export function windowsSpec(windows: readonly Window[]): string {
   return windows.map((w) => `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : ""}`).join(" ");
 }
@@ -113,7 +113,7 @@ export function staggerOf(subject: string): number {
 }
 
 /**
- * The window the headers show (SPEC §4 for the one-window case): allowed, the one with the
+ * The window the headers show: allowed, the one with the
  * fewest remaining; denied, the denying window with the latest retry.
  */
 export function mostRestrictive(windows: readonly RateLimitState[], retries: readonly number[]): { index: number; retryAfterMs: number | null } {

@@ -34,7 +34,7 @@ export interface Settings {
   readonly endedHoldsMax: string;
 }
 
-/** What every decoded reply has: its result code (lua/lib/codes.lua). */
+/** What every decoded reply has: its result code. */
 export interface ScriptReply {
   readonly code: Code;
 }
@@ -53,7 +53,7 @@ export interface Script<P, R extends ScriptReply = ScriptReply> {
    * ["FCALL", fn, numkeys, ...]: the same words after the first two. words[3] is the routing key.
    */
   command(now: string, settings: Settings, keys: SubjectKeyNames, params: P, viaFunction?: boolean): string[];
-  /** The reply by name, as the header's `Returns:` lines declare it (src/scripts/replyGrammar.ts). */
+  /** The reply by name, as the header's `Returns:` lines declare it. */
   decode(reply: readonly unknown[]): R;
 }
 

@@ -1,4 +1,4 @@
-// A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
+// A tollgate on the test Redis with an injected clock, through either client (both
 // node-redis and ioredis are supported, so core tests run through both). In the `cluster`
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
 // same test files run unchanged against cluster key routing. The public-API files also run
@@ -26,7 +26,7 @@ export function backends(): Backend[] {
   return clusterNodes() ? [...CLIENT_KINDS] : [...CLIENT_KINDS, 'memory'];
 }
 
-/** Tests move time by hand; nothing sleeps (STYLE). */
+/** Tests move time by hand; nothing sleeps. */
 export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 export class ManualClock {

@@ -59,7 +59,7 @@ export const SERVICE_STATUS = {
 
 export type ServiceErrorType = ErrorType | keyof typeof SERVICE_STATUS;
 
-/** An SPEC §8 error reply with the given extra headers. */
+/** An error reply with the given extra headers. */
 export function fail(
   request: ApiRequest,
   type: ServiceErrorType,
@@ -86,7 +86,7 @@ export function isDecodablePath(path: string): boolean {
   }
 }
 
-/** The SPEC §8 reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
+/** The error reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
 export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
   const error = request.bodyError;
   return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' }, ...(error.headers ? { headers: error.headers } : {}) });
