@@ -41,7 +41,7 @@ export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMe
   // The video is the item: a worker that retries it counts it once.
   const settlement = outcome === 'delivered' ? { itemId: item.videoId, optionalSpent: commentPage === 'nonempty' ? 1 : 0 } : { itemId: item.videoId, failed: outcome };
   const settled = await deps.tollgate.holds.settle(meta.account, jobId, settlement);
-  if (!settled.accepted) return 'ended';
+  if (!settled.ok) return 'ended';
   if (settled.replayed) return 'processed';
   await deps.store.addResult(jobId, {
     index: item.index,
@@ -87,7 +87,7 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
   // The page (its thread and token) is the item: a retried page counts once.
   const pageId = `${next.replyTo ?? 'top'}:${next.pageToken ?? 'first'}`;
   const settled = await deps.tollgate.holds.spend(meta.account, jobId, { itemId: pageId, amount: result === 'nonempty' ? 1 : 0 });
-  if (!settled.accepted) {
+  if (!settled.ok) {
     await deps.store.writeState(jobId, { ...state, done: true });
     return 'ended';
   }
