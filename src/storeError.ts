@@ -67,7 +67,7 @@ export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: 
   }
   const admission = await limiterOf(options).admit(subject, surface, call.cost, policy);
   if (admission === undefined) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
-  tollgate.countDegraded?.("local", surface, admission.allowed ? "passed" : "denied");
+  tollgate.countDegraded?.("local", surface, admission.ok ? "passed" : "denied");
   const headerOptions = { ietf: options.ietfHeaders === true, policy: policy ?? surface };
   if (!admission.ok) return { ok: false, refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, call.requestId(), headerOptions), subject, admission } };
   return { ok: true, pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: "local" } };
