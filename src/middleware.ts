@@ -10,7 +10,7 @@
  * checked, at start-up; one worked out per request is refused then, as the host's mistake.
  */
 import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, type HttpReply } from "./replies.ts";
+import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders } from "./replies.ts";
 import { refused, type PerRequest, type RateLimitDecision, type RateLimitOptions } from "./rateLimitOptions.ts";
 import type { Admission } from "./rules/limits.ts";
 import { rememberWindows, storeErrorMode, whenStoreFails } from "./storeError.ts";

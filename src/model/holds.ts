@@ -70,7 +70,7 @@ export function openHolds(a: ModelAccount): ModelHold[] {
 const TIDY_SLACK = 15;
 
 /** Ends every open hold whose lease ran out (now >= lease); how many. */
-export function expireLapsed(core: ModelCore, a: ModelAccount): number {
+function expireLapsed(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
   const lapsed = openHolds(a).filter((h) => now >= h.leaseExpiresAt);
   for (const h of lapsed) endHold(core, a, h, "completed", "lease_expired");
