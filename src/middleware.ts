@@ -56,7 +56,7 @@ function value<Req, T>(option: PerRequest<Req, T> | undefined, req: Req, fallbac
  * const options = { tollgate, key: (req: IncomingMessage) => String(req.headers["x-api-key"] ?? "") || null, credits: 1 };
  * checkRateLimitOptions(options);
  * const decision = await checkRequest(options, req);
- * if ("refusal" in decision) return send(decision.refusal.reply); // 401, 429, 402 or 503
+ * if (!decision.ok) return send(decision.refusal.reply); // 401, 429, 402 or 503
  * for (const [name, value] of Object.entries(decision.pass.headers)) res.setHeader(name, value);
  * ```
  */
