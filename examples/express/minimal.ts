@@ -15,11 +15,11 @@ const key = (req: express.Request) => req.get("x-api-key") ?? null;
 const app = express();
 // The key checked and the request counted in one round trip: 401 or 429 here, or on with the headers.
 app.get("/hello", rateLimit({ tollgate, key }), (req, res) => {
-  res.json({ hello: res.locals.tollgate.subject });
+  res.json({ hello: res.locals.tollgate!.subject });
 });
 // 1 credit looked for in the same round trip (402 when short), and charged once the work is done.
 app.get("/report", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
-  const charge = await tollgate.credits.charge(res.locals.tollgate.subject, { required: 1 });
+  const charge = await tollgate.credits.charge(res.locals.tollgate!.subject, { required: 1 });
   res.json({ report: "...", charge });
 });
 

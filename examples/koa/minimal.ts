@@ -16,11 +16,11 @@ const key = (ctx: Context) => ctx.get("x-api-key") || null;
 const router = new Router();
 // The key checked and the request counted in one round trip: 401 or 429 here, or on with the headers.
 router.get("/hello", rateLimit({ tollgate, key }), (ctx) => {
-  ctx.body = { hello: ctx.state.tollgate.subject };
+  ctx.body = { hello: ctx.state.tollgate!.subject };
 });
 // 1 credit looked for in the same round trip (402 when short), and charged once the work is done.
 router.get("/report", rateLimit({ tollgate, key, credits: 1 }), async (ctx) => {
-  const charge = await tollgate.credits.charge(ctx.state.tollgate.subject, { required: 1 });
+  const charge = await tollgate.credits.charge(ctx.state.tollgate!.subject, { required: 1 });
   ctx.body = { report: "...", charge };
 });
 
