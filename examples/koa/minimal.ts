@@ -6,7 +6,7 @@ import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 import { rateLimit } from "tollgate/koa";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({
   redis: fromNodeRedis(client),
   plans: { basic: { limits: { api: [{ limit: 5, windowMs: 60_000 }] }, credits: { allowance: 10, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
