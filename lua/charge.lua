@@ -1,102 +1,81 @@
 --[[
-  charge: take required + optional credits atomically (SPEC §5): insufficient when the
-  balance is below required, else required + min(optional, balance - required). A caller's
-  operation id makes a retried charge apply once (its outcome is kept opTtlMs). A charge
-  without one carries a short id the library made up, remembered with the account's last few
-  such charges (ACCOUNT.recent), so a command a client resends after a reconnect applies once
-  too, without a key per charge. Straight-line: the rollover runs only past the cycle's end.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles (written on rollover)
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] operation     string what this operation id charged (untouched without one)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] required      integer  credits that must all be available
-  ARGV[3] optional      integer  credits taken as far as the balance allows
-  ARGV[4] operationId   string   the caller's id, or ''
-  ARGV[5] resendId      string   12 hex digits the library chose when the caller gave no id, or ''
-  ARGV[6] opTtlMs       integer  how long a caller's operation id is remembered
-  ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[8] journalBound  integer  max entries, or max age in ms
-  ARGV[9] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, charged, balance, needed}
+  charge: take required + optional credits atomically (docs/credits.md): insufficient when the
+  balance is below required, else required + min(optional, balance - required). Every charge
+  carries an operation id, the caller's or one the library made, kept in the subject's
+  operations (lib/operations.lua): the same id sent again (a retry, a command a client resends
+  after a reconnect) is answered with what it charged and takes nothing. Straight-line: the
+  rollover runs only past the cycle's end, and is written only once every check has run
+  (whatever the outcome: any call brings the account to its current cycle).
+  Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
+  KEYS[5] operations    hash   the subject's recent operation ids (lib/operations.lua)
+  ARGV[5] required      integer  credits that must all be available
+  ARGV[6] optional      integer  credits taken as far as the balance allows
+  ARGV[7] operationId   string   the operation id; '' keeps no record (resendIds: false)
+  ARGV[8] madeByLibrary 0|1      1: the library made the id (kept a shorter while, lib/operations.lua)
+  ARGV[9] operationTtlMs integer how long a caller's operation id is remembered
+  Returns: {code, charged integer, balance integer, needed integer}
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/account.lua"
 --@include "lib/cycle.lua"
 --@include "lib/journal.lua"
 --@include "lib/history.lua"
+--@include "lib/operations.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
-local historyKey   = KEYS[4]
-local operationKey = KEYS[5]
-local nowArg       = ARGV[1]
-local required     = tonumber(ARGV[2])
-local optional     = tonumber(ARGV[3])
-local operationId  = ARGV[4]
-local resendId     = ARGV[5]
-local opTtlMs      = ARGV[6]
-local journalTrim  = ARGV[7]
-local journalBound = ARGV[8]
-local historyDays  = ARGV[9]
-
--- Library-made ids of recent charges, 'id=charged ' each; bounded to this many characters.
-local RECENT_CHARS = 128
-
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, journalTrim = journalTrim, journalBound = journalBound,
-  historyDays = tonumber(historyDays), now = clock_now(nowArg) }
+local ctx = prologue_move(KEYS, ARGV)
+local operationsKey  = KEYS[5]
+local required       = tonumber(ARGV[5])
+local optional       = tonumber(ARGV[6])
+local operationId    = ARGV[7]
+local operationField = 'o' .. operationId
+local operationTag   = ARGV[8] == '1' and ' r' or ''
+local operationTtlMs = tonumber(ARGV[9])
 
 -- cycle and journalGrant stay the stored texts: they are only compared and written back.
-local v = redis.call('HMGET', accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycleEnd,
-  ACCOUNT.cycle, ACCOUNT.journalGrant, ACCOUNT.recent)
+local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycleEnd, ACCOUNT.cycle,
+  ACCOUNT.journalGrant)
 if not v[1] then
   return { CODE.NO_ACCOUNT, 0, 0, required }
 end
-local balance, spent, cycle, grant, recent = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6] or ''
+local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
+local a
 if ctx.now >= tonumber(v[3]) then
-  local a = cycle_current_account(ctx)
-  balance, spent, cycle, grant, recent = a.balance, a.spent, tostring(a.cycle), tostring(a.journalGrant), a.recent or ''
+  a = cycle_current_account(ctx)
+  balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
 end
 
+local earlier, operations
 if operationId ~= '' then
-  local earlier = redis.call('GET', operationKey)
-  if earlier then
-    return { CODE.REPLAYED, tonumber(earlier), balance, required }
-  end
-elseif resendId ~= '' then
-  local at = string.find(recent, resendId .. '=', 1, true)
-  if at then
-    return { CODE.REPLAYED, tonumber(string.match(recent, '^%d+', at + #resendId + 1)), balance, required }
-  end
+  earlier, operations = operations_read(operationsKey, operationField)
 end
 
-if balance < required then
-  return { CODE.INSUFFICIENT, 0, balance, required }
+local refusal
+if earlier then
+  refusal = { CODE.REPLAYED, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+elseif balance < required then
+  refusal = { CODE.INSUFFICIENT, 0, balance, required }
+end
+
+-- Every check has run: the writes, starting with the rollover whatever the outcome.
+if a then
+  cycle_save(ctx, a)
+end
+if refusal then
+  return refusal
 end
 local charged = required + math.min(optional, balance - required)
 balance = balance - charged
 spent = spent + charged
--- The amount as text once: the journal, the history and the resend list all write it.
+-- The amount as text once: the journal, the history and the operation all write it.
 local chargedText = tostring(charged)
-if resendId ~= '' then
-  recent = recent .. resendId .. '=' .. chargedText .. ' '
-  if #recent > RECENT_CHARS then
-    recent = string.sub(recent, string.find(recent, ' ', #recent - RECENT_CHARS, true) + 1)
-  end
-  redis.call('HSET', accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent, ACCOUNT.recent, recent)
-else
-  redis.call('HSET', accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
-end
+redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
 if operationId ~= '' then
-  redis.call('SET', operationKey, chargedText, 'PX', opTtlMs)
+  operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
 end
 if charged > 0 then
-  journal_append(ctx, 'charge', chargedText, cycle, operationId ~= '' and operationId or resendId, cycle, grant)
+  journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   history_add(ctx, 's', charged, chargedText)
 end
 return { CODE.OK, charged, balance, required }

@@ -1,7 +1,6 @@
 --[[
-  createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
-  KEYS[1] account       hash   the account (lib/account.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  createAccount: open an account on a plan with its first billing cycle (docs/concepts.md#plans, docs/accounts.md#billing-cycles).
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] plan          string   plan name
   ARGV[3] allowance     integer  credits per cycle (the plan's credits.allowance)
   ARGV[4] holdsCap      integer  open holds allowed at once
@@ -11,7 +10,7 @@
   ARGV[8] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units
-  Returns: {code, cycle, cycleStartMs, cycleEndMs}   Codes: OK, ACCOUNT_EXISTS
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, ACCOUNT_EXISTS
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

@@ -5,7 +5,8 @@
   KEYS[2] history       hash   credits per day (lib/history.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] days          integer  how many days back, today included
-  Returns: {code, day1, spent1, refunded1, day2, ...}   days as whole days since the epoch
+  Returns: {code, ...days {day integer, spent integer, refunded integer}}   day: whole days since
+    the epoch
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"

@@ -1,41 +1,32 @@
 --[[
-  inspectAccount: everything stored for one account, read as is (no rollover, no lapsed-hold
-  ending), for audits, admin views and the model-based tests. Holds are listed newest first;
-  window counts are those of the windows containing nowMs.
-  KEYS[1] account       hash   the account (lib/account.lua)
+  inspectAccount: everything stored for one account, read as is (no rollover, no tidying),
+  for audits, admin views and the model-based tests. Hold ids are listed newest first, for
+  lua/readHold.lua to read; window counts are those of the windows containing nowMs.
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] cycles        hash   ended cycles (lib/cycle.lua)
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
-  Returns: {code, state}   state as JSON {account, cycles, holds (HOLD_REPLY form), windows}, where windows maps
-    each surface to its window reply (lib/windows.lua)
+  ARGV[2] stagger       integer  the subject's offset of fixed windows in ms
+  Returns: {code, state json}   state: {account, cycles, holdIds (newest first), windows},
+    where windows maps each surface to its window reply (lib/windows.lua)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/cycle.lua"
---@include "lib/holds.lua"
 --@include "lib/windows.lua"
 
-local accountKey  = KEYS[1]
-local cyclesKey   = KEYS[2]
-local holdListKey = KEYS[3]
-local nowArg      = ARGV[1]
-local holdPrefix  = ARGV[2]
-local stagger     = tonumber(ARGV[3])
+local ctx = prologue_look(KEYS, ARGV)
+local cyclesKey, holdListKey = KEYS[2], KEYS[3]
+local stagger = tonumber(ARGV[2])
 
-local a = account_load(accountKey)
+local a = account_load(ctx.accountKey)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-local now = clock_now(nowArg)
-local holds = {}
-for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, 0, -1)) do
-  holds[#holds + 1] = hold_reply(hold_load(holdPrefix .. id, holdPrefix))
-end
 local counts = {}
 for surface, spec in pairs(a.windows) do
-  counts[surface] = windows_count(spec, account_counters(accountKey, surface), now, 0, '0', stagger)
+  counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
 end
-return { CODE.OK, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holds = holds, windows = counts }) }
+a.counters = nil
+local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
+return { CODE.OK, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }

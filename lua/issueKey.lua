@@ -1,18 +1,17 @@
 --[[
   issueKey: store a new API key of a subject that has an account (src/apiKeys.ts#issue): its
   digest, expiry and surfaces. Expired keys are dropped first. At most maxKeys keys that
-  never expire; of expiring ones (website sessions) at most maxExpiring, the one that
+  never expire; of expiring ones (website sessions) at most maxExpiringKeys, the one that
   expires soonest giving way to a new one.
-  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] keyId         string   the new key's id
   ARGV[3] keyDigest     string   the new key's digest
   ARGV[4] ttlMs         integer  the key expires this long from now; 0 never
   ARGV[5] surfaces      string   comma-separated surfaces the key may use, '*' for any
   ARGV[6] name          string   a label for lists, '' for none
   ARGV[7] maxKeys       integer  keys that never expire allowed at once
-  ARGV[8] maxExpiring   integer  expiring keys allowed at once
-  Returns: {code, createdAt, expiresAt}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
+  ARGV[8] maxExpiringKeys integer expiring keys allowed at once
+  Returns: {code, createdAt integer, expiresAt integer}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -26,7 +25,7 @@ local ttlMs       = tonumber(ARGV[4])
 local surfaces    = ARGV[5]
 local name        = ARGV[6]
 local maxKeys     = tonumber(ARGV[7])
-local maxExpiring = tonumber(ARGV[8])
+local maxExpiringKeys = tonumber(ARGV[8])
 
 if redis.call('EXISTS', accountKey) == 0 then
   return { CODE.NO_ACCOUNT, 0, 0 }
@@ -40,8 +39,9 @@ local expiresAt = 0
 if ttlMs > 0 then
   expiresAt = now + ttlMs
 end
+local keys, gone = keys_load(accountKey, now)
 local lasting, expiring = {}, {}
-for _, key in ipairs(keys_load(accountKey, now)) do
+for _, key in ipairs(keys) do
   if key.expiresAt == 0 then
     lasting[#lasting + 1] = key
   else
@@ -51,12 +51,17 @@ end
 if expiresAt == 0 and #lasting >= maxKeys then
   return { CODE.KEY_LIMIT, 0, 0 }
 end
-if expiresAt > 0 and #expiring >= maxExpiring then
+-- Every check passed: the writes. The expired keys go, and the expiring keys that expire
+-- soonest give way to a new one.
+if expiresAt > 0 and #expiring >= maxExpiringKeys then
   table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
-  for i = 1, #expiring - maxExpiring + 1 do
-    local gone = KEY_FIELD.record .. expiring[i].keyId
-    redis.call('HDEL', accountKey, gone, gone .. KEY_FIELD.info)
+  for i = 1, #expiring - maxExpiringKeys + 1 do
+    gone[#gone + 1] = KEY_FIELD.record .. expiring[i].keyId
+    gone[#gone + 1] = KEY_FIELD.record .. expiring[i].keyId .. KEY_FIELD.info
   end
+end
+if #gone > 0 then
+  redis.call('HDEL', accountKey, unpack(gone))
 end
 redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
 return { CODE.OK, now, expiresAt }

@@ -1,54 +1,36 @@
 --[[
-  listHolds: an account's holds, newest first, after ending its lapsed holds. Spends no credit.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdList      zset   every hold id scored by creation time (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  listHolds: a page of the account's hold ids, newest first, with how many holds it keeps and
+  how many are open; lib/holds.lua's records come from lua/readHold.lua, which declares them.
+  Lapsed holds are tidied first (HOLDS_DUE). Writes nothing.
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
+  KEYS[2] holdsActive   zset   open hold ids scored by lease expiry (ms)
+  KEYS[3] holdList      zset   every hold id scored by creation time (ms)
   ARGV[2] offset        integer  holds to skip
   ARGV[3] count         integer  at most this many
-  ARGV[4] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[5] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[6] journalBound  integer  max entries, or max age in ms
-  ARGV[7] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, total, active, hold1, hold2, ...}   holds in HOLD_REPLY form   Codes: OK, NO_ACCOUNT
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, total integer, active integer, ...holdIds string}   a page of ids, newest first
+    Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/holds.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
-local historyKey   = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdListKey  = KEYS[6]
-local nowArg       = ARGV[1]
-local offset       = tonumber(ARGV[2])
-local count        = tonumber(ARGV[3])
-local holdPrefix   = ARGV[4]
-local journalTrim  = ARGV[5]
-local journalBound = ARGV[6]
-local historyDays  = tonumber(ARGV[7])
+local ctx = prologue_look(KEYS, ARGV)
+ctx.holdsActiveKey = KEYS[2]
+local holdListKey = KEYS[3]
+local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
 
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-  journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
-
-local a = holds_credits(ctx)
-if not a then
+if redis.call('EXISTS', ctx.accountKey) == 0 then
   return { CODE.NO_ACCOUNT, 0, 0 }
 end
-holds_expire_lapsed(ctx, a)
-local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', holdsActiveKey) }
+local due = holds_due_reply(ctx, false)
+if due then
+  return due
+end
+local reply = { CODE.OK, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }
 if count > 0 then
   for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, offset, offset + count - 1)) do
-    local h = hold_load(holdPrefix .. id, holdPrefix)
-    if h then
-      reply[#reply + 1] = hold_reply(h)
-    end
+    reply[#reply + 1] = id
   end
 end
 return reply

@@ -1,8 +1,7 @@
 --[[
-  listKeys: a subject's API keys that have not expired, oldest first, without their digests.
-  KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  Returns: {code, keys}   keys as a JSON list of {keyId, expiresAt, surfaces, createdAt, name}
+  listKeys: a subject's API keys that have not expired, oldest first, without their digests; expired ones are deleted.
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
+  Returns: {code, keys json}   keys: a list of {keyId, expiresAt, surfaces, createdAt, name}
     Codes: OK
 ]]
 --@include "lib/codes.lua"
@@ -12,4 +11,8 @@
 local accountKey = KEYS[1]
 local nowArg     = ARGV[1]
 
-return { CODE.OK, cjson.encode(keys_load(accountKey, clock_now(nowArg))) }
+local keys, expired = keys_load(accountKey, clock_now(nowArg))
+if #expired > 0 then
+  redis.call('HDEL', accountKey, unpack(expired))
+end
+return { CODE.OK, cjson.encode(keys) }

@@ -1,119 +1,113 @@
 --[[
-  openHold: reserve credits for a hold in one atomic step (SPEC §6-7, §10): re-check the
-  Idempotency-Key, end lapsed holds, check the plan's holds rules, the open-hold cap and the
+  openHold: reserve credits for a hold in one atomic step (docs/holds.md, docs/idempotency.md):
+  re-check the Idempotency-Key, check the plan's holds rules, the open-hold cap and the
   credits, reserve, record the hold and store the outcome under the key. An items hold
   reserves items x (required + optional); a budget hold reserves amount. The cost does not
-  depend on the number of items.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] holdList      zset   every hold id scored by creation time (ms)
-  KEYS[7] hold          hash   the new hold (lib/holds.lua)
-  KEYS[8] idempotency   hash   the Idempotency-Key record (untouched without a key)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] holdId        string   id of the new hold; an existing hold with the same terms is a replay
-  ARGV[3] kind          'items'|'budget'
-  ARGV[4] surface       string   the surface the hold is opened on
-  ARGV[5] items         integer  items (an items hold), 0 for a budget
-  ARGV[6] required      integer  credits per item always spent by a delivered item
-  ARGV[7] optional      integer  credits per item spent as far as the item used them
-  ARGV[8] amount        integer  a budget's credits, 0 for an items hold
-  ARGV[9] leaseMs       integer  lease length; renewed by every settlement
-  ARGV[10] idemKey      string   '' when the request carries no Idempotency-Key
-  ARGV[11] fingerprint  string   hash of the canonical request body
-  ARGV[12] idemToken    string   token from beginIdempotency, '' if it was not called
-  ARGV[13] idemTtlMs    integer  how long a stored outcome is kept
-  ARGV[14] holdPrefix   string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[15] journalTrim  string   'off' | 'maxlen' | 'minage'
-  ARGV[16] journalBound integer  max entries, or max age in ms
-  ARGV[17] historyDays  integer  days of history kept; 0 keeps none
-  Returns: {code, payload, storedCode}
-    OK: payload = the hold (lib/holds.lua's HOLD_REPLY form). REPLAYED: payload and storedCode = the stored outcome (of
-    the Idempotency-Key, or the hold already opened under this hold id), as JSON.
-    HOLD_LIMIT (stored under the key): {"active":n,"cap":n}. INSUFFICIENT: {"balance":n,"needed":n}.
-    SURFACE_NOT_ALLOWED: {"surfaces":"api,web"}. TOO_MANY_ITEMS: {"max":n}.
-    Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS
+  depend on the number of items. Lapsed holds, and ended holds past their bounds, are tidied
+  first: HOLDS_DUE names them, before anything is written.
+  Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
+  KEYS[7] holdList      zset   every hold id scored by creation time (ms)
+  KEYS[8] operations    hash   the subject's recent operation ids, with dropped holds' (lib/operations.lua)
+  KEYS[9] hold          hash   the new hold (lib/holds.lua)
+  KEYS[10] idempotency  hash   the Idempotency-Key record (untouched without a key)
+  ARGV[5] holdId        string   id of the new hold; an existing hold with the same terms is a replay
+  ARGV[6] kind          'items'|'budget'
+  ARGV[7] surface       string   the surface the hold is opened on
+  ARGV[8] items         integer  items (an items hold), 0 for a budget
+  ARGV[9] required      integer  credits per item always spent by a delivered item
+  ARGV[10] optional     integer  credits per item spent as far as the item used them
+  ARGV[11] amount       integer  a budget's credits, 0 for an items hold
+  ARGV[12] leaseMs      integer  lease length; renewed by every settlement
+  ARGV[13] idempotencyKey string '' when the request carries no Idempotency-Key
+  ARGV[14] fingerprint  string   hash of the canonical request body
+  ARGV[15] idempotencyToken string token from beginIdempotency, '' if it was not called
+  ARGV[16] idempotencyTtlMs integer how long a stored outcome is kept
+  ARGV[17] endedHoldsKeepMs integer how long an ended hold is kept
+  ARGV[18] endedHoldsMax integer ended holds kept per subject
+  Returns OK: {code, hold hold}   hold: lib/holds.lua's reply form
+  Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome (of the
+    Idempotency-Key, or of the hold already opened under this hold id) and its code
+  Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}}   stored under the key
+  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}}
+  Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}}   surfaces: 'api,web'
+  Returns TOO_MANY_ITEMS: {code, refusal json {max integer}}
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code}
+    Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS, HOLD_DROPPED
+    (the hold id was used by a hold no longer kept)
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/holds.lua"
 --@include "lib/idempotency.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
-local historyKey   = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdListKey  = KEYS[6]
-local holdKey      = KEYS[7]
-local idemRecord   = KEYS[8]
-local nowArg       = ARGV[1]
-local holdId       = ARGV[2]
-local kind         = ARGV[3]
-local surface      = ARGV[4]
-local itemsArg     = ARGV[5]
-local requiredArg  = ARGV[6]
-local optionalArg  = ARGV[7]
-local amount       = tonumber(ARGV[8])
-local leaseMs      = tonumber(ARGV[9])
-local idemKey      = ARGV[10]
-local fingerprint  = ARGV[11]
-local idemToken    = ARGV[12]
-local idemTtlMs    = tonumber(ARGV[13])
-local holdPrefix   = ARGV[14]
-local journalTrim  = ARGV[15]
-local journalBound = ARGV[16]
-local historyDays  = tonumber(ARGV[17])
+local ctx = prologue_move(KEYS, ARGV)
+ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
+local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
+local itemsArg, requiredArg, optionalArg = ARGV[8], ARGV[9], ARGV[10]
+local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
+local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
+local idempotencyTtlMs = tonumber(ARGV[16])
+ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
 
 local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-  journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
 
 local a = holds_credits(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, '', 0 }
 end
-local keyed = idemKey ~= ''
+-- Every answer but HOLDS_DUE comes once all its checks have run; its writes start with the
+-- rollover, whatever the outcome (any call brings the account to its current cycle).
+local function answer(reply)
+  cycle_save(ctx, a)
+  return reply
+end
+
+local keyed = idempotencyKey ~= ''
 if keyed then
-  local found = idempotency_check(idemRecord, fingerprint, idemToken, ctx.now)
+  local found = idempotency_check(idempotencyRecord, fingerprint, idempotencyToken, ctx.now)
   if found then
-    return found
+    return answer(found)
   end
 end
 
--- An outcome that is not kept under the key frees it for a corrected retry (SPEC §7).
+-- An outcome that is not kept under the key frees it for a corrected retry (docs/idempotency.md).
 local function refuse(code, payload)
+  cycle_save(ctx, a)
   if keyed then
-    idempotency_release(idemRecord, idemToken)
+    idempotency_release(idempotencyRecord, idempotencyToken)
   end
   return { code, payload, 0 }
 end
 
-if redis.call('ZRANGEBYSCORE', holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, 1)[1] then
-  holds_expire_lapsed(ctx, a)
+local due = holds_due_reply(ctx, true)
+if due then
+  return due
 end
 
 -- The hold id is the opening's own operation id: the same request sent again (a retry, a
 -- client resending after a reconnect) gets the hold back, whatever changed since (a plan
--- change, the cap); another request with it is refused.
-local existing = redis.call('EXISTS', holdKey) == 1 and hold_load(holdKey, holdPrefix)
+-- change, the cap); another request with it is refused, and so is any once its hold is gone.
+local existing = hold_load(holdKey)
 if existing then
   if existing.kind == kind and existing.surface == surface and existing.items == items
     and existing.required == required and existing.optional == optional
     and (kind == 'items' or existing.reserved == amount) then
     local payload = cjson.encode(hold_reply(existing))
+    cycle_save(ctx, a)
     if keyed then
-      idempotency_store(idemRecord, fingerprint, CODE.OK, payload, idemTtlMs)
+      idempotency_store(idempotencyRecord, fingerprint, CODE.OK, payload, idempotencyTtlMs)
     end
     return { CODE.REPLAYED, payload, CODE.OK }
   end
   return refuse(CODE.HOLD_EXISTS, '')
 end
+if redis.call('ZSCORE', holdListKey, holdId) or redis.call('HEXISTS', operationsKey, 'h' .. holdId) == 1 then
+  return refuse(CODE.HOLD_DROPPED, '')
+end
 
-local rules = redis.call('HMGET', accountKey, ACCOUNT.holdsCap, ACCOUNT.holdsMaxItems, ACCOUNT.holdsSurfaces)
+local rules = redis.call('HMGET', ctx.accountKey, ACCOUNT.holdsCap, ACCOUNT.holdsMaxItems, ACCOUNT.holdsSurfaces)
 local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
 
 if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
@@ -122,11 +116,12 @@ end
 if kind == 'items' and items > maxItems then
   return refuse(CODE.TOO_MANY_ITEMS, cjson.encode({ max = maxItems }))
 end
-local active = redis.call('ZCARD', holdsActiveKey)
+local active = redis.call('ZCARD', ctx.holdsActiveKey)
 if active >= cap then
   local payload = cjson.encode({ active = active, cap = cap })
+  cycle_save(ctx, a)
   if keyed then
-    idempotency_store(idemRecord, fingerprint, CODE.HOLD_LIMIT, payload, idemTtlMs)
+    idempotency_store(idempotencyRecord, fingerprint, CODE.HOLD_LIMIT, payload, idempotencyTtlMs)
   end
   return { CODE.HOLD_LIMIT, payload, 0 }
 end
@@ -139,6 +134,8 @@ if a.balance < reserve then
   return refuse(CODE.INSUFFICIENT, cjson.encode({ balance = a.balance, needed = reserve }))
 end
 
+-- Every check passed: the writes.
+cycle_save(ctx, a)
 a.balance = a.balance - reserve
 a.held = a.held + reserve
 holds_save_credits(ctx, a)
@@ -156,11 +153,11 @@ local h = { id = holdId, kind = kind, status = 'open', surface = surface, items 
 redis.call('HSET', holdKey, HOLD.kind, kind, HOLD.status, 'open', HOLD.surface, surface, HOLD.items, itemsArg,
   HOLD.required, requiredArg, HOLD.optional, optionalArg, HOLD.reserved, reserveText, HOLD.cycleId, cycleText,
   HOLD.createdAt, nowText, HOLD.leaseExpiresAt, leaseText)
-redis.call('ZADD', holdsActiveKey, leaseText, holdId)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)
 
 local reply = hold_reply(h)
 if keyed then
-  idempotency_store(idemRecord, fingerprint, CODE.OK, cjson.encode(reply), idemTtlMs)
+  idempotency_store(idempotencyRecord, fingerprint, CODE.OK, cjson.encode(reply), idempotencyTtlMs)
 end
 return { CODE.OK, reply, 0 }

@@ -2,7 +2,7 @@
   readAccount: the account's stored attributes as they are (no rollover): its plan's numbers
   for src/accounts.ts#limits, one cheap read.
   KEYS[1] account       hash   the account (lib/account.lua)
-  Returns: {code, account}   account as JSON   Codes: OK, NO_ACCOUNT
+  Returns: {code, account json}   account: its attributes   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/account.lua"
@@ -13,5 +13,5 @@ local a = account_load(accountKey)
 if not a then
   return { CODE.NO_ACCOUNT, '' }
 end
-a.recent = nil
+a.counters = nil
 return { CODE.OK, cjson.encode(a) }

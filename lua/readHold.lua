@@ -1,46 +1,35 @@
 --[[
-  readHold: one hold of the account, after ending its lapsed holds (SPEC §6: a lease is
-  checked whenever the account is touched). Spends no credit.
-  KEYS[1] account       hash   the account (lib/account.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  KEYS[6] hold          hash   the hold (lib/holds.lua)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[3] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[4] journalBound  integer  max entries, or max age in ms
-  ARGV[5] historyDays   integer  days of history kept; 0 keeps none
-  Returns: {code, hold}   hold in lib/holds.lua's HOLD_REPLY form   Codes: OK, NO_ACCOUNT, NO_HOLD
+  readHold: holds of the account by id, as they stand (docs/holds.md: a lease is checked
+  whenever the account is touched, so lapsed holds are tidied first: HOLDS_DUE names them).
+  Writes nothing.
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
+  KEYS[2] holdsActive   zset   open hold ids scored by lease expiry (ms)
+  KEYS[3...] holds      hash   the holds to read (lib/holds.lua)
+  ARGV[2] asStored      0|1      1: read them as stored, lapsed or not (accounts.inspect)
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, ...holds hold}   holds: lib/holds.lua's reply form, in the order asked; one
+    not found is left out
+    Codes: OK, HOLDS_DUE, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/holds.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
-local historyKey   = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local holdKey      = KEYS[6]
-local nowArg       = ARGV[1]
-local holdPrefix   = ARGV[2]
-local journalTrim  = ARGV[3]
-local journalBound = ARGV[4]
-local historyDays  = tonumber(ARGV[5])
+local ctx = prologue_look(KEYS, ARGV)
+ctx.holdsActiveKey = KEYS[2]
 
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-  journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
-
-local a = holds_credits(ctx)
-if not a then
-  return { CODE.NO_ACCOUNT, '' }
+if redis.call('EXISTS', ctx.accountKey) == 0 then
+  return { CODE.NO_ACCOUNT }
 end
-holds_expire_lapsed(ctx, a)
-local h = hold_load(holdKey, holdPrefix)
-if not h then
-  return { CODE.NO_HOLD, '' }
+local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
+if due then
+  return due
 end
-return { CODE.OK, hold_reply(h) }
+local reply = { CODE.OK }
+for i = 3, #KEYS do
+  local h = hold_load(KEYS[i])
+  if h then
+    reply[#reply + 1] = hold_reply(h)
+  end
+end
+return reply

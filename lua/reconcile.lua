@@ -1,6 +1,6 @@
 --[[
   reconcile: recompute the current cycle's balance, spent and held from the journal and
-  return them beside the stored ones (SPEC §3 invariant). A cycle without a movement yet has
+  return them beside the stored ones (docs/credits.md). Writes nothing but a rollover that is due. A cycle without a movement yet has
   no journal entry and reconciles to its allowance. complete is 0 when the cycle's opening
   grant was trimmed from the journal, or the journal is off.
   KEYS[1] account       hash   the account (lib/account.lua)
@@ -8,27 +8,27 @@
   KEYS[3] journal       stream credit movements (lib/journal.lua)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
-  Returns: {code, complete, cycle, journalBalance, journalSpent, journalHeld,
-            balance, spent, held, entries}   Codes: OK, NO_ACCOUNT
+  ARGV[3] journalBound  integer  max entries, or max age in ms (the movement layout's; unused)
+  ARGV[4] historyDays   integer  days of history kept (the movement layout's; unused)
+  Returns: {code, complete 0|1, cycle integer, journalBalance integer, journalSpent integer,
+    journalHeld integer, balance integer, spent integer, held integer, entries integer}
+    Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/cycle.lua"
 --@include "lib/journal.lua"
 
-local accountKey  = KEYS[1]
-local cyclesKey   = KEYS[2]
-local journalKey  = KEYS[3]
-local nowArg      = ARGV[1]
-local journalTrim = ARGV[2]
+local ctx = prologue_move(KEYS, ARGV)
 
-local a = cycle_current_account({ accountKey = accountKey, cyclesKey = cyclesKey, now = clock_now(nowArg) })
+local a = cycle_current_account(ctx)
 if not a then
   return { CODE.NO_ACCOUNT }
 end
+cycle_save(ctx, a)
 
 local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
-for _, e in ipairs(journal_read(journalKey)) do
+for _, e in ipairs(journal_read(ctx.journalKey)) do
   if e.cycle == a.cycle then
     local n = e.amount
     entries = entries + 1
@@ -45,7 +45,7 @@ for _, e in ipairs(journal_read(journalKey)) do
     end
   end
 end
-if complete == 0 and journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
+if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
   complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { CODE.OK, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }

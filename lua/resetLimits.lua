@@ -1,36 +1,36 @@
 --[[
   resetLimits: forget a subject's counts on one surface (src/limits.ts#reset), so its next
   request starts every window afresh.
-  KEYS[1] account       hash   the account (lib/account.lua), or with a policy only routes the call
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
-  ARGV[2] surface       string
-  ARGV[3] windows       string   a policy's windows (lib/windows.lua); '' reads the account's
-  ARGV[4] counters      string   a policy's counter prefix (lua/admitPolicy.lua); '' for the account's
-  ARGV[5] stagger       integer  the subject's offset of fixed windows in ms
+  KEYS[1] target        hash   the account (lib/account.lua); with a policy, the subject's
+                               counts on that policy and surface (lua/admitPolicy.lua)
+  ARGV[1] surface       string   the account's surface
+  ARGV[2] policy        0|1      1: KEYS[1] is a policy's counts, deleted whole
   Returns: {code}   Codes: OK, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
 --@include "lib/account.lua"
 --@include "lib/windows.lua"
 
 local accountKey = KEYS[1]
-local nowArg     = ARGV[1]
-local surface    = ARGV[2]
-local windows    = ARGV[3]
-local counters   = ARGV[4]
-local stagger    = tonumber(ARGV[5])
+local surface    = ARGV[1]
 
-local prefix = counters .. surface .. ':'
-if windows == '' then
-  windows = redis.call('HGET', accountKey, ACCOUNT_PREFIX.windows .. surface)
-  if not windows then
-    if redis.call('EXISTS', accountKey) == 0 then
-      return { CODE.NO_ACCOUNT }
-    end
-    return { CODE.UNKNOWN_SURFACE }
-  end
-  prefix = account_counters(accountKey, surface)
+if ARGV[2] == '1' then
+  redis.call('DEL', accountKey)
+  return { CODE.OK }
 end
-windows_reset(windows, prefix, clock_now(nowArg), stagger)
+local countsField = ACCOUNT_PREFIX.counters .. surface
+local v = redis.call('HMGET', accountKey, ACCOUNT_PREFIX.windows .. surface, countsField)
+if not v[1] then
+  if redis.call('EXISTS', accountKey) == 0 then
+    return { CODE.NO_ACCOUNT }
+  end
+  return { CODE.UNKNOWN_SURFACE }
+end
+-- The counts of the plan's windows go; those of lengths an earlier plan had stay theirs.
+local kept = windows_forget(v[1], v[2] or nil)
+if kept then
+  redis.call('HSET', accountKey, countsField, kept)
+else
+  redis.call('HDEL', accountKey, countsField)
+end
 return { CODE.OK }

@@ -2,7 +2,7 @@
   revokeKey: delete one API key of a subject; it stops working at once.
   KEYS[1] account       hash   the subject's account, which holds its keys (lib/apiKeys.lua)
   ARGV[1] keyId         string
-  Returns: {code, revoked}   revoked 1 when the key existed   Codes: OK
+  Returns: {code, revoked 0|1}   revoked: the key existed   Codes: OK
 ]]
 --@include "lib/codes.lua"
 --@include "lib/apiKeys.lua"

@@ -3,7 +3,7 @@
   KEYS[1] sweepIndex    zset   subjects scored by when a hold lease of theirs may run out
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
   ARGV[2] count         integer  at most this many
-  Returns: {code, nowMs, subject1, score1, subject2, score2, ...}   Codes: OK
+  Returns: {code, nowMs integer, ...due {subject string, score string}}   Codes: OK
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"

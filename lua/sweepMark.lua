@@ -6,7 +6,7 @@
   ARGV[1] subject       string
   ARGV[2] seenScore     string  score the sweeper read; '' sets the entry unconditionally
   ARGV[3] nextScore     integer new score, or -1 to remove the entry
-  Returns: {code, moved}   Codes: OK
+  Returns: {code, moved 0|1}   Codes: OK
 ]]
 --@include "lib/codes.lua"
 

@@ -1,54 +1,35 @@
 --[[
-  usage: the account's whole quota state on one surface, without counting a request (SPEC
-  §4: the usage endpoint is free). With a key id it first checks the API key, so a usage poll
-  is one round trip (src/apiKeys.ts#verify with usage). Rolls the cycle over and ends lapsed
-  holds first, so what it reports is current.
-  KEYS[1] account       hash   the account, which holds its keys (lib/account.lua, lib/apiKeys.lua)
-  KEYS[2] cycles        hash   ended cycles
-  KEYS[3] journal       stream credit movements (lib/journal.lua)
-  KEYS[4] history       hash   credits per day (lib/history.lua)
-  KEYS[5] holdsActive   zset   open hold ids scored by lease expiry (ms)
-  ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
+  usage: the account's whole quota state on one surface, without counting a request
+  (docs/limits.md: the usage endpoint is free). With a key id it first checks the API key, so
+  a usage poll is one round trip (src/apiKeys.ts#verify with usage). What it reports is
+  current: the account brought to its current cycle, and lapsed holds tidied first
+  (HOLDS_DUE). Writes nothing but a rollover that is due and the removal of an expired key.
+  Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
+  KEYS[2] cycles        hash   ended cycles (written on rollover)
+  KEYS[3] holdsActive   zset   open hold ids scored by lease expiry (ms)
   ARGV[2] surface       string   the surface whose windows are reported
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   ARGV[4] keyId         string   the presented key's id, '' without a key
   ARGV[5] keyDigest     string   the presented key's digest
-  ARGV[6] holdPrefix    string   hold hashes are <prefix><holdId> (same slot)
-  ARGV[7] journalTrim   string   'off' | 'maxlen' | 'minage'
-  ARGV[8] journalBound  integer  max entries, or max age in ms
-  ARGV[9] historyDays  integer  days of history kept; 0 keeps none
-  Returns: {code, spec, ...windows (lib/windows.lua), state}
-    state as JSON: the account's attributes plus now and active (open holds).
-    KEY_REFUSED: {code, reason}.   Codes: OK, KEY_REFUSED, NO_ACCOUNT, UNKNOWN_SURFACE
+  Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
+  Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
+  Returns: {code, windows windows, state json}   windows: lib/windows.lua's reply; state: the
+    account's attributes plus now and active (open holds)
+    Codes: OK, KEY_REFUSED, HOLDS_DUE, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
---@include "lib/clock.lua"
+--@include "lib/prologue.lua"
 --@include "lib/apiKeys.lua"
 --@include "lib/holds.lua"
 --@include "lib/windows.lua"
 
-local accountKey   = KEYS[1]
-local cyclesKey    = KEYS[2]
-local journalKey   = KEYS[3]
-local historyKey   = KEYS[4]
-local holdsActiveKey = KEYS[5]
-local nowArg       = ARGV[1]
-local surface      = ARGV[2]
-local stagger      = tonumber(ARGV[3])
-local keyId        = ARGV[4]
-local keyDigest    = ARGV[5]
-local holdPrefix   = ARGV[6]
-local journalTrim  = ARGV[7]
-local journalBound = ARGV[8]
-local historyDays  = tonumber(ARGV[9])
-
-local ctx = { accountKey = accountKey, cyclesKey = cyclesKey, journalKey = journalKey,
-  historyKey = historyKey, holdsActiveKey = holdsActiveKey, holdPrefix = holdPrefix, journalTrim = journalTrim,
-  journalBound = journalBound, historyDays = historyDays, now = clock_now(nowArg) }
+local ctx = prologue_look(KEYS, ARGV)
+ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
+local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 
 if keyId ~= '' then
-  local record = redis.call('HGET', accountKey, KEY_FIELD.record .. keyId)
-  local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, ctx.now)
+  local record = redis.call('HGET', ctx.accountKey, KEY_FIELD.record .. keyId)
+  local refusal = key_refusal(ctx.accountKey, keyId, record, keyDigest, surface, ctx.now)
   if refusal then
     return { CODE.KEY_REFUSED, refusal }
   end
@@ -61,10 +42,14 @@ local windows = a.windows[surface]
 if not windows then
   return { CODE.UNKNOWN_SURFACE, '' }
 end
-holds_expire_lapsed(ctx, a)
-a.active = redis.call('ZCARD', holdsActiveKey)
+local due = holds_due_reply(ctx, false)
+if due then
+  return due
+end
+cycle_save(ctx, a)
+a.active = redis.call('ZCARD', ctx.holdsActiveKey)
 a.now = ctx.now
-a.recent = nil
-local reply = windows_count(windows, account_counters(accountKey, surface), ctx.now, 0, '0', stagger)
+local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
+a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply

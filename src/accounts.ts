@@ -13,18 +13,19 @@ import {
   cycleFrom,
   cycleSpecFrom,
   endedCyclesFrom,
-  holdFromReply,
+  accountAttributes,
+  holdFrom,
   limitsFrom,
-  type AccountAttributes,
   type AccountLimits,
   type Credits,
   type Cycle,
   type EndedCycle,
   type Hold,
 } from "./records.ts";
-import { changePlan, createAccount, inspectAccount, readAccount, readCycles, startCycle } from "./scripts/bundle.generated.ts";
+import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { windowsFromReply, type RateLimitState } from "./windows.ts";
+import { field, list, text } from "./scripts/reply.ts";
+import { windowsForm, type RateLimitState } from "./windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
@@ -62,7 +63,7 @@ export interface ChangePlanOptions {
   every?: Interval;
 }
 
-const cycleOf = (reply: unknown[]): Cycle => ({ id: Number(reply[1]), start: Number(reply[2]), end: Number(reply[3]) });
+const cycleOf = (reply: { cycle: number; cycleStartMs: number; cycleEndMs: number }): Cycle => ({ id: reply.cycle, start: reply.cycleStartMs, end: reply.cycleEndMs });
 
 /**
  * Accounts and their billing cycles (`tollgate.accounts`): create on a plan, start a new cycle
@@ -84,21 +85,21 @@ export class Accounts {
    * ```
    */
   async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, options?.plan);
     const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
-    const reply = await this.ctx.runner.run(createAccount, keys, { ...planArgs(plan), ...cycle });
-    if (reply[0] === Code.ACCOUNT_EXISTS) throw new AccountExistsError(keys.subject);
-    return { subject: keys.subject, plan: plan.name, cycle: cycleOf(reply) };
+    const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject);
+    return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
   /** Starts a new cycle now, re-anchoring the account here (a billing webhook, SPEC §3). */
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    return cycleOf(await this.ctx.runner.run(startCycle, keys, interval));
+    return cycleOf(await this.ctx.runner.run(startCycle, redisKeys, interval));
   }
 
   /**
@@ -106,26 +107,26 @@ export class Accounts {
    * from the next cycle, or at once with startNewCycle (SPEC §3).
    */
   async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
-    const reply = await this.ctx.runner.run(changePlan, keys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
-    this.ctx.denyCache?.forget(keys.subject);
+    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
+    this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);
   }
 
   /** The plan's numbers as the account holds them: one cheap read, counting nothing. */
   async limits(subject: string): Promise<AccountLimits> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(readAccount, keys, {});
-    return limitsFrom(JSON.parse(String(reply[1])) as AccountAttributes);
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(readAccount, redisKeys, {});
+    return limitsFrom(accountAttributes(reply.account));
   }
 
   /** Summaries of the account's ended cycles, oldest first. */
   async endedCycles(subject: string): Promise<EndedCycle[]> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(readCycles, keys, {});
-    return endedCyclesFrom(JSON.parse(String(reply[1])));
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(readCycles, redisKeys, {});
+    return endedCyclesFrom(reply.cycles);
   }
 
   /**
@@ -133,19 +134,24 @@ export class Accounts {
    * happen on this read. For audits, admin views and model-based tests.
    */
   async inspect(subject: string): Promise<AccountSnapshot> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(inspectAccount, keys, { stagger: this.ctx.staggerOf(keys.subject) });
-    const state = JSON.parse(String(reply[1])) as { account: AccountAttributes; cycles: unknown; holds: unknown; windows: Record<string, unknown[]> | unknown[] };
-    const a = state.account;
-    const windows = Array.isArray(state.windows) ? {} : state.windows;
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(inspectAccount, redisKeys, { stagger: this.ctx.staggerOf(redisKeys.subject) });
+    const { state } = reply;
+    const a = accountAttributes(field(state, "account"));
+    // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
+    const counts = field(state, "windows");
+    const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
+    // The holds by id, read as stored (lapsed or not) with their keys declared.
+    const holdIds = list(field(state, "holdIds")).map(String);
+    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, redisKeys, { holds: holdIds.map((id) => redisKeys.hold(id)), asStored: 1 }));
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),
       cycle: cycleFrom(a),
       cycleSpec: cycleSpecFrom(a),
-      windows: Object.fromEntries(Object.entries(windows).map(([surface, reply]) => [surface, windowsFromReply(reply).states])),
-      endedCycles: endedCyclesFrom(state.cycles),
-      holds: Array.isArray(state.holds) ? state.holds.map(holdFromReply) : [],
+      windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
+      endedCycles: endedCyclesFrom(field(state, "cycles")),
+      holds: "holds" in holds ? holds.holds.map(holdFrom) : [],
     };
   }
 }

@@ -16,7 +16,9 @@ import { AccountNotFoundError, InvalidInputError, KeyLimitError } from "./errors
 import { admissionFrom, type Admission } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
+import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
+import { field, int, list, text } from "./scripts/reply.ts";
 import { usageFrom, type Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
 import { surfaceName } from "./windows.ts";
@@ -126,23 +128,22 @@ export class Keys {
 
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const { name, ttlMs, surfaces } = keyIssueArgs(options, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
-    const key = `${this.ctx.keyPrefix}_${keys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
-    const reply = await this.ctx.runner.run(issueKey, keys, {
+    const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
+    const reply = await this.ctx.runner.run(issueKey, redisKeys, {
       keyId,
       keyDigest: keyDigest(key),
       ttlMs,
       surfaces,
       name,
       maxKeys: this.ctx.maxKeys,
-      maxExpiring: this.ctx.maxExpiringKeys,
+      maxExpiringKeys: this.ctx.maxExpiringKeys,
     });
-    if (reply[0] === Code.KEY_LIMIT) throw new KeyLimitError(keys.subject, this.ctx.maxKeys);
-    if (reply[0] === Code.KEY_EXISTS) return this.issue(subject, options);
-    const expiresAt = Number(reply[2]);
-    return { key, keyId, createdAt: Number(reply[1]), expiresAt: expiresAt === 0 ? null : expiresAt };
+    if (reply.code === Code.KEY_LIMIT) throw new KeyLimitError(redisKeys.subject, this.ctx.maxKeys);
+    if (reply.code === Code.KEY_EXISTS) return this.issue(subject, options);
+    return { key, keyId, createdAt: reply.createdAt, expiresAt: reply.expiresAt === 0 ? null : reply.expiresAt };
   }
 
   /** The subject and key id a key names, read from the key alone (no Redis call); null when it is not one of ours. */
@@ -153,25 +154,29 @@ export class Keys {
 
   /** Deletes a key: it stops working at once. Returns whether it existed. */
   async revoke(subject: string, keyId: string): Promise<boolean> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     keyIdArg(keyId);
-    const reply = await this.ctx.runner.run(revokeKey, keys, { keyId });
-    this.ctx.denyCache?.forget(keys.subject);
-    return reply[1] === 1;
+    const reply = await this.ctx.runner.run(revokeKey, redisKeys, { keyId });
+    this.ctx.denyCache?.forget(redisKeys.subject);
+    return reply.revoked;
   }
 
   /** The subject's keys that have not expired, oldest first (never the keys themselves). */
   async list(subject: string): Promise<KeyInfo[]> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(listKeys, keys, {});
-    const raw = JSON.parse(String(reply[1])) as Array<{ keyId: string; name?: string; createdAt?: number; expiresAt: number; surfaces: string }>;
-    return (Array.isArray(raw) ? raw : []).map((k) => ({
-      keyId: k.keyId,
-      name: k.name ?? "",
-      createdAt: k.createdAt ?? 0,
-      expiresAt: k.expiresAt > 0 ? k.expiresAt : null,
-      surfaces: k.surfaces === "*" ? null : k.surfaces.split(","),
-    }));
+    const redisKeys = this.ctx.redisKeys(subject);
+    const reply = await this.ctx.runner.run(listKeys, redisKeys, {});
+    // A list of {keyId, expiresAt, surfaces, createdAt, name}; cjson sends an empty one as {}.
+    return list(reply.keys).map((k) => {
+      const expiresAt = int(field(k, "expiresAt"));
+      const surfaces = text(field(k, "surfaces"));
+      return {
+        keyId: text(field(k, "keyId")),
+        name: text(field(k, "name")),
+        createdAt: int(field(k, "createdAt")),
+        expiresAt: expiresAt > 0 ? expiresAt : null,
+        surfaces: surfaces === "*" ? null : surfaces.split(","),
+      };
+    });
   }
 
   /**
@@ -195,10 +200,10 @@ export class Keys {
     const surface = this.ctx.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.ctx.keyPrefix);
     if (parsed === null) return { valid: false, reason: "malformed" };
-    const keys = this.ctx.keys(parsed.subject);
+    const redisKeys = this.ctx.redisKeys(parsed.subject);
     try {
-      if (options.usage === true) return await this.verifyUsage(keys, surface, parsed);
-      return await this.verifyAdmit(keys, surface, parsed, options);
+      if (options.usage === true) return await this.verifyUsage(redisKeys, surface, parsed);
+      return await this.verifyAdmit(redisKeys, surface, parsed, options);
     } catch (error) {
       // A key whose account is gone proves nothing.
       if (error instanceof AccountNotFoundError) return { valid: false, reason: "unknown" };
@@ -206,32 +211,28 @@ export class Keys {
     }
   }
 
-  private async verifyAdmit(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
+  private async verifyAdmit(redisKeys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
     const cost = count("cost", options.cost ?? 1, 1);
     const credits = count("Credits to pre-check", options.credits ?? 0);
     const cache = this.ctx.denyCache;
     const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
     if (cache && cacheKey) {
       const cached = cache.get(cacheKey, cost);
-      if (cached) return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission: cached };
+      if (cached) return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission: cached };
     }
-    const stagger = this.ctx.staggerOf(keys.subject);
-    const reply = await this.ctx.runner.run(verifyKey, keys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
+    const stagger = this.ctx.staggerOf(redisKeys.subject);
+    const reply = await this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
+    if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
     const admission = admissionFrom(reply, credits);
-    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, keys.subject, admission, cost);
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, admission };
+    if (!admission.allowed && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);
+    return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, admission };
   }
 
-  private async verifyUsage(keys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
-    const reply = await this.ctx.runner.run(usageScript, keys, {
-      surface,
-      stagger: this.ctx.staggerOf(keys.subject),
-      keyId: parsed.keyId,
-      keyDigest: parsed.digest,
-    });
-    if (reply[0] === Code.KEY_REFUSED) return { valid: false, reason: reply[1] as KeyRefusal };
-    return { valid: true, subject: keys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
+  private async verifyUsage(redisKeys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }): Promise<UsageVerification> {
+    const params = { surface, stagger: this.ctx.staggerOf(redisKeys.subject), keyId: parsed.keyId, keyDigest: parsed.digest };
+    const reply = await afterDue(this.ctx, redisKeys, () => this.ctx.runner.run(usageScript, redisKeys, params));
+    if (reply.code === Code.KEY_REFUSED) return { valid: false, reason: reply.reason };
+    return { valid: true, subject: redisKeys.subject, keyId: parsed.keyId, usage: usageFrom(reply, surface) };
   }
 }
 

@@ -3,7 +3,6 @@
  * tables, the clock and the configured bounds. Built once by createTollgate from validated
  * options; internal (not in the public types).
  */
-import { randomBytes } from "node:crypto";
 import type { DenyCache } from "./denyCache.ts";
 import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
@@ -31,7 +30,7 @@ export interface ContextParts {
 
 export interface Context extends ContextParts {
   /** Validates the subject id (SPEC §10) and returns its keys. */
-  keys(subject: unknown): SubjectKeys;
+  redisKeys(subject: unknown): SubjectKeys;
   /**
    * Validates a surface an account is counted on: a name that no plan of the table has is
    * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
@@ -40,8 +39,6 @@ export interface Context extends ContextParts {
   accountSurface(surface: unknown): string;
   /** The subject's offset of fixed windows: 0 without stagger. */
   staggerOf(subject: string): number;
-  /** A short random id for a charge the caller named none ('' when resendIds is off). */
-  resendId(): string;
   /** This process's time for the deny cache: the injected clock, or Date.now(). */
   localNow(): number;
 }
@@ -50,10 +47,9 @@ export function makeContext(parts: ContextParts): Context {
   const { prefix, clock } = parts;
   return {
     ...parts,
-    keys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
+    redisKeys: (subject) => new SubjectKeys(prefix, subjectId(subject)),
     accountSurface: accountSurfaceCheck(parts.plans),
     staggerOf: parts.stagger ? staggerOf : () => 0,
-    resendId: parts.resendIds ? () => randomBytes(6).toString("hex") : () => "",
     localNow: clock ? () => Math.floor(clock()) : () => Date.now(),
   };
 }

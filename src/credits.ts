@@ -19,9 +19,10 @@ export interface ChargeRequest {
   optional?: number;
   /**
    * Makes a retried charge (e.g. after a timeout) apply once: 1-255 printable ASCII, kept
-   * operationTtlMs (24 h). Without one, a command the Redis client resends by itself still
-   * applies once; with durability on, the library gives the charge an operation id of its own
-   * (an UnconfirmedError carries it, for the retry).
+   * operationTtlMs (24 h), and at least 60 s when a subject holds more than 1,000 ids. Without
+   * one, the library gives the charge an id of its own, so a command the Redis client resends
+   * by itself still applies once; a StoreUnavailableError (or UnconfirmedError) carries it, for
+   * a retry.
    */
   operationId?: string;
 }
@@ -100,25 +101,14 @@ export class Credits {
    * ```
    */
   async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const { required, optional, operationId: given } = chargeArgs(request);
     const own = given !== "";
-    // A durable charge always has an operation id, so that an unconfirmed one can be retried.
-    const operationId = own || !this.ctx.runner.durable ? given : newOperationId();
-    const reply = await this.ctx.runner.move(
-      charge,
-      keys,
-      {
-        operation: keys.operation(operationId),
-        required,
-        optional,
-        operationId,
-        resendId: operationId !== "" ? "" : this.ctx.resendId(),
-      },
-      undefined,
-      operationId,
-    );
-    const [code, charged, balance, needed] = reply as [number, number, number, number];
+    // Every charge has an operation id, so that one sent again applies once: the caller's, or
+    // the library's (a durable charge always, for the retry of an unconfirmed one).
+    const operationId = own || (!this.ctx.resendIds && !this.ctx.runner.durable) ? given : newOperationId();
+    const reply = await this.ctx.runner.move(charge, redisKeys, { required, optional, operationId, madeByLibrary: own ? 0 : 1 }, undefined, operationId);
+    const { code, charged, balance, needed } = reply;
     if (code === Code.INSUFFICIENT) return { ok: false, reason: "insufficient", remaining: balance, needed };
     // A replay of an id the library made up is a resent command: to the caller, one charge.
     return { ok: true, charged, balance, replayed: own && code === Code.REPLAYED };
@@ -126,16 +116,15 @@ export class Credits {
 
   /** Recomputes the current cycle from the journal and compares it with the account. */
   async reconcile(subject: string): Promise<Reconciliation> {
-    const keys = this.ctx.keys(subject);
-    const reply = (await this.ctx.runner.run(reconcile, keys, {})) as number[];
-    const [, complete, cycle, jb, js, jh, b, s, h, entries] = reply as [number, number, number, number, number, number, number, number, number, number];
+    const redisKeys = this.ctx.redisKeys(subject);
+    const r = await this.ctx.runner.run(reconcile, redisKeys, {});
     return {
-      complete: complete === 1,
-      cycle,
-      journal: { balance: jb, spent: js, held: jh },
-      stored: { balance: b, spent: s, held: h },
-      entries,
-      matches: complete === 1 && jb === b && js === s && jh === h,
+      complete: r.complete,
+      cycle: r.cycle,
+      journal: { balance: r.journalBalance, spent: r.journalSpent, held: r.journalHeld },
+      stored: { balance: r.balance, spent: r.spent, held: r.held },
+      entries: r.entries,
+      matches: r.complete && r.journalBalance === r.balance && r.journalSpent === r.spent && r.journalHeld === r.held,
     };
   }
 
@@ -146,13 +135,9 @@ export class Credits {
    * defaults to 30, or to every kept day when fewer are kept.
    */
   async history(subject: string, options: { days?: number } = {}): Promise<DayUsage[]> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const days = historyDaysArg(options, this.ctx.historyDays);
-    const reply = (await this.ctx.runner.run(creditHistory, keys, { days })) as number[];
-    const out: DayUsage[] = [];
-    for (let i = 1; i + 2 < reply.length; i += 3) {
-      out.push({ day: Number(reply[i]) * DAY_MS, spent: Number(reply[i + 1]), refunded: Number(reply[i + 2]) });
-    }
-    return out;
+    const reply = await this.ctx.runner.run(creditHistory, redisKeys, { days });
+    return reply.days.map((d) => ({ day: d.day * DAY_MS, spent: d.spent, refunded: d.refunded }));
   }
 }

@@ -103,8 +103,15 @@ export class KeyLimitError extends TollgateError {
  */
 export class StoreUnavailableError extends TollgateError {
   override readonly name: string = "StoreUnavailableError";
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * On a failed credit movement: the id to retry it with, and the retry applies once (a
+   * charge's operation id, the library's own when the caller gave none; an opened hold's id;
+   * a settled item's id). A charge's id is kept at least 60 s.
+   */
+  readonly operationId?: string;
+  constructor(message: string, options?: { cause?: unknown; operationId?: string }) {
     super("unavailable", message, options);
+    if (options?.operationId !== undefined) this.operationId = options.operationId;
   }
 }
 
@@ -119,13 +126,10 @@ export class StoreUnavailableError extends TollgateError {
  */
 export class UnconfirmedError extends StoreUnavailableError {
   override readonly name = "UnconfirmedError";
-  constructor(
-    /** The id to retry the movement with: it applies once. */
-    readonly operationId: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+  /** The id to retry the movement with: it applies once. */
+  declare readonly operationId: string;
+  constructor(operationId: string, message: string, options?: { cause?: unknown }) {
+    super(message, { ...options, operationId });
   }
 }
 

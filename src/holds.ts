@@ -10,9 +10,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
-import { InvalidInputError } from "./errors.ts";
+import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
-import { holdFromReply, type Hold, type HoldKind } from "./records.ts";
+import { holdFrom, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -181,41 +181,34 @@ export class Holds {
     size: { items: number; required: number; optional: number; amount: number },
     request: { idempotency?: IdempotencyInput; holdId?: string },
   ): Promise<OpenOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
-    const open = () =>
-      this.ctx.runner.move(
-        openHold,
-        keys,
-        {
-          hold: keys.hold(holdId),
-          idempotency: keys.idempotency(claim?.key ?? ""),
-          holdId,
-          kind,
-          surface,
-          ...size,
-          idemKey: claim?.key ?? "",
-          fingerprint: claim?.fingerprint ?? "",
-          idemToken: claim?.token ?? "",
-        },
-        holdId,
-        holdId,
-      );
+    const params = {
+      hold: redisKeys.hold(holdId),
+      idempotency: redisKeys.idempotency(claim?.key ?? ""),
+      holdId,
+      kind,
+      surface,
+      ...size,
+      idempotencyKey: claim?.key ?? "",
+      fingerprint: claim?.fingerprint ?? "",
+      idempotencyToken: claim?.token ?? "",
+    };
+    // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
+    const open = () => this.sweeper.afterDue(redisKeys, () => this.ctx.runner.move(openHold, redisKeys, params, holdId, holdId));
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find: sent in that order on one
     // connection, or, when a durable open goes on a connection of its own, one after the other.
     const reply = this.ctx.runner.durable
-      ? (await this.sweeper.mark(keys.subject), await open())
-      : (await Promise.all([this.sweeper.mark(keys.subject), open()]))[1];
-    const code = reply[0];
-    if (code === Code.OK) return { ok: true, hold: holdFromReply(reply[1]), replayed: false };
-    const payload = String(reply[1] ?? "");
-    const data = payload ? (JSON.parse(payload) as Record<string, unknown>) : {};
-    switch (code) {
+      ? (await this.sweeper.mark(redisKeys.subject), await open())
+      : (await Promise.all([this.sweeper.mark(redisKeys.subject), open()]))[1];
+    switch (reply.code) {
+      case Code.OK:
+        return { ok: true, hold: holdFrom(reply.hold), replayed: false };
       case Code.REPLAYED: {
-        const stored = decodeStoredOutcome(Number(reply[2]), payload);
+        const stored = decodeStoredOutcome(reply.storedCode, reply.outcome);
         // The same hold id answered by its hold: a resent command unless the caller chose the id.
         const resent = !claim && !ownHoldId;
         return stored.kind === "hold"
@@ -223,23 +216,25 @@ export class Holds {
           : { ok: false, reason: "hold_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.HOLD_LIMIT:
-        return { ok: false, reason: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap), replayed: false };
+        return { ok: false, reason: "hold_limit_reached", active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
-        return { ok: false, reason: "insufficient", remaining: Number(data.balance), needed: Number(data.needed) };
+        return { ok: false, reason: "insufficient", remaining: reply.refusal.balance, needed: reply.refusal.needed };
       case Code.SURFACE_NOT_ALLOWED: {
-        const allowed = String(data.surfaces ?? "");
+        const allowed = reply.refusal.surfaces;
         return { ok: false, reason: "surface_not_allowed", surface, allowed: allowed === "" ? [] : allowed.split(",") };
       }
       case Code.TOO_MANY_ITEMS:
-        return { ok: false, reason: "too_many_items", max: Number(data.max) };
+        return { ok: false, reason: "too_many_items", max: reply.refusal.max };
       case Code.IDEMPOTENCY_REUSED:
         return { ok: false, reason: "idempotency_key_reused" };
       case Code.IDEMPOTENCY_IN_USE:
         return { ok: false, reason: "idempotency_key_in_use" };
       case Code.HOLD_EXISTS:
         throw new InvalidInputError(`Hold id "${holdId}" is already taken by a hold with other terms`);
+      case Code.HOLD_DROPPED:
+        throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
       default:
-        throw new Error(`openHold returned an unknown code ${String(code)}`);
+        throw new Error(`openHold returned an unknown code ${String(reply.code)}`);
     }
   }
 
@@ -270,11 +265,13 @@ export class Holds {
     kind: HoldKind,
     what: { itemId: string; failed: string; optionalSpent: number; amount: number },
   ): Promise<SettleOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.move(settleHold, keys, { hold: keys.hold(holdId), holdItems: keys.holdItems(holdId), kind, ...what }, holdId, what.itemId);
-    const code = reply[0];
-    const hold = holdFromReply(reply[1]);
+    const reply = await this.ctx.runner.move(settleHold, redisKeys, { hold: redisKeys.hold(holdId), kind, ...what }, holdId, what.itemId);
+    const { code } = reply;
+    // Every code that reaches here comes with the hold (absent only for a hold that is not there).
+    if (reply.hold === undefined) throw new HoldNotFoundError(holdId);
+    const hold = holdFrom(reply.hold);
     switch (code) {
       case Code.OK:
         return { accepted: true, hold, replayed: false };
@@ -304,28 +301,39 @@ export class Holds {
   }
 
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.move(endHold, keys, { hold: keys.hold(holdId), status, reason }, holdId, holdId);
-    return { ended: reply[0] === Code.OK, hold: holdFromReply(reply[1]) };
+    const reply = await this.ctx.runner.move(endHold, redisKeys, { hold: redisKeys.hold(holdId), status, reason }, holdId, holdId);
+    return { ended: reply.code === Code.OK, hold: holdFrom(reply.hold) };
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
   async get(subject: string, holdIdArg: string): Promise<Hold> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
-    const reply = await this.ctx.runner.run(readHold, keys, { hold: keys.hold(holdId) }, holdId);
-    return holdFromReply(reply[1]);
+    const [hold] = await this.read(redisKeys, [holdId]);
+    if (!hold) throw new HoldNotFoundError(holdId);
+    return hold;
   }
 
-  /** The subject's holds, newest first, a page at a time: `total` holds, `active` of them open. */
+  /**
+   * The subject's holds, newest first, a page at a time: `total` holds kept, `active` of them
+   * open. Ended holds are kept for createTollgate's `endedHolds` (7 days, 1,000 by default).
+   */
   async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
-    const keys = this.ctx.keys(subject);
-    const reply = await this.ctx.runner.run(listHolds, keys, {
-      offset: count("offset", page.offset ?? 0),
-      count: count("limit", page.limit ?? 50, 0, 1000),
-    });
-    return { total: Number(reply[1]), active: Number(reply[2]), holds: reply.slice(3).map(holdFromReply) };
+    const redisKeys = this.ctx.redisKeys(subject);
+    const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
+    const reply = await this.sweeper.afterDue(redisKeys, () => this.ctx.runner.run(listHolds, redisKeys, params));
+    const holds = reply.holdIds.length === 0 ? [] : (await this.read(redisKeys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
+    return { total: reply.total, active: reply.active, holds };
+  }
+
+  /** Holds by id, as they stand (undefined for one not found), lapsed ones tidied first. */
+  private async read(redisKeys: SubjectKeys, ids: readonly string[]): Promise<Array<Hold | undefined>> {
+    const holds = ids.map((id) => redisKeys.hold(id));
+    const reply = await this.sweeper.afterDue(redisKeys, () => this.ctx.runner.run(readHold, redisKeys, { holds, asStored: 0 }));
+    const byId = new Map(reply.holds.map((hold) => [hold.id, holdFrom(hold)]));
+    return ids.map((id) => byId.get(id));
   }
 
   /**

@@ -12,9 +12,10 @@
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
-import { holdFromReply, type Hold } from "./records.ts";
+import { holdFromJson, type Hold } from "./records.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
+import { field, int } from "./scripts/reply.ts";
 import { printableKey } from "./validate.ts";
 
 /** The key, the body's fingerprint and the token that holds the key while it is pending. */
@@ -51,11 +52,13 @@ export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
 }
 
-/** A stored outcome from its code and JSON (lua/lib/idempotency.lua). */
-export function decodeStoredOutcome(code: number, payload: string): StoredOutcome {
-  const data = JSON.parse(payload) as Record<string, unknown>;
-  if (code === Code.HOLD_LIMIT) return { kind: "hold_limit_reached", active: Number(data.active), cap: Number(data.cap) };
-  return { kind: "hold", hold: holdFromReply(data) };
+/**
+ * A stored outcome from its code and parsed JSON (lua/lib/idempotency.lua): the open-hold cap
+ * refusal, or the hold in its reply form.
+ */
+export function decodeStoredOutcome(code: number, outcome: unknown): StoredOutcome {
+  if (code === Code.HOLD_LIMIT) return { kind: "hold_limit_reached", active: int(field(outcome, "active")), cap: int(field(outcome, "cap")) };
+  return { kind: "hold", hold: holdFromJson(outcome) };
 }
 
 /** Idempotency-Key support for opening holds (`tollgate.idempotency`, SPEC §7). */
@@ -65,11 +68,11 @@ export class Idempotency {
 
   /** Looks the key up before the request is validated (SPEC §7 order). */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
-    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
-    const code = reply[0];
-    if (code === Code.REPLAYED) return { state: "replay", outcome: decodeStoredOutcome(Number(reply[2]), String(reply[1])) };
+    const reply = await this.ctx.runner.run(beginIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
+    const { code } = reply;
+    if (reply.code === Code.REPLAYED) return { state: "replay", outcome: decodeStoredOutcome(reply.storedCode, reply.outcome) };
     if (code === Code.IDEMPOTENCY_REUSED) return { state: "reused" };
     if (code === Code.IDEMPOTENCY_IN_USE) return { state: "in_use" };
     return { state: "new", claim };
@@ -77,15 +80,15 @@ export class Idempotency {
 
   /** Extends the claim by idempotencyLockMs while the work goes on; false when it is no longer this request's. */
   async renew(subject: string, claim: IdempotencyClaim): Promise<boolean> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     // Claiming the key again with the same token extends the claim; anything else says it is lost.
-    const reply = await this.ctx.runner.run(beginIdempotency, keys, { record: keys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
-    return reply[0] === Code.OK;
+    const reply = await this.ctx.runner.run(beginIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), fingerprint: claim.fingerprint, token: claim.token });
+    return reply.code === Code.OK;
   }
 
   /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
   async release(subject: string, claim: IdempotencyClaim): Promise<void> {
-    const keys = this.ctx.keys(subject);
-    await this.ctx.runner.run(releaseIdempotency, keys, { record: keys.idempotency(claim.key), token: claim.token });
+    const redisKeys = this.ctx.redisKeys(subject);
+    await this.ctx.runner.run(releaseIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), token: claim.token });
   }
 }

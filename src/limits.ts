@@ -11,7 +11,7 @@ import type { SubjectKeys } from "./redisKeys.ts";
 import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowsFromReply, windowsSpec, type RateLimitState, type Window } from "./windows.ts";
+import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
 
 export type { RateLimitState };
 
@@ -81,18 +81,25 @@ interface PolicyTarget {
   cacheKey: string;
 }
 
-/** Decodes the reply of admit.lua, verifyKey.lua or admitPolicy.lua (lib/windows.lua). */
-export function admissionFrom(reply: unknown[], credits: number): Admission {
-  const code = reply[0] as number;
+/** What admit.lua, verifyKey.lua and admitPolicy.lua answer, decoded: the windows, and the balance of a pre-check. */
+export interface AdmitReply {
+  readonly code: Code;
+  readonly windows: WindowsForm;
+  readonly balance?: number | undefined;
+}
+
+/** The admission an admit reply stands for. */
+export function admissionFrom(reply: AdmitReply, credits: number): Admission {
+  const { code } = reply;
   const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
-  const { states: windows, retries, next } = windowsFromReply(reply);
+  const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
   if (denied) {
     return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
   }
   if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: Number(reply[next]), needed: credits } };
+  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
 }
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */
@@ -139,19 +146,19 @@ export class Limits {
    * ```
    */
   async admit(subject: string, options: AdmitOptions = {}): Promise<Admission> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) {
       const surface = this.ctx.accountSurface(options.surface ?? "api");
-      const reply = await this.ctx.runner.run(admitScript, keys, { surface, cost, credits, stagger: this.ctx.staggerOf(keys.subject) });
+      const reply = await this.ctx.runner.run(admitScript, redisKeys, { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) });
       return admissionFrom(reply, credits);
     }
-    const target = this.policy(keys, options.policy, options.surface);
+    const target = this.policy(redisKeys, options.policy, options.surface);
     const cache = this.ctx.denyCache;
     const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
-    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, keys, { ...target, cost }), 0);
-    if (!admission.allowed) cache?.remember(target.cacheKey, keys.subject, admission, cost);
+    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0);
+    if (!admission.allowed) cache?.remember(target.cacheKey, redisKeys.subject, admission, cost);
     return admission;
   }
 
@@ -163,31 +170,30 @@ export class Limits {
   denied(subject: string, options: LimitTarget & { policy: string }): Denial | undefined {
     const cache = this.ctx.denyCache;
     if (!cache) return undefined;
-    return cache.get(this.policy(this.ctx.keys(subject), options.policy, options.surface).cacheKey);
+    return cache.get(this.policy(this.ctx.redisKeys(subject), options.policy, options.surface).cacheKey);
   }
 
   /** The surface's windows as they stand, counting nothing. */
   async peek(subject: string, options: LimitTarget = {}): Promise<LimitState> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const reply =
       options.policy === undefined
-        ? await this.ctx.runner.run(admitScript, keys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(keys.subject) })
-        : await this.ctx.runner.run(admitPolicy, keys, { ...this.policy(keys, options.policy, options.surface), cost: 0 });
+        ? await this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) })
+        : await this.ctx.runner.run(admitPolicy, redisKeys, { ...this.policy(redisKeys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };
   }
 
   /** Clears the subject's counts on the surface: its next request starts every window afresh. */
   async reset(subject: string, options: LimitTarget = {}): Promise<void> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     const surface = options.policy === undefined ? this.ctx.accountSurface(options.surface ?? "api") : surfaceName("Surface", options.surface ?? "api");
-    const stagger = this.ctx.staggerOf(keys.subject);
-    const policy = options.policy === undefined ? { windows: "", counters: "" } : this.policy(keys, options.policy, surface);
-    await this.ctx.runner.run(resetLimits, keys, { surface, windows: policy.windows, counters: policy.counters, stagger });
-    this.ctx.denyCache?.forget(keys.subject);
+    const target = options.policy === undefined ? redisKeys.account : this.policy(redisKeys, options.policy, surface).counters;
+    await this.ctx.runner.run(resetLimits, redisKeys, { target, surface, policy: options.policy === undefined ? 0 : 1 });
+    this.ctx.denyCache?.forget(redisKeys.subject);
   }
 
-  private policy(keys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {
+  private policy(redisKeys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {
     const surface = surfaceName("Surface", surfaceArg ?? "api");
     const id = `${String(policy)}\0${surface}`;
     let windows = this.specs.get(id);
@@ -195,6 +201,6 @@ export class Limits {
       windows = windowsSpec(policyWindows(this.ctx.policies, policy, surface));
       this.specs.set(id, windows);
     }
-    return { surface, windows, counters: keys.policyCounters(policy as string), stagger: this.ctx.staggerOf(keys.subject), cacheKey: `p\0${id}\0${keys.subject}` };
+    return { surface, windows, counters: redisKeys.policyCounters(policy as string, surface), stagger: this.ctx.staggerOf(redisKeys.subject), cacheKey: `p\0${id}\0${redisKeys.subject}` };
   }
 }

@@ -3,7 +3,8 @@
  * (lua/lib/account.lua, lua/lib/holds.lua, lua/lib/cycle.lua) and send its attributes by
  * name; this file is the one place that turns those attributes into the public shapes.
  */
-import { HOLD_REPLY } from "./scripts/bundle.generated.ts";
+import { decodeHold, type HoldForm } from "./scripts/generated/forms.ts";
+import { field } from "./scripts/reply.ts";
 import { windowsFromSpec, type SurfaceWindows } from "./windows.ts";
 
 /** items: reserved per item and settled item by item; budget: an amount spent as it goes (SPEC §10). */
@@ -136,53 +137,58 @@ export function cycleSpecFrom(a: AccountAttributes): { anchor: number; unit: "d"
   return { anchor: n(a.anchor), unit: interval[0] === "m" ? "m" : "d", length: Number(interval.slice(1)) };
 }
 
-/**
- * A hold from its reply form (lua/lib/holds.lua's HOLD_REPLY, whose positions the bundle
- * exports): its attributes, then its failure labels as label, count pairs.
- */
-export function holdFromReply(reply: unknown): Hold {
-  const r = reply as unknown[];
-  const at = (position: number) => r[position - 1];
-  const num = (position: number) => Number(at(position) ?? 0);
-  const P = HOLD_REPLY;
+/** A hold from its reply form (lua/lib/holds.lua's header; decoded by the generated decodeHold). */
+export function holdFrom(h: HoldForm): Hold {
   const failed: Record<string, number> = {};
-  for (let i = P.labels; i + 1 < r.length; i += 2) failed[String(r[i])] = Number(r[i + 1]);
-  const endReason = String(at(P.endReason) ?? "");
+  for (const { label, count } of h.failed) failed[label] = count;
   return {
-    id: String(at(P.id)),
-    kind: at(P.kind) as HoldKind,
-    status: at(P.status) as HoldStatus,
-    surface: String(at(P.surface)),
-    items: num(P.items),
-    perItem: { required: num(P.required), optional: num(P.optional) },
-    reserved: num(P.reserved),
-    settled: num(P.settled),
-    delivered: num(P.delivered),
+    id: h.id,
+    kind: h.kind,
+    status: h.status,
+    surface: h.surface,
+    items: h.items,
+    perItem: { required: h.required, optional: h.optional },
+    reserved: h.reserved,
+    settled: h.settled,
+    delivered: h.delivered,
     failed,
-    optionalSpent: num(P.optionalSpent),
-    spent: num(P.spent),
-    refunded: num(P.refunded),
-    refundedToEndedCycle: num(P.refundedToEndedCycle),
-    held: num(P.reserved) - num(P.spent) - num(P.refunded),
-    cycleId: num(P.cycleId),
-    createdAt: num(P.createdAt),
-    endedAt: num(P.endedAt) > 0 ? num(P.endedAt) : null,
-    leaseExpiresAt: num(P.leaseExpiresAt),
-    endReason: endReason === "" ? null : (endReason as HoldEndReason),
+    optionalSpent: h.optionalSpent,
+    spent: h.spent,
+    refunded: h.refunded,
+    refundedToEndedCycle: h.refundedToEndedCycle,
+    held: h.reserved - h.spent - h.refunded,
+    cycleId: h.cycleId,
+    createdAt: h.createdAt,
+    endedAt: h.endedAt > 0 ? h.endedAt : null,
+    leaseExpiresAt: h.leaseExpiresAt,
+    endReason: h.endReason === "" ? null : h.endReason,
   };
+}
+
+/** A hold from its reply form as parsed JSON (an Idempotency-Key's stored outcome, inspect's holds). */
+export function holdFromJson(value: unknown): Hold {
+  return holdFrom(decodeHold(value));
+}
+
+/** An account's attributes from the JSON a script sent (lua/lib/account.lua's names). */
+export function accountAttributes(value: unknown): AccountAttributes {
+  const a: AccountAttributes = typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value)) : {};
+  const windows = a.windows;
+  a.windows = typeof windows === "object" && windows !== null ? Object.fromEntries(Object.entries(windows).map(([surface, spec]) => [surface, String(spec)])) : {};
+  return a;
 }
 
 export function endedCyclesFrom(list: unknown): EndedCycle[] {
   // cjson sends an empty Lua table as {}.
   if (!Array.isArray(list)) return [];
-  return list.map((c: Record<string, unknown>) => ({
-    id: n(c.id),
-    start: n(c.cycleStart),
-    end: n(c.cycleEnd),
-    allowance: n(c.allowance),
-    unused: n(c.unused),
-    spent: n(c.spent),
-    held: n(c.held),
-    refunded: n(c.refunded),
+  return list.map((c: unknown) => ({
+    id: n(field(c, "id")),
+    start: n(field(c, "cycleStart")),
+    end: n(field(c, "cycleEnd")),
+    allowance: n(field(c, "allowance")),
+    unused: n(field(c, "unused")),
+    spent: n(field(c, "spent")),
+    held: n(field(c, "held")),
+    refunded: n(field(c, "refunded")),
   }));
 }

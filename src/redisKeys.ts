@@ -31,30 +31,26 @@ export class SubjectKeys implements SubjectKeyNames {
   get holdsActive(): string {
     return `${this.base}ha`;
   }
+  get holdsEnded(): string {
+    return `${this.base}he`;
+  }
   get holdList(): string {
     return `${this.base}hl`;
   }
-  /** Hold hashes are holdPrefix + hold id, in the subject's slot. */
-  get holdPrefix(): string {
-    return `${this.base}h:`;
+  /** The subject's recent operation ids, and the ids of holds no longer kept (lua/lib/operations.lua). */
+  get operations(): string {
+    return `${this.base}op`;
   }
+  /** A hold's hash, with the ids of the items it settled (lua/lib/holds.lua). */
   hold(holdId: string): string {
     return `${this.base}h:${holdId}`;
   }
-  /** Item ids a hold has settled (lua/lib/holds.lua). */
-  holdItems(holdId: string): string {
-    return `${this.base}h:${holdId}:i`;
-  }
   /**
-   * A policy's window counters for this subject: policyCounters + surface + ":" + ...
-   * (lua/admitPolicy.lua). The account's own counters are "r:" + surface + ":" + ..., derived
-   * from the account key in the scripts (account_counters in lua/lib/account.lua).
+   * A policy subject's counts on one surface of a policy (lua/admitPolicy.lua). An account's
+   * own counts live in its hash (lua/lib/account.lua).
    */
-  policyCounters(policy: string): string {
-    return `${this.base}r:${policy}.`;
-  }
-  operation(operationId: string): string {
-    return `${this.base}op:${operationId}`;
+  policyCounters(policy: string, surface: string): string {
+    return `${this.base}r:${policy}.${surface}`;
   }
   idempotency(key: string): string {
     return `${this.base}ik:${key}`;

@@ -1,15 +1,19 @@
 /**
- * The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
- * their refunds, so no credit or cap place stays locked forever. Any touch of the subject
- * ends its lapsed holds; this sweep finds subjects nobody touches. A deployment-wide index
+ * The sweep (docs/holds.md): holds whose worker stopped reporting are ended by their lease,
+ * with their refunds, so no credit or cap place stays locked forever, and ended holds past
+ * their bounds are dropped. Any touch of the subject that finds lapsed holds has them tidied
+ * first (afterDue); this sweep finds subjects nobody touches. A tidy sees at most 32 holds,
+ * named by id after a read found them, and the next call goes on. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/sweepHolds.lua, lua/sweepMark.lua,
+ * so many servers may sweep at once. Scripts: lua/tidyHolds.lua, lua/sweepMark.lua,
  * lua/sweepDue.lua.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";
-import { sweepIndexKey } from "./redisKeys.ts";
-import { sweepDue, sweepHolds, sweepMark } from "./scripts/bundle.generated.ts";
+import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
+import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
+import { Code } from "./scripts/codes.ts";
+import type { ScriptReply } from "./scripts/script.ts";
 import { count } from "./validate.ts";
 
 export class Sweeper {
@@ -20,22 +24,24 @@ export class Sweeper {
   }
 
   /** Marks the subject for a sweep one lease from now (before a hold opens). */
-  mark(subject: string): Promise<unknown[]> {
+  mark(subject: string): Promise<unknown> {
     const now = this.ctx.clock ? Math.floor(this.ctx.clock()) : Date.now();
     return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
   }
 
-  /** Ends one subject's lapsed holds now. */
+  /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
-    const keys = this.ctx.keys(subject);
+    const redisKeys = this.ctx.redisKeys(subject);
     try {
-      const reply = await this.ctx.runner.move(sweepHolds, keys, {}, undefined, keys.subject);
-      const next = Number(reply[2]);
-      return { ended: Number(reply[1]), nextLeaseAt: next < 0 ? null : next };
+      return await tidyAll(this.ctx, redisKeys, []);
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
     }
+  }
+
+  afterDue<R extends ScriptReply>(redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+    return afterDue(this.ctx, redisKeys, call);
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
@@ -45,9 +51,8 @@ export class Sweeper {
     let ended = 0;
     for (let round = 0; round < maxRounds; round++) {
       const reply = await this.ctx.runner.run(sweepDue, this.indexKeys(), { sweepIndex: this.index, count: batch });
-      const due: Array<[string, string]> = [];
-      for (let i = 2; i < reply.length; i += 2) due.push([String(reply[i]), String(reply[i + 1])]);
-      for (const [subject, seenScore] of due) {
+      const { due } = reply;
+      for (const { subject, score: seenScore } of due) {
         const swept = await this.sweepSubject(subject);
         subjects++;
         ended += swept.ended;
@@ -64,6 +69,57 @@ export class Sweeper {
   }
 }
 
+/** A script's answer that it found holds to tidy before it wrote anything. */
+export interface DueReply {
+  readonly code: typeof Code.HOLDS_DUE;
+  readonly due: string[];
+}
+
+function isDue(reply: ScriptReply): reply is DueReply {
+  return reply.code === Code.HOLDS_DUE;
+}
+
+function answered<R extends ScriptReply>(reply: R): reply is Exclude<R, DueReply> {
+  return reply.code !== Code.HOLDS_DUE;
+}
+
+/**
+ * Runs a call of the subject's; while it answers HOLDS_DUE (it found holds to tidy before it
+ * wrote anything), tidies them and runs it again.
+ */
+export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
+  for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
+    const reply = await call();
+    if (answered(reply)) return reply;
+    await tidyAll(ctx, redisKeys, isDue(reply) ? reply.due : []);
+  }
+  throw new Error(`holds of "${redisKeys.subject}" were due again after each of ${MAX_TIDY_ROUNDS} tidies`);
+}
+
+/**
+ * Tidies the given holds, then the ones each tidy names next, until none is due: at most 32
+ * a script call. Each call must end or drop something; one that cannot is a fault, not a loop.
+ */
+async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null }> {
+  let due = first;
+  let ended = 0;
+  let nextLeaseAt: number | null = null;
+  do {
+    const ids = due;
+    const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
+    ended += reply.ended;
+    nextLeaseAt = reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs;
+    due = reply.due;
+    if (ids.length > 0 && reply.ended + reply.dropped === 0 && due.join() === ids.join()) {
+      throw new Error(`holds of "${redisKeys.subject}" stayed due after a tidy: ${ids.join(", ")}`);
+    }
+  } while (due.length > 0);
+  return { ended, nextLeaseAt };
+}
+
+/** Calls one answer may wait for while tidies run between them. */
+const MAX_TIDY_ROUNDS = 100;
+
 const NO_SUBJECT = {
   subject: "",
   account: "",
@@ -71,6 +127,7 @@ const NO_SUBJECT = {
   journal: "",
   history: "",
   holdsActive: "",
+  holdsEnded: "",
   holdList: "",
-  holdPrefix: "",
+  operations: "",
 };

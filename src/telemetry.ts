@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { ScriptRunner, type CallSubject } from "./scripts/runner.ts";
-import type { Script } from "./scripts/script.ts";
+import type { Script, ScriptReply } from "./scripts/script.ts";
 
 /** Attribute values as OpenTelemetry takes them. */
 export type TelemetryAttributes = Record<string, string | number | boolean>;
@@ -163,27 +163,27 @@ export class ObservedRunner extends ScriptRunner {
     this.counting = [observe.admits, observe.denials, observe.charges, observe.storeFailures].some((counter) => counter !== undefined);
   }
 
-  override run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+  override run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
     const tracer = this.instruments.tracer();
     if (!this.counting && !tracer) return super.run(script, keys, params, holdId);
     return this.observed(tracer, script, params, () => super.run(script, keys, params, holdId));
   }
 
   /** A durable movement does not go through run: it is observed here, once. */
-  override move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+  override move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
     const tracer = this.durable && this.instruments.tracer();
     if (!this.durable || (!this.counting && !tracer)) return super.move(script, keys, params, holdId, operationId);
     return this.observed(tracer || undefined, script, params, () => super.move(script, keys, params, holdId, operationId));
   }
 
-  private async observed<P>(tracer: TracerLike | undefined, script: Script<P>, params: P, call: () => Promise<unknown[]>): Promise<unknown[]> {
+  private async observed<P, R extends ScriptReply>(tracer: TracerLike | undefined, script: Script<P, R>, params: P, call: () => Promise<R>): Promise<R> {
     const span = tracer?.startSpan(`tollgate ${script.name}`, {
       kind: SPAN_KIND_CLIENT,
       attributes: { "db.system.name": "redis", "tollgate.script": script.name },
     });
     try {
       const reply = await call();
-      const outcome = OUTCOMES[reply[0] as number] ?? String(reply[0]);
+      const outcome = OUTCOMES[reply.code] ?? String(reply.code);
       span?.setAttribute("tollgate.outcome", outcome);
       this.count(script.name, params, reply, outcome);
       return reply;
@@ -201,17 +201,17 @@ export class ObservedRunner extends ScriptRunner {
     }
   }
 
-  private count(name: string, params: unknown, reply: unknown[], outcome: string): void {
+  private count(name: string, params: unknown, reply: ScriptReply, outcome: string): void {
     const { admits, denials, charges } = this.instruments;
     if (ADMITS.has(name)) {
       const { surface, cost } = params as { surface?: string; cost?: number };
       // cost 0 is limits.peek: it counts nothing.
-      if (cost === 0 || reply[0] === Code.KEY_REFUSED) return;
+      if (cost === 0 || reply.code === Code.KEY_REFUSED) return;
       const attributes = { "tollgate.script": name, "tollgate.surface": surface ?? "" };
-      if (reply[0] === Code.RATE_LIMITED || reply[0] === Code.COST_EXCEEDS_LIMIT) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
+      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
       else admits?.add(1, attributes);
     } else if (name === "charge") {
-      const charged = reply[0] === Code.OK ? "charged" : reply[0] === Code.REPLAYED ? "replayed" : "insufficient";
+      const charged = reply.code === Code.OK ? "charged" : reply.code === Code.REPLAYED ? "replayed" : "insufficient";
       charges?.add(1, { "tollgate.outcome": charged });
     }
   }

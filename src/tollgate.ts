@@ -52,14 +52,24 @@ export interface TollgateOptions {
   timeoutMs?: number;
   /** Hold lease; every settlement renews it. Default 5 minutes. */
   leaseMs?: number;
-  /** How long a charge's operation id is remembered. Default 24 h. */
+  /**
+   * How long a charge's operation id is remembered, and the id of a hold no longer kept.
+   * Default 24 h. Past 1,000 ids a subject keeps only those of its last 60 s.
+   */
   operationTtlMs?: number;
   /**
-   * Charges without an operation id carry a short id the library makes up, remembered among
-   * the account's last few, so a command a client resends after a reconnect (ioredis does by
-   * default) applies once. Default true; false sends none (then turn client resends off).
+   * Charges without an operation id get one the library makes up, kept 2 minutes, so a
+   * command a client resends after a reconnect (ioredis does by default) applies once however
+   * many of the subject's charges were in flight; a StoreUnavailableError carries it for a
+   * retry. Default true; false sends none (then turn client resends off).
    */
   resendIds?: boolean;
+  /**
+   * Ended holds are kept `keepMs` (default 7 days) and at most `max` per subject (default
+   * 1,000), whichever comes first; a dropped hold's id still refuses a new opening for
+   * operationTtlMs.
+   */
+  endedHolds?: { keepMs?: number; max?: number };
   /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
@@ -185,9 +195,11 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     ...journalSettings(options.journal),
     historyDays: String(historyDays),
     leaseMs: String(leaseMs),
-    idemTtlMs: String(count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
-    lockTtlMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1)),
-    opTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
+    idempotencyTtlMs: String(count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
+    idempotencyLockMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1)),
+    operationTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
+    endedHoldsKeepMs: String(count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
+    endedHoldsMax: String(count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000)),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);

@@ -4,9 +4,11 @@
  * through keys.verify(key, { usage: true }), one round trip).
  */
 import type { Context } from "./context.ts";
-import { creditsFrom, cycleFrom, type AccountAttributes, type Credits, type Cycle } from "./records.ts";
+import { accountAttributes, creditsFrom, cycleFrom, type Credits, type Cycle } from "./records.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
-import { mostRestrictive, windowsFromReply, type RateLimitState } from "./windows.ts";
+import { Code } from "./scripts/codes.ts";
+import { afterDue } from "./sweep.ts";
+import { mostRestrictive, type RateLimitState, type WindowsForm } from "./windows.ts";
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
 export interface Usage {
@@ -26,10 +28,10 @@ export interface Usage {
   now: number;
 }
 
-/** Decodes usage.lua's reply. */
-export function usageFrom(reply: unknown[], surface: string): Usage {
-  const { states: windows, retries, next } = windowsFromReply(reply);
-  const a = JSON.parse(String(reply[next])) as AccountAttributes;
+/** The usage usage.lua's reply stands for. */
+export function usageFrom(reply: { windows: WindowsForm; state: unknown }, surface: string): Usage {
+  const { states: windows, retries } = reply.windows;
+  const a = accountAttributes(reply.state);
   const { index } = mostRestrictive(windows, retries);
   const surfaces = String(a.holdsSurfaces ?? "");
   return {
@@ -44,13 +46,11 @@ export function usageFrom(reply: unknown[], surface: string): Usage {
 }
 
 export async function readUsage(ctx: Context, subject: string, options: { surface?: string } = {}): Promise<Usage> {
-  const keys = ctx.keys(subject);
+  const redisKeys = ctx.redisKeys(subject);
   const surface = ctx.accountSurface(options.surface ?? "api");
-  const reply = await ctx.runner.run(usageScript, keys, {
-    surface,
-    stagger: ctx.staggerOf(keys.subject),
-    keyId: "",
-    keyDigest: "",
-  });
+  const params = { surface, stagger: ctx.staggerOf(redisKeys.subject), keyId: "", keyDigest: "" };
+  const reply = await afterDue(ctx, redisKeys, () => ctx.runner.run(usageScript, redisKeys, params));
+  // Without a key id, nothing is refused.
+  if (reply.code === Code.KEY_REFUSED) throw new Error(`usage refused no key: ${reply.reason}`);
   return usageFrom(reply, surface);
 }

@@ -125,25 +125,34 @@ function parsedSpec(spec: string): Window[] {
   return windows;
 }
 
+/** The windows of a script reply, decoded: each window's state and retry. */
+export interface WindowsForm {
+  readonly states: RateLimitState[];
+  /** Per window: 0 when it did not deny, -1 when the request never fits, else ms until it fits. */
+  readonly retries: number[];
+  /** The index of what the script put after the windows. */
+  readonly next: number;
+}
+
 /**
- * The windows of a script reply (lua/lib/windows.lua): {code, spec, then per window of the
- * spec its remaining and resetMs, and its retryMs unless the spec is one fixed window}.
- * Returns each window's state, its retry (0: did not deny, -1: never fits), and the index of
- * what the script appended after the windows.
+ * The `windows` reply form (lua/lib/windows.lua) at reply[at]: the spec, then per window of
+ * the spec its remaining and resetMs, and its retryMs unless the spec is one fixed window (a
+ * fixed window's retry is then its reset when the code, reply[0], denied). The generated
+ * decoders of admit, admitPolicy, verifyKey and usage call it.
  */
-export function windowsFromReply(reply: readonly unknown[]): { states: RateLimitState[]; retries: number[]; next: number } {
-  const code = Number(reply[0]);
-  const windows = parsedSpec(String(reply[1]));
+export function windowsForm(reply: readonly unknown[], at: number): WindowsForm {
+  const code = reply[0];
+  const windows = parsedSpec(String(reply[at]));
   const states: RateLimitState[] = [];
   const retries: number[] = [];
   if (windows.length === 1 && windows[0]!.algorithm === "fixed") {
     const w = windows[0]!;
-    const resetMs = Number(reply[3]);
-    states.push({ limit: w.limit, remaining: Number(reply[2]), resetMs, windowMs: w.windowMs, algorithm: "fixed" });
+    const resetMs = Number(reply[at + 2]);
+    states.push({ limit: w.limit, remaining: Number(reply[at + 1]), resetMs, windowMs: w.windowMs, algorithm: "fixed" });
     retries.push(code === Code.RATE_LIMITED ? resetMs : code === Code.COST_EXCEEDS_LIMIT ? -1 : 0);
-    return { states, retries, next: 4 };
+    return { states, retries, next: at + 3 };
   }
-  let i = 2;
+  let i = at + 1;
   for (const w of windows) {
     states.push({ limit: w.limit, remaining: Number(reply[i]), resetMs: Number(reply[i + 1]), windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" });
     retries.push(Number(reply[i + 2]));

@@ -123,7 +123,7 @@ describe('packed package', () => {
     expect(packed.files.filter((f) => f.path.endsWith('.map'))).toEqual([]);
     const shipped = packed.files.filter((f) => f.path.startsWith('dist/') && /\.c?js$/.test(f.path)).map((f) => readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8'));
     for (const script of Object.values(scripts).filter((s): s is (typeof s & { sha1: string; name: string }) => "sha1" in s)) {
-      const copies = shipped.reduce((n, text) => n + (text.match(new RegExp(`sha1:\\s*"${script.sha1}"`, 'g'))?.length ?? 0), 0);
+      const copies = shipped.reduce((n, text) => n + (text.match(new RegExp(`"${script.sha1}"`, 'g'))?.length ?? 0), 0);
       expect(copies, script.name).toBe(1);
     }
   });

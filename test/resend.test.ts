@@ -8,6 +8,9 @@ import { Code } from '../src/scripts/codes.ts';
 import { connectNodeRedis, uniquePrefix } from './helpers/redis.ts';
 import { ManualClock, accountId } from './helpers/tollgate.ts';
 
+/** An operation id the library made (src/credits.ts newOperationId). */
+const LIBRARY_ID = /^op_[A-Za-z0-9_-]{16}$/;
+
 /** Sends every command twice, as a client resending an unanswered command would. */
 function resendingClient(inner: RedisScriptClient): RedisScriptClient {
   return {
@@ -31,15 +34,15 @@ describe('a command that reaches Redis twice applies once', () => {
   let recorded: Tollgate;
   const sent: string[][] = [];
   const prefix = uniquePrefix('resend');
+  const clock = new ManualClock();
   beforeAll(async () => {
     client = await connectNodeRedis();
-    const clock = new ManualClock();
     tg = createTollgate({ redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
     plain = createTollgate({ redis: fromNodeRedis(client), prefix, clock: clock.fn });
     recorded = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
   });
   afterAll(() => client.close());
-  const accountKey = (id: string) => `${prefix}:{${id}}:a`;
+  const operationsKey = (id: string) => `${prefix}:{${id}}:op`;
   // The charge's words as sent, by FCALL (or EVALSHA where functions were refused).
   const chargeWords = () => sent.filter((words) => words[1] === charge.fn || words[1] === charge.sha1);
 
@@ -56,25 +59,53 @@ describe('a command that reaches Redis twice applies once', () => {
     sent.length = 0;
     expect(await recorded.credits.charge(id, { required: 4 })).toMatchObject({ ok: true, charged: 4, balance: 26 });
     const [words] = chargeWords();
-    // The library named the charge itself: 12 hex digits among its arguments.
-    expect(words!.some((word) => /^[0-9a-f]{12}$/.test(word))).toBe(true);
+    // The library named the charge itself: an operation id of its own among the arguments.
+    expect(words!.some((word) => LIBRARY_ID.test(word))).toBe(true);
     expect(await client.sendCommand(words!)).toEqual([Code.REPLAYED, 4, 26, 4]);
     expect((await plain.usage(id)).credits).toMatchObject({ balance: 26, spent: 4 });
     // Each charge gets an id of its own: the same request made again is a new charge.
     expect(await recorded.credits.charge(id, { required: 4 })).toMatchObject({ ok: true, balance: 22 });
   });
 
-  it('the ids kept for that stay few: the recent-charges field stays under 130 characters after 1,000 charges, and the latest still replay', async () => {
+  it("the library's ids stay bounded: one charge a second for 1,000 s keeps about its last 2 minutes of ids, and the latest still replay", async () => {
     const id = accountId();
     await plain.accounts.create(id, { plan: 'business' });
     sent.length = 0;
-    for (let i = 0; i < 1000; i++) await recorded.credits.charge(id, { required: 1 + (i % 3) });
-    const recent = String(await client.hGet(accountKey(id), 'rc'));
-    expect(recent.length).toBeGreaterThan(0);
-    expect(recent.length).toBeLessThanOrEqual(130);
+    for (let i = 0; i < 1000; i++) {
+      await recorded.credits.charge(id, { required: 1 + (i % 3) });
+      clock.advance(1000);
+    }
+    // Library-made ids are kept 2 minutes, dropped a few at each 16th charge: about 120 stay.
+    const kept = Number(await client.hLen(operationsKey(id)));
+    expect(kept).toBeGreaterThan(100);
+    expect(kept).toBeLessThanOrEqual(241);
     const spent = (await plain.usage(id)).credits.spent;
     for (const words of chargeWords().slice(-5)) expect(((await client.sendCommand(words)) as unknown[])[0]).toBe(Code.REPLAYED);
     expect((await plain.usage(id)).credits.spent).toBe(spent);
+  });
+
+  it('a charge sent again a minute later still applies once: an id is kept at least 60 s however many charges follow', async () => {
+    const id = accountId();
+    await plain.accounts.create(id, { plan: 'business' });
+    sent.length = 0;
+    await recorded.credits.charge(id, { required: 1 });
+    const [first] = chargeWords();
+    // 1,500 more charges in the same minute: more than the 1,000 ids a subject keeps.
+    for (let i = 0; i < 1500; i++) await plain.credits.charge(id, { required: 1, operationId: `burst-${i}` });
+    clock.advance(59_000);
+    await plain.credits.charge(id, { required: 1, operationId: 'late' });
+    const spent = (await plain.usage(id)).credits.spent;
+    expect(((await client.sendCommand(first!)) as unknown[])[0]).toBe(Code.REPLAYED);
+    expect((await plain.usage(id)).credits.spent).toBe(spent);
+    // Past the floor, a subject holding more than 1,000 ids drops those older than 60 s, a few
+    // at each charge, until a pass over the hash is done.
+    clock.advance(61_000);
+    let charges = 0;
+    while (Number(await client.hLen(operationsKey(id))) > 1_001 && charges < 2_000) {
+      await plain.credits.charge(id, { required: 1, operationId: `later-${charges++}` });
+    }
+    // Each step looks at about 64 ids, every 16th charge: one pass over 1,500 ids takes about 400.
+    expect(charges).toBeLessThan(1_000);
   });
 
   it('opening a hold without a key, resent, returns the hold it opened and reserves once', async () => {
@@ -111,7 +142,7 @@ describe('a command that reaches Redis twice applies once', () => {
 });
 
 describe('resendIds: false sends no id for charges the caller named none', () => {
-  it('the charge carries no library-made id and leaves no recent-charges field', async () => {
+  it('the charge carries no library-made id and leaves no record of it', async () => {
     const client = await connectNodeRedis();
     try {
       const prefix = uniquePrefix('noids');
@@ -122,9 +153,8 @@ describe('resendIds: false sends no id for charges the caller named none', () =>
       await tg.credits.charge(id, { required: 1 });
       await tg.credits.charge(id, { required: 2, operationId: 'mine' });
       const words = sent.filter((w) => w[1] === charge.fn || w[1] === charge.sha1);
-      expect(words[0]!.some((word) => /^[0-9a-f]{12}$/.test(word))).toBe(false);
-      expect(Number(await client.hExists(`${prefix}:{${id}}:a`, 'rc'))).toBe(0);
-      expect((await client.keys(`${prefix}:*op:*`)).map((k) => k.slice(k.indexOf('}:') + 2))).toEqual(['op:mine']);
+      expect(words[0]!.some((word) => LIBRARY_ID.test(word))).toBe(false);
+      expect((await client.hKeys(`${prefix}:{${id}}:op`)).sort()).toEqual(['^', 'omine']);
       expect((await tg.usage(id)).credits).toMatchObject({ spent: 3 });
     } finally {
       await client.close();

@@ -11,12 +11,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
-import { GENERATED, LUA_ROOT, renderBundle, shippedSource } from '../src/scripts/bundle.ts';
-import { LIBRARY, admitPolicy, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { LUA_ROOT, SCRIPTS_DIR, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
+import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { ReplyShapeError } from '../src/scripts/reply.ts';
+import { ReplyGrammarError, parseReturns } from '../src/scripts/replyGrammar.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
-import { FUNCTION_CLOSE, NOW_ARG, SETTINGS, SUBJECT_ARGS, SUBJECT_KEYS, functionLibrary, functionOpen, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
+import { FUNCTION_CLOSE, NOW_ARG, SETTINGS, SUBJECT_KEYS, functionLibrary, functionOpen, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
 import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
 import { connectNodeRedis } from './helpers/redis.ts';
 import { rawCommand, startRedisServer, type RedisServer } from './helpers/redisServer.ts';
@@ -171,29 +173,55 @@ describe('Lua compile step (src/scripts/compile.ts)', () => {
 });
 
 describe('script headers (lua/*.lua as written)', () => {
+  // The prologue (lua/lib/prologue.lua) reads the shared layout: a movement's first four keys
+  // and arguments, a look's first one; a script's own follow them (docs/scripts.md).
+  const LAYOUT = {
+    prologue_move: { keys: ['account', 'cycles', 'journal', 'history'], args: ['nowMs', 'journalTrim', 'journalBound', 'historyDays'] },
+    prologue_look: { keys: ['account'], args: ['nowMs'] },
+  } as const;
+  const prologueOf = (body: string) => (body.includes('prologue_move(KEYS, ARGV)') ? 'prologue_move' : body.includes('prologue_look(KEYS, ARGV)') ? 'prologue_look' : undefined);
+
   it.each(scriptFiles)('%s declares every KEYS and ARGV it uses, and uses every one it declares', (file) => {
     const source = readLua(file);
     const header = parseHeader(source, file);
     const body = source.slice(source.indexOf(']]') + 2);
-    const used = (kind: string) => [...new Set([...body.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])))].sort((a, b) => a - b);
-    expect(used('KEYS')).toEqual(header.keys.map((k) => k.index));
-    expect(used('ARGV')).toEqual(header.args.map((a) => a.index));
+    const used = (kind: string) => new Set([...body.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])));
+    const prologue = prologueOf(body);
+    const shared = prologue ? LAYOUT[prologue] : { keys: [], args: [] };
+    // A list of keys last (KEYS[n...]) is read by a loop from n on.
+    const rest = header.keys.find((k) => k.rest);
+    if (rest) expect(body, file).toContain(`for i = ${rest.index}, #KEYS do`);
+    const keys = new Set([...used('KEYS'), ...shared.keys.map((_, i) => i + 1).filter((i) => i <= header.keys.length), ...(rest ? [rest.index] : [])]);
+    const args = new Set([...used('ARGV'), ...shared.args.map((_, i) => i + 1)]);
+    expect([...keys].sort((a, b) => a - b)).toEqual(header.keys.map((k) => k.index));
+    expect([...args].sort((a, b) => a - b)).toEqual(header.args.map((a) => a.index));
     expect(header.name).toBe(file.replace(/\.lua$/, ''));
   });
 
-  it.each(scriptFiles)('%s names each KEYS/ARGV once in a local and uses only the names', (file) => {
+  it.each(scriptFiles)('%s opens with the shared layout: the subject\'s keys and the shared arguments at the same positions as every script', (file) => {
     const source = readLua(file);
+    const header = parseHeader(source, file);
     const body = source.slice(source.indexOf(']]') + 2);
-    const seen = new Set<string>();
-    for (const m of body.matchAll(/(KEYS|ARGV)\[\d+\]/g)) {
-      const line = body.slice(body.lastIndexOf('\n', m.index) + 1, body.indexOf('\n', m.index));
-      expect(line, `${file}: ${line}`).toMatch(/^local \w+\s+= (tonumber\()?(KEYS|ARGV)\[\d+\]\)?$/);
-      expect(seen.has(m[0]), `${file}: ${m[0]} read twice`).toBe(false);
-      seen.add(m[0]);
+    const prologue = prologueOf(body);
+    if (!prologue) {
+      // Scripts of no account (an Idempotency-Key record, a policy's counts, the sweep index)
+      // still take the clock first when they need one.
+      if (header.args.some((a) => a.name === 'nowMs')) expect(header.args[0]!.name, file).toBe('nowMs');
+      if (header.keys.some((k) => k.name === 'account')) expect(header.keys[0]!.name, file).toBe('account');
+      return;
+    }
+    const layout = LAYOUT[prologue];
+    expect(header.keys.slice(0, layout.keys.length).map((k) => k.name)).toEqual(layout.keys.slice(0, header.keys.length));
+    expect(header.args.slice(0, layout.args.length).map((a) => a.name)).toEqual(layout.args);
+    // The shared positions are read by the prologue only; each of the script's own once.
+    for (const [kind, count] of [['KEYS', layout.keys.length], ['ARGV', layout.args.length]] as const) {
+      const reads = [...body.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1]));
+      for (const index of reads) expect(index, `${file}: ${kind}[${index}] is the prologue's`).toBeGreaterThan(count);
+      expect(new Set(reads).size, `${file}: a ${kind} read twice`).toBe(reads.length);
     }
   });
 
-  it.each(libFiles)('lib/%s is helpers only: it reads no KEYS or ARGV of its own', (file) => {
+  it.each(libFiles.filter((file) => file !== 'prologue.lua'))('lib/%s is helpers only: it reads no KEYS or ARGV of its own', (file) => {
     const body = readLua(join('lib', file)).replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
     expect(body).not.toMatch(/\b(KEYS|ARGV)\[/);
   });
@@ -207,9 +235,93 @@ describe('script headers (lua/*.lua as written)', () => {
   });
 });
 
+describe('reply grammar: each header declares its reply by name (src/scripts/replyGrammar.ts)', () => {
+  it('a Returns line lists the fields after the code, each "name type"; ? may be absent, ... is the rest', () => {
+    expect(parseReturns(['Returns: {code, charged integer, note string?, ...days {day integer, spent integer}}'], 'x.lua')).toEqual([
+      {
+        codes: [],
+        fields: [
+          { name: 'charged', type: { kind: 'integer' }, optional: false, rest: false },
+          { name: 'note', type: { kind: 'string' }, optional: true, rest: false },
+          { name: 'days', type: { kind: 'group', fields: [
+            { name: 'day', type: { kind: 'integer' }, optional: false, rest: false },
+            { name: 'spent', type: { kind: 'integer' }, optional: false, rest: false },
+          ] }, optional: false, rest: true },
+        ],
+      },
+    ]);
+  });
+
+  it('a Returns CODE|CODE line gives those codes their own reply; a declaration may span lines', () => {
+    const shapes = parseReturns(['Returns KEY_REFUSED|NO_ACCOUNT: {code, reason', "'a'|'b'}", 'Returns: {code, ok 0|1, limit json {max integer}}'], 'x.lua');
+    expect(shapes.map((s) => s.codes)).toEqual([['KEY_REFUSED', 'NO_ACCOUNT'], []]);
+    expect(shapes[0]!.fields[0]!.type).toEqual({ kind: 'oneOf', values: ['a', 'b'] });
+    expect(shapes[1]!.fields.map((f) => f.type.kind)).toEqual(['flag', 'jsonObject']);
+  });
+
+  it('refuses a reply without code first, a field without a type, a rest that is not last, and a header without a plain Returns', () => {
+    expect(() => parseReturns(['Returns: {charged integer}'], 'x.lua')).toThrowError(ReplyGrammarError);
+    expect(() => parseReturns(['Returns: {code, charged}'], 'x.lua')).toThrowError(/name type/);
+    expect(() => parseReturns(['Returns: {code, ...a integer, b integer}'], 'x.lua')).toThrowError(/only the last/);
+    expect(() => parseReturns(['Returns OK: {code}'], 'x.lua')).toThrowError(/no plain/);
+  });
+
+  it.each(scriptFiles)('%s declares its reply', (file) => {
+    expect(parseHeader(readLua(file), file).returns.length).toBeGreaterThan(0);
+  });
+
+  it('the generated decoders read a reply by the header\'s names', () => {
+    expect(charge.decode([Code.OK, 5, 95, 5])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5 });
+    expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
+    expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({ code: Code.OK, days: [{ day: 20000, spent: 3, refunded: 1 }, { day: 20001, spent: 4, refunded: 0 }] });
+    expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
+    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
+    expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
+    expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
+    expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
+    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);
+    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 } });
+  });
+
+  it('a reply that is not what its header declares is a ReplyShapeError, never a wrong value', () => {
+    expect(() => charge.decode([99, 0, 0, 0])).toThrowError(ReplyShapeError);
+    expect(() => readHold.decode([Code.OK, ['h1', 'neither', 'open']])).toThrowError(ReplyShapeError);
+  });
+});
+
 describe('script bundle', () => {
-  it('is up to date with lua/ (run `npm run build:lua` after editing a script)', () => {
-    expect(readFileSync(GENERATED, 'utf8')).toBe(renderBundle());
+  it('is up to date with lua/ (run `npm run build:lua` after editing a script): every generated file, and no other', () => {
+    const files = renderGenerated();
+    for (const [path, text] of files) expect(readFileSync(join(SCRIPTS_DIR, path), 'utf8'), path).toBe(text);
+    const written = readdirSync(join(SCRIPTS_DIR, 'generated'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(written.map((f) => `generated/${f}`).sort()).toEqual([...files.keys()].filter((p) => p.startsWith('generated/')).sort());
+  });
+
+  it('runs from the source tree as it is: src/index.ts under node --experimental-transform-types', async () => {
+    const { execFile } = await import('node:child_process');
+    const root = join(LUA_ROOT, '..');
+    const code = "const m = await import('./src/index.ts'); console.log(typeof m.createTollgate);";
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--experimental-transform-types', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', code], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(out.trim()).toBe('function');
+  });
+
+  it('is readable text, one module per script and per lib/ file, none over 40 KB, each helper once', () => {
+    const files = renderGenerated();
+    for (const file of scriptFiles) expect(files.has(`generated/${file.replace(/\.lua$/, '.ts')}`), file).toBe(true);
+    for (const [path, text] of files) {
+      expect(Buffer.byteLength(text), path).toBeLessThanOrEqual(40 * 1024);
+      expect(text.split('\n').every((line) => line.length <= 4000), path).toBe(true);
+    }
+    // A helper's compiled text stands in one lib/ module; a script's module names it.
+    const helpers = [...files].filter(([path]) => path.startsWith('generated/lib/')).flatMap(([, text]) => [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!));
+    expect(helpers.length).toBeGreaterThan(20);
+    for (const file of scriptFiles) {
+      const text = files.get(`generated/${file.replace(/\.lua$/, '.ts')}`)!;
+      const defined = [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!);
+      expect(defined.filter((name) => helpers.includes(name)), file).toEqual([]);
+    }
   });
 
   it('holds one script per lua/*.lua file, named by its header', () => {
@@ -242,15 +354,17 @@ describe('script bundle', () => {
 
 describe('generated command builders follow the headers', () => {
   const settings = Object.fromEntries(SETTINGS.map((s) => [s, `S:${s}`])) as unknown as Settings;
-  const subjectKeys = Object.fromEntries([...SUBJECT_KEYS, ...SUBJECT_ARGS].map((k) => [k, `K:${k}`])) as unknown as SubjectKeyNames;
-  const params = new Proxy({}, { get: (_, name) => `P:${String(name)}` });
+  const subjectKeys = Object.fromEntries(SUBJECT_KEYS.map((k) => [k, `K:${k}`])) as unknown as SubjectKeyNames;
+  // A list of keys (KEYS[n...]) is given one key here, so it reads as any other key.
+  const lists = new Set(scriptFiles.flatMap((file) => parseHeader(readLua(file), file).keys.filter((k) => k.rest).map((k) => k.name)));
+  const params = new Proxy({}, { get: (_, name) => (lists.has(String(name)) ? [`P:${String(name)}`] : `P:${String(name)}`) });
 
   it.each(scriptFiles)('%s: EVALSHA, its sha1, numkeys, then the keys and the arguments in header order', (file) => {
     const header = parseHeader(readLua(file), file);
     const script = SCRIPTS[header.name]!;
     const keyWord = (name: string) => ((SUBJECT_KEYS as readonly string[]).includes(name) ? `K:${name}` : `P:${name}`);
     const argWord = (name: string) =>
-      name === NOW_ARG ? 'NOW' : (SETTINGS as readonly string[]).includes(name) ? `S:${name}` : (SUBJECT_ARGS as readonly string[]).includes(name) ? `K:${name}` : `P:${name}`;
+      name === NOW_ARG ? 'NOW' : (SETTINGS as readonly string[]).includes(name) ? `S:${name}` : `P:${name}`;
     expect(script.command('NOW', settings, subjectKeys, params)).toEqual([
       'EVALSHA',
       script.sha1,
@@ -279,9 +393,9 @@ describe('generated command builders follow the headers', () => {
 
   it('admitPolicy.command routes by the policy counters of the subject, in its slot', () => {
     const keys = new SubjectKeys('tg', 'ip:1.2.3.4');
-    const words = admitPolicy.command('-1', settings, keys, { counters: keys.policyCounters('anon'), surface: 'api', cost: 1, windows: '10/60', stagger: 0 });
-    expect(words.slice(0, 4)).toEqual(['EVALSHA', admitPolicy.sha1, '1', 'tg:{ip:1.2.3.4}:r:anon.']);
-    expect(words.slice(4)).toEqual(['-1', 'api', '1', '10/60', '0']);
+    const words = admitPolicy.command('-1', settings, keys, { counters: keys.policyCounters('anon', 'api'), cost: 1, windows: '10/60', stagger: 0 });
+    expect(words.slice(0, 4)).toEqual(['EVALSHA', admitPolicy.sha1, '1', 'tg:{ip:1.2.3.4}:r:anon.api']);
+    expect(words.slice(4)).toEqual(['-1', '1', '10/60', '0']);
   });
 });
 
@@ -300,7 +414,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     expect(LIBRARY.name).toMatch(/^tollgate_[0-9a-f]{10}$/);
     expect(LIBRARY.source.startsWith(`#!lua name=${LIBRARY.name}\n`)).toBe(true);
     const helpers = LIBRARY.source.slice(LIBRARY.source.indexOf('\n') + 1, LIBRARY.source.indexOf('redis.register_function{') - 1);
-    const unnamed = functionLibrary('', helpers, Object.fromEntries(bodies), (body) => body).source;
+    const unnamed = functionLibrary('', helpers, Object.fromEntries(bodies)).source;
     expect(createHash('sha1').update(unnamed).digest('hex').slice(0, 10)).toBe(id);
     for (const [name, script] of Object.entries(SCRIPTS)) expect(script.fn, name).toBe(`tg${id}_${name}`);
   });
@@ -316,7 +430,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const helpers = LIBRARY.source.slice(0, LIBRARY.source.indexOf('redis.register_function'));
     const names = [...helpers.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!);
     expect(new Set(names).size).toBe(names.length);
-    for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_expire_lapsed', 'journal_append']) expect(names).toContain(name);
+    for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_due', 'journal_append']) expect(names).toContain(name);
     for (const name of names) expect(LIBRARY.source.split(new RegExp(`\\b${name}\\b`)).length, name).toBeGreaterThan(2);
   });
 
@@ -332,7 +446,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
       for (const [, flags] of listed) expect(flags).toEqual(['allow-cross-slot-keys']);
       // The same call answers the same by FCALL and by EVALSHA.
       const keys = new SubjectKeys('lib', 'nobody');
-      const call = (viaFunction: boolean) => client.sendCommand(admitPolicy.command('1768478400000', {} as Settings, keys, { counters: keys.policyCounters('anon'), surface: 'api', cost: 1, windows: '10/60', stagger: 0 }, viaFunction));
+      const call = (viaFunction: boolean) => client.sendCommand(admitPolicy.command('1768478400000', {} as Settings, keys, { counters: keys.policyCounters('anon', 'api'), cost: 1, windows: '10/60', stagger: 0 }, viaFunction));
       await client.sendCommand(['SCRIPT', 'LOAD', admitPolicy.source]);
       expect(await call(true)).toEqual([Code.OK, '10/60', 9, 60_000]);
       expect(await call(false)).toEqual([Code.OK, '10/60', 8, 60_000]);

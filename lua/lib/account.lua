@@ -5,7 +5,7 @@
   of tables. Attributes:
     plan                   plan name
     allowance              credits of the current cycle
-    nextAllowance          credits from the next cycle on (a plan change applies there, SPEC §3)
+    nextAllowance          credits from the next cycle on (a plan change applies there; docs/accounts.md#billing-cycles)
     balance spent held     credits of the current cycle: balance + spent + held == allowance
     cycle                  current cycle number (1, 2, ...)
     cycleStart cycleEnd    its bounds, [start, end) in ms
@@ -14,42 +14,37 @@
     holdsMaxItems          items per hold (holds.maxItems)
     holdsSurfaces          surfaces holds may be opened on, comma-separated (holds.surfaces)
     journalGrant           last cycle whose opening grant is in the journal (lib/journal.lua)
-    recent                 the last charges the library named itself, 'id=charged' (charge.lua)
-  and one field per surface of the plan, ACCOUNT_PREFIX.windows .. surface, holding its
-  windows as lib/windows.lua reads them.
+  and per surface of the plan: ACCOUNT_PREFIX.windows .. surface, its windows' spec, and
+  ACCOUNT_PREFIX.counters .. surface, their counts (the state of lib/windows.lua), so the
+  request windows live in the account's own hash and an admit touches no other key.
 ]]
 
 --@const
 local ACCOUNT = {
   plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h',
   cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv',
-  holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', recent = 'rc',
+  holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg',
 }
 
 -- Attributes stored as text; every other one is a number.
 --@const
-local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, recent = 1 }
+local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1 }
 
 --@const
-local ACCOUNT_PREFIX = { windows = 'w:' }
+local ACCOUNT_PREFIX = { windows = 'w:', counters = 'r:' }
 
--- The prefix of the account's window counters on a surface (lib/windows.lua): the account
--- key with its last letter ('a') replaced by 'r:' and the surface, in the account's slot.
-local function account_counters(accountKey, surface)
-  return string.sub(accountKey, 1, -2) .. 'r:' .. surface .. ':'
-end
-
--- The whole account as attributes, with a.windows[surface]; nil when there is none.
+-- The whole account as attributes, with a.windows[surface] and a.counters[surface]; nil when
+-- there is none.
 local function account_load(accountKey)
   local flat = redis.call('HGETALL', accountKey)
   if #flat == 0 then
     return nil
   end
-  local attribute, text, windowsPrefix = {}, ACCOUNT_TEXT, ACCOUNT_PREFIX.windows
+  local attribute, text, windowsPrefix, countersPrefix = {}, ACCOUNT_TEXT, ACCOUNT_PREFIX.windows, ACCOUNT_PREFIX.counters
   for name, field in pairs(ACCOUNT) do
     attribute[field] = name
   end
-  local a = { windows = {} }
+  local a = { windows = {}, counters = {} }
   for i = 1, #flat, 2 do
     local field, value = flat[i], flat[i + 1]
     local name = attribute[field]
@@ -59,6 +54,8 @@ local function account_load(accountKey)
       a[name] = tonumber(value)
     elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
       a.windows[string.sub(field, #windowsPrefix + 1)] = value
+    elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+      a.counters[string.sub(field, #countersPrefix + 1)] = value
     end
   end
   return a
@@ -75,7 +72,7 @@ local function account_write(accountKey, a, names)
 end
 
 -- Store a plan's surfaces' windows on the account (surfaces the plan no longer has are
--- removed). windows: 'surface=spec;surface=spec' as src/plans.ts encodes it.
+-- removed, with their counts). windows: 'surface=spec;surface=spec' as src/plans.ts encodes it.
 local function account_write_windows(accountKey, a, windows)
   local prefix, keep, args = ACCOUNT_PREFIX.windows, {}, {}
   for surface, spec in string.gmatch(windows, '([^=;]+)=([^;]+)') do
@@ -86,13 +83,13 @@ local function account_write_windows(accountKey, a, windows)
   redis.call('HSET', accountKey, unpack(args))
   for surface in pairs(a.windows or {}) do
     if not keep[surface] then
-      redis.call('HDEL', accountKey, prefix .. surface)
+      redis.call('HDEL', accountKey, prefix .. surface, ACCOUNT_PREFIX.counters .. surface)
     end
   end
 end
 
 -- Store a plan's numbers on the account: its windows and holds rules now, its allowance from
--- the next cycle (SPEC §3).
+-- the next cycle (docs/accounts.md#billing-cycles).
 local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
   account_write_windows(accountKey, a, windows)
   a.plan, a.nextAllowance = plan, allowance

@@ -12,8 +12,8 @@
 --@const
 local KEY_FIELD = { record = 'k:', info = '.i' }
 
--- The subject's keys that have not expired: {keyId, expiresAt, surfaces, createdAt, name};
--- expired ones are deleted on the way.
+-- The subject's keys that have not expired: {keyId, expiresAt, surfaces, createdAt, name},
+-- and the fields of the expired ones, for the caller to delete once its checks are done.
 local function keys_load(accountKey, now)
   local flat, byId, keys, expired = redis.call('HGETALL', accountKey), {}, {}, {}
   local prefix, info = KEY_FIELD.record, KEY_FIELD.info
@@ -44,11 +44,8 @@ local function keys_load(accountKey, now)
       keys[#keys + 1] = entry
     end
   end
-  if #expired > 0 then
-    redis.call('HDEL', accountKey, unpack(expired))
-  end
   table.sort(keys, function(x, y) return (x.createdAt or 0) < (y.createdAt or 0) end)
-  return keys
+  return keys, expired
 end
 
 -- Why a presented key, whose stored record was read as `record` (false when there is none),

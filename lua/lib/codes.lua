@@ -29,4 +29,6 @@ local CODE = {
   BAD_SETTLEMENT = 21,
   KEY_LIMIT = 22,
   KEY_EXISTS = 23,
+  HOLDS_DUE = 24,
+  HOLD_DROPPED = 25,
 }

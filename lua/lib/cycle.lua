@@ -1,12 +1,16 @@
 --[[
-  cycle: billing-cycle rollover (SPEC §3). Rollover is lazy and atomic: a script that moves
+  cycle: billing-cycle rollover (docs/accounts.md#billing-cycles). Rollover is lazy and atomic: a script that moves
   credits first brings the account to the cycle that contains "now"; a new cycle archives the
   old one's summary and opens with the next allowance. Unused credits never roll over.
   Ended cycles live in the cycles hash under '<cycle>:<field>' (ENDED_CYCLE) and keep
   unused + spent + held + refunded == allowance while their holds settle.
   ctx fields used: accountKey, cyclesKey, now.
-  The hot scripts read the few fields they need themselves and call cycle_current_account
-  only when the cycle has ended: this file costs nothing on their common path.
+  A rollover is worked out in the account table a and written only by cycle_save, which a
+  script calls once every check that may refuse has passed (docs/scripts.md: no write before
+  the last check); a script that refuses leaves the rollover to the next call, which works it
+  out the same. The hot scripts read the few fields they need themselves and call
+  cycle_current_account only when the cycle has ended: this file costs nothing on their common
+  path.
 ]]
 --@include "account.lua"
 --@include "calendar.lua"
@@ -15,12 +19,17 @@
 local ENDED_CYCLE = { allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r',
   cycleStart = 'cs', cycleEnd = 'ce' }
 
--- Archive the current cycle of a and open [startMs, endMs) with the next allowance.
-local function cycle_open(ctx, a, startMs, endMs)
+-- Archive the current cycle of a and open [startMs, endMs) with the next allowance, in a:
+-- cycle_save writes both.
+local function cycle_open(a, startMs, endMs)
   local p = a.cycle .. ':'
-  redis.call('HSET', ctx.cyclesKey, p .. ENDED_CYCLE.allowance, a.allowance, p .. ENDED_CYCLE.unused, a.balance,
+  local archive = a.archive or {}
+  for _, v in ipairs({ p .. ENDED_CYCLE.allowance, a.allowance, p .. ENDED_CYCLE.unused, a.balance,
     p .. ENDED_CYCLE.spent, a.spent, p .. ENDED_CYCLE.held, a.held, p .. ENDED_CYCLE.refunded, 0,
-    p .. ENDED_CYCLE.cycleStart, a.cycleStart, p .. ENDED_CYCLE.cycleEnd, a.cycleEnd)
+    p .. ENDED_CYCLE.cycleStart, a.cycleStart, p .. ENDED_CYCLE.cycleEnd, a.cycleEnd }) do
+    archive[#archive + 1] = v
+  end
+  a.archive = archive
   a.cycle = a.cycle + 1
   a.allowance = a.nextAllowance
   a.balance = a.nextAllowance
@@ -28,7 +37,18 @@ local function cycle_open(ctx, a, startMs, endMs)
   a.held = 0
   a.cycleStart = startMs
   a.cycleEnd = endMs
-  account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd' })
+end
+
+-- Write what cycle_open and cycle_reanchor worked out in a, if anything: the ended cycles'
+-- summaries and the account's new cycle. Call it before a script's first write.
+local function cycle_save(ctx, a)
+  if not a.archive then
+    return
+  end
+  redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+  a.archive = nil
+  account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
+    'anchor', 'interval' })
 end
 
 local function cycle_unit(a)
@@ -42,12 +62,13 @@ local function cycle_roll(ctx, a)
   end
   local unit, length = cycle_unit(a)
   local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-  cycle_open(ctx, a, startMs, endMs)
+  cycle_open(a, startMs, endMs)
   return true
 end
 
--- The whole account in the cycle that contains ctx.now; nil when there is no account. The hot
--- scripts call it only past the cycle's end: its helpers are built only then.
+-- The whole account in the cycle that contains ctx.now, not yet saved (cycle_save); nil when
+-- there is no account. The hot scripts call it only past the cycle's end: its helpers are
+-- built only then.
 --@rare
 local function cycle_current_account(ctx)
   local a = account_load(ctx.accountKey)
@@ -57,9 +78,10 @@ local function cycle_current_account(ctx)
   return a
 end
 
--- Start a new cycle at ctx.now (a billing webhook, SPEC §3): the current cycle (a is rolled
--- to the cycle containing now) ends here and is archived so, and the account is re-anchored
--- at now, optionally with a new interval ('' / 0 keep the current unit / length).
+-- Start a new cycle at ctx.now (a billing webhook, docs/credits.md): the current cycle (a is
+-- rolled to the cycle containing now) ends here and is archived so, and the account is
+-- re-anchored at now, optionally with a new interval ('' / 0 keep the current unit / length).
+-- Written by cycle_save.
 local function cycle_reanchor(ctx, a, unit, length)
   local oldUnit, oldLength = cycle_unit(a)
   if unit == '' then
@@ -70,14 +92,17 @@ local function cycle_reanchor(ctx, a, unit, length)
   end
   a.anchor = ctx.now
   a.interval = unit .. length
-  account_write(ctx.accountKey, a, { 'anchor', 'interval' })
   a.cycleEnd = ctx.now
-  cycle_open(ctx, a, ctx.now, period_start(ctx.now, unit, length, 1))
+  cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
 end
 
--- The ended cycles as a list of attribute tables, oldest first (the one decoder of them).
-local function cycles_load(cyclesKey)
+-- The ended cycles as a list of attribute tables, oldest first (the one decoder of them),
+-- with those a rollover worked out and did not write yet (a.archive) when a is given.
+local function cycles_load(cyclesKey, a)
   local flat = redis.call('HGETALL', cyclesKey)
+  for _, v in ipairs(a and a.archive or {}) do
+    flat[#flat + 1] = v
+  end
   local attribute, byId, ids = {}, {}, {}
   for name, field in pairs(ENDED_CYCLE) do
     attribute[field] = name

@@ -1,8 +1,8 @@
 --[[
-  holds: credits reserved upfront and settled item by item (SPEC §6, §10), and the one
+  holds: credits reserved upfront and settled item by item (docs/holds.md), and the one
   decoder of the hold hash. Attributes (HOLD.<attribute> becomes the stored field):
     kind ('items' | 'budget')  status ('open' | 'completed' | 'canceled')  surface (the id is
-    the key's name after the hold prefix)
+    the key's name after the last ':')
     items                 items reserved for (items holds; 0 for a budget)
     required optional     per item: credits always spent by a delivered item, and credits
                           spent only as far as the item used them (optionalSpent)
@@ -14,14 +14,29 @@
     refundedToEndedCycle  part of refunded that went to an ended cycle and raised no balance
     cycleId               the cycle that paid     createdAt endedAt leaseExpiresAt (ms)
     endReason             '' | settled | exhausted | finished | canceled | lease_expired
-    labels                distinct failure labels; each counts in HOLD_PREFIX.failed .. label
+    labels                distinct failure labels, counted in failedLabels as 'label=n label=n'
+  and one field HOLD_PREFIX.item .. itemId per item it settled, so an item settled twice (a
+  retry, a client resending after a reconnect) counts once: the hold keeps its own items, and
+  no script touches a key of a hold but the hold's.
   Credits still held: reserved - spent - refunded. They belong to the paying cycle.
-  Each hold also has a set <hold key>:i of the item ids it settled, so an item settled twice
-  (a retry, a client resending after a reconnect) counts once; it is kept HOLD_ITEMS_KEPT_MS
-  after the hold ends.
-  ctx fields used: accountKey, cyclesKey, journalKey, historyKey, holdsActiveKey, holdPrefix,
-  journalTrim, journalBound, historyDays, now. The account's credits travel in a table a
-  {balance, spent, held, cycle, journalGrant}; the caller saves them (holds_save_credits).
+  Reply form hold: {id string, kind 'items'|'budget', status 'open'|'completed'|'canceled',
+    surface string, items integer, required integer, optional integer, reserved integer,
+    settled integer, delivered integer, optionalSpent integer, spent integer, refunded integer,
+    refundedToEndedCycle integer, cycleId integer, createdAt integer, endedAt integer,
+    leaseExpiresAt integer,
+    endReason ''|'settled'|'exhausted'|'finished'|'canceled'|'lease_expired', labels integer,
+    ...failed {label string, count integer}}
+    (hold_reply; HOLD_REPLY gives the positions, and the build checks they agree)
+  An ended hold is kept ctx.endedKeepMs (its hash expires then) and the subject keeps at most
+  ctx.endedMax of them: holdsEnded scores them by when they ended, and holds_due names the
+  ones past either bound, for lua/tidyHolds.lua to drop. Its id then stays in the subject's
+  operations (lib/operations.lua), so an opening sent again never opens it anew.
+  Lapsed holds (open, lease run out) are ended by id: a script that finds some before it has
+  written anything answers HOLDS_DUE with their ids, and the library ends them with
+  lua/tidyHolds.lua, which declares their keys, then calls the script again.
+  ctx fields used: those of lib/prologue.lua's movement, and holdsActiveKey, holdsEndedKey,
+  endedKeepMs, endedMax. The account's credits travel in a table a {balance, spent, held,
+  cycle, journalGrant}; the caller saves them (holds_save_credits).
 ]]
 --@include "codes.lua"
 --@include "account.lua"
@@ -34,14 +49,14 @@ local HOLD = {
   kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq',
   optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os',
   spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca',
-  endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl',
+  endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl',
 }
 
 --@const
-local HOLD_TEXT = { kind = 1, status = 1, surface = 1, endReason = 1 }
+local HOLD_TEXT = { kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 }
 
 --@const
-local HOLD_PREFIX = { failed = 'f:' }
+local HOLD_PREFIX = { item = 'i:' }
 
 -- The reply form of a hold: its attributes at these positions, then its failure labels as
 -- label, count pairs. src/records.ts reads the same positions (the bundle exports this table).
@@ -52,34 +67,34 @@ local HOLD_REPLY = {
   cycleId = 15, createdAt = 16, endedAt = 17, leaseExpiresAt = 18, endReason = 19, labels = 20,
 }
 
-local HOLD_ITEMS_KEPT_MS = 3600000
+-- Holds one tidy ends or drops at most, and ended holds dropped beyond what the bound needs,
+-- so that a subject at its bound is tidied once per few openings.
+local HOLDS_TIDY_BATCH = 32
+local HOLDS_TIDY_SLACK = 15
 
--- The hold as attributes, with h.failed[label] = count; nil when there is none. Its id is its
--- key's name after holdPrefix; an attribute that is not stored is 0 (or '' for text): a new
--- hold stores only what is not.
-local function hold_load(holdKey, holdPrefix)
-  local flat = redis.call('HGETALL', holdKey)
-  if #flat == 0 then
+-- The hold stored at holdKey as attributes, with h.failed[label] = count and h.key; nil when
+-- there is none. One read whatever the number of its items; an attribute that is not stored
+-- is 0 (or '' for text): a new hold stores only what is not.
+local function hold_load(holdKey)
+  local names, fields = {}, {}
+  for name, field in pairs(HOLD) do
+    names[#names + 1], fields[#fields + 1] = name, field
+  end
+  local v = redis.call('HMGET', holdKey, HOLD.status, unpack(fields))
+  if not v[1] then
     return nil
   end
-  local attribute, text, failedPrefix = {}, HOLD_TEXT, HOLD_PREFIX.failed
-  local h = { id = string.sub(holdKey, #holdPrefix + 1), failed = {}, endReason = '' }
-  for name, field in pairs(HOLD) do
-    attribute[field] = name
-    if not text[name] then
-      h[name] = 0
+  local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
+  for i, name in ipairs(names) do
+    if HOLD_TEXT[name] then
+      h[name] = v[i + 1] or ''
+    else
+      h[name] = tonumber(v[i + 1]) or 0
     end
   end
-  for i = 1, #flat, 2 do
-    local field, value = flat[i], flat[i + 1]
-    local name = attribute[field]
-    if name and text[name] then
-      h[name] = value
-    elseif name then
-      h[name] = tonumber(value)
-    elseif string.sub(field, 1, #failedPrefix) == failedPrefix then
-      h.failed[string.sub(field, #failedPrefix + 1)] = tonumber(value)
-    end
+  h.failed = {}
+  for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
+    h.failed[label] = tonumber(n)
   end
   return h
 end
@@ -112,7 +127,7 @@ local function hold_reply(h)
 end
 
 -- The account's credits, as hold movements need them; nil when there is no account.
--- Rolls the cycle over first (SPEC §3).
+-- Rolls the cycle over first (docs/accounts.md#billing-cycles).
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
     ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant)
@@ -152,7 +167,7 @@ local function hold_spend(ctx, a, h, n)
 end
 
 -- Give back n held credits to the cycle that paid. If that cycle has ended the refund is
--- recorded there and on the hold, and the current balance does not change (SPEC §6).
+-- recorded there and on the hold, and the current balance does not change (docs/holds.md).
 local function hold_refund(ctx, a, h, n)
   if n <= 0 then
     return
@@ -171,34 +186,43 @@ local function hold_refund(ctx, a, h, n)
   history_add(ctx, 'r', n)
 end
 
--- End an open hold: refund what it still holds and free its place under the cap. The
--- caller saves the account's credits afterwards.
+-- End an open hold: refund what it still holds and free its place under the cap; it is kept
+-- ctx.endedKeepMs from now. The caller saves the account's credits afterwards.
 local function hold_end(ctx, a, h, status, reason)
   hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
   h.status, h.endReason, h.endedAt = status, reason, ctx.now
-  local holdKey = ctx.holdPrefix .. h.id
-  hold_write(holdKey, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
+  hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
   redis.call('ZREM', ctx.holdsActiveKey, h.id)
-  redis.call('PEXPIRE', holdKey .. ':i', HOLD_ITEMS_KEPT_MS)
+  redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
+  redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end
 
--- End every open hold whose lease ran out (its worker stopped reporting), with its refunds.
--- Returns how many ended; saves the credits when any did.
---@rare
-local function holds_expire_lapsed(ctx, a)
-  local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now)
-  for _, id in ipairs(ids) do
-    local h = hold_load(ctx.holdPrefix .. id, ctx.holdPrefix)
-    if h and h.status == 'open' then
-      hold_end(ctx, a, h, 'completed', 'lease_expired')
-    else
-      redis.call('ZREM', ctx.holdsActiveKey, id)
-    end
+-- Ids of holds a tidy should see (lua/tidyHolds.lua), at most HOLDS_TIDY_BATCH: open holds
+-- whose lease ran out; when there are none and `ended` is asked, the oldest ended holds when
+-- there are ctx.endedMax or more (enough to leave ctx.endedMax - 1 - HOLDS_TIDY_SLACK), else
+-- those past ctx.endedKeepMs. Lapsed holds come alone, so the ended ones are counted after
+-- they ended. Reads only.
+local function holds_due(ctx, ended)
+  local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
+  if not ended or #ids > 0 then
+    return ids
   end
-  if #ids > 0 then
-    holds_save_credits(ctx, a)
+  local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
+  if over > 0 then
+    return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
   end
-  return #ids
+  return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
+end
+
+-- The HOLDS_DUE reply naming the holds due (holds_due), or nil when none is: a script answers
+-- it before it has written anything, and the library tidies them and calls again.
+local function holds_due_reply(ctx, ended)
+  local due = holds_due(ctx, ended)
+  if #due == 0 then
+    return nil
+  end
+  table.insert(due, 1, CODE.HOLDS_DUE)
+  return due
 end
 
 -- Earliest lease among the open holds, or -1 when none is open.
@@ -212,9 +236,10 @@ end
 
 -- An open hold of `kind` that may take one more settlement, or nil and the code that refuses
 -- it (with the hold when there is one). A hold whose lease ran out is ended here with its
--- refunds: the check is made when the settlement arrives (SPEC §6).
+-- refunds, after every other check: the lease is checked when the settlement arrives
+-- (docs/holds.md).
 local function hold_accepting(ctx, a, holdKey, kind)
-  local h = hold_load(holdKey, ctx.holdPrefix)
+  local h = hold_load(holdKey)
   if not h then
     return nil, CODE.NO_HOLD
   end
@@ -225,6 +250,7 @@ local function hold_accepting(ctx, a, holdKey, kind)
     return nil, CODE.HOLD_ENDED, h
   end
   if ctx.now >= h.leaseExpiresAt then
+    cycle_save(ctx, a)
     hold_end(ctx, a, h, 'completed', 'lease_expired')
     holds_save_credits(ctx, a)
     return nil, CODE.LEASE_EXPIRED, h

@@ -1,18 +1,27 @@
 --[[
-  windows: the request windows of one subject and surface (SPEC §4, §10). A surface has 1-4
+  windows: the request windows of one subject and surface (docs/limits.md). A surface has 1-4
   windows, written as a spec: '<limit>/<seconds>' for a fixed window, with an 's' appended for
   a sliding one, separated by spaces ('30/60', '10/1 300/60s'). src/windows.ts writes it.
-  Each window counts in its own key, <counterPrefix><seconds>:<window number>, in the
-  subject's slot; a counter expires two windows after it was opened, so idle subjects keep
-  nothing. Window numbers come from the script's clock, so counts are right with an injected
-  clock too.
+  The counts of a surface's windows are one text, its state, kept where the caller keeps it
+  (an account's in its own hash, a policy subject's in one expiring key), so counting touches
+  no key but the declared one. The state holds one word per window length:
+    '<seconds>:<window number>:<count>[:<count of the window before>]'
+  A window finds its word by its length, fixed or sliding, so a plan change keeps the count of
+  a window of the same length, and a word of a length the plan no longer has is kept until its
+  window has passed (a plan changed back finds it). A word whose window number is not the
+  current one (or the one before, for the previous count) counts as 0: an old state never needs
+  clearing. Window numbers come from the
+  script's clock, so counts are right with an injected clock too.
   fixed:   clock-aligned windows, shifted by the subject's stagger offset (stagger % window);
            a request fits when used + cost <= limit; it resets at the window's end.
   sliding: the two-window estimate floor(previous x (1 - elapsed / window)) + current; a
            request fits when estimate + cost <= limit; it "resets" at the end of its current
            window.
-  A request is counted in every window or in none: a denied request counts nothing.
-  The reply of windows_count is {code, spec, then per window of spec}:
+  A request is counted in every window or in none: a denied request counts nothing, and
+  nothing is written before every window has been checked.
+  windows_count returns the reply and, when the request was counted, the new state and how
+  long it must be kept (two of the longest window). The reply is {code, spec, then per window
+  of spec}:
     one fixed window (the common case): remaining, resetMs;
     otherwise, per window: remaining, resetMs, retryMs,
   where remaining is what is left after this request (after nothing when denied) and retryMs
@@ -22,9 +31,11 @@
 ]]
 --@include "codes.lua"
 
--- Any number of windows, fixed or sliding: read every count, decide, then count in all.
+-- Any number of windows, fixed or sliding: read every count, decide, then count in all. one:
+-- the spec is one fixed window (whose state holds other lengths' words too), answered in its
+-- short form.
 --@rare
-local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
+local function windows_many(spec, state, now, cost, stagger, one)
   -- The sliding estimate at `elapsed` ms into a window of windowMs.
   local function estimate(previous, current, elapsed, windowMs)
     return math.floor(previous * (windowMs - elapsed) / windowMs) + current
@@ -64,19 +75,30 @@ local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
     return 2 * w.windowMs - w.elapsed
   end
 
-  local windows, code = {}, CODE.OK
+  local words, order = {}, {}
+  for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+    words[name] = word
+    order[#order + 1] = name
+  end
+  local windows, code, longestMs = {}, CODE.OK, 0
   for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-    local w = { limit = tonumber(limit), seconds = tonumber(seconds), sliding = kind == 's' }
-    local windowMs = w.seconds * 1000
+    local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
+    local windowMs = tonumber(seconds) * 1000
     local offset = w.sliding and 0 or stagger % windowMs
     local window = math.floor((now - offset) / windowMs)
-    w.windowMs = windowMs
+    local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
+    stored, count = tonumber(stored), tonumber(count)
+    words[seconds] = nil
+    w.window, w.windowMs = window, windowMs
     w.elapsed = now - offset - window * windowMs
-    w.key = counterPrefix .. seconds .. ':' .. window
-    w.current = tonumber(redis.call('GET', w.key) or 0)
+    w.current, w.previous = 0, 0
+    if stored == window then
+      w.current, w.previous = count, tonumber(before) or 0
+    elseif stored == window - 1 then
+      w.previous = count
+    end
     w.used = w.current
     if w.sliding then
-      w.previous = tonumber(redis.call('GET', counterPrefix .. seconds .. ':' .. (window - 1)) or 0)
       w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
     end
     w.retryMs = 0
@@ -89,58 +111,85 @@ local function windows_many(reply, spec, counterPrefix, now, cost, stagger)
         code = CODE.RATE_LIMITED
       end
     end
+    longestMs = math.max(longestMs, windowMs)
     windows[#windows + 1] = w
   end
   local counted = code == CODE.OK and cost > 0
+  local reply, next = { code, spec }, {}
+  -- Words of lengths the spec does not have, while their window may still count.
+  for _, name in ipairs(order) do
+    local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
+    if stored and stored >= math.floor(now / (name * 1000)) - 1 then
+      next[#next + 1] = name .. ':' .. words[name]
+    end
+  end
   for _, w in ipairs(windows) do
     if counted then
-      if redis.call('INCRBY', w.key, cost) == cost then
-        redis.call('PEXPIRE', w.key, 2 * w.windowMs)
-      end
+      w.current = w.current + cost
       w.used = w.used + cost
     end
+    next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
     local n = #reply
-    reply[n + 1], reply[n + 2], reply[n + 3] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed, w.retryMs
+    reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
+    if not one then
+      reply[n + 3] = w.retryMs
+    end
   end
-  reply[1] = code
+  if counted then
+    return reply, table.concat(next, ' '), 2 * longestMs
+  end
   return reply
 end
 
--- Count a request of `cost` (0: only look) in every window of spec; the reply described
--- above. One fixed window runs straight-line; costArg is cost as the caller sent it, so the
--- counter commands take it without a number-to-text step.
-local function windows_count(spec, counterPrefix, now, cost, costArg, stagger)
+-- Count a request of `cost` (0: only look) in every window of spec, whose counts are state
+-- (nil for none yet): the reply described above, then the new state and its keep time when
+-- the request was counted. One fixed window runs straight-line.
+local function windows_count(spec, state, now, cost, stagger)
   local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
   if not limit then
-    return windows_many({ CODE.OK, spec }, spec, counterPrefix, now, cost, stagger)
+    return windows_many(spec, state, now, cost, stagger)
   end
   limit = tonumber(limit)
   local windowMs = seconds * 1000
   local offset = stagger % windowMs
   local window = math.floor((now - offset) / windowMs)
   local resetMs = (window + 1) * windowMs + offset - now
-  local key = counterPrefix .. seconds .. ':' .. window
+  local used, previous = 0, 0
+  if state then
+    -- Straight-line only when the state is this window's word alone.
+    local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
+    if length ~= seconds then
+      return windows_many(spec, state, now, cost, stagger, true)
+    end
+    stored = tonumber(stored)
+    if stored == window then
+      used, previous = tonumber(count), tonumber(before) or 0
+    elseif stored == window - 1 then
+      previous = tonumber(count)
+    end
+  end
   if cost == 0 or cost > limit then
-    local left = math.max(0, limit - tonumber(redis.call('GET', key) or 0))
-    return { cost == 0 and CODE.OK or CODE.COST_EXCEEDS_LIMIT, spec, left, resetMs }
+    return { cost == 0 and CODE.OK or CODE.COST_EXCEEDS_LIMIT, spec, math.max(0, limit - used), resetMs }
   end
-  local used = redis.call('INCRBY', key, costArg)
-  if used == cost then
-    redis.call('PEXPIRE', key, 2 * windowMs)
+  if used + cost > limit then
+    return { CODE.RATE_LIMITED, spec, math.max(0, limit - used), resetMs }
   end
-  if used > limit then
-    redis.call('DECRBY', key, costArg)
-    return { CODE.RATE_LIMITED, spec, math.max(0, limit - used + cost), resetMs }
-  end
-  return { CODE.OK, spec, limit - used, resetMs }
+  used = used + cost
+  local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
+  return { CODE.OK, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
 end
 
--- Forget every count of spec's windows (the current and the previous window of each).
-local function windows_reset(spec, counterPrefix, now, stagger)
-  for _, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-    local windowMs = tonumber(seconds) * 1000
-    local offset = kind == 's' and 0 or stagger % windowMs
-    local window = math.floor((now - offset) / windowMs)
-    redis.call('DEL', counterPrefix .. seconds .. ':' .. window, counterPrefix .. seconds .. ':' .. (window - 1))
+-- state without the words of spec's window lengths (their counts forgotten), or nil when
+-- nothing is left.
+local function windows_forget(spec, state)
+  local gone, kept = {}, {}
+  for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
+    gone[seconds] = true
   end
+  for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
+    if not gone[name] then
+      kept[#kept + 1] = name .. ':' .. word
+    end
+  end
+  return #kept > 0 and table.concat(kept, ' ') or nil
 end

@@ -36,6 +36,8 @@ export interface ModelOptions {
   operationTtlMs?: number;
   /** API keys: prefix and bounds, as createTollgate's `keys`. */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
+  /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
+  endedHolds?: { keepMs?: number; max?: number };
 }
 
 /** An API key as the model holds it (never the key itself: its digest). */
@@ -98,6 +100,8 @@ export interface ModelAccount {
   holds: Map<string, ModelHold>;
   /** Charged operation ids: what was charged, kept operationTtlMs. */
   operations: ExpiringMap<number>;
+  /** Ids of ended holds no longer kept, kept operationTtlMs: an opening with one is refused. */
+  droppedHolds: ExpiringMap<true>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */
   history: Map<string, number>;
   /** The credit journal of the cycle whose opening grant is journaled (0: none yet): entries and their sums. */
@@ -132,6 +136,8 @@ export class ModelCore {
   readonly keyPrefix: string;
   readonly maxKeys: number;
   readonly maxExpiringKeys: number;
+  readonly endedKeepMs: number;
+  readonly endedMax: number;
   /** Validates a surface an account is counted on against every plan of the table. */
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
@@ -161,6 +167,8 @@ export class ModelCore {
     // As on Redis: at most 50 keys in all.
     this.maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);
     this.maxExpiringKeys = count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
+    this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
+    this.endedMax = count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000);
     this.accountSurface = accountSurfaceCheck(this.plans);
   }
 

@@ -79,12 +79,40 @@ export function openHolds(a: ModelAccount): ModelHold[] {
   return [...a.holds.values()].filter((h) => h.status === "open");
 }
 
+/** Ended holds dropped beyond what the count bound needs (lua/lib/holds.lua HOLDS_TIDY_SLACK). */
+const TIDY_SLACK = 15;
+
 /** Ends every open hold whose lease ran out (now >= lease); how many. */
 export function expireLapsed(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
   const lapsed = openHolds(a).filter((h) => now >= h.leaseExpiresAt);
   for (const h of lapsed) endHold(core, a, h, "completed", "lease_expired");
   return lapsed.length;
+}
+
+/**
+ * A tidy (lua/tidyHolds.lua): the cycle rolls, lapsed holds end, then ended holds are
+ * dropped: with endedMax or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those
+ * kept endedKeepMs. A dropped hold's id is kept operationTtlMs. How many holds ended.
+ */
+export function tidy(core: ModelCore, a: ModelAccount): number {
+  const now = core.now();
+  roll(a, now);
+  const ended = expireLapsed(core, a);
+  const done = [...a.holds.values()].filter((h) => h.status !== "open").sort((x, y) => x.endedAt! - y.endedAt! || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  const drop = done.length >= core.endedMax ? done.slice(0, done.length - core.endedMax + 1 + TIDY_SLACK) : [];
+  for (const h of done) if (!drop.includes(h) && now - h.endedAt! >= core.endedKeepMs) drop.push(h);
+  for (const h of drop) {
+    a.holds.delete(h.id);
+    a.droppedHolds.set(h.id, true, now + core.operationTtlMs, now);
+  }
+  return ended;
+}
+
+/** A read that finds lapsed holds has them tidied first (HOLDS_DUE). */
+export function tidyIfLapsed(core: ModelCore, a: ModelAccount): void {
+  const now = core.now();
+  if (openHolds(a).some((h) => now >= h.leaseExpiresAt)) tidy(core, a);
 }
 
 /** Newest first, as the library lists them: by creation time, then by id in reverse byte order. */
@@ -143,8 +171,8 @@ export class ModelHolds {
   get(subject: string, holdId: string): Hold {
     const a = this.core.account(subject);
     const id = shortId("Hold id", holdId);
-    roll(a, this.core.now());
-    expireLapsed(this.core, a);
+    // A read writes nothing: no rollover unless lapsed holds are tidied.
+    tidyIfLapsed(this.core, a);
     const h = a.holds.get(id);
     if (!h) throw new HoldNotFoundError(id);
     return publicHold(h);
@@ -156,18 +184,16 @@ export class ModelHolds {
     const offset = count("offset", page.offset ?? 0);
     const limit = count("limit", page.limit ?? 50, 0, 1000);
     const a = this.core.account(subject);
-    roll(a, this.core.now());
-    expireLapsed(this.core, a);
+    tidyIfLapsed(this.core, a);
     const all = [...a.holds.values()].sort(newestFirst);
     return { total: all.length, active: openHolds(a).length, holds: all.slice(offset, offset + limit).map(publicHold) };
   }
 
-  /** Ends one subject's lapsed holds now. */
+  /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   sweepSubject(subject: string): { ended: number; nextLeaseAt: number | null } {
     const a = this.core.state.get(subjectId(subject));
     if (!a) return { ended: 0, nextLeaseAt: null };
-    roll(a, this.core.now());
-    const ended = expireLapsed(this.core, a);
+    const ended = tidy(this.core, a);
     const leases = openHolds(a).map((h) => h.leaseExpiresAt);
     return { ended, nextLeaseAt: leases.length === 0 ? null : Math.min(...leases) };
   }
@@ -222,7 +248,7 @@ export class ModelHolds {
       const rec = claim && this.core.idempotency.get(`${id}\0${claim.key}`, now);
       if (claim && rec && rec.outcome === null && rec.token === claim.token) this.core.idempotency.delete(`${id}\0${claim.key}`);
     };
-    expireLapsed(this.core, a);
+    tidy(this.core, a);
     const existing = a.holds.get(holdId);
     if (existing) {
       const same =
@@ -238,6 +264,10 @@ export class ModelHolds {
       }
       if (claim) storeOutcome(this.core, id, claim.key, claim.fingerprint, { kind: "hold", hold: publicHold(existing) });
       return { ok: true, hold: publicHold(existing), replayed: own || claim !== undefined };
+    }
+    if (a.droppedHolds.get(holdId, now)) {
+      release();
+      throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
     }
     const rules = a.plan.holds;
     if (!rules.surfaces.includes(surface)) {

@@ -1,11 +1,11 @@
 /**
  * An account's whole quota state on one surface in the reference model (docs/concepts.md):
- * rolls the cycle over and ends lapsed holds first, and counts nothing.
+ * rolls the cycle over and tidies lapsed holds first, and counts nothing.
  */
 import type { Usage } from "../usage.ts";
 import type { ModelCore } from "./core.ts";
 import { cycleOf, roll } from "./cycles.ts";
-import { expireLapsed, openHolds } from "./holds.ts";
+import { openHolds, tidyIfLapsed } from "./holds.ts";
 import { surfaceWindows } from "./limits.ts";
 import { countWindows, limitState } from "./windows.ts";
 
@@ -15,7 +15,7 @@ export function usageOf(core: ModelCore, subject: string, surface: string): Usag
   const now = core.now();
   roll(a, now);
   const windows = surfaceWindows(a.plan.limits, subject, surface);
-  expireLapsed(core, a);
+  tidyIfLapsed(core, a);
   const { rateLimit, windows: states } = limitState(countWindows(a.windows.get(surface) ?? [], windows, now, core.staggerOf(subject), 0));
   return {
     plan: a.plan.name,

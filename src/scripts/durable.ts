@@ -9,10 +9,11 @@
  * UnconfirmedError with the operation id it used, for the caller's retry, which applies once.
  */
 import { UnconfirmedError } from "../errors.ts";
-import { functionFailure, isNoScriptError, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
+import { functionFailure, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
-import { evalshaWords, evalWords, type Script } from "./script.ts";
+import { recover } from "./recovery.ts";
+import type { AnyScript } from "./script.ts";
 
 export interface DurabilitySettings {
   /** Replicas that must confirm each movement (WAIT numreplicas). */
@@ -54,7 +55,7 @@ export class DurableMovements {
    * that move nothing (insufficient, not found, refusals) are answered as they come: there is
    * nothing to confirm. An FCALL that fails before it runs is sent again as the runner's are.
    */
-  move(script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
+  move(script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const slot = this.leastBusy();
     slot.busy++;
     const attempt = this.attempt(slot, script, words, operationId, runner);
@@ -88,27 +89,26 @@ export class DurableMovements {
     await Promise.all(open.map((c) => c.then((connection) => connection.close(), () => undefined)));
   }
 
-  private async attempt(slot: Slot, script: Script<unknown>, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
+  private async attempt(slot: Slot, script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
     const connection = await this.connection(slot);
     const routingKey = words[3]!;
-    let [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-    let failure = words[0] === "FCALL" ? functionFailure(reply) : undefined;
-    if (failure === "missing") {
-      // Loaded on the server this connection sends the key's commands to, then the call again.
-      const [loaded] = await connection.pipeline(routingKey, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
-      if (loaded instanceof Error) failure = functionFailure(loaded) ?? "missing";
-      else {
-        [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-        failure = functionFailure(reply);
-      }
-    }
-    if (failure) {
-      if (failure === "refused") runner.refuseFunctions();
-      words = evalshaWords(script, words);
-      [reply, confirmed] = await connection.pipeline(routingKey, [words, this.wait]);
-    }
-    if (isNoScriptError(reply)) {
-      [reply, confirmed] = await connection.pipeline(routingKey, [evalWords(script, words), this.wait]);
+    const deadline = Date.now() + this.settings.deadlineMs;
+    // The script and a WAIT, back to back: [its reply, the replicas that confirmed it].
+    const send = (commands: string[]) => connection.pipeline(routingKey, [commands, this.wait]);
+    let [reply, confirmed] = await send(words);
+    if (reply instanceof Error) {
+      [reply, confirmed] = await recover(script, words, [reply, confirmed], {
+        send,
+        errorOf: ([first]) => (first instanceof Error ? first : undefined),
+        // Loaded on the server this connection sends the key's commands to.
+        load: async (key) => {
+          const [loaded] = await connection.pipeline(key, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
+          if (functionFailure(loaded) === "refused") runner.refuseFunctions();
+          return !(loaded instanceof Error);
+        },
+        refuseFunctions: () => runner.refuseFunctions(),
+        deadline,
+      });
     }
     if (reply instanceof Error) throw reply;
     if (!Array.isArray(reply)) throw new Error(`${script.name} answered ${String(reply)}`);
@@ -148,7 +148,7 @@ export class DurableMovements {
     return best;
   }
 
-  private unconfirmed(script: Script<unknown>, operationId: string, detail: string, cause?: unknown): UnconfirmedError {
+  private unconfirmed(script: AnyScript, operationId: string, detail: string, cause?: unknown): UnconfirmedError {
     return new UnconfirmedError(
       operationId,
       `${script.name} "${operationId}" is not confirmed (${detail}); retry with the same id, it applies once`,

@@ -3,21 +3,23 @@
  * the subject's keys, the settings and "now" by name), sends it, and turns the replies that
  * mean "not there" into their errors once (BullMQ's finishedErrors), so concept modules hold
  * the rule and nothing else. Every failure of the store, and every call slower than the
- * timeout, becomes a StoreUnavailableError so callers fail closed (SPEC §8).
+ * timeout, becomes a StoreUnavailableError so callers fail closed.
  *
  * Scripts run as the functions of the build's library (FCALL), which define the helpers once
- * rather than on every call. A server without the library (fresh, flushed, failed over)
- * answers "Function not found": the library is loaded where the call's key lives and the call
- * sent once more. A server that refuses functions (before Redis 7, an ACL user without them)
- * turns this runner to EVALSHA for good, as `scripts: "eval"` does from the start: EVALSHA,
- * and once more with EVAL on NOSCRIPT.
+ * rather than on every call. A call that failed where nothing ran is sent again by the one
+ * recovery ladder (src/scripts/recovery.ts), which durable movements share: a moving slot
+ * after a backoff, within the timeout; a missing library once loaded; EVALSHA where
+ * functions are refused (for good, as `scripts: "eval"` does from the start); EVAL after
+ * NOSCRIPT.
  */
 import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
-import { functionFailure, isNoScriptError, type RedisScriptClient } from "../redis/client.ts";
+import { functionFailure, type RedisScriptClient } from "../redis/client.ts";
+import { asError } from "../redis/dedicated.ts";
 import { LIBRARY } from "./bundle.generated.ts";
 import { Code } from "./codes.ts";
 import type { DurableMovements } from "./durable.ts";
-import { evalshaWords, evalWords, type Script, type Settings, type SubjectKeyNames } from "./script.ts";
+import { recover } from "./recovery.ts";
+import { type AnyScript, type Script, type ScriptReply, type Settings, type SubjectKeyNames } from "./script.ts";
 
 /** createTollgate's `scripts`: as the functions of one library (FCALL), or by EVALSHA. */
 export type ScriptsOption = "functions" | "eval";
@@ -54,8 +56,14 @@ export class ScriptRunner {
    * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
    * and operationId is what an unconfirmed movement reports to retry with.
    */
-  move<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
-    return this.durability ? this.moveDurably(script, keys, params, holdId, operationId) : this.run(script, keys, params, holdId);
+  move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
+    if (this.durability) return this.moveDurably(script, keys, params, holdId, operationId);
+    // A movement that failed carries its id, so the caller may retry it: it applies once.
+    return this.run(script, keys, params, holdId).catch((error: unknown) => {
+      throw error instanceof StoreUnavailableError && error.operationId === undefined && operationId !== ""
+        ? new StoreUnavailableError(error.message, { cause: error.cause, operationId })
+        : error;
+    });
   }
 
   /** "now" as the scripts take it. */
@@ -67,7 +75,7 @@ export class ScriptRunner {
    * Runs a script for a subject. NO_ACCOUNT, NO_HOLD and the bad-input codes throw their
    * errors here; every other code is the caller's to read.
    */
-  run<P>(script: Script<P>, keys: CallSubject, params: P, holdId?: string): Promise<unknown[]> {
+  run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
     return this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) => failureOf(reply, keys.subject, params, holdId));
   }
 
@@ -76,12 +84,12 @@ export class ScriptRunner {
     return this.durability ? this.durability.close() : Promise.resolve();
   }
 
-  private async moveDurably<P>(script: Script<P>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<unknown[]> {
+  private async moveDurably<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
     const words = script.command(this.now(), this.settings, keys, params, this.viaFunctions);
-    const reply = await this.durability!.move(script as Script<unknown>, words, operationId, this);
+    const reply = await this.durability!.move(script, words, operationId, this);
     const failure = failureOf(reply, keys.subject, params, holdId);
     if (failure) throw failure;
-    return reply;
+    return script.decode(reply);
   }
 
   /** Functions were refused for good: every later call goes by EVALSHA. */
@@ -95,7 +103,7 @@ export class ScriptRunner {
    * (measured as cheap as no timeout at all, where Promise.race or a shared map of calls in
    * flight cost GC time).
    */
-  send(script: Script<unknown>, words: string[], check?: (reply: unknown[]) => Error | undefined): Promise<unknown[]> {
+  send<R extends ScriptReply>(script: Script<never, R>, words: string[], check?: (reply: readonly unknown[]) => Error | undefined): Promise<R> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)), this.timeoutMs);
       const fail = (error: unknown) => {
@@ -105,40 +113,34 @@ export class ScriptRunner {
       };
       const answer = (reply: unknown) => {
         clearTimeout(timer);
-        const failure = check?.(reply as unknown[]);
-        if (failure) reject(failure);
-        else resolve(reply as unknown[]);
+        if (!Array.isArray(reply)) return reject(new StoreUnavailableError(`Quota store answered ${script.name} with ${String(reply)}`));
+        const failure = check?.(reply);
+        if (failure) return reject(failure);
+        try {
+          resolve(script.decode(reply));
+        } catch (error) {
+          reject(error);
+        }
       };
-      this.client.send(words).then(answer, (error: unknown) => this.recover(script, words, error).then(answer, fail));
+      const deadline = Date.now() + this.timeoutMs;
+      this.client.send(words).then(answer, (error: unknown) => this.recover(script, words, error, deadline).then(answer, fail));
     });
   }
 
   /**
-   * After a failed send, the call again where nothing ran: an FCALL whose function was missing,
-   * once the library is loaded; one still missing or refused, by EVALSHA (which answers as it
-   * always did); an EVALSHA that met NOSCRIPT, by EVAL. Anything else is the answer.
+   * After a failed send, the call again where nothing ran (src/scripts/recovery.ts), within
+   * the call's timeout; the last failure is the answer.
    */
-  private async recover(script: Script<unknown>, words: string[], error: unknown): Promise<unknown> {
-    if (words[0] === "FCALL") {
-      let failure = functionFailure(error);
-      if (failure === "missing" && (await this.loadLibrary(words[3]!))) {
-        try {
-          return await this.client.send(words);
-        } catch (again) {
-          failure = functionFailure((error = again));
-        }
-      }
-      if (failure === undefined) throw error;
-      if (failure === "refused") this.refuseFunctions();
-      words = evalshaWords(script, words);
-      try {
-        return await this.client.send(words);
-      } catch (again) {
-        error = again;
-      }
-    }
-    if (!isNoScriptError(error)) throw error;
-    return this.client.send(evalWords(script, words));
+  private async recover(script: AnyScript, words: string[], error: unknown, deadline: number): Promise<unknown> {
+    const outcome = await recover<unknown>(script, words, asError(error), {
+      send: (again) => this.client.send(again).catch(asError),
+      errorOf: (o) => (o instanceof Error ? o : undefined),
+      load: (routingKey) => this.loadLibrary(routingKey),
+      refuseFunctions: () => this.refuseFunctions(),
+      deadline,
+    });
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
   }
 
   /** Loads the library where routingKey lives; false when that failed. */
@@ -157,7 +159,7 @@ export class ScriptRunner {
 }
 
 /** The error a reply's code stands for, if it is one of the codes every caller treats alike. */
-function failureOf(reply: unknown[], subject: string, params: unknown, holdId: string | undefined): Error | undefined {
+function failureOf(reply: readonly unknown[], subject: string, params: unknown, holdId: string | undefined): Error | undefined {
   switch (reply[0]) {
     case Code.NO_ACCOUNT:
       return new AccountNotFoundError(subject);

@@ -4,8 +4,10 @@
  * (src/scripts/bundle.ts) that lays out the whole command, FCALL or EVALSHA to the last
  * argument, in one array. The builder fills the standard keys of the subject and the
  * deployment's settings by their header names, so a module passes only what is its own: the
- * hot path builds no intermediate key or argument objects.
+ * hot path builds no intermediate key or argument objects. Its decoder, generated from the
+ * header's `Returns:` lines, gives the reply by name.
  */
+import type { Code } from "./codes.ts";
 
 /** The Redis keys of one subject that scripts name in their headers (src/redisKeys.ts). */
 export interface SubjectKeyNames {
@@ -14,9 +16,9 @@ export interface SubjectKeyNames {
   readonly journal: string;
   readonly history: string;
   readonly holdsActive: string;
+  readonly holdsEnded: string;
   readonly holdList: string;
-  /** Hold hashes are holdPrefix + hold id. */
-  readonly holdPrefix: string;
+  readonly operations: string;
 }
 
 /** The deployment's settings, as the scripts take them (strings, formatted once). */
@@ -25,15 +27,25 @@ export interface Settings {
   readonly journalBound: string;
   readonly historyDays: string;
   readonly leaseMs: string;
-  readonly idemTtlMs: string;
-  readonly lockTtlMs: string;
-  readonly opTtlMs: string;
+  readonly idempotencyTtlMs: string;
+  readonly idempotencyLockMs: string;
+  readonly operationTtlMs: string;
+  readonly endedHoldsKeepMs: string;
+  readonly endedHoldsMax: string;
 }
 
-export interface Script<P> {
+/** What every decoded reply has: its result code (lua/lib/codes.lua). */
+export interface ScriptReply {
+  readonly code: Code;
+}
+
+export interface Script<P, R extends ScriptReply = ScriptReply> {
   readonly name: string;
   readonly sha1: string;
+  /** What EVAL runs: the helpers it uses, then its own code (body). */
   readonly source: string;
+  /** Its own code, compiled: the body of its function in LIBRARY. */
+  readonly body: string;
   /** Its function in LIBRARY: `tg<build id>_<name>`. */
   readonly fn: string;
   /**
@@ -41,6 +53,8 @@ export interface Script<P> {
    * ["FCALL", fn, numkeys, ...]: the same words after the first two. words[3] is the routing key.
    */
   command(now: string, settings: Settings, keys: SubjectKeyNames, params: P, viaFunction?: boolean): string[];
+  /** The reply by name, as the header's `Returns:` lines declare it (src/scripts/replyGrammar.ts). */
+  decode(reply: readonly unknown[]): R;
 }
 
 /** The build's scripts as one Redis Function library (FUNCTION LOAD). */
@@ -56,9 +70,9 @@ export interface FunctionLibrary {
  * function per script whose body is the script's own, word for word (src/scripts/bundle.ts
  * checks it). allow-cross-slot-keys keeps what a script may touch as it is under EVALSHA.
  */
-export function functionLibrary<B>(id: string, helpers: string, bodies: Readonly<Record<string, B>>, text: (body: B) => string): FunctionLibrary {
+export function functionLibrary(id: string, helpers: string, bodies: Readonly<Record<string, string>>): FunctionLibrary {
   const name = `tollgate_${id}`;
-  const functions = Object.keys(bodies).map((script) => `${functionOpen(id, script)}\n${text(bodies[script]!)}\n${FUNCTION_CLOSE}`);
+  const functions = Object.keys(bodies).map((script) => `${functionOpen(id, script)}\n${bodies[script]!}\n${FUNCTION_CLOSE}`);
   return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join("\n")}\n` };
 }
 
@@ -66,13 +80,25 @@ export const functionOpen = (id: string, script: string) => `redis.register_func
 export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
-export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdList"] as const;
-export const SUBJECT_ARGS = ["holdPrefix"] as const;
-export const SETTINGS = ["journalTrim", "journalBound", "historyDays", "leaseMs", "idemTtlMs", "lockTtlMs", "opTtlMs"] as const;
+export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdsEnded", "holdList", "operations"] as const;
+export const SETTINGS = [
+  "journalTrim",
+  "journalBound",
+  "historyDays",
+  "leaseMs",
+  "idempotencyTtlMs",
+  "idempotencyLockMs",
+  "operationTtlMs",
+  "endedHoldsKeepMs",
+  "endedHoldsMax",
+] as const;
 export const NOW_ARG = "nowMs";
 
+/** Any script, whatever its params and reply. */
+export type AnyScript = Script<never, ScriptReply>;
+
 /** A call's words sent by EVALSHA instead of FCALL: the same words after the first two. */
-export function evalshaWords(script: Script<unknown>, words: readonly string[]): string[] {
+export function evalshaWords(script: AnyScript, words: readonly string[]): string[] {
   const out = words.slice();
   out[0] = "EVALSHA";
   out[1] = script.sha1;
@@ -80,7 +106,7 @@ export function evalshaWords(script: Script<unknown>, words: readonly string[]):
 }
 
 /** A call's words with the script's source (EVAL), after NOSCRIPT. */
-export function evalWords(script: Script<unknown>, words: readonly string[]): string[] {
+export function evalWords(script: AnyScript, words: readonly string[]): string[] {
   const out = words.slice();
   out[0] = "EVAL";
   out[1] = script.source;

@@ -10,7 +10,52 @@ import { startRedisCluster, type RedisClusterHandle } from '../helpers/cluster.t
 import { SCRIPTS, recording, type SentCommand } from '../helpers/recording.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
-import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import { CLIENT_KINDS, ManualClock, accountId, clusterNodes, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
+import net from 'node:net';
+
+/** One MONITOR line: the connection (or "lua" for a command a script ran) and the words. */
+interface Monitored {
+  source: string;
+  words: string[];
+}
+
+/** Reads a MONITOR line's quoted words ("SET" "k" "v"), with Redis's escapes. */
+function monitoredWords(text: string): string[] {
+  const words: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"/g;
+  for (const m of text.matchAll(re)) {
+    words.push(m[1]!.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, ch: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : ch === 'n' ? '\n' : ch === 'r' ? '\r' : ch === 't' ? '\t' : ch!)));
+  }
+  return words;
+}
+
+/** MONITOR on every master: every command each one runs, scripts' own commands included. */
+async function monitorAll(ports: number[]): Promise<{ lines: Monitored[][]; stop: () => void }> {
+  const lines: Monitored[][] = ports.map(() => []);
+  const sockets = await Promise.all(
+    ports.map(
+      (port, i) =>
+        new Promise<net.Socket>((resolve) => {
+          const socket = net.connect({ host: '127.0.0.1', port }, () => {
+            socket.write('MONITOR\r\n');
+            resolve(socket);
+          });
+          let buffer = '';
+          socket.on('data', (chunk) => {
+            buffer += chunk.toString('latin1');
+            let end: number;
+            while ((end = buffer.indexOf('\r\n')) >= 0) {
+              const line = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+              if (m) lines[i]!.push({ source: m[1]!, words: monitoredWords(m[2]!) });
+            }
+          });
+        }),
+    ),
+  );
+  return { lines, stop: () => sockets.forEach((socket) => socket.destroy()) };
+}
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
@@ -126,6 +171,44 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     await expectOneSlot(calls, id, sweepIndexKey(prefix));
   });
 
+  it('every key a script touches is one it declared in KEYS (Redis refuses an undeclared key whose slot is moving)', async () => {
+    const ports = clusterNodes()!.map((node) => node.port);
+    const monitor = await monitorAll(ports);
+    try {
+      const clock = new ManualClock();
+      const tg = createTollgate({ redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+      await wholeLife(tg, clock, accountId('declared'));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      monitor.stop();
+    }
+    const checked = new Set<string>();
+    let touched = 0;
+    for (const [n, lines] of monitor.lines.entries()) {
+      let declared: string[] | undefined;
+      let script = '';
+      for (const { source, words } of lines) {
+        if (source !== 'lua') {
+          const verb = words[0]?.toUpperCase();
+          declared = verb === 'FCALL' || verb === 'EVALSHA' || verb === 'EVAL' ? words.slice(3, 3 + Number(words[2])) : undefined;
+          script = words[1] ?? '';
+          continue;
+        }
+        if (!declared) continue;
+        // The keys of the command the script ran, as Redis itself finds them.
+        const keys = (await rawCommand(ports[n]!, ['COMMAND', 'GETKEYS', ...words]).catch(() => [])) as string[];
+        for (const key of keys) {
+          touched++;
+          expect(declared, `${script.slice(0, 40)}: ${words.join(' ')}`).toContain(key);
+        }
+        checked.add(words[0]!.toUpperCase());
+      }
+    }
+    // The check saw the scripts' commands: reads, writes and expiries.
+    expect(touched).toBeGreaterThan(100);
+    for (const verb of ['HMGET', 'HSET', 'XADD', 'ZADD', 'PEXPIRE']) expect(checked).toContain(verb);
+  });
+
   it("a policy subject's calls and counters stay in its own slot, with no account anywhere", async () => {
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
@@ -143,7 +226,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     expect(stored.length).toBeGreaterThan(0);
     const slot = await slotOf(ip);
     for (const key of stored) {
-      expect(key).toContain(`{${ip}}:r:anonymous.api:`);
+      expect(key).toBe(`${prefix}:{${ip}}:r:anonymous.api`);
       expect(await slotOf(key), key).toBe(slot);
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
@@ -161,9 +244,10 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const own = stored.filter((key) => key !== sweepIndexKey(prefix));
     const keys = new SubjectKeys(prefix, id);
     const base = keys.account.slice(0, -1);
-    // Account (with its API keys), ended cycles, journal, daily history, open and all holds, hold hashes
-    // and their settled items, operation ids, Idempotency-Key records, window counters: all
-    // written, all tagged.
+    // Account (with its API keys and window counts), ended cycles, journal, daily history, open
+    // and all holds, hold hashes (with their settled items), operation ids (with the ids of the
+    // holds dropped 40 days on, past endedHolds.keepMs), Idempotency-Key records, a policy's
+    // counts: all written, all tagged.
     const kinds = new Set(own.map((key) => key.slice(base.length).split(':')[0]));
     expect(kinds).toEqual(new Set(['a', 'cy', 'jn', 'd', 'ha', 'hl', 'h', 'op', 'ik', 'r']));
     const accountSlot = await slotOf(id);
@@ -174,7 +258,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
     // Names built for any hold, operation, Idempotency-Key or counter land there too.
-    for (const key of [keys.hold('hold_x'), keys.holdItems('hold_x'), keys.operation('req_9:comments'), keys.idempotency('Any key ~!@#$%^&*()'), keys.holdPrefix, `${base}r:web:60:29474679`, `${keys.policyCounters('anonymous')}api:10:1`]) {
+    for (const key of [keys.hold('hold_x'), keys.operations, keys.holdsEnded, keys.idempotency('Any key ~!@#$%^&*()'), keys.policyCounters('anonymous', 'api')]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });

@@ -174,13 +174,14 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
     const keysOf = (account: string) => new SubjectKeys(prefix, account);
     const lost = { charges: 0, opens: 0, settlements: 0, ends: 0, total: 0 };
     for (const [operationId, { account, charged }] of told.charges) {
-      if ((await on(['GET', keysOf(account).operation(operationId)])) !== String(charged)) lost.charges++;
+      const stored = (await on(['HGET', keysOf(account).operations, `o${operationId}`])) as string | null;
+      if (stored?.split(' ')[1] !== String(charged)) lost.charges++;
     }
     for (const [holdId, { account }] of told.opened) {
       if ((await on(['EXISTS', keysOf(account).hold(holdId)])) !== 1) lost.opens++;
     }
     for (const { account, holdId, itemId } of told.settled.values()) {
-      if ((await on(['SISMEMBER', keysOf(account).holdItems(holdId), itemId])) !== 1) lost.settlements++;
+      if ((await on(['HEXISTS', keysOf(account).hold(holdId), `i:${itemId}`])) !== 1) lost.settlements++;
     }
     const reader = gates[0]!;
     for (const [holdId, { account }] of told.ended) {

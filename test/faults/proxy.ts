@@ -19,7 +19,16 @@ export interface RedisProxy {
   close(): Promise<void>;
 }
 
-export async function startRedisProxy(upstreamPort: number): Promise<RedisProxy> {
+export interface RedisProxyOptions {
+  /**
+   * Holds every reply this long before passing it on (in order), so that many commands are
+   * in flight, run but unanswered, when a connection is cut.
+   */
+  replyDelayMs?: number;
+}
+
+export async function startRedisProxy(upstreamPort: number, options: RedisProxyOptions = {}): Promise<RedisProxy> {
+  const delay = options.replyDelayMs ?? 0;
   const sent: string[] = [];
   const open = new Set<net.Socket>();
   let pending: { marker: string; done: () => void } | undefined;
@@ -51,7 +60,8 @@ export async function startRedisProxy(upstreamPort: number): Promise<RedisProxy>
         done();
         return;
       }
-      client.write(chunk);
+      if (delay > 0) setTimeout(() => client.destroyed || client.write(chunk), delay);
+      else client.write(chunk);
     });
     for (const socket of [client, upstream]) {
       socket.on('error', cut);

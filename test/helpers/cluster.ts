@@ -134,3 +134,88 @@ export async function startRedisCluster({ masters = 3 }: { masters?: number } = 
     stop,
   };
 }
+
+/**
+ * One hash slot on its way from one master to another, step by step as `redis-cli --cluster
+ * reshard` moves it: the target IMPORTING and the source MIGRATING the slot, then its keys
+ * MIGRATEd a few at a time, then the slot assigned to the target on every node. Between the
+ * steps a test runs calls against the slot: all keys still on the source, split across both,
+ * all moved but the slot not yet assigned.
+ */
+export interface SlotMove {
+  slot: number;
+  source: number;
+  target: number;
+}
+
+async function command(port: number, args: string[]): Promise<unknown> {
+  const reply = await rawCommand(port, args);
+  if (reply instanceof Error) throw new Error(`${args.join(' ')} on ${port}: ${reply.message}`);
+  return reply;
+}
+
+const nodeIds = new Map<number, string>();
+async function nodeId(port: number): Promise<string> {
+  let id = nodeIds.get(port);
+  if (id === undefined) {
+    id = String(await command(port, ['CLUSTER', 'MYID']));
+    nodeIds.set(port, id);
+  }
+  return id;
+}
+
+/** The hash slot of a key (asked of a node, so it is Redis's own answer). */
+export async function slotOfKey(cluster: RedisClusterHandle, key: string): Promise<number> {
+  return Number(await command(cluster.nodes[0]!.port, ['CLUSTER', 'KEYSLOT', key]));
+}
+
+/** The port of the master that serves a slot now. */
+export async function ownerOfSlot(cluster: RedisClusterHandle, slot: number): Promise<number> {
+  const slots = (await command(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
+  return slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+}
+
+/** Marks the slot IMPORTING on the target (another master) and MIGRATING on its owner. */
+export async function beginSlotMove(cluster: RedisClusterHandle, slot: number): Promise<SlotMove> {
+  const source = await ownerOfSlot(cluster, slot);
+  const target = cluster.nodes.find(({ port }) => port !== source)!.port;
+  await command(target, ['CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await nodeId(source)]);
+  await command(source, ['CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', await nodeId(target)]);
+  return { slot, source, target };
+}
+
+/** The keys of the slot still on the source. */
+export async function keysOnSource(move: SlotMove): Promise<string[]> {
+  return (await command(move.source, ['CLUSTER', 'GETKEYSINSLOT', String(move.slot), '100000'])) as string[];
+}
+
+/** MIGRATEs these keys (default: all left) from the source to the target. */
+export async function migrateKeys(move: SlotMove, keys?: string[]): Promise<number> {
+  const moving = keys ?? (await keysOnSource(move));
+  if (moving.length > 0) await command(move.source, ['MIGRATE', HOST, String(move.target), '', '0', '5000', 'KEYS', ...moving]);
+  return moving.length;
+}
+
+/**
+ * MIGRATEs one key; a key the target already holds (BUSYKEY: something wrote it there while the
+ * slot was importing) is left on the source and reported, or with `replace` overwritten.
+ */
+export async function migrateKey(move: SlotMove, key: string, replace = false): Promise<'moved' | 'busy'> {
+  const reply = await rawCommand(move.source, ['MIGRATE', HOST, String(move.target), key, '0', '5000', ...(replace ? ['REPLACE'] : [])]);
+  if (reply instanceof Error) {
+    if (/BUSYKEY/.test(reply.message)) return 'busy';
+    throw new Error(`MIGRATE ${key} on ${move.source}: ${reply.message}`);
+  }
+  return 'moved';
+}
+
+/** Moves the keys left, then assigns the slot to the target on the target, the source and every other node. */
+export async function endSlotMove(cluster: RedisClusterHandle, move: SlotMove): Promise<void> {
+  await migrateKeys(move);
+  const target = await nodeId(move.target);
+  await command(move.target, ['CLUSTER', 'SETSLOT', String(move.slot), 'NODE', target]);
+  await command(move.source, ['CLUSTER', 'SETSLOT', String(move.slot), 'NODE', target]);
+  for (const { port } of cluster.nodes) {
+    if (port !== move.target && port !== move.source) await command(port, ['CLUSTER', 'SETSLOT', String(move.slot), 'NODE', target]);
+  }
+}
