@@ -92,7 +92,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "2b70a231604a9015e686046e7e74d3eb3371a0fa";
+const SHA1 = "920ddd04c164594df66ec465411b5d9479994ac9";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "b586c0cc0245b663c1616c2c8af489bb669bff19";
+const SHA1 = "bf3180c985c8c023bb95565812c1546b4cfb2646";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

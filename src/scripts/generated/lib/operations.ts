@@ -9,7 +9,7 @@ export const OPERATIONS_FLOOR_MS = String.raw`local OPERATIONS_FLOOR_MS = 60000`
 
 export const OPERATIONS_LIBRARY_KEEP_MS = String.raw`local OPERATIONS_LIBRARY_KEEP_MS = 120000`;
 
-export const OPERATIONS_CLEANUP_EVERY = String.raw`local OPERATIONS_CLEANUP_EVERY = 16`;
+export const OPERATIONS_CLEANUP_EVERY = String.raw`local OPERATIONS_CLEANUP_EVERY = 32`;
 
 export const OPERATIONS_CLEANUP_COUNT = String.raw`local OPERATIONS_CLEANUP_COUNT = 64`;
 
@@ -17,23 +17,22 @@ export const operations_cleanup = String.raw`local function operations_cleanup(o
 local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
 local flat, gone = page[2], {}
 local crowded = meta.entries > OPERATIONS_MAX
+local callerBefore = now - (crowded and math.min(ttlMs, OPERATIONS_FLOOR_MS) or ttlMs)
+local libraryBefore = now - (crowded and OPERATIONS_FLOOR_MS or OPERATIONS_LIBRARY_KEEP_MS)
 for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-if field ~= OPERATIONS_META then
-local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
-if crowded then
-keep = math.min(keep, OPERATIONS_FLOOR_MS)
-end
-if now - tonumber(string.match(value, '^%d+')) >= keep then
-gone[#gone + 1] = field
-end
+local value = flat[i + 1]
+local at = tonumber(string.match(value, '^%d+'))
+if flat[i] ~= OPERATIONS_META and at <= (string.byte(value, -1) == 114 and libraryBefore or callerBefore) then
+gone[#gone + 1] = flat[i]
 end
 end
 if #gone > 0 then
-redis.call('HDEL', opsKey, unpack(gone))
+meta.entries = meta.entries - redis.call('HDEL', opsKey, unpack(gone))
 end
 meta.cursor = page[1]
+if meta.cursor == '0' then
 meta.entries = redis.call('HLEN', opsKey)
+end
 end`;
 
 export const operations_read = String.raw`local function operations_read(opsKey, field)
