@@ -1,5 +1,5 @@
 // README "In memory": a tollgate without Redis, as a unit test of a host's own code would use
-// it, with the clock moved by hand. `npx tsx examples/recipes/memory.ts`
+// it, with the clock moved by hand. `npm run example examples/recipes/memory.ts`
 import { createTollgate } from "tollgate";
 
 let now = Date.UTC(2026, 0, 1);
