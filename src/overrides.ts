@@ -6,8 +6,8 @@
  * lua/listOverrides.lua.
  */
 import { InvalidInputError } from "./errors.ts";
-import { count } from "./validate.ts";
-import { validateWindows, windowsFromSpec, windowsSpec, type Window } from "./windows.ts";
+import { count } from "./rules/validate.ts";
+import { validateWindows, windowsFromSpec, windowsSpec, type Window } from "./rules/windows.ts";
 
 /** limits.override's options. */
 export interface OverrideOptions {

@@ -6,7 +6,7 @@
  * At most once per account per table change: the hot path stays one round trip.
  */
 import type { Context } from "./context.ts";
-import { planArgs, planNamed } from "./plans.ts";
+import { planArgs, planNamed } from "./rules/plans.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { changePlan } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";

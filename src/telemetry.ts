@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry (issue 13): a span per quota-store call and counters of admits, denials,
+ * OpenTelemetry: a span per quota-store call and counters of admits, denials,
  * charges and store failures, through `@opentelemetry/api` (an optional peer). The API is a
  * no-op until the host registers an SDK, so a tollgate costs nearly nothing more when none is;
  * with `telemetry: false`, or without the package, the runner is the plain ScriptRunner and
@@ -10,7 +10,8 @@ import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { ScriptRunner, type CallSubject } from "./scripts/runner.ts";
 import type { Script, ScriptReply } from "./scripts/script.ts";
-import { shadowDenialsOf, type WindowsForm } from "./windows.ts";
+import { shadowDenialsOf } from "./rules/windows.ts";
+import type { WindowsForm } from "./windows.ts";
 
 /** Attribute values as OpenTelemetry takes them. */
 export type TelemetryAttributes = Record<string, string | number | boolean>;

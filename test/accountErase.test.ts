@@ -2,7 +2,7 @@
 // time over every server (each master of a cluster), and an erasure that removes every key of
 // a subject, refused while holds are open unless forced. On both clients and memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
 import { backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const POLICIES = { perIp: { api: [{ limit: 5, windowMs: 60_000 }] } };
@@ -52,7 +52,7 @@ describe.each(backends())('accounts.list and accounts.delete through %s', (kind)
     if (hold.ok) await gate.tg.holds.cancel(id, hold.hold.id);
     expect(await gate.tg.accounts.delete(id)).toEqual({ ok: true });
     await expect(gate.tg.accounts.inspect(id)).rejects.toThrow(/no account|not found/i);
-    expect(await gate.tg.keys.verify(key)).toEqual({ valid: false, reason: 'unknown' });
+    expect(await gate.tg.keys.verify(key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
     expect(await gate.tg.limits.peek(id, { policy: 'perIp' })).toMatchObject({ rateLimit: { remaining: 5 } });
     expect(await gate.tg.idempotency.begin(id, 'idem-1', { a: 2 })).toMatchObject({ state: 'new' });
     if (gate.onRedis) {

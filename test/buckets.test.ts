@@ -4,14 +4,16 @@
 // for accounts and policy subjects; the model is checked against Redis step by step.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, InvalidInputError, createTollgate, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { createTollgate, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { limitsInLockstep } from './helpers/lockstep.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   // 10 tokens per second, 20 at once.
   bursty: plan({ api: [{ algorithm: 'bucket', limit: 10, windowMs: 1_000, burst: 20 }] }),
   // 3 per 10 s (one per 3333.3 ms), burst defaults to the limit.
@@ -39,7 +41,7 @@ describe.each(backends())('token buckets through %s', (kind) => {
     const id = await newAccount(gate.tg, 'bursty');
     for (let i = 1; i <= 20; i++) {
       const a = await gate.tg.limits.admit(id);
-      expect(a).toEqual({ allowed: true, rateLimit: a.windows[0], windows: [{ limit: 10, burst: 20, remaining: 20 - i, resetMs: i * 100, windowMs: 1_000, algorithm: 'bucket' }] });
+      expect(a).toEqual({ ok: true, allowed: true, rateLimit: a.windows[0], windows: [{ limit: 10, burst: 20, remaining: 20 - i, resetMs: i * 100, windowMs: 1_000, algorithm: 'bucket' }] });
     }
     const denied = await gate.tg.limits.admit(id);
     expect(denied).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 100, rateLimit: { remaining: 0, resetMs: 2_000 } });

@@ -5,13 +5,15 @@
 // the model is checked against Redis step by step.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, InvalidInputError, createTollgate, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { createTollgate, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { FRAMEWORKS, get } from './helpers/frameworks.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   llm: plan({ api: [{ limit: 30, windowMs: 60_000 }], completions: [{ algorithm: 'concurrency', limit: 2, leaseMs: 30_000 }, { limit: 10, windowMs: 60_000 }] }),
   only: plan({ api: [{ algorithm: 'concurrency', limit: 1, leaseMs: 5_000 }] }),
 };

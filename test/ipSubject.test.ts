@@ -3,7 +3,10 @@
 // and whatever comes in, the answer is a subject tollgate accepts.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, createTollgate, ipSubject } from '../src/index.ts';
+import { createTollgate } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { ipSubject } from '../src/http.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const SUBJECT = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -53,7 +56,7 @@ describe('ipSubject', () => {
   });
 
   it('every answer is a subject limits.admit accepts, and addresses of one network agree', async () => {
-    const tg = createTollgate({ memory: true, policies: { ip: { api: [{ limit: 1000, windowMs: 60_000 }] } } });
+    const tg = createTollgate({ memory: true, plans: EXAMPLE_PLANS, policies: { ip: { api: [{ limit: 1000, windowMs: 60_000 }] } } });
     const groups = fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 });
     await fc.assert(
       fc.asyncProperty(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), fc.integer({ min: 0, max: 128 }), async (address, ipv6Prefix) => {

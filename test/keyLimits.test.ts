@@ -3,11 +3,13 @@
 // trip; keys.list shows them. On both clients and memory; the model is checked against Redis.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, InvalidInputError, type Plan, type SurfaceWindows } from '../src/index.ts';
+import type { Plan, SurfaceWindows } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
-const PLANS = { ...DEFAULT_PLANS, team: plan({ api: [{ limit: 10, windowMs: 60_000 }], web: [{ limit: 10, windowMs: 60_000 }] }) };
+const PLANS = { ...EXAMPLE_PLANS, team: plan({ api: [{ limit: 10, windowMs: 60_000 }], web: [{ limit: 10, windowMs: 60_000 }] }) };
 const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
 
 describe.each(backends())('per-key limits through %s', (kind) => {
@@ -69,7 +71,7 @@ describe.each(backends())('per-key limits through %s', (kind) => {
     expect(await gate.tg.keys.revoke(id, keyId)).toBe(true);
     expect(await fieldsOf(keyId)).toEqual([]);
     gate.clock.advance(1_000);
-    expect(await gate.tg.keys.verify(short, { surface: 'web' })).toEqual({ valid: false, reason: 'expired' });
+    expect(await gate.tg.keys.verify(short, { surface: 'web' })).toEqual({ ok: false, valid: false, reason: 'expired' });
     expect(await fieldsOf(shortId)).toEqual([]);
   });
 

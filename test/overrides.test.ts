@@ -4,11 +4,13 @@
 // memory; the model is checked against Redis step by step.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type SurfaceWindows } from '../src/index.ts';
+import type { Plan, SurfaceWindows } from '../src/index.ts';
+import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
-const PLANS = { ...DEFAULT_PLANS, small: plan({ api: [{ limit: 5, windowMs: 60_000 }], web: [{ limit: 3, windowMs: 60_000 }] }) };
+const PLANS = { ...EXAMPLE_PLANS, small: plan({ api: [{ limit: 5, windowMs: 60_000 }], web: [{ limit: 3, windowMs: 60_000 }] }) };
 const POLICIES = { signin: { attempts: [{ limit: 3, windowMs: 60_000 }] } };
 const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
 

@@ -4,14 +4,16 @@
 // subjects; the model is checked against Redis step by step.
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, rateLimitHeaders, type Plan, type SurfaceWindows } from '../src/index.ts';
+import type { Plan, SurfaceWindows } from '../src/index.ts';
+import { rateLimitHeaders } from '../src/http.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { limitsInLockstep } from './helpers/lockstep.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   // The enforced minute of 10, and a stricter 3 per 10 s tried in shadow.
   trial: plan({ api: [{ limit: 10, windowMs: 60_000 }, { limit: 3, windowMs: 10_000, shadow: true }] }),
   // Only a shadow window: nothing is ever denied.

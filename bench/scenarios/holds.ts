@@ -1,5 +1,5 @@
 /**
- * Holds (SPEC §6): opening one must cost the same whatever its number of items (one
+ * Holds (docs/holds.md): opening one must cost the same whatever its number of items (one
  * reservation, no per-item work), and each settlement is one script.
  *   hold open N=1, N=5,000   tg.holds.open as a host calls it (openHold.lua, with the sweep
  *                            index mark beside it: two scripts per open);
@@ -87,7 +87,7 @@ export async function holdScenarios(client: BenchClient, admin: BenchClient): Pr
       },
       op: async (i) => {
         const outcome = await tg.holds.settle(accountOf(i), openHolds[i % ACCOUNTS]!, { itemId: `item-${i}` });
-        if (!outcome.accepted || outcome.replayed) throw new Error(`holds.settle refused: ${outcome.accepted ? "replayed" : outcome.reason}`);
+        if (!outcome.ok || outcome.replayed) throw new Error(`holds.settle refused: ${outcome.ok ? "replayed" : outcome.reason}`);
       },
     },
     rawOpen: {

@@ -30,7 +30,8 @@ import { RedisStore, type RedisReply } from "rate-limit-redis";
 import { rateLimit as expressMiddleware } from "../../src/express.ts";
 import { rateLimit as fastifyPlugin } from "../../src/fastify.ts";
 import { rateLimit as honoMiddleware } from "../../src/hono.ts";
-import { rateLimitHeaders, type Tollgate } from "../../src/index.ts";
+import { rateLimitHeaders } from "../../src/http.ts";
+import type { Tollgate } from "../../src/index.ts";
 import type { BenchClient } from "../clients.ts";
 import { BENCH_PLANS, parallel } from "../fixture.ts";
 import type { Measurement } from "../measure.ts";
@@ -103,7 +104,7 @@ export function tollgateAdmitApp(tg: Tollgate): Express {
   app.use(async (req, res, next) => {
     const admission = await tg.limits.admit(req.get("x-api-key") ?? "");
     res.set(rateLimitHeaders(admission));
-    if (!admission.allowed) {
+    if (!admission.ok) {
       res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
       return;
     }
@@ -117,12 +118,12 @@ export function tollgateVerifyApp(tg: Tollgate): Express {
   const app = express();
   app.use(async (req, res, next) => {
     const verified = await tg.keys.verify(req.get("x-api-key") ?? "");
-    if (!verified.valid) {
+    if (!verified.ok) {
       res.status(401).json({ error: { type: "unauthorized", message: "Invalid API key" } });
       return;
     }
     res.set(rateLimitHeaders(verified.admission));
-    if (!verified.admission.allowed) {
+    if (!verified.admission.ok) {
       res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
       return;
     }

@@ -19,9 +19,9 @@ const running: string[] = [];
 for (let i = 1; i <= 6; i++) {
   const check = await tollgate.keys.verify(key, { surface: "completions" });
   if (!check.valid) throw new Error(check.reason);
-  if (check.admission.allowed) running.push(check.admission.lease!);
+  if (check.admission.ok) running.push(check.admission.lease!);
   else console.log(i, check.admission.reason); // the 6th: "concurrency"
 }
 await tollgate.limits.release("acct_llm", running[0]!); // a completion is done
 const next = await tollgate.keys.verify(key, { surface: "completions" });
-console.log(next.valid && next.admission.allowed);
+console.log(next.valid && next.admission.ok);

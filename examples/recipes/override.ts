@@ -2,7 +2,8 @@
 import { createTollgate } from "tollgate";
 
 let now = Date.UTC(2026, 0, 1);
-const tollgate = createTollgate({ memory: true, clock: () => now });
+const free = { limits: { api: [{ limit: 30, windowMs: 60_000 }] }, credits: { allowance: 100, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } };
+const tollgate = createTollgate({ memory: true, plans: { free }, clock: () => now });
 await tollgate.accounts.create("acct_launch", { plan: "free" }); // 30 requests a minute
 
 // Launch day: 300 a minute for this customer, for 24 hours; the count so far is kept.

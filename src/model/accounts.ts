@@ -3,21 +3,21 @@
  * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
  */
 import type { AccountPage, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "../accounts.ts";
-import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../cycles.ts";
+import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../rules/cycles.ts";
 import { AccountExistsError, InvalidInputError } from "../errors.ts";
-import { planNamed, type Plan } from "../plans.ts";
-import type { AccountLimits, Cycle, EndedCycle } from "../records.ts";
-import { count as countOf, subjectId } from "../validate.ts";
+import { planNamed, type Plan } from "../rules/plans.ts";
+import type { AccountLimits, Cycle, EndedCycle } from "../rules/records.ts";
+import { count as countOf, subjectId } from "../rules/validate.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
 import { newestFirst, openHolds, publicHold } from "./holds.ts";
 import { windowsInForce } from "./overrides.ts";
 import { countWindows } from "./windows.ts";
-import { checkedTable } from "../windows.ts";
+import { checkedTable } from "../rules/windows.ts";
 
 /** The plan's numbers as an account holds them. */
-export function limitsOf(plan: Plan & { name: string }): AccountLimits {
+function limitsOf(plan: Plan & { name: string }): AccountLimits {
   return {
     name: plan.name,
     limits: Object.fromEntries(Object.entries(checkedTable(plan.limits)).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: w.algorithm ?? "fixed" }))])),

@@ -4,19 +4,18 @@
  * concept (accounts.ts, limits.ts, credits.ts, holds.ts, keys.ts, idempotency.ts, usage.ts)
  * holds one of these, as the library's concept modules hold one context.
  */
-import type { ModelOverrideMap } from "./overrides.ts";
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
-import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
-import { count, subjectId } from "../validate.ts";
-import { staggerOf, type Window } from "../windows.ts";
+import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../rules/plans.ts";
+import type { AccountLimits, EndedCycle, Hold } from "../rules/records.ts";
+import { count, subjectId } from "../rules/validate.ts";
+import { staggerOf, type Window } from "../rules/windows.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { Slot, WindowCounters } from "./windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
-  /** Plan table; default DEFAULT_PLANS, as createTollgate. */
-  plans?: PlanTable;
+  /** Plan table, as createTollgate's (required). */
+  plans: PlanTable;
   /** Policy table, as createTollgate. */
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */
@@ -123,6 +122,17 @@ export interface ModelHold extends Hold {
   items_: Set<string>;
 }
 
+/** One override: its windows and its end (0: none). */
+export interface ModelOverride {
+  /** The windows in force while it lasts. */
+  windows: readonly Window[];
+  /** When it ends (ms); 0: no end. */
+  expiresAt: number;
+}
+
+/** Overrides by `<subject>\0<policy, '' for the account>\0<surface>`. */
+export type ModelOverrideMap = Map<string, ModelOverride>;
+
 const HOUR_MS = 3_600_000;
 
 /** The validated options, the clock and the state the concepts share. */
@@ -156,7 +166,7 @@ export class ModelCore {
   private readonly clock: () => number;
 
   constructor(options: ModelOptions) {
-    this.plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+    this.plans = validatePlans(options.plans);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
     this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);

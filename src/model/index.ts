@@ -1,5 +1,5 @@
 /**
- * The reference model of tollgate's rules (SPEC §3-7, §10), in plain TypeScript with no Redis:
+ * The reference model of tollgate's rules, in plain TypeScript with no Redis:
  * `tollgate/model`. It takes the same option objects and returns the same shapes as the main
  * API, so the property tests (and a host's own) run one list of operations against Redis and
  * against the model and compare the answers and accounts.inspect after every step, then check
@@ -11,7 +11,7 @@ export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, ty
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
 export type { ModelAccounts } from "./accounts.ts";
 export type { ModelLimits, KeyWindows } from "./limits.ts";
-export type { ModelOverride, ModelOverrideMap } from "./overrides.ts";
+export type { ModelOverride, ModelOverrideMap } from "./core.ts";
 export type { Override, OverrideOptions } from "../overrides.ts";
 export type { ModelCredits } from "./credits.ts";
 export type { ModelHolds } from "./holds.ts";
@@ -21,10 +21,10 @@ export type { ExpiringMap } from "./expiring.ts";
 export type { Slot, WindowCounters } from "./windows.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions, ListAccountsOptions, AccountPage, DeleteAccountOptions, DeleteOutcome } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
-export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";
-export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome } from "../holds.ts";
+export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from "../credits.ts";
+export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome } from "../holds.ts";
 export type { Usage } from "../usage.ts";
-export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "../records.ts";
-export type { Plan, PlanTable, PolicyTable } from "../plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from "../windows.ts";
-export type { Interval } from "../cycles.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "../records.ts";
+export type { Plan, PlanTable, PolicyTable } from "../rules/plans.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from "../rules/windows.ts";
+export type { Interval } from "../rules/cycles.ts";

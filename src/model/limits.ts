@@ -4,13 +4,13 @@
  * windows or none, and a denial counts nothing.
  */
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { admitArgs, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { subjectId } from "../validate.ts";
-import { checkedTable, mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type SurfaceWindows, type Window } from "../windows.ts";
+import { admitArgs, admitted, denied, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
+import { subjectId } from "../rules/validate.ts";
+import { checkedTable, mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type SurfaceWindows, type Window } from "../rules/windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import type { Override, OverrideOptions } from "../overrides.ts";
 import { listOverrides, setOverride, windowsInForce } from "./overrides.ts";
-import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
+import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, surfaceWindows, type Counted, type Slot } from "./windows.ts";
 
 const NO_OPTIONS: AdmitOptions = {};
 
@@ -70,7 +70,7 @@ export class ModelLimits {
     if (key !== undefined) return this.withKey(a, slots, windows, key, now, subject, cost, credits);
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
-    if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
+    if (state !== undefined && credits === 0) return admitted(state, [state]);
     return this.counted(a, slots, windows, now, subject, cost, credits, state);
   }
 
@@ -111,7 +111,7 @@ export class ModelLimits {
   ): Admission {
     if (state !== undefined) {
       const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
-      return { allowed: true, rateLimit: state, windows: [state], credits: { sufficient: balance >= credits, balance, needed: credits } };
+      return admitted(state, [state], { sufficient: balance >= credits, balance, needed: credits });
     }
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
@@ -175,33 +175,15 @@ function slotsOf(a: ModelAccount, surface: string): Slot[] {
   return slots;
 }
 
-/** The account's windows on a surface; a surface its plan lacks is bad input. */
-export function surfaceWindows(limits: SurfaceWindows, subject: string, surface: string): readonly Window[] {
-  const windows = checkedTable(limits)[surface];
-  if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${subject}"'s plan`);
-  return windows;
-}
-
 /** The admission a count answers, with the pre-check's balance when `credits` > 0. */
 function admission(counted: Counted, credits: number, balance: number, leaseTarget: string): Admission {
-  const { states, retries } = counted;
-  const shadowDenials = shadowDenialsOf(states, retries);
-  const plain = plainAdmission(counted, credits, balance);
-  const answer = shadowDenials === undefined ? plain : { ...plain, shadowDenials };
-  if (counted.lease && answer.allowed) answer.lease = leaseText(counted.lease, leaseTarget);
-  return answer;
-}
-
-/** The admission of a count, without its shadow denials. */
-function plainAdmission(counted: Counted, credits: number, balance: number): Admission {
   const { outcome, states, retries } = counted;
-  if (outcome === "ok" && states.length === 1 && !states[0]!.shadow) {
-    if (credits === 0) return { allowed: true, rateLimit: states[0]!, windows: states };
-    return { allowed: true, rateLimit: states[0]!, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
-  }
+  const shadowDenials = shadowDenialsOf(states, retries);
+  const precheck = credits === 0 ? undefined : { sufficient: balance >= credits, balance, needed: credits };
+  const lease = counted.lease ? leaseText(counted.lease, leaseTarget) : undefined;
+  if (outcome === "ok" && states.length === 1 && !states[0]!.shadow) return admitted(states[0]!, states, precheck, { shadowDenials, lease });
   const { index, retryAfterMs } = mostRestrictive(states, retries);
   const rateLimit = states[index]!;
-  if (outcome !== "ok") return { allowed: false, reason: outcome, rateLimit, windows: states, retryAfterMs };
-  if (credits === 0) return { allowed: true, rateLimit, windows: states };
-  return { allowed: true, rateLimit, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+  if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs, shadowDenials);
+  return admitted(rateLimit, states, precheck, { shadowDenials, lease });
 }

@@ -4,22 +4,11 @@
  * The counts stay where they are (by window length), so a changed limit keeps what was used.
  */
 import { overrideWord, type Override, type OverrideOptions } from "../overrides.ts";
-import { policyWindows } from "../limits.ts";
-import { surfaceWindows } from "./limits.ts";
-import { subjectId } from "../validate.ts";
-import { surfaceName, windowsFromSpec, type Window } from "../windows.ts";
+import { policyWindows } from "../rules/limits.ts";
+import { surfaceWindows } from "./windows.ts";
+import { subjectId } from "../rules/validate.ts";
+import { surfaceName, windowsFromSpec, type Window } from "../rules/windows.ts";
 import type { ModelCore } from "./core.ts";
-
-/** One override: its windows and its end (0: none). */
-export interface ModelOverride {
-  /** The windows in force while it lasts. */
-  windows: readonly Window[];
-  /** When it ends (ms); 0: no end. */
-  expiresAt: number;
-}
-
-/** Overrides by `<subject>\0<policy, '' for the account>\0<surface>`. */
-export type ModelOverrideMap = Map<string, ModelOverride>;
 
 function keyOf(subject: string, policy: string | undefined, surface: string): string {
   return `${subject}\0${policy ?? ""}\0${surface}`;

@@ -6,7 +6,8 @@
  * window for long: the next count moves it on, and a policy subject's slots are dropped once
  * no read can reach them, so memory stays bounded by the subjects counted recently.
  */
-import { mostRestrictive, type RateLimitState, type Window } from "../windows.ts";
+import { InvalidInputError } from "../errors.ts";
+import { checkedTable, mostRestrictive, type RateLimitState, type SurfaceWindows, type Window } from "../rules/windows.ts";
 import type { ExpiringMap } from "./expiring.ts";
 
 /** The counts of one window length: `count` in window number `window`, `previous` in the one before. */
@@ -314,4 +315,11 @@ function slidingRetry(previous: number, current: number, elapsed: number, window
   const next = firstFit(current, 0, 0);
   if (next !== null) return windowMs - elapsed + next;
   return 2 * windowMs - elapsed;
+}
+
+/** The account's windows on a surface; a surface its plan lacks is bad input. */
+export function surfaceWindows(limits: SurfaceWindows, subject: string, surface: string): readonly Window[] {
+  const windows = checkedTable(limits)[surface];
+  if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${subject}"'s plan`);
+  return windows;
 }

@@ -1,4 +1,4 @@
-// SPEC §1-2, §10 on a Redis Cluster: every script touches the keys of one subject only, so all
+// Subjects and slots on a Redis Cluster: every script touches the keys of one subject only, so all
 // of them hash to that subject's slot (holds, operation ids, Idempotency-Key records, API keys,
 // window counters and the journal included, and a policy subject's counters without an
 // account); the deployment-wide sweep index is the one other key and is touched alone.
@@ -12,6 +12,7 @@ import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, clusterNodes, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
 import net from 'node:net';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 /** One MONITOR line: the connection (or "lua" for a command a script ran) and the words. */
 interface Monitored {
@@ -74,6 +75,10 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.limits.admit(id, { surface: 'web', cost: 2 });
   await tg.limits.peek(id);
   await tg.limits.reset(id, { surface: 'web' });
+  await tg.limits.override(id, { surface: 'web', windows: [{ limit: 100, windowMs: 60_000 }] });
+  expect(await tg.limits.overrides(id)).toHaveLength(1);
+  // A lease no place is held under (released already, or run out): nothing to free.
+  expect(await tg.limits.release(id, '1:api:')).toBe(false);
   // The same subject limited by a policy: its counters live in its slot too.
   await tg.limits.admit(id, { policy: 'anonymous' });
 
@@ -127,6 +132,8 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.accounts.inspect(id);
   // Left open, so the open-holds set exists when the stored keys are listed.
   must('open', await tg.holds.open(id, { items: 1, perItem: { required: 1 } }));
+  // Refused while a hold is open: nothing erased.
+  expect(await tg.accounts.delete(id)).toEqual({ ok: false, reason: 'holds_open' });
 }
 
 describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster client', (kind) => {
@@ -159,7 +166,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('slots');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('slots');
     await wholeLife(tg, clock, id);
 
@@ -176,7 +183,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const monitor = await monitorAll(ports);
     try {
       const clock = new ManualClock();
-      const tg = createTollgate({ redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
       await wholeLife(tg, clock, accountId('declared'));
       await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
@@ -213,7 +220,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('policy');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
     const ip = `ip:${accountId('203.0.113')}`;
     for (let i = 0; i < 7; i++) await tg.limits.admit(ip, { policy: 'anonymous' });
     await tg.limits.peek(ip, { policy: 'anonymous' });
@@ -235,7 +242,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
   it('every key the library wrote for the account is stored in its slot, on the node that owns it', async () => {
     const clock = new ManualClock();
     const prefix = uniquePrefix('stored');
-    const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('stored');
     await wholeLife(tg, clock, id);
 
@@ -293,7 +300,7 @@ describe('the function library on a cluster', () => {
       await Promise.all(cluster.nodes.map(({ port }) => rawCommand(port, ['FUNCTION', 'FLUSH'])));
       const recorder = recording(client.adapter);
       const prefix = uniquePrefix('library');
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lib'));
       const masters = new Set(await Promise.all(ids.map((id) => masterOf(new SubjectKeys(prefix, id).account))));
       expect(masters.size).toBe(cluster.nodes.length);
@@ -310,7 +317,7 @@ describe('the function library on a cluster', () => {
     it('a master that lost the library (as one promoted without it) gets it again from the first call whose key it owns; the others answer at once', async () => {
       const prefix = uniquePrefix('lost');
       const recorder = recording(client.adapter);
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lost'));
       for (const id of ids) await tg.accounts.create(id, { plan: 'pro' });
       const lost = cluster.nodes[1]!.port;

@@ -1,5 +1,5 @@
 /**
- * Failed key checks per client IP (a tollgate policy, SPEC §10), so that keys, session cookies,
+ * Failed key checks per client IP (a tollgate policy; docs/concepts.md#vocabulary), so that keys, session cookies,
  * OAuth tokens and the admin token cannot be guessed by brute force. Every 401 that answers a
  * credential that was presented and did not check out counts one attempt for the request's IP
  * (tollgate's ipSubject: an IPv4-mapped address as its IPv4 address, IPv6 by its /56, a
@@ -11,7 +11,8 @@
  * before its key is verified (tollgate's deny cache, limits.denied: no Redis call); another
  * process learns of the block at that IP's next failed check there.
  */
-import { ipSubject, isTollgateError, rateLimitedReply, type PolicyTable, type Tollgate } from 'tollgate';
+import { isTollgateError, type PolicyTable, type Tollgate } from 'tollgate';
+import { ipSubject, rateLimitedReply } from 'tollgate/http';
 import type { ApiRequest, HttpReply } from '../http/handler.ts';
 
 export const FAILED_AUTH = { policy: 'failed_auth', surface: 'attempts' } as const;
@@ -43,7 +44,7 @@ export class FailedAuth {
   async refuse(request: ApiRequest, unauthorized: HttpReply): Promise<HttpReply> {
     try {
       const admission = await this.tollgate.limits.admit(ipSubject(request.ip), FAILED_AUTH);
-      return admission.allowed ? unauthorized : this.tooMany(request, admission);
+      return admission.ok ? unauthorized : this.tooMany(request, admission);
     } catch (error) {
       if (isTollgateError(error, 'unavailable')) return unauthorized;
       throw error;

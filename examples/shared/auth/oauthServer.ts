@@ -95,7 +95,7 @@ export function oauthServer(deps: OAuthServerDeps) {
       return oauthError(400, 'invalid_target', `Tokens from this server are for ${own[0]} only`);
     }
     const verified = await deps.tollgate.keys.verify(secret, { surface: 'api', usage: true });
-    if (!verified.valid || verified.subject !== clientId) {
+    if (!verified.ok || verified.subject !== clientId) {
       const refused = oauthError(401, 'invalid_client', 'The client credentials are not valid', basic === undefined ? {} : { 'WWW-Authenticate': 'Basic realm="oauth"' });
       return deps.failedAuth.refuse(request, refused);
     }
@@ -105,7 +105,7 @@ export function oauthServer(deps: OAuthServerDeps) {
   return { protectedResource, protectedMcp, authorizationServer, authorize, token };
 }
 
-/** RFC 6749 §5.2: the OAuth error body (not SPEC §8's: OAuth clients read this one). */
+/** RFC 6749 §5.2: the OAuth error body (not the service's error body: OAuth clients read this one). */
 function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): HttpReply {
   return json(status, { error, error_description: description }, { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers });
 }

@@ -1,8 +1,9 @@
 /**
  * Upstream failures as typed errors. Each has a stable `name`, an error `code` from
- * SPEC §8 and the HTTP `status` it maps to, so a handler can turn any of them into an
+ * docs/example-service.md#errors and the HTTP `status` it maps to, so a handler can turn any of them into an
  * error body without a table of its own.
  */
+import type { CommentsPage, CommentsRequest, VideoPlatform } from './types.ts';
 
 export type PlatformErrorCode = 'invalid_request' | 'video_unavailable' | 'no_captions' | 'upstream_error';
 
@@ -79,7 +80,7 @@ export class UpstreamError extends PlatformError {
 
 /**
  * Converting a fetched transcript failed. Reported like any other upstream failure (502)
- * because the client can do nothing about it but retry later; SPEC §5 charges nothing.
+ * because the client can do nothing about it but retry later; a failed piece of work charges nothing.
  */
 export class ConversionError extends UpstreamError {
   override readonly name: string = 'ConversionError';
@@ -107,4 +108,14 @@ export function isPlatformError(error: unknown): error is PlatformError {
     typeof status === 'number' &&
     typeof message === 'string'
   );
+}
+
+/** A comments page, or null when the platform cannot give it (a platform error); other errors are thrown. */
+export async function commentsPageOrNull(platform: VideoPlatform, videoId: string, request: CommentsRequest): Promise<CommentsPage | null> {
+  try {
+    return await platform.getComments(videoId, request);
+  } catch (error) {
+    if (!isPlatformError(error)) throw error;
+    return null;
+  }
 }
