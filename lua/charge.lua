@@ -72,7 +72,9 @@ spent = spent + charged
 local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
 if operationId ~= '' then
-  operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
+  local nowText = string.format('%d', ctx.now)
+  operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. operationTag, ctx.now,
+    operationTtlMs, nowText)
 end
 if charged > 0 then
   journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)

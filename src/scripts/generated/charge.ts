@@ -84,7 +84,9 @@ spent = spent + charged
 local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
 if operationId ~= '' then
-operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
+local nowText = string.format('%d', ctx.now)
+operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. operationTag, ctx.now,
+operationTtlMs, nowText)
 end
 if charged > 0 then
 journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
@@ -92,7 +94,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "920ddd04c164594df66ec465411b5d9479994ac9";
+const SHA1 = "7b6704d31e98e6f771f505d303c5ea82d033766d";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

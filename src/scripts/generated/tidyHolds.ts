@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "bf3180c985c8c023bb95565812c1546b4cfb2646";
+const SHA1 = "89dcd882e8441e8bf6dbda77825430724fe4e4f4";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
