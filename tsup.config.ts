@@ -14,18 +14,23 @@ const ENTRIES = {
   "model/index": "src/model/index.ts",
   express: "src/express.ts",
   koa: "src/koa.ts",
+  fastify: "src/fastify.ts",
+  hono: "src/hono.ts",
 };
+
+/** The operator CLI, the package's `tollgate` bin: a program, with no ESM wrapper or declarations to import. */
+const BIN = { cli: "src/cli/main.ts" };
 
 export default defineConfig(() => {
   // Cleaned here rather than by tsup, whose declaration step would also delete the ESM
   // wrappers' .d.ts files written below.
   rmSync(join(process.cwd(), "dist"), { recursive: true, force: true });
   return {
-    entry: ENTRIES,
+    entry: { ...ENTRIES, ...BIN },
     format: ["cjs"],
     // Constructors that take the internal Context are @internal: hosts get these objects from
     // createTollgate, and the declarations name no private type.
-    dts: { compilerOptions: { stripInternal: true } },
+    dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
     clean: false,
     // A sourcemap would point at src/, which is not shipped, or embed it again.
     sourcemap: false,
@@ -49,13 +54,14 @@ export default defineConfig(() => {
 });
 
 /**
- * The middlewares (src/express.ts, src/koa.ts) use the public API only, through "./index.ts":
- * in the build that import is the package's own entry, dist/index.cjs, not a second copy of it.
+ * The middlewares (src/express.ts, src/koa.ts, src/fastify.ts, src/hono.ts) and the CLI
+ * (src/cli/) use the public API only, through "./index.ts" ("../index.ts"): in the build that
+ * import is the package's own entry, dist/index.cjs, not a second copy of it.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\/index\.ts$/ }, (args) => (/\/src\/(express|koa)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\.?\/index\.ts$/ }, (args) => (/\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
   },
 };
 

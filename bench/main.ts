@@ -7,7 +7,8 @@
  *   BENCH_SECONDS=3          measured time per cell       BENCH_WARMUP=1   warm-up per cell
  *   BENCH_QUICK=1            0.5 s cells, 10,000 accounts for memory (a smoke run)
  *   BENCH_CONCURRENCY=1,16,64                             BENCH_MEMORY_ACCOUNTS=100000
- *   BENCH_ONLY=requests,holds,http,memory (sections)      BENCH_OUT=bench/results
+ *   BENCH_ONLY=requests,holds,http,memory,inprocess (sections)   BENCH_OUT=bench/results
+ *   BENCH_HTTP_ROWS=hono,expressMiddleware,...   only these rows of the http section (keys of HTTP_SCENARIO)
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -21,8 +22,22 @@ import { measure, type Measurement } from "./measure.ts";
 import { resetStats, scriptStats, serverCpuUs, serverVersion } from "./redisInfo.ts";
 import { markdown, summary, svg } from "./report.ts";
 import { noisy, type Results, type Row, type Section } from "./results.ts";
-import { HTTP_SCENARIO, bareApp, exampleApps, expressRateLimitApp, measureHttp, tollgateAdmitApp, tollgateVerifyApp, type HttpTarget } from "./scenarios/http.ts";
+import {
+  HTTP_SCENARIO,
+  bareApp,
+  exampleApps,
+  expressMiddlewareApp,
+  expressRateLimitApp,
+  fastifyApp,
+  fastifyRateLimitApp,
+  honoApp,
+  measureHttp,
+  tollgateAdmitApp,
+  tollgateVerifyApp,
+  type HttpTarget,
+} from "./scenarios/http.ts";
 import { holdScenarios, type HoldKey } from "./scenarios/holds.ts";
+import { inProcessScenarios, type InProcessKey } from "./scenarios/inprocess.ts";
 import { measureMemory } from "./scenarios/memory.ts";
 import { requestScenarios, type RequestKey, type Scenario } from "./scenarios/requests.ts";
 
@@ -34,7 +49,7 @@ const config = {
   concurrency: (env.BENCH_CONCURRENCY ?? "1,16,64").split(",").map(Number),
   memoryAccounts: Number(env.BENCH_MEMORY_ACCOUNTS ?? (quick ? 10_000 : 100_000)),
 };
-const sections = new Set((env.BENCH_ONLY ?? "requests,holds,http,memory").split(","));
+const sections = new Set((env.BENCH_ONLY ?? "requests,holds,http,memory,inprocess").split(","));
 const outDir = path.resolve(env.BENCH_OUT ?? fileURLToPath(new URL("./results", import.meta.url)));
 const command = [
   ...Object.entries(env)
@@ -55,10 +70,13 @@ const HOLD_ORDER: ReadonlyArray<readonly [HoldKey, number]> = [
   ["open1", 2], ["open5000", 2], ["rawOpen", 2], ["reserve01", 2],
 ];
 
+const IN_PROCESS_ORDER: ReadonlyArray<readonly [InProcessKey, number]> = [["memoryAdmit", 1], ["rlfMemory", 1], ["memoryAdmit", 2], ["rlfMemory", 2]];
+
 // HTTP cells are added once we know whether the example server can run.
 let cellsPlanned =
   (sections.has("requests") ? CLIENT_NAMES.length * config.concurrency.length * REQUEST_ORDER.length : 0) +
-  (sections.has("holds") ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0);
+  (sections.has("holds") ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0) +
+  (sections.has("inprocess") ? config.concurrency.length * IN_PROCESS_ORDER.length : 0);
 let cellsDone = 0;
 
 function progress(label: string, m: Measurement, extra = ""): void {
@@ -133,6 +151,18 @@ async function main(): Promise<void> {
       }
     }
 
+    if (sections.has("inprocess")) {
+      const scenarios = await inProcessScenarios();
+      for (const c of config.concurrency) {
+        for (const [key, run] of IN_PROCESS_ORDER) {
+          const scenario = scenarios[key];
+          const m = await measure(scenario.op, { concurrency: c, seconds: config.seconds, warmupSeconds: config.warmupSeconds });
+          results.rows.push({ section: "inprocess", key, name: scenario.name, client: "memory", run, m });
+          progress(`memory c=${c} ${scenario.name}${run > 1 ? ` #${run}` : ""}`, m, `  cpu/op: ${m.cpuUsPerOp.toFixed(1)} µs`);
+        }
+      }
+    }
+
     if (sections.has("http")) await runHttp(admin, server.url, results);
 
     if (sections.has("memory")) {
@@ -163,7 +193,9 @@ async function main(): Promise<void> {
 async function runHttp(admin: BenchClient, url: string, results: Results): Promise<void> {
   await admin.command(["FLUSHALL"]);
   const client = await connect("node-redis", url);
-  const example = await exampleApps(url);
+  const io = await connect("ioredis", url);
+  const rows = env.BENCH_HTTP_ROWS?.split(",");
+  const example = rows && !rows.some((row) => row.startsWith("example")) ? { gap: "not asked for (BENCH_HTTP_ROWS)" } : await exampleApps(url);
   try {
     const tg = createTollgate({ redis: client.tollgate, plans: BENCH_PLANS });
     await createBenchAccounts(tg);
@@ -173,28 +205,37 @@ async function runHttp(admin: BenchClient, url: string, results: Results): Promi
     await parallel(Math.min(connections, ACCOUNTS), 16, async (i) => {
       apiKeys[i] = (await tg.keys.issue(accountOf(i), { name: "http" })).key;
     });
-    const targets: HttpTarget[] = [
+    const onIoredis = createTollgate({ redis: io.tollgate, plans: BENCH_PLANS });
+    let targets: HttpTarget[] = [
       { key: "bare", name: HTTP_SCENARIO.bare, app: bareApp(), path: "/ping", apiKeys: accounts },
       { key: "erl", name: HTTP_SCENARIO.erl, app: expressRateLimitApp(client), path: "/ping", apiKeys: accounts },
       { key: "admit", name: HTTP_SCENARIO.admit, app: tollgateAdmitApp(tg), path: "/ping", apiKeys: accounts },
       { key: "verify", name: HTTP_SCENARIO.verify, app: tollgateVerifyApp(tg), path: "/ping", apiKeys },
+      { key: "expressMiddleware", name: HTTP_SCENARIO.expressMiddleware, app: expressMiddlewareApp(tg), path: "/ping", apiKeys },
+      { key: "hono", name: HTTP_SCENARIO.hono, app: honoApp(tg), path: "/ping", apiKeys },
+      { key: "fastifyPeer", name: HTTP_SCENARIO.fastifyPeer, app: fastifyRateLimitApp(io.raw), client: "ioredis", path: "/ping", apiKeys: accounts },
+      { key: "fastify", name: HTTP_SCENARIO.fastify, app: fastifyApp(onIoredis), client: "ioredis", path: "/ping", apiKeys },
+      { key: "fastifySubject", name: HTTP_SCENARIO.fastifySubject, app: fastifyApp(onIoredis, "subject"), client: "ioredis", path: "/ping", apiKeys: accounts },
     ];
     if ("gap" in example) results.gaps.push(`HTTP through the Express example (free and charged endpoints): ${example.gap}.`);
     else targets.push(...example.targets);
-    // Bare Express runs first and last, so drift over the section shows.
-    const order = [...targets.map((t) => [t, 1] as const), [targets[0]!, 2] as const];
+    if (rows) targets = targets.filter((target) => rows.includes(target.key));
+    // Bare Express runs first and last, so drift over the section shows; rows picked by
+    // BENCH_HTTP_ROWS run twice each, interleaved, so the noise of this machine shows.
+    const order = rows ? [...targets.map((t) => [t, 1] as const), ...targets.map((t) => [t, 2] as const)] : [...targets.map((t) => [t, 1] as const), [targets[0]!, 2] as const];
     cellsPlanned += order.length * config.concurrency.length;
     for (const c of config.concurrency) {
       for (const [target, run] of order) {
         const { m, bytesPerResponse } = await measureHttp(target, c, config.seconds, config.warmupSeconds, () => resetStats(admin));
         const stats = await scriptStats(admin);
-        results.rows.push({ section: "http", key: target.key, name: target.name, client: "node-redis", run, m, bytesPerResponse, scriptCalls: stats.calls, scriptUsec: stats.usec });
+        results.rows.push({ section: "http", key: target.key, name: target.name, client: target.client ?? "node-redis", run, m, bytesPerResponse, scriptCalls: stats.calls, scriptUsec: stats.usec });
         progress(`http connections=${c} ${target.name}${run > 1 ? ` #${run}` : ""}`, m, `  busy ${m.cpuUsPerOp.toFixed(1)} µs/req, ${(stats.calls / m.ops).toFixed(2)} scripts/req`);
       }
     }
   } finally {
     if ("close" in example) await example.close();
     await client.close();
+    await io.close();
   }
 }
 

@@ -69,6 +69,27 @@ export function markdown(results: Results): string {
     table(["target", "measured", "ratio", "0.1", ""], targets(results).map((t) => [t.goal, t.measured, amount(t, t.value), before(t), verdict(t.met)])),
   ];
 
+  if (results.rows.some((r) => r.section === "inprocess")) {
+    parts.push(
+      "",
+      "## In this process's memory",
+      "",
+      "No Redis: a tollgate made with `memory: true` and rate-limiter-flexible's RateLimiterMemory, over the same 1,000 subjects.",
+      "",
+    );
+    const lines: string[][] = [];
+    for (const c of config.concurrency) {
+      const peer = meanOps(rowsOf(results, "inprocess", "rlfMemory", "memory", c));
+      const redis = meanOps(rowsOf(results, "requests", "admit", "node-redis", c));
+      for (const { key } of keysIn(results, "inprocess")) {
+        for (const r of rowsOf(results, "inprocess", key, "memory", c)) {
+          lines.push([label(r), String(c), int(r.m.opsPerSec), ms(r.m.p50Ms), ms(r.m.p99Ms), r.m.cpuUsPerOp.toFixed(2), x(div(r.m.opsPerSec, peer)), x(div(r.m.opsPerSec, redis))]);
+        }
+      }
+    }
+    parts.push(table(["scenario", "c", "ops/s", "p50 ms", "p99 ms", "CPU µs/op", "ops/s × RateLimiterMemory", "ops/s × Redis admit (node-redis)"], lines));
+  }
+
   for (const section of ["requests", "holds"] as const) {
     const title = section === "requests" ? "Per-request calls" : "Holds";
     for (const client of clientsIn(results, section)) {
@@ -170,7 +191,7 @@ export function summary(results: Results): string {
   }
   const top = topConcurrency(results);
   lines.push(`ops/s at c=${top} (mean of runs):`);
-  for (const section of ["requests", "holds", "http"] as const) {
+  for (const section of ["requests", "holds", "http", "inprocess"] as const) {
     for (const client of clientsIn(results, section)) {
       for (const { key, name } of keysIn(results, section)) {
         const ops = meanOps(rowsOf(results, section, key, client, top));

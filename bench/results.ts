@@ -2,7 +2,8 @@
 import type { MemoryResult } from "./scenarios/memory.ts";
 import type { Measurement } from "./measure.ts";
 
-export type Section = "requests" | "holds" | "http";
+/** inprocess: limits in this process's memory, no Redis (client "memory"). */
+export type Section = "requests" | "holds" | "http" | "inprocess";
 
 export interface Row {
   section: Section;

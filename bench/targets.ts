@@ -10,7 +10,9 @@
  *   Express thread busy µs per request vs express-rate-limit + rate-limit-redis at 16 and 64
  *     connections: keys.verify middleware <= 1x, the example's free endpoint <= 1.2x;
  *   memory: an idle account without keys <= 256 bytes, its first key <= 120 bytes more;
- *   telemetry (issue 13): admit's client CPU with the API and no SDK <= 1.1x telemetry: false.
+ *   telemetry: admit's client CPU with the API and no SDK <= 1.1x telemetry: false;
+ *   in memory: admit ops/s >= 1.0x RateLimiterMemory consume and >= 10x the Redis admit
+ *     (node-redis), at each judged c.
  * Both clients are judged where the issue says "both".
  */
 import { BASELINE, type BaselineValue } from "./baseline.ts";
@@ -103,6 +105,16 @@ export function targets(results: Results): Target[] {
   opsVs("node-redis", "precheck", "admit + pre-check", 1.15);
   opsVs("ioredis", "admit", "admit", 1.0);
 
+  // The memory tollgate's admit vs the in-memory peer, and vs its own admit on Redis.
+  for (const c of judged) {
+    const memory = meanOps(rowsOf(results, "inprocess", "memoryAdmit", "memory", c));
+    const peer = meanOps(rowsOf(results, "inprocess", "rlfMemory", "memory", c));
+    const redis = meanOps(rowsOf(results, "requests", "admit", "node-redis", c));
+    if (memory === undefined) continue;
+    push(`ops:memoryAdmit:c${c}`, "ops/s: memory admit ≥ 1.00× RateLimiterMemory consume", div(memory, peer), `${fmtOps(memory)} / ${fmtOps(peer)} ops/s (c=${c})`, (v) => v >= 1);
+    push(`ops:memoryAdmitVsRedis:c${c}`, "ops/s: memory admit ≥ 10× the Redis admit (node-redis)", div(memory, redis), `${fmtOps(memory)} / ${fmtOps(redis)} ops/s (c=${c})`, (v) => v >= 10);
+  }
+
   // Telemetry with @opentelemetry/api installed and no SDK (the default) vs telemetry: false:
   // client CPU per admit, pooled over the judged concurrencies, within this machine's noise.
   for (const client of clientsIn(results, "requests")) {
@@ -131,6 +143,19 @@ export function targets(results: Results): Target[] {
     };
     busyVs("verify", "HTTP busy µs/req: keys.verify middleware ≤ express-rate-limit + rate-limit-redis", 1);
     busyVs("exampleFree", "HTTP busy µs/req: example free endpoint ≤ 1.2× express-rate-limit + rate-limit-redis", 1.2);
+    // The adapters: each against its framework's reference, on the same client.
+    const busyOf = (key: string, peer: string, client: string, goal: string, max: number) => {
+      for (const c of judged) {
+        const busy = meanBusy(rowsOf(results, "http", key, client, c));
+        const other = meanBusy(rowsOf(results, "http", peer, client, c));
+        if (busy === undefined || other === undefined) continue;
+        push(`http:${key}:c${c}`, goal, div(busy, other), `${busy.toFixed(1)} / ${other.toFixed(1)} µs/req (${c} connections)`, (v) => v <= max);
+      }
+    };
+    // Like for like: a counter per header value, unverified, as @fastify/rate-limit keeps one.
+    busyOf("fastifySubject", "fastifyPeer", "ioredis", "HTTP busy µs/req: tollgate/fastify by subject ≤ @fastify/rate-limit with its Redis store", 1);
+    busyOf("fastify", "fastifyPeer", "ioredis", "HTTP busy µs/req: tollgate/fastify with the key check ≤ @fastify/rate-limit with its Redis store (no key check)", 1);
+    busyOf("hono", "expressMiddleware", "node-redis", "HTTP busy µs/req: tollgate/hono ≤ 1.1× tollgate/express", 1.1);
   }
 
   if (results.memory) {

@@ -3,7 +3,7 @@
 import { Redis } from "ioredis";
 import { createTollgate, fromIoredis } from "tollgate";
 
-const client = new Redis(process.env.REDIS_URL ?? "redis://localhost:6379");
+const client = new Redis(process.env.REDIS_URL ?? "redis://localhost:6379").on("error", (error) => console.error(error));
 const tollgate = createTollgate({ redis: fromIoredis(client) }); // plans: free, starter, pro, business
 
 // Once per customer: an account on a plan, and an API key shown to them once.

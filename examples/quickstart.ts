@@ -4,7 +4,7 @@
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // plans: free, starter, pro, business
 
 // Once per customer: an account on a plan, and an API key shown to them once.

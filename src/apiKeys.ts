@@ -105,6 +105,22 @@ export function parseKey(key: unknown, keyPrefix: string): { subject: string; ke
   return { subject, keyId, digest: keyDigest(key) };
 }
 
+/** A checked key id (shared with tollgate/model). */
+export function keyIdArg(keyId: unknown): string {
+  if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
+  return keyId;
+}
+
+/** A checked issue: the name, the ttl (0: never expires) and the surfaces ("*": any), shared with tollgate/model. */
+export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string } {
+  const name = options.name ?? "";
+  // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
+  if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
+  const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
+  const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, accountSurface);
+  return { name, ttlMs, surfaces };
+}
+
 /** API keys (`tollgate.keys`): issued per subject, stored as a digest, checked with the admit in one round trip. */
 export class Keys {
   /** @internal Made by createTollgate. */
@@ -113,11 +129,7 @@ export class Keys {
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const name = options.name ?? "";
-    // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
-    if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
-    const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
-    const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, this.ctx.accountSurface);
+    const { name, ttlMs, surfaces } = keyIssueArgs(options, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
     const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
     const reply = await this.ctx.runner.run(issueKey, redisKeys, {
@@ -143,7 +155,7 @@ export class Keys {
   /** Deletes a key: it stops working at once. Returns whether it existed. */
   async revoke(subject: string, keyId: string): Promise<boolean> {
     const redisKeys = this.ctx.redisKeys(subject);
-    if (typeof keyId !== "string" || !KEY_ID.test(keyId)) throw new InvalidInputError(`Key id must be 10 hex digits (got ${describe(keyId)})`);
+    keyIdArg(keyId);
     const reply = await this.ctx.runner.run(revokeKey, redisKeys, { keyId });
     this.ctx.denyCache?.forget(redisKeys.subject);
     return reply.revoked;

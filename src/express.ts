@@ -7,9 +7,18 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 // The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** What a request that passed carries on (tollgate/express's rateLimit). */
+      tollgate?: RateLimitPass;
+    }
+  }
+}
 
 /** The options of the Express `rateLimit` middleware. */
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
@@ -34,14 +43,14 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * import { createTollgate, fromNodeRedis } from "tollgate";
  * import { rateLimit } from "tollgate/express";
  *
- * const client = await createClient().connect();
+ * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
  * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
  * const app = express();
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;
  *
  * // A charged endpoint: the key checked, the request counted and 1 credit looked for, in one round trip.
  * app.get("/reports/:id", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
- *   const { subject } = res.locals.tollgate; // the key's account
+ *   const { subject } = res.locals.tollgate!; // the key's account
  *   await tollgate.credits.charge(subject, { required: 1, operationId: req.params.id });
  *   res.json({ id: req.params.id });
  * });

@@ -57,4 +57,5 @@ export {
   type RateLimitRefusal,
   type RateLimitDecision,
   type PerRequest,
+  type StoreErrorMode,
 } from "./middleware.ts";

@@ -6,9 +6,16 @@
  */
 import type { Context, Middleware, Next } from "koa";
 // The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitRefusal } from "./index.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+
+declare module "koa" {
+  interface DefaultState {
+    /** What a request that passed carries on (tollgate/koa's rateLimit). */
+    tollgate?: RateLimitPass;
+  }
+}
 
 /** The options of the Koa `rateLimit` middleware; the functions take Koa's `ctx`. */
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
@@ -34,12 +41,12 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * import { createTollgate, fromNodeRedis } from "tollgate";
  * import { rateLimit } from "tollgate/koa";
  *
- * const client = await createClient().connect();
+ * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
  * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
  * const app = new Koa();
  * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
  * app.use(async (ctx) => {
- *   const { subject } = ctx.state.tollgate; // the key's account
+ *   const { subject } = ctx.state.tollgate!; // the key's account
  *   await tollgate.credits.charge(subject, { required: 1 });
  *   ctx.body = { ok: true };
  * });

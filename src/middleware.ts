@@ -1,17 +1,21 @@
 /**
- * What tollgate/express and tollgate/koa share, and what a host on any other framework calls
- * itself (checkRequest): one request checked with the framework left out; the example servers'
- * guard takes its decision from here too. A key is
+ * What tollgate/express, tollgate/koa, tollgate/fastify and tollgate/hono share, and what a
+ * host on any other framework calls itself (checkRequest): one request checked with the
+ * framework left out; the example servers' guard takes its decision from here too. A key is
  * verified together with the admit (keys.verify: one round trip); a subject the host already
  * knows is admitted with limits.admit. The answer is either the rate-limit headers to send
- * with the endpoint's response, or the SPEC §8 reply to send instead: 401 (no rate-limit
- * headers, SPEC §4), 429, 402 or 503 (fail closed, SPEC §8). Anything else thrown (a surface
- * no plan has, a policy that is not configured) is a setup mistake and is the host's to see.
+ * with the endpoint's response, or the error reply to send instead: 401 (no rate-limit
+ * headers), 429, 402 or 503 (the quota store unreachable; `onStoreError` may decide otherwise,
+ * see src/storeError.ts). A surface or policy no table has is refused when the options are
+ * checked, at start-up; one worked out per request is refused then, as the host's mistake.
  */
-import { isTollgateError } from "./errors.ts";
-import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, unavailableReply, type HttpReply } from "./http.ts";
+import { InvalidInputError, isTollgateError } from "./errors.ts";
+import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, type HttpReply } from "./http.ts";
 import type { Admission, Allowed } from "./limits.ts";
+import { rememberWindows, storeErrorMode, whenStoreFails, type StoreErrorMode } from "./storeError.ts";
 import type { Tollgate } from "./tollgate.ts";
+
+export type { StoreErrorMode };
 
 /** A value of the middleware options: fixed, or worked out per request. */
 export type PerRequest<Req, T> = T | ((req: Req) => T);
@@ -44,6 +48,18 @@ export interface RateLimitOptions<Req> {
   ietfHeaders?: boolean;
   /** The request id of an error reply (body and X-Request-Id). Default: a new random id. */
   requestId?: (req: Req) => string;
+  /**
+   * What a request gets when the quota store cannot be reached. "closed" (default): 503
+   * unavailable. "open": it passes, uncounted. "local": this process counts it against the
+   * windows last seen for its subject (a subject not seen yet: the smallest any plan or the
+   * policy gives the surface), each limit divided by `instances`, until the store answers again.
+   * Neither open nor local can verify a key: the pass carries the subject the key names,
+   * unverified, and `degraded`. A request that pre-checks credits always fails closed. The
+   * local counts belong to this options object: with checkRequest, make it once and reuse it.
+   */
+  onStoreError?: StoreErrorMode;
+  /** With onStoreError "local": how many processes share the limits. Default 1. */
+  instances?: number;
 }
 
 /** What a request that passed carries on (Express: `res.locals.tollgate`; Koa: `ctx.state.tollgate`). */
@@ -54,17 +70,25 @@ export interface RateLimitPass {
   keyId?: string;
   /** The surface counted. */
   surface: string;
-  /** The admission: windows, and the credit pre-check's balance when one was asked. */
-  admission: Allowed;
-  /** The rate-limit headers set on the response. */
+  /**
+   * The admission: windows, and the credit pre-check's balance when one was asked. Absent only
+   * on a pass let through uncounted by onStoreError "open".
+   */
+  admission?: Allowed;
+  /** The rate-limit headers set on the response (none on a pass of onStoreError "open"). */
   headers: Record<string, string>;
+  /**
+   * Set when the quota store could not be reached and onStoreError decided: the subject (and
+   * keyId) are then the ones the key names, NOT verified.
+   */
+  degraded?: "open" | "local";
 }
 
 /** Why a request was refused, with the reply that answers it. */
 export interface RateLimitRefusal {
   /** 401 unauthorized, 429 rate_limited, 402 insufficient_quota or 503 unavailable. */
   reason: "unauthorized" | "rate_limited" | "insufficient_quota" | "unavailable";
-  /** The SPEC §8 reply: status, headers (rate-limit headers except on 401) and body. */
+  /** The error reply: status, headers (rate-limit headers except on 401) and body. */
   reply: HttpReply;
   /** The subject, when it was known. */
   subject?: string;
@@ -86,6 +110,17 @@ export function checkRateLimitOptions<Req>(options: RateLimitOptions<Req>): void
   if (options.key !== undefined && typeof options.key !== "function") throw new TypeError("rateLimit: key must be a function (req) => string | null");
   if (options.subject !== undefined && typeof options.subject !== "function") throw new TypeError("rateLimit: subject must be a function (req) => string | null");
   if (options.policy !== undefined && options.key !== undefined) throw new TypeError("rateLimit: policy counts subjects without an account; use it with subject, not key");
+  const { plans, policies } = options.tollgate;
+  const surface = typeof options.surface === "function" ? undefined : (options.surface ?? "api");
+  if (options.policy !== undefined) {
+    if (!Object.hasOwn(policies, options.policy)) throw new InvalidInputError(`rateLimit: policy ${JSON.stringify(options.policy)} is not one of createTollgate's policies (${Object.keys(policies).join(", ") || "none"})`);
+    const has = Object.keys(policies[options.policy]!);
+    if (surface !== undefined && !has.includes(surface)) throw new InvalidInputError(`rateLimit: surface ${JSON.stringify(surface)} is not a surface of policy "${options.policy}" (${has.join(", ")})`);
+  } else if (surface !== undefined) {
+    const has = new Set(Object.values(plans).flatMap((plan) => Object.keys(plan.limits)));
+    if (!has.has(surface)) throw new InvalidInputError(`rateLimit: surface ${JSON.stringify(surface)} is not a surface of any plan (${[...has].join(", ")})`);
+  }
+  storeErrorMode(options);
 }
 
 function value<Req, T>(option: PerRequest<Req, T> | undefined, req: Req, fallback: T): T {
@@ -120,26 +155,28 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
   let subject: string;
   let keyId: string | undefined;
   let admission: Admission;
+  let given: string | null | undefined;
   try {
     if (options.key) {
-      const key = options.key(req);
-      if (typeof key !== "string" || key === "") return unauthorized();
-      const verification = await options.tollgate.keys.verify(key, { surface, cost, credits });
+      given = options.key(req);
+      if (typeof given !== "string" || given === "") return unauthorized();
+      const verification = await options.tollgate.keys.verify(given, { surface, cost, credits });
       if (!verification.valid) return unauthorized();
       ({ subject, keyId, admission } = verification);
     } else {
-      const given = options.subject!(req);
+      given = options.subject!(req);
       if (typeof given !== "string" || given === "") return unauthorized();
       subject = given;
       admission = await options.tollgate.limits.admit(subject, { surface, cost, credits, ...(options.policy === undefined ? {} : { policy: options.policy }) });
     }
   } catch (error) {
-    if (isTollgateError(error, "unavailable")) return { refusal: { reason: "unavailable", reply: unavailableReply(requestId()), error } };
+    if (isTollgateError(error, "unavailable")) return whenStoreFails(options, { given: given!, surface, cost, credits, requestId }, error);
     // A subject the host named that has no account proves nothing, like an unknown key.
     if (isTollgateError(error, "account_not_found")) return unauthorized();
     throw error;
   }
 
+  if (options.onStoreError === "local") rememberWindows(options, subject, surface, admission.windows);
   const headerOptions = { ietf: options.ietfHeaders === true, policy: options.policy ?? surface };
   if (!admission.allowed) {
     return { refusal: { reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };

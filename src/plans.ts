@@ -141,6 +141,8 @@ export function planArgs(plan: Plan & { name: string }) {
 export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => string {
   const surfaces = new Set(Object.values(plans).flatMap((plan) => Object.keys(plan.limits)));
   return (value) => {
+    // A surface of the (validated) table is a valid name: the common case needs no pattern.
+    if (typeof value === "string" && surfaces.has(value)) return value;
     const surface = surfaceName("Surface", value);
     if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(", ")})`);
     return surface;

@@ -63,6 +63,11 @@ export const TELEMETRY_NAMES = {
   charges: "tollgate.charges",
   /** Store calls that failed or timed out (StoreUnavailableError), by script. */
   storeFailures: "tollgate.store.failures",
+  /**
+   * Requests a rate-limit middleware decided without the quota store (its onStoreError "open"
+   * or "local"), by mode, surface and outcome (passed or denied).
+   */
+  degraded: "tollgate.degraded",
 } as const;
 
 interface Instruments {
@@ -72,6 +77,7 @@ interface Instruments {
   denials: CounterLike | undefined;
   charges: CounterLike | undefined;
   storeFailures: CounterLike | undefined;
+  degraded: CounterLike | undefined;
 }
 
 interface OtelApi {
@@ -139,6 +145,7 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
     denials: meter?.createCounter(TELEMETRY_NAMES.denials, { description: "Requests denied by a rate-limit window" }),
     charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: "Charges by outcome" }),
     storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: "Quota-store calls that failed or timed out" }),
+    degraded: meter?.createCounter(TELEMETRY_NAMES.degraded, { description: "Requests decided without the quota store (onStoreError open or local)" }),
   };
 }
 

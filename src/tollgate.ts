@@ -11,6 +11,7 @@ import { InvalidInputError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
+import { createMemoryTollgate } from "./memory.ts";
 import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
@@ -21,10 +22,17 @@ import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.t
 import { readUsage, type Usage } from "./usage.ts";
 import { count } from "./validate.ts";
 
-/** createTollgate's options: only `redis` is needed. */
+/** createTollgate's options: `redis`, or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
   /** A client adapted with fromNodeRedis or fromIoredis (standalone or cluster). */
-  redis: RedisScriptClient;
+  redis?: RedisScriptClient;
+  /**
+   * true: a tollgate in this process's memory, with the same API and rules, for tests and
+   * one-process apps. Several processes share nothing, and nothing survives a restart. The
+   * options that mean something on Redis only (prefix, durability, scripts, denyCache,
+   * timeoutMs, telemetry, resendIds) are refused with it. Default clock: Date.now.
+   */
+  memory?: boolean;
   /** Plan table; default DEFAULT_PLANS (SPEC §2). Validated here. */
   plans?: PlanTable;
   /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
@@ -141,6 +149,8 @@ export interface Tollgate {
   readonly policies: PolicyTable;
   /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
   close(): Promise<void>;
+  /** @internal Counts a request a middleware decided without the store (TELEMETRY_NAMES.degraded). */
+  countDegraded?(mode: "open" | "local", surface: string, outcome: "passed" | "denied"): void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -148,7 +158,7 @@ const HOUR_MS = 3_600_000;
 /**
  * Makes a tollgate: checks the options (plans, policies, bounds) once, throwing
  * InvalidInputError or UnknownPlanError before Redis is touched, and wires every concept to
- * one script runner on the given client. A raw node-redis or ioredis client is refused with
+ * one script runner on the given client (or, with `memory: true`, to this process's memory). A raw node-redis or ioredis client is refused with
  * an InvalidInputError that names fromNodeRedis / fromIoredis.
  *
  * @example
@@ -156,19 +166,22 @@ const HOUR_MS = 3_600_000;
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
  *
- * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
  * const tollgate = createTollgate({
  *   redis: fromNodeRedis(client), // or fromIoredis(new Redis(url)); a Cluster client works the same
  *   plans: { basic: { limits: { api: [{ limit: 60, windowMs: 60_000 }] }, credits: { allowance: 500, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 100, surfaces: ["api"] } } },
  *   policies: { signin: { web: [{ limit: 10, windowMs: 60_000 }] } },
  * });
+ * // The same API in this process's memory, for tests and one-process apps:
+ * const inMemory = createTollgate({ memory: true, plans: tollgate.plans, clock: () => testClock.now });
  * ```
  */
 export function createTollgate(options: TollgateOptions): Tollgate {
+  if (options?.memory !== undefined && options.memory !== false) return memoryTollgate(options);
   if (!options || !isScriptClient(options.redis)) {
     const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
     const raw = given && (typeof given.evalSha === "function" ? "a raw node-redis client: wrap it with fromNodeRedis(client)" : typeof given.evalsha === "function" ? "a raw ioredis client: wrap it with fromIoredis(client)" : undefined);
-    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client)${raw ? ` (got ${raw})` : ""}`);
+    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client), or memory: true${raw ? ` (got ${raw})` : ""}`);
   }
   const prefix = options.prefix ?? "tg";
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
@@ -197,7 +210,8 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
   const scripts = options.scripts ?? "functions";
   if (scripts !== "functions" && scripts !== "eval") throw new InvalidInputError('scripts must be "functions" or "eval"');
-  const runnerArgs = [options.redis, timeoutMs, settings, clock, durableMovements(options.redis, options.durability, timeoutMs), scripts] as const;
+  const redis = options.redis;
+  const runnerArgs = [redis, timeoutMs, settings, clock, durableMovements(redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
@@ -214,10 +228,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     historyDays,
     clock,
   });
-  const limits = new Limits(ctx);
   return {
     accounts: new Accounts(ctx),
-    limits,
+    limits: new Limits(ctx),
     credits: new Credits(ctx),
     holds: new Holds(ctx, new Sweeper(ctx)),
     keys: new Keys(ctx),
@@ -226,7 +239,22 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     plans,
     policies,
     close: () => ctx.runner.close(),
+    ...(observe?.degraded && {
+      countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { "tollgate.mode": mode, "tollgate.surface": surface, "tollgate.outcome": outcome }),
+    }),
   };
+}
+
+/** Options that mean something on Redis only: refused with `memory`. */
+const REDIS_ONLY = ["prefix", "durability", "scripts", "denyCache", "timeoutMs", "telemetry", "resendIds"] as const;
+
+function memoryTollgate(options: TollgateOptions): Tollgate {
+  if (options.memory !== true) throw new InvalidInputError(`memory must be true, or left out for a tollgate on Redis (got ${JSON.stringify(options.memory)})`);
+  if (options.redis !== undefined) throw new InvalidInputError("Give redis or memory: true, not both");
+  for (const name of REDIS_ONLY) {
+    if (options[name] !== undefined) throw new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`);
+  }
+  return createMemoryTollgate(options);
 }
 
 function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {

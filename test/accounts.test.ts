@@ -13,7 +13,7 @@ import {
   type Tollgate,
 } from '../src/index.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { CLIENT_KINDS, TEST_START, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 
@@ -31,7 +31,7 @@ const HOST_PLANS = {
   },
 } satisfies PlanTable;
 
-describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
+describe.each(backends())('accounts and cycles on %s', (kind) => {
   let gate: TestGate;
   let tg: Tollgate;
   beforeAll(async () => {
@@ -42,8 +42,9 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
   beforeEach(() => void gate.clock.set(TEST_START));
 
   const account = (plan: string) => newAccount(tg, plan);
-  /** A tollgate with a plan table of the host's, on this file's Redis and prefix. */
+  /** A tollgate with a plan table of the host's, on this file's Redis and prefix (or in memory, of its own). */
   async function hostGate(plans: PlanTable): Promise<Tollgate> {
+    if (kind === 'memory') return createTollgate({ memory: true, clock: gate.clock.fn, plans });
     const client = await connectTestClient(kind);
     onTestFinished(() => client.close());
     return createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans });
@@ -90,7 +91,8 @@ describe.each(CLIENT_KINDS)('accounts and cycles through %s', (kind) => {
     expect(await host.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['batch'] });
   });
 
-  it('the copy stays the account\'s until changePlan: a new plan table moves no account, changePlan refreshes it', async () => {
+  // Two tables on one store: memory has no store that outlives its tollgate.
+  it.skipIf(kind === 'memory')('the copy stays the account\'s until changePlan: a new plan table moves no account, changePlan refreshes it', async () => {
     const before = await hostGate(HOST_PLANS);
     const id = accountId();
     await before.accounts.create(id, { plan: 'plus' });

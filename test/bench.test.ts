@@ -139,6 +139,8 @@ describe('bench targets and report', () => {
       row('holds', 'open5000', 'node-redis', 50, 10, { m: m(50, 64, 1.3) }), // 1.3x
       row('http', 'erl', 'node-redis', 10, 0, { m: m(10, 64, 1, 40) }),
       row('http', 'verify', 'node-redis', 10, 0, { m: m(10, 64, 1, 38) }), // 0.95x
+      row('inprocess', 'memoryAdmit', 'memory', 1_200, 0, { scriptCalls: undefined, scriptUsec: undefined }), // 1.2x the peer; 9.2x the Redis admit
+      row('inprocess', 'rlfMemory', 'memory', 1_000, 0, { scriptCalls: undefined, scriptUsec: undefined }),
     ],
     memory: { accounts: 10, perAccount: 300, perFirstKey: 100, perSecondKey: 80, perCharge: 200, chargeAccounts: 10, chargesPerAccount: 100 },
     gaps: ['something did not run'],
@@ -165,6 +167,10 @@ describe('bench targets and report', () => {
     expect(byId['http:exampleFree:c64']?.met).toBeUndefined();
     expect(byId['memory:account']?.met).toBe(false);
     expect(byId['memory:key']?.met).toBe(true);
+    expect(byId['ops:memoryAdmit:c64']?.value).toBeCloseTo(1.2);
+    expect(byId['ops:memoryAdmit:c64']?.met).toBe(true);
+    expect(byId['ops:memoryAdmitVsRedis:c64']?.value).toBeCloseTo(1_200 / 130);
+    expect(byId['ops:memoryAdmitVsRedis:c64']?.met).toBe(false);
     // 0.1's figure of the same measure rides along.
     expect(byId['redis:admit:node-redis']?.before?.value).toBeGreaterThan(0);
   });
@@ -176,6 +182,8 @@ describe('bench targets and report', () => {
     expect(md).toContain('**missed**');
     expect(md).toContain('| admit | 64 | 130 |');
     expect(md).toContain('something did not run');
+    expect(md).toContain("## In this process's memory");
+    expect(md).toContain('| memoryAdmit | 64 | 1,200 |');
     expect(summary(results)).toMatch(/MISSED +Redis µs\/call: admit \+ pre-check/);
     const chart = svg(results);
     expect(chart.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);

@@ -19,6 +19,8 @@ const ENTRIES: Record<string, string> = {
   './model': 'src/model/index.ts',
   './express': 'src/express.ts',
   './koa': 'src/koa.ts',
+  './fastify': 'src/fastify.ts',
+  './hono': 'src/hono.ts',
 };
 
 function program(): { checker: ts.TypeChecker; files: Map<string, ts.SourceFile> } {
@@ -97,6 +99,8 @@ describe('API reference', () => {
       ['.', ['TollgateOptions', 'telemetry']],
       ['./express', ['rateLimit']],
       ['./koa', ['rateLimit']],
+      ['./fastify', ['rateLimit']],
+      ['./hono', ['rateLimit']],
     ];
     expect(wanted.filter(([subpath, path]) => !exampleOf(subpath, path)).map(([s, p]) => `${s}: ${p.join('.')}`)).toEqual([]);
   });

@@ -81,11 +81,11 @@ describe('rate-limit headers (SPEC §4)', () => {
   });
 });
 
-describe('headers of real admissions', () => {
+describe.each(['node-redis', 'memory'] as const)('headers of real admissions on %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
     const burst = { ...DEFAULT_PLANS.free, limits: { ...DEFAULT_PLANS.free.limits, api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }] } };
-    gate = await openTollgate('node-redis', 'http', { plans: { ...DEFAULT_PLANS, burst } });
+    gate = await openTollgate(kind, 'http', { plans: { ...DEFAULT_PLANS, burst } });
   });
   afterAll(() => gate.close());
 

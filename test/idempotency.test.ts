@@ -1,7 +1,7 @@
 // Idempotency-Key handling for opening holds (SPEC §7), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprint, type OpenOutcome, type Tollgate } from '../src/index.ts';
-import { CLIENT_KINDS, TEST_START, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 describe('request fingerprints', () => {
   it('canonical JSON sorts keys at every depth, so key order does not matter', () => {
@@ -12,7 +12,7 @@ describe('request fingerprints', () => {
   });
 });
 
-describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
+describe.each(backends())('Idempotency-Key through %s', (kind) => {
   let gate: TestGate;
   let tg: Tollgate;
   beforeAll(async () => {
@@ -77,7 +77,8 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
     expect(await open(id, 2, { key: 'k4', body })).toEqual({ ...created, replayed: true });
   });
 
-  it('a pending key is held idempotencyLockMs at most, so a crashed holder does not lock it for good', async () => {
+  // Redis's expiry of the record; memory drops it by its clock (the next test).
+  it.skipIf(kind === 'memory')('a pending key is held idempotencyLockMs at most, so a crashed holder does not lock it for good', async () => {
     const id = await account();
     await tg.idempotency.begin(id, 'k-lock', body);
     const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k-lock`]));
@@ -112,8 +113,7 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
       expect(await tg.idempotency.renew(id, holder.claim)).toBe(true);
       expect(await tg.idempotency.begin(id, 'k-renew', body)).toEqual({ state: 'in_use' });
     }
-    const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k-renew`]));
-    expect(ttl).toBeGreaterThan(25_000);
+    if (gate.onRedis) expect(Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k-renew`]))).toBeGreaterThan(25_000);
     // The holder stops renewing (it hung): the key goes to the next request, and the holder learns it.
     gate.clock.advance(30_000);
     const other = await tg.idempotency.begin(id, 'k-renew', body);
@@ -239,8 +239,17 @@ describe.each(CLIENT_KINDS)('Idempotency-Key through %s', (kind) => {
   it('a stored outcome is kept for the configured time', async () => {
     const id = await account();
     await open(id, 1, { key: 'k11', body });
-    const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k11`]));
-    expect(ttl).toBeGreaterThan(3_500_000);
-    expect(ttl).toBeLessThanOrEqual(3_600_000);
+    if (gate.onRedis) {
+      // Redis keeps it by its own clock.
+      const ttl = Number(await gate.command(['PTTL', `${gate.prefix}:{${id}}:ik:k11`]));
+      expect(ttl).toBeGreaterThan(3_500_000);
+      expect(ttl).toBeLessThanOrEqual(3_600_000);
+    } else {
+      // Memory keeps it by the tollgate's clock.
+      gate.clock.advance(3_599_999);
+      expect(await tg.idempotency.begin(id, 'k11', body)).toMatchObject({ state: 'replay' });
+      gate.clock.advance(1);
+      expect(await tg.idempotency.begin(id, 'k11', body)).toMatchObject({ state: 'new' });
+    }
   });
 });

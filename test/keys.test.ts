@@ -8,14 +8,14 @@ import { AccountNotFoundError, KeyLimitError, isTollgateError } from '../src/ind
 import { keyDigest } from '../src/apiKeys.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
-import { CLIENT_KINDS, TEST_START, accountId, newAccount } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, newAccount } from './helpers/tollgate.ts';
 
 /** HGETALL as a flat list (node-redis may answer with an object). */
 const flat = (reply: unknown): string[] => (Array.isArray(reply) ? reply.map(String) : Object.entries(reply as Record<string, string>).flat());
 
 const KEY = /^tgk_(.+)_([0-9a-f]{10})_([0-9a-f]{32})$/;
 
-describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
+describe.each(backends())('API keys through %s', (kind) => {
   let gate: RecordingGate;
   beforeAll(async () => {
     gate = await openRecordingTollgate(kind, 'keys', { keys: { maxKeys: 3, maxExpiringKeys: 2 } });
@@ -46,14 +46,15 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       expect(issued).toEqual({ key: expect.stringMatching(KEY), keyId: expect.stringMatching(/^[0-9a-f]{10}$/), createdAt: gate.clock.now, expiresAt: null });
       const [, subject, keyId] = KEY.exec(issued.key)!;
       expect([subject, keyId]).toEqual([id, issued.keyId]);
-      expect(gate.sent.map((c) => c.script)).toEqual(['issueKey']);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['issueKey']);
       // Two keys never share a key id or a secret.
       const second = await gate.tg.keys.issue(id);
       expect(second.keyId).not.toBe(issued.keyId);
       expect(KEY.exec(second.key)![3]).not.toBe(KEY.exec(issued.key)![3]);
     });
 
-    it('only a digest is stored: neither the key nor its secret appears anywhere among the subject\'s keys', async () => {
+    // What Redis stores: memory has no keys to read.
+    it.skipIf(kind === 'memory')('only a digest is stored: neither the key nor its secret appears anywhere among the subject\'s keys', async () => {
       const id = await account();
       const { key, keyId } = await gate.tg.keys.issue(id, { name: 'deploy bot' });
       await gate.tg.keys.verify(key);
@@ -83,7 +84,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       gate.recorder.clear();
       expect(gate.tg.keys.parse(key)).toEqual({ subject: id, keyId });
       expect(gate.tg.keys.parse('not a key')).toBeNull();
-      expect(gate.sent).toEqual([]);
+      if (gate.onRedis) expect(gate.sent).toEqual([]);
     });
   });
 
@@ -103,8 +104,8 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
           credits: { sufficient: true, balance: 30, needed: 1 },
         },
       });
-      expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
-      expect(gate.sent[0]!.words[0]).toMatch(/^(FCALL|EVALSHA|EVAL)$/);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
+      if (gate.onRedis) expect(gate.sent[0]!.words[0]).toMatch(/^(FCALL|EVALSHA|EVAL)$/);
     });
 
     it('counts on the key\'s subject, with cost, like limits.admit', async () => {
@@ -136,7 +137,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
           usage: { plan: 'free', credits: { balance: 30 }, rateLimit: { surface: 'api', limit: 30, remaining: 29 } },
         });
       }
-      expect(gate.sent.map((c) => c.script)).toEqual(['usage', 'usage', 'usage']);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['usage', 'usage', 'usage']);
       expect(await remaining(id)).toEqual([29, 30]);
     });
 
@@ -160,7 +161,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       const bad = make(key, id) as string;
       expect(await gate.tg.keys.verify(bad)).toEqual({ valid: false, reason: 'malformed' });
       expect(await gate.tg.keys.verify(bad, { usage: true })).toEqual({ valid: false, reason: 'malformed' });
-      expect(gate.sent).toEqual([]);
+      if (gate.onRedis) expect(gate.sent).toEqual([]);
     });
 
     /** Refused in Redis with the reason, on admit and usage alike; nothing counted on the subject. */
@@ -169,7 +170,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       gate.recorder.clear();
       expect(await gate.tg.keys.verify(key, { surface, credits: 1 })).toEqual({ valid: false, reason });
       expect(await gate.tg.keys.verify(key, { surface, cost: 5 })).toEqual({ valid: false, reason });
-      expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
       expect(await gate.tg.keys.verify(key, { surface, usage: true })).toEqual({ valid: false, reason });
       expect(await remaining(id)).toEqual(before);
     }
@@ -221,7 +222,7 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       gate.clock.set(issued.expiresAt!);
       expect(await gate.tg.keys.verify(issued.key)).toEqual({ valid: false, reason: 'expired' });
       // The expired key is deleted on the way; afterwards it is simply unknown.
-      expect(await gate.command(['HGET', accountOf(id), `k:${issued.keyId}`])).toBeNull();
+      if (gate.onRedis) expect(await gate.command(['HGET', accountOf(id), `k:${issued.keyId}`])).toBeNull();
       await expectRefused(id, issued.key, 'unknown');
     });
 
@@ -232,7 +233,8 @@ describe.each(CLIENT_KINDS)('API keys through %s', (kind) => {
       expect(await gate.tg.keys.verify(issued.key, { usage: true })).toEqual({ valid: false, reason: 'expired' });
     });
 
-    it('a key whose account is gone is valid:false', async () => {
+    // An account deleted behind tollgate's back: only Redis can lose one so.
+    it.skipIf(kind === 'memory')('a key whose account is gone is valid:false', async () => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
       await gate.command(['DEL', new SubjectKeys(gate.prefix, id).account]);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
-import { CLIENT_KINDS, TEST_START, accountId, newAccount } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, newAccount } from './helpers/tollgate.ts';
 
 const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
@@ -22,7 +22,7 @@ const PLANS = {
 /** One window's state as admissions report it. */
 const w = (limit: number, windowMs: number, remaining: number, resetMs: number, algorithm: 'fixed' | 'sliding' = 'fixed'): RateLimitState => ({ limit, remaining, resetMs, windowMs, algorithm });
 
-describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
+describe.each(backends())('limits of an account through %s', (kind) => {
   let gate: RecordingGate;
   beforeAll(async () => {
     gate = await openRecordingTollgate(kind, 'limits', { plans: PLANS });
@@ -89,9 +89,9 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
       await gate.tg.credits.charge(id, { required: 29 });
       gate.recorder.clear();
       expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: true, credits: { sufficient: true, balance: 1, needed: 1 } });
-      expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
       expect(await gate.tg.limits.admit(id, { credits: 2 })).toMatchObject({ allowed: true, rateLimit: { remaining: 28 }, credits: { sufficient: false, balance: 1, needed: 2 } });
-      expect(gate.sent).toHaveLength(2);
+      if (gate.onRedis) expect(gate.sent).toHaveLength(2);
     });
 
     it('without a pre-check the admission carries no credits', async () => {
@@ -122,7 +122,7 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
     it('every window of a surface is checked and counted in one call', async () => {
       const id = await account('layered');
       const admitted = await gate.tg.limits.admit(id);
-      expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
+      if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
       expect(admitted).toEqual({
         allowed: true,
         rateLimit: w(5, 10_000, 4, 5_000),
@@ -267,7 +267,7 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
       for (let i = 0; i < 5; i++) {
         expect(await gate.tg.limits.peek(id)).toEqual({ rateLimit: w(3, 10_000, 2, 5_000), windows: [w(3, 10_000, 2, 5_000), w(5, 60_000, 4, 45_000)] });
       }
-      expect(gate.sent).toHaveLength(6);
+      if (gate.onRedis) expect(gate.sent).toHaveLength(6);
       expect(await gate.tg.limits.admit(id)).toMatchObject({ windows: [{ remaining: 1 }, { remaining: 3 }] });
     });
 
@@ -309,7 +309,8 @@ describe.each(CLIENT_KINDS)('limits of an account through %s', (kind) => {
   });
 
   describe('counters', () => {
-    it("every window's count lives in the account's own hash, one field per surface: counting touches no other key", async () => {
+    // What Redis stores: memory's counters are dropped by its own walk (test/memory.test.ts).
+    it.skipIf(kind === 'memory')("every window's count lives in the account's own hash, one field per surface: counting touches no other key", async () => {
       const id = await account('layered');
       await gate.tg.limits.admit(id);
       await gate.tg.limits.admit(id);

@@ -1,118 +1,46 @@
-// tollgate/express and tollgate/koa (issue 13): one middleware per framework that checks a key
-// (or a subject the host names) and counts the request in one round trip, sets the rate-limit
-// headers (SPEC §4) and answers 401 / 429 / 402 / 503 with the SPEC §8 body; checkRequest is
-// the same step for any other framework. Real apps, real HTTP, the test Redis.
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+// tollgate/express, tollgate/koa, tollgate/fastify and tollgate/hono: one middleware per
+// framework that checks a key (or a subject the host names) and counts the request in one
+// round trip, sets the rate-limit headers and answers 401 / 429 / 402 / 503 with the error
+// body (docs/errors.md); checkRequest is the same step for any other framework. Real apps,
+// real HTTP, the test Redis.
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type ErrorRequestHandler, type Request } from 'express';
+import type { Response as ExpressResponse } from 'express';
+import Fastify, { type FastifyContextConfig, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Context as HonoContext } from 'hono';
+import type { Context as KoaContext } from 'koa';
 import type { Redis } from 'ioredis';
-import Koa, { type Context } from 'koa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateLimit as expressRateLimit, type ExpressRateLimitOptions } from '../src/express.ts';
-import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
-import { rateLimit as koaRateLimit, type KoaRateLimitOptions } from '../src/koa.ts';
-import type { RateLimitPass } from '../src/middleware.ts';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { rateLimit as fastifyRateLimit, type FastifyRouteRateLimit } from '../src/fastify.ts';
+import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type RateLimitPass, type Tollgate } from '../src/index.ts';
+import { FRAMEWORKS, get, listen, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
 
-/** The options both frameworks take, with the request read through a small neutral view. */
-interface Options {
-  key?: (headers: Headers) => string | null;
-  subject?: (headers: Headers) => string | null;
-  credits?: number;
-  cost?: number;
-  surface?: string;
-  policy?: string;
-  skip?: (headers: Headers) => boolean;
-  ietfHeaders?: boolean;
-  onDenied?: true;
-  tollgate?: Tollgate;
-}
-type Headers = Record<string, string | string[] | undefined>;
-
-interface App {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<App> {
-  const server: Server = createServer(handler);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** An Express app: GET /ok answers the pass, GET /boom throws after the middleware. */
-function expressApp(tollgate: Tollgate, o: Options): Promise<App> {
-  const app = express();
-  const view = (req: Request) => req.headers;
-  const options: ExpressRateLimitOptions = {
-    tollgate: o.tollgate ?? tollgate,
-    ...(o.key ? { key: (req) => o.key!(view(req)) } : {}),
-    ...(o.subject ? { subject: (req) => o.subject!(view(req)) } : {}),
-    ...(o.skip ? { skip: (req) => o.skip!(view(req)) } : {}),
-    ...(o.onDenied ? { onDenied: (_req, res, refusal) => void res.status(299).json({ custom: refusal.reason, status: refusal.reply.status }) } : {}),
-    ...pick(o),
-  };
-  app.use(expressRateLimit(options));
-  app.get('/ok', (_req, res) => void res.json({ pass: (res.locals.tollgate as RateLimitPass | undefined) ?? null }));
-  app.get('/boom', () => {
-    throw new Error('handler failed');
-  });
-  const onError: ErrorRequestHandler = (_error, _req, res, _next) => void res.status(500).json({ error: 'handler failed' });
-  app.use(onError);
-  return listen(app);
-}
-
-/** A Koa app with the same two routes; errors go to Koa's own handler. */
-function koaApp(tollgate: Tollgate, o: Options): Promise<App> {
-  const app = new Koa();
-  app.silent = true;
-  const view = (ctx: Context) => ctx.headers;
-  const options: KoaRateLimitOptions = {
-    tollgate: o.tollgate ?? tollgate,
-    ...(o.key ? { key: (ctx) => o.key!(view(ctx)) } : {}),
-    ...(o.subject ? { subject: (ctx) => o.subject!(view(ctx)) } : {}),
-    ...(o.skip ? { skip: (ctx) => o.skip!(view(ctx)) } : {}),
-    ...(o.onDenied ? { onDenied: (ctx, refusal) => void Object.assign(ctx, { status: 299, body: { custom: refusal.reason, status: refusal.reply.status } }) } : {}),
-    ...pick(o),
-  };
-  app.use(koaRateLimit(options));
-  app.use(async (ctx) => {
-    if (ctx.path === '/boom') ctx.throw(500, 'handler failed');
-    ctx.body = { pass: ctx.state.tollgate ?? null };
-  });
-  return listen(app.callback());
-}
-
-function pick(o: Options) {
-  const { credits, cost, surface, policy, ietfHeaders } = o;
-  return Object.fromEntries(Object.entries({ credits, cost, surface, policy, ietfHeaders }).filter(([, v]) => v !== undefined));
-}
-
 const apiKey = (h: Headers) => (typeof h['x-api-key'] === 'string' ? h['x-api-key'] : null);
 
-describe.each([
-  ['express', expressApp],
-  ['koa', koaApp],
-] as const)('tollgate/%s rateLimit', (_name, makeApp) => {
-  let io: Redis;
+describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'], [name, makeApp, 'memory']] as const))('tollgate/%s rateLimit on %s', (_name, makeApp, backend) => {
+  let io: Redis | undefined;
   let tg: Tollgate;
   let sends = 0;
   const clock = new ManualClock();
   const apps: App[] = [];
 
   beforeAll(async () => {
-    io = await connectIoredis();
+    const policies = { signin: { api: [{ limit: 2, windowMs: 60_000 }] } };
+    if (backend === 'memory') {
+      tg = createTollgate({ memory: true, clock: clock.fn, policies });
+      return;
+    }
+    const client = await connectIoredis();
+    io = client;
     // Counts what reaches Redis, so a request's round trips can be told.
-    const counted = { call: (command: string, ...args: string[]) => ((sends += 1), io.call(command, ...args)) };
-    tg = createTollgate({ redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies: { signin: { api: [{ limit: 2, windowMs: 60_000 }] } } });
+    const counted = { call: (command: string, ...args: string[]) => ((sends += 1), client.call(command, ...args)) };
+    tg = createTollgate({ redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies });
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
-    await io.quit();
+    await io?.quit();
   });
 
   async function app(options: Options): Promise<App> {
@@ -127,13 +55,6 @@ describe.each([
     return { subject, key: (await tg.keys.issue(subject)).key };
   }
 
-  async function get(base: App, headers: Record<string, string> = {}, path = '/ok') {
-    const response = await fetch(`${base.url}${path}`, { headers });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.startsWith('application/json');
-    return { status: response.status, headers: response.headers, body: json ? JSON.parse(text) : text };
-  }
-
   function expectErrorBody(reply: Awaited<ReturnType<typeof get>>, type: string) {
     expect(reply.body).toMatchObject({ error: { type }, request_id: expect.stringMatching(/^req_/) });
     expect(reply.headers.get('x-request-id')).toBe(reply.body.request_id);
@@ -146,7 +67,7 @@ describe.each([
     await get(base, { 'x-api-key': key }); // the script is loaded into Redis (NOSCRIPT, then EVAL) once
     const before = sends;
     const reply = await get(base, { 'x-api-key': key });
-    expect(sends - before).toBe(1);
+    if (backend === 'redis') expect(sends - before).toBe(1);
     expect(reply.status).toBe(200);
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
     expect(reply.headers.get('x-ratelimit-remaining')).toBe('28');
@@ -194,7 +115,7 @@ describe.each([
     expect(reply.headers.get('x-ratelimit-remaining')).toBe('28');
   });
 
-  it('the quota store unreachable: 503 unavailable with Retry-After (fail closed)', async () => {
+  it.skipIf(backend === 'memory')('the quota store unreachable: 503 unavailable with Retry-After (fail closed)', async () => {
     const down = createTollgate({ redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }) });
     const base = await app({ key: apiKey, tollgate: down });
     const { key } = await account();
@@ -239,10 +160,20 @@ describe.each([
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
   });
 
+  // Fastify starts its plugins when the app starts (ready, listen): that is its start-up.
+  const made = (options: Options) => async () => void (await makeApp(tg, options)).close();
+
   it('refuses options without exactly one of key or subject, or a policy with key, when the middleware is made', async () => {
-    expect(() => makeApp(tg, {})).toThrowError(/exactly one of key/);
-    expect(() => makeApp(tg, { key: apiKey, subject: apiKey })).toThrowError(/exactly one of key/);
-    expect(() => makeApp(tg, { key: apiKey, policy: 'signin' })).toThrowError(/policy/);
+    await expect(made({})).rejects.toThrowError(/exactly one of key/);
+    await expect(made({ key: apiKey, subject: apiKey })).rejects.toThrowError(/exactly one of key/);
+    await expect(made({ key: apiKey, policy: 'signin' })).rejects.toThrowError(/policy/);
+  });
+
+  it('refuses a surface no plan has, a policy not configured and a surface the policy lacks at start-up, naming the option and its value', async () => {
+    await expect(made({ key: apiKey, surface: 'serach' })).rejects.toThrowError(/surface "serach" is not a surface of any plan \(api, web\)/);
+    await expect(made({ subject: apiKey, policy: 'signup' })).rejects.toThrowError(/policy "signup" is not one of createTollgate's policies \(signin\)/);
+    await expect(made({ subject: apiKey, policy: 'signin', surface: 'web' })).rejects.toThrowError(/surface "web" is not a surface of policy "signin" \(api\)/);
+    await expect(made({ key: apiKey, onStoreError: 'maybe' as never })).rejects.toThrowError(/onStoreError "maybe"/);
   });
 });
 
@@ -283,7 +214,93 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     expect(((await short.json()) as { error: object }).error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
   });
 
-  it('refuses options that name neither key nor subject', () => {
+  it('refuses options that name neither key nor subject, or a surface or policy the tables lack, naming the option and its value', () => {
     expect(() => checkRateLimitOptions({ tollgate: tg } as never)).toThrowError(/exactly one of key/);
+    const key = (req: IncomingMessage) => apiKey(req.headers);
+    expect(() => checkRateLimitOptions({ tollgate: tg, key, surface: 'serach' })).toThrowError(/surface "serach"/);
+    expect(() => checkRateLimitOptions({ tollgate: tg, subject: key, policy: 'signup' })).toThrowError(/policy "signup"/);
+    // A surface worked out per request is checked per request.
+    expect(() => checkRateLimitOptions({ tollgate: tg, key, surface: () => 'serach' })).not.toThrow();
+  });
+});
+
+describe('tollgate/fastify: the scope that registers it, and per-route options', () => {
+  let io: Redis;
+  let tg: Tollgate;
+  let app: FastifyInstance;
+  let site: App;
+
+  beforeAll(async () => {
+    io = await connectIoredis();
+    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('fastify') });
+    app = Fastify();
+    app.get('/before', async () => ({ pass: null }));
+    // Not encapsulated: the hook reaches the routes the registering scope adds after it.
+    await app.register(fastifyRateLimit, { tollgate: tg, key: (request) => apiKey(request.headers) });
+    app.get('/counted', async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/charged', { config: { rateLimit: { credits: 31 } } }, async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/web', { config: { rateLimit: { surface: 'web', cost: 2 } } }, async (request) => ({ pass: request.tollgate ?? null }));
+    app.get('/free', { config: { rateLimit: false } }, async (request) => ({ pass: request.tollgate ?? null }));
+    await app.register(async (child) => {
+      child.get('/child', async (request) => ({ pass: request.tollgate ?? null }));
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    site = { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+  });
+  afterAll(async () => {
+    await app.close();
+    await io.quit();
+  });
+
+  async function key(): Promise<{ subject: string; key: string }> {
+    const subject = accountId('fst');
+    await tg.accounts.create(subject, { plan: 'free' });
+    return { subject, key: (await tg.keys.issue(subject)).key };
+  }
+
+  it('checks the routes of the scope that registered it (and its children) added after it, not those before', async () => {
+    const { subject, key: k } = await key();
+    const headers = { 'x-api-key': k };
+    expect((await get(site, {}, '/before')).status).toBe(200);
+    expect((await get(site, {}, '/counted')).status).toBe(401);
+    const child = await get(site, headers, '/child');
+    expect(child.status).toBe(200);
+    expect(child.body.pass).toMatchObject({ subject, surface: 'api' });
+    expect(child.headers.get('x-ratelimit-remaining')).toBe('29');
+  });
+
+  it('lays a route\'s config.rateLimit over the plugin\'s options, and false leaves the route out', async () => {
+    const { key: k } = await key();
+    const headers = { 'x-api-key': k };
+    const charged = await get(site, headers, '/charged');
+    expect(charged.status).toBe(402);
+    expect(charged.body.error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
+    const web = await get(site, headers, '/web');
+    expect(web.body.pass).toMatchObject({ surface: 'web' });
+    expect(web.headers.get('x-ratelimit-remaining')).toBe('28');
+    const free = await get(site, {}, '/free');
+    expect(free).toMatchObject({ status: 200, body: { pass: null } });
+    expect(free.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('refuses a route whose own options name an unknown surface when the route is added', async () => {
+    const other = Fastify();
+    await other.register(fastifyRateLimit, { tollgate: tg, key: (request) => apiKey(request.headers) });
+    expect(() => other.get('/x', { config: { rateLimit: { surface: 'serach' } } }, async () => ({}))).toThrowError(/surface "serach"/);
+    await other.close();
+  });
+});
+
+describe('the pass is typed on every framework (module augmentation; checked by tsc)', () => {
+  it('res.locals.tollgate, ctx.state.tollgate, request.tollgate and c.get("tollgate") are RateLimitPass', () => {
+    // Never called: the compiler checks the types.
+    const typed = (res: ExpressResponse, ctx: KoaContext, request: FastifyRequest, c: HonoContext) => {
+      expectTypeOf(res.locals.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(ctx.state.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(request.tollgate).toEqualTypeOf<RateLimitPass | undefined>();
+      expectTypeOf(c.get('tollgate')).toEqualTypeOf<RateLimitPass>();
+      expectTypeOf<FastifyContextConfig['rateLimit']>().toEqualTypeOf<FastifyRouteRateLimit | undefined>();
+    };
+    expect(typeof typed).toBe('function');
   });
 });

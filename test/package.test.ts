@@ -1,8 +1,9 @@
 // The published package (SPEC §1, issue 13): what `npm pack` makes, checked as a new user gets
 // it. One CommonJS build with ESM wrappers and declarations for every subpath (., ./model,
-// ./express, ./koa), publint --strict and attw clean, at most 120 KB packed, the Lua inside the
-// build, and the README quick start (examples/quickstart.ts) running from the tarball as
-// written under ESM, CommonJS and TypeScript (nodenext and bundler).
+// ./express, ./koa, ./fastify, ./hono), the `tollgate` bin, publint --strict and attw clean, at
+// most 120 KB packed, the Lua inside the build, and the README quick start
+// (examples/quickstart.ts) running from the tarball as written under ESM, CommonJS and
+// TypeScript (nodenext and bundler).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
 const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const SUBPATHS = { '.': 'index', './model': 'model/index', './express': 'express', './koa': 'koa' };
+const SUBPATHS = { '.': 'index', './model': 'model/index', './express': 'express', './koa': 'koa', './fastify': 'fastify', './hono': 'hono' };
 const MAX_PACKED_BYTES = 120_000;
 
 describe('package manifest', () => {
@@ -44,8 +45,12 @@ describe('package manifest', () => {
     expect(manifest).toMatchObject({ main: './dist/index.cjs', types: './dist/index.d.cts' });
   });
 
-  it('takes node-redis, ioredis and @opentelemetry/api as optional peers in closed ranges, and has no dependencies', () => {
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'ioredis', 'redis']);
+  it('has the operator CLI as its `tollgate` bin', () => {
+    expect(manifest.bin).toEqual({ tollgate: './dist/cli.cjs' });
+  });
+
+  it('takes node-redis, ioredis, @opentelemetry/api, Fastify and Hono as optional peers in closed ranges, and has no dependencies', () => {
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['@opentelemetry/api', 'fastify', 'hono', 'ioredis', 'redis']);
     for (const [peer, range] of Object.entries(manifest.peerDependencies)) {
       expect(manifest.peerDependenciesMeta[peer], peer).toEqual({ optional: true });
       expect(range, peer).toMatch(/^>=\S+ <\S+$/);
@@ -97,12 +102,13 @@ describe('packed package', () => {
     [packed] = JSON.parse(stdout);
     tarball = join(dir, (packed as unknown as { filename: string }).filename);
     // An empty project with the tarball installed, the clients and Node's types beside it, and
-    // neither Express nor Koa nor @opentelemetry/api.
+    // neither Express nor Koa nor @opentelemetry/api; Fastify and Hono (which ship their own
+    // types) for the type checks only.
     const installed = join(dir, 'node_modules', 'tollgate');
     mkdirSync(installed, { recursive: true });
     await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
     // @types holds Express's and Koa's types: what a TypeScript user of those subpaths has.
-    for (const dep of ['redis', '@redis', 'ioredis', '@types']) symlinkSync(join(modules, dep), join(dir, 'node_modules', dep));
+    for (const dep of ['redis', '@redis', 'ioredis', '@types', 'fastify', 'hono']) symlinkSync(join(modules, dep), join(dir, 'node_modules', dep));
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   }, 120_000);
   afterAll(() => dir && rmSync(dir, { recursive: true, force: true }));
@@ -126,7 +132,7 @@ describe('packed package', () => {
     const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch((error: { stdout: string }) => error);
     const { analysis, problems } = JSON.parse(stdout);
     expect(problems ?? {}).toEqual({});
-    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './express', './koa', './model', './package.json']);
+    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './express', './fastify', './hono', './koa', './model', './package.json']);
     for (const [subpath, entry] of Object.entries(analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>)) {
       if (subpath === './package.json') continue;
       for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
@@ -153,7 +159,7 @@ describe('packed package', () => {
     // Every subpath's declarations, read by the compiler with skipLibCheck off.
     writeFileSync(
       join(project, 'subpaths.ts'),
-      `import type { Tollgate } from "tollgate";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nexport type All = [Tollgate, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions];\n`,
+      `import type { Tollgate } from "tollgate";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nimport type { FastifyRateLimitOptions } from "tollgate/fastify";\nimport type { HonoRateLimitOptions } from "tollgate/hono";\nexport type All = [Tollgate, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions, FastifyRateLimitOptions, HonoRateLimitOptions];\n`,
     );
     // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
     // files under bundler, which is left the quicker check.
@@ -168,15 +174,24 @@ describe('packed package', () => {
     expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
   }, 60_000);
 
-  it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed', async () => {
-    const names = 'typeof t.createTollgate, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit';
-    const esm = `import * as t from 'tollgate'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; console.log(${names});`;
-    const cjs = `const t = require('tollgate'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'); console.log(${names});`;
+  it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed, and Fastify and Hono never loaded', async () => {
+    const names = 'typeof t.createTollgate, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit, typeof f.rateLimit, typeof h.rateLimit';
+    const loaded = `Object.keys(require.cache).filter((file) => /node_modules.(fastify|hono)./.test(file)).length`;
+    const esm = `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); import * as t from 'tollgate'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; import * as f from 'tollgate/fastify'; import * as h from 'tollgate/hono'; console.log(${names}, ${loaded});`;
+    const cjs = `const t = require('tollgate'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'), f = require('tollgate/fastify'), h = require('tollgate/hono'); console.log(${names}, ${loaded});`;
     for (const [flag, code] of [['--input-type=module', esm], ['--input-type=commonjs', cjs]] as const) {
       const { stdout } = await run(process.execPath, [flag, '-e', code], { cwd: dir });
-      expect(stdout.trim(), flag).toBe('function function function function');
+      expect(stdout.trim(), flag).toBe('function function function function function function 0');
     }
     expect(readdirSync(join(dir, 'node_modules'))).not.toContain('express');
+  });
+
+  it('runs the `tollgate` bin from the tarball: --help, and a command on REDIS_URL', async () => {
+    const bin = join(dir, 'node_modules', 'tollgate', 'dist', 'cli.cjs');
+    const help = await run(process.execPath, [bin, '--help'], { cwd: dir });
+    expect(help.stdout).toContain('Usage: tollgate <command>');
+    const { stdout } = await run(process.execPath, [bin, 'accounts', 'list', '--prefix', 'nothing-here', '--json'], { cwd: dir, env: env() });
+    expect(JSON.parse(stdout)).toEqual([]);
   });
 
   it('is one copy for import and require: an error of one is an instance of the other\'s class', async () => {

@@ -12,13 +12,28 @@ import { redisUrl } from './helpers/redis.ts';
 const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** The first ```ts block after a heading. */
-function blockUnder(heading: string): string {
+/** The first ```ts (or ```sh) block after a heading. */
+function blockUnder(heading: string, language = 'ts'): string {
   const at = readme.indexOf(`\n## ${heading}\n`);
   if (at < 0) throw new Error(`README has no "## ${heading}"`);
-  const match = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!match) throw new Error(`README has no \`\`\`ts block under "## ${heading}"`);
+  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(at));
+  if (!match) throw new Error(`README has no \`\`\`${language} block under "## ${heading}"`);
   return match[1]!;
+}
+
+/** The lines of `block` that are not lines of the example, in the example's order (none: it shows the example's own lines). */
+function linesNotIn(block: string, file: string): string[] {
+  const lines = exampleBody(file).split('\n');
+  let at = 0;
+  return block
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .filter((line) => {
+      const found = lines.indexOf(line, at);
+      if (found < 0) return true;
+      at = found + 1;
+      return false;
+    });
 }
 
 /** An example file without its opening comment lines. */
@@ -39,9 +54,22 @@ describe.each([
   ['Quick start', 'quickstart.ts'],
   ['Limits for any subject', 'recipes/limits.ts'],
   ['Holds', 'recipes/llm.ts'],
+  ['In memory', 'recipes/memory.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
+  });
+});
+
+// The adapters' and failure modes' sections show an example's core lines, word for word and in
+// order; the example around them runs.
+describe.each([
+  ['Fastify', 'recipes/fastify.ts'],
+  ['Hono', 'recipes/hono.ts'],
+  ['When Redis is down', 'recipes/storeError.ts'],
+])('README "%s"', (heading, file) => {
+  it(`shows lines of examples/${file}, word for word`, () => {
+    expect(linesNotIn(blockUnder(heading), file)).toEqual([]);
   });
 });
 
@@ -56,6 +84,44 @@ describe('README examples run as written', () => {
     expect(lines.slice(0, 5)).toEqual([1, 2, 3, 4, 5].map((i) => `${i} try the password`));
     expect(lines[5]).toMatch(/^6 429, retry in \d+ s$/);
     expect(lines[6]).toBe('6/10 per 1 s, 296/300 per 60 s');
+  });
+
+  it('fastify and hono: a key checked, the request counted and a credit looked for: 200 with 99 requests left', async () => {
+    const [fastify, hono] = await Promise.all([run('recipes/fastify.ts'), run('recipes/hono.ts')]);
+    expect(fastify.trim()).toBe('200 99');
+    expect(hono.trim()).toBe('200 99');
+  });
+
+  it('when Redis is down: the free endpoint decides on a quarter of the plan (25 of 100), the charged one answers 503', async () => {
+    expect((await run('recipes/storeError.ts')).trim().split('\n')).toEqual(["200 25 { degraded: 'local' }", '503']);
+  });
+
+  it('the operator CLI commands run as written, on REDIS_URL', async () => {
+    const setup = `import { createClient } from 'redis'; import { createTollgate, fromNodeRedis } from './src/index.ts';
+      const client = await createClient({ url: process.env.REDIS_URL }).on('error', () => {}).connect();
+      const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+      await tollgate.accounts.create('acct_42', { plan: 'starter' }).catch(() => {});
+      await tollgate.credits.charge('acct_42', { required: 2 });
+      await client.quit();`;
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', setup], { cwd: root, env: { ...process.env, REDIS_URL: redisUrl() } });
+    const outputs: string[] = [];
+    for (const line of blockUnder('Operator CLI', 'sh').trim().split('\n')) {
+      const [npx, bin, ...args] = line.split(/\s+/);
+      expect([npx, bin]).toEqual(['npx', 'tollgate']);
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { cwd: root, env: { ...process.env, REDIS_URL: redisUrl() } });
+      outputs.push(stdout);
+    }
+    const [inspect, journal, issued, accounts] = outputs;
+    expect(inspect).toContain('acct_42: plan starter');
+    expect(journal).toMatch(/^time,kind,amount,cycle,ref\n.*,grant,1000,/);
+    expect(JSON.parse(issued!).key).toMatch(/^tgk_acct_42_/);
+    expect(accounts!.split('\n')).toContain('acct_42');
+  });
+
+  it('in memory: two requests a minute, the third refused, room again a minute later, a charge of 3 from 10', async () => {
+    const lines = (await run('recipes/memory.ts')).trim().split('\n');
+    expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
+    expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

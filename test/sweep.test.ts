@@ -6,11 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTollgate, type Hold, type RedisScriptClient, type Tollgate } from '../src/index.ts';
 import { sweepMark } from '../src/scripts/bundle.generated.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { CLIENT_KINDS, accountId, connectTestClient, openTollgate, type TestClient, type TestGate } from './helpers/tollgate.ts';
+import { CLIENT_KINDS, accountId, backends, connectTestClient, openTollgate, type ClientKind, type TestClient, type TestGate } from './helpers/tollgate.ts';
 
 const LEASE = 60_000;
 
-describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
+describe.each(backends())('the sweep on %s', (kind) => {
   let gate: TestGate;
   let tg: Tollgate;
   let extra: TestClient[] = [];
@@ -70,7 +70,7 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
     for (const { id, hold } of subjects) {
       expect((await tg.usage(id)).credits).toMatchObject({ balance: 5000, held: 0 });
       expect(await tg.holds.get(id, hold.id)).toMatchObject({ endReason: 'lease_expired', refunded: 5 });
-      expect(await indexScore(id)).toBeNull();
+      if (gate.onRedis) expect(await indexScore(id)).toBeNull();
     }
   });
 
@@ -81,7 +81,8 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
     expect(await tg.holds.sweep({ batch: 2 })).toEqual({ subjects: 1, ended: 1 });
   });
 
-  it('concurrent sweeps from many servers, through both clients, end each lapsed hold once', async () => {
+  // Several servers on one deployment, and accounts deleted behind tollgate's back: Redis only.
+  it.skipIf(kind === 'memory')('concurrent sweeps from many servers, through both clients, end each lapsed hold once', async () => {
     const subjects = [];
     for (let i = 0; i < 8; i++) subjects.push(await subjectWithHold('pro', 7));
     gate.clock.advance(LEASE);
@@ -98,24 +99,24 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
 
   it('keeps a subject whose holds are still leased, scored at the next lease, and comes back when it runs out', async () => {
     const { id, hold } = await subjectWithHold();
-    expect(await indexScore(id)).toBe(gate.clock.now + LEASE);
+    if (gate.onRedis) expect(await indexScore(id)).toBe(gate.clock.now + LEASE);
     gate.clock.advance(LEASE - 10);
     const settled = await tg.holds.settle(id, hold.id, { itemId: 'one' });
     gate.clock.advance(20);
     expect(await tg.holds.sweep()).toEqual({ subjects: 1, ended: 0 });
-    expect(await indexScore(id)).toBe(settled.hold.leaseExpiresAt);
+    if (gate.onRedis) expect(await indexScore(id)).toBe(settled.hold.leaseExpiresAt);
     gate.clock.advance(LEASE);
     expect(await tg.holds.sweep()).toEqual({ subjects: 1, ended: 1 });
     expect(await tg.holds.get(id, hold.id)).toMatchObject({ status: 'completed', endReason: 'lease_expired', spent: 1, refunded: 4 });
-    expect(await indexScore(id)).toBeNull();
+    if (gate.onRedis) expect(await indexScore(id)).toBeNull();
   });
 
-  it('moves index entries by compare-and-set: a hold opened while its subject is being swept is not dropped', async () => {
+  it.skipIf(kind === 'memory')('moves index entries by compare-and-set: a hold opened while its subject is being swept is not dropped', async () => {
     const { id } = await subjectWithHold();
     gate.clock.advance(LEASE);
     let late: Hold | undefined;
     // Between the subject's sweep and the sweeper's mark, another server opens a hold for it.
-    const sweeper = await server(kind, (inner) => ({
+    const sweeper = await server(kind as ClientKind, (inner) => ({
       ...inner,
       async send(words) {
         if ((words[1] === sweepMark.fn || words[1] === sweepMark.sha1) && words[5] !== '' && !late) {
@@ -129,19 +130,19 @@ describe.each(CLIENT_KINDS)('the sweep through %s', (kind) => {
     expect(await sweeper.holds.sweep()).toEqual({ subjects: 1, ended: 1 });
     expect(late).toBeDefined();
     // The opening's mark stands: the sweeper's, made from a stale read, was not applied.
-    expect(await indexScore(id)).toBe(late!.leaseExpiresAt);
+    if (gate.onRedis) expect(await indexScore(id)).toBe(late!.leaseExpiresAt);
     gate.clock.advance(LEASE);
     expect(await tg.holds.sweep()).toEqual({ subjects: 1, ended: 1 });
     expect(await tg.holds.get(id, late!.id)).toMatchObject({ endReason: 'lease_expired', refunded: 3 });
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 5000, held: 0 });
   });
 
-  it('drops a subject that no longer has an account from the index', async () => {
+  it.skipIf(kind === 'memory')('drops a subject that no longer has an account from the index', async () => {
     const { id } = await subjectWithHold();
     const keys = (await gate.command(['KEYS', `${gate.prefix}:{${id}}:*`])) as string[];
     for (const key of keys) await gate.command(['DEL', key]);
     gate.clock.advance(LEASE);
     expect(await tg.holds.sweep()).toEqual({ subjects: 1, ended: 0 });
-    expect(await indexScore(id)).toBeNull();
+    if (gate.onRedis) expect(await indexScore(id)).toBeNull();
   });
 });

@@ -147,6 +147,81 @@ describe('createTollgate options are checked before anything is sent', () => {
   });
 });
 
+/** The tables of the bad-input checks: a plan with an extra surface, and a policy. */
+const TABLES = {
+  plans: { ...DEFAULT_PLANS, extra: { ...DEFAULT_PLANS.free, limits: { ...DEFAULT_PLANS.free.limits, mcp: [{ limit: 5, windowMs: 60_000 }] } } },
+  policies: { anonymous: { api: [{ limit: 3, windowMs: 60_000 }] } },
+};
+
+// A key of the right form: it would reach Redis if the options were right.
+const key = `tgk_acct_0123456789_${'a'.repeat(32)}`;
+const cases: Array<[string, (tg: Tollgate) => Promise<unknown>]> = [
+  // Subjects (SPEC §10).
+  ['an empty subject', (tg) => tg.limits.admit('')],
+  ['a subject with a brace (breaks the cluster hash tag)', (tg) => tg.limits.admit('a{b}')],
+  ['a subject with a space', (tg) => tg.usage('a b')],
+  ['a subject of 129 chars', (tg) => tg.limits.peek('a'.repeat(129))],
+  ['a subject that is not a string', (tg) => tg.limits.admit(42 as unknown as string)],
+  // Cost and the pre-check.
+  ['cost 0', (tg) => tg.limits.admit('a', { cost: 0 })],
+  ['a negative cost', (tg) => tg.limits.admit('a', { cost: -1 })],
+  ['a fractional cost', (tg) => tg.limits.admit('a', { cost: 1.5 })],
+  ['a NaN cost', (tg) => tg.limits.admit('a', { cost: Number.NaN })],
+  ['an infinite cost', (tg) => tg.limits.admit('a', { cost: Infinity })],
+  ['a cost given as a string', (tg) => tg.limits.admit('a', { cost: '2' as unknown as number })],
+  ['a negative pre-check', (tg) => tg.limits.admit('a', { credits: -2 })],
+  ['a fractional pre-check', (tg) => tg.limits.admit('a', { credits: 0.5 })],
+  // Surfaces.
+  ['a surface name in upper case', (tg) => tg.limits.admit('a', { surface: 'API' })],
+  ['an empty surface name', (tg) => tg.limits.admit('a', { surface: '' })],
+  ['a surface name of 33 chars', (tg) => tg.limits.peek('a', { surface: 'a'.repeat(33) })],
+  ['a surface that is not a string', (tg) => tg.limits.reset('a', { surface: 7 as unknown as string })],
+  ['a surface no plan has (admit)', (tg) => tg.limits.admit('a', { surface: 'ftp' })],
+  ['a surface no plan has (peek)', (tg) => tg.limits.peek('a', { surface: 'ftp' })],
+  ['a surface no plan has (reset)', (tg) => tg.limits.reset('a', { surface: 'ftp' })],
+  ['a surface no plan has (usage)', (tg) => tg.usage('a', { surface: 'ftp' })],
+  ['a surface no plan has (verify)', (tg) => tg.keys.verify(key, { surface: 'ftp' })],
+  // Policies.
+  ['an unknown policy', (tg) => tg.limits.admit('ip:1.2.3.4', { policy: 'signin' })],
+  ['a policy name that is an Object.prototype member', (tg) => tg.limits.admit('ip:1.2.3.4', { policy: 'constructor' })],
+  ['a surface the policy does not have', (tg) => tg.limits.admit('ip:1.2.3.4', { policy: 'anonymous', surface: 'web' })],
+  ['a credit pre-check with a policy', (tg) => tg.limits.admit('ip:1.2.3.4', { policy: 'anonymous', credits: 1 })],
+  ['peek with an unknown policy', (tg) => tg.limits.peek('ip:1.2.3.4', { policy: 'signin' })],
+  ['reset with an unknown policy', (tg) => tg.limits.reset('ip:1.2.3.4', { policy: 'signin' })],
+  // Keys.
+  ['a key name of 65 chars', (tg) => tg.keys.issue('a', { name: 'n'.repeat(65) })],
+  ['a key name with a newline', (tg) => tg.keys.issue('a', { name: 'a\nb' })],
+  ['a key ttl of 0', (tg) => tg.keys.issue('a', { ttlMs: 0 })],
+  ['a fractional key ttl', (tg) => tg.keys.issue('a', { ttlMs: 1.5 })],
+  ['no key surfaces', (tg) => tg.keys.issue('a', { surfaces: [] })],
+  ['a bad key surface', (tg) => tg.keys.issue('a', { surfaces: ['Web'] })],
+  ['key surfaces as a string', (tg) => tg.keys.issue('a', { surfaces: 'web' as unknown as string[] })],
+  ['a key id of 9 hex digits', (tg) => tg.keys.revoke('a', '012345678')],
+  ['a key issued for a bad subject', (tg) => tg.keys.issue('a b')],
+  ['verify with cost 0', (tg) => tg.keys.verify(key, { cost: 0 })],
+  ['verify with a negative pre-check', (tg) => tg.keys.verify(key, { credits: -1 })],
+  ['verify on a bad surface name', (tg) => tg.keys.verify(key, { surface: 'API' })],
+  // Credits, holds, Idempotency-Keys and accounts.
+  ['a negative charge', (tg) => tg.credits.charge('a', { required: -1 })],
+  ['a fractional charge', (tg) => tg.credits.charge('a', { required: 1.5 })],
+  ['a NaN charge', (tg) => tg.credits.charge('a', { required: Number.NaN })],
+  ['an infinite optional charge', (tg) => tg.credits.charge('a', { required: 1, optional: Infinity })],
+  ['a zero charge', (tg) => tg.credits.charge('a', { required: 0, optional: 0 })],
+  ['an operation id over 255 chars', (tg) => tg.credits.charge('a', { required: 1, operationId: 'x'.repeat(256) })],
+  ['an operation id with a control char', (tg) => tg.credits.charge('a', { required: 1, operationId: 'a\nb' })],
+  ['a hold of 0 items', (tg) => tg.holds.open('a', { items: 0, perItem: { required: 1 } })],
+  ['a hold of fractional items', (tg) => tg.holds.open('a', { items: 2.5, perItem: { required: 1 } })],
+  ['a hold of 0 credits per item', (tg) => tg.holds.open('a', { items: 2, perItem: { required: 0 } })],
+  ['a hold on a bad surface name', (tg) => tg.holds.open('a', { items: 2, perItem: { required: 1 }, surface: 'API' })],
+  ['a budget of 0', (tg) => tg.holds.openBudget('a', { amount: 0 })],
+  ['a bad hold id', (tg) => tg.holds.cancel('a', '../x')],
+  ['a bad failure label', (tg) => tg.holds.settle('a', 'hold_1', { itemId: 'v1', failed: 'Not Found' })],
+  ['an empty Idempotency-Key', (tg) => tg.holds.open('a', { items: 1, perItem: { required: 1 }, idempotency: { key: '', body: {} } })],
+  ['an Idempotency-Key over 255 chars', (tg) => tg.idempotency.begin('a', 'k'.repeat(256), {})],
+  ['a cycle in weeks', (tg) => tg.accounts.startCycle('a', { every: { weeks: 2 } as unknown as { days: number } })],
+  ['a negative signup instant', (tg) => tg.accounts.create('a', { plan: 'free', signupAt: -5 })],
+];
+
 describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched (SPEC §8), through a recording %s client', (kind) => {
   let client: TestClient;
   let recorder: Recorder;
@@ -154,83 +229,13 @@ describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched (SPEC 
   beforeAll(async () => {
     client = await connectTestClient(kind);
     recorder = recording(client.adapter);
-    const plans = { ...DEFAULT_PLANS, extra: { ...DEFAULT_PLANS.free, limits: { ...DEFAULT_PLANS.free.limits, mcp: [{ limit: 5, windowMs: 60_000 }] } } };
-    tg = createTollgate({ redis: recorder.client, plans, policies: { anonymous: { api: [{ limit: 3, windowMs: 60_000 }] } } });
+    tg = createTollgate({ redis: recorder.client, ...TABLES });
   });
   afterAll(() => client.close());
 
-  // A key of the right form: it would reach Redis if the options were right.
-  const key = `tgk_acct_0123456789_${'a'.repeat(32)}`;
-  const cases: Array<[string, () => Promise<unknown>]> = [
-    // Subjects (SPEC §10).
-    ['an empty subject', () => tg.limits.admit('')],
-    ['a subject with a brace (breaks the cluster hash tag)', () => tg.limits.admit('a{b}')],
-    ['a subject with a space', () => tg.usage('a b')],
-    ['a subject of 129 chars', () => tg.limits.peek('a'.repeat(129))],
-    ['a subject that is not a string', () => tg.limits.admit(42 as unknown as string)],
-    // Cost and the pre-check.
-    ['cost 0', () => tg.limits.admit('a', { cost: 0 })],
-    ['a negative cost', () => tg.limits.admit('a', { cost: -1 })],
-    ['a fractional cost', () => tg.limits.admit('a', { cost: 1.5 })],
-    ['a NaN cost', () => tg.limits.admit('a', { cost: Number.NaN })],
-    ['an infinite cost', () => tg.limits.admit('a', { cost: Infinity })],
-    ['a cost given as a string', () => tg.limits.admit('a', { cost: '2' as unknown as number })],
-    ['a negative pre-check', () => tg.limits.admit('a', { credits: -2 })],
-    ['a fractional pre-check', () => tg.limits.admit('a', { credits: 0.5 })],
-    // Surfaces.
-    ['a surface name in upper case', () => tg.limits.admit('a', { surface: 'API' })],
-    ['an empty surface name', () => tg.limits.admit('a', { surface: '' })],
-    ['a surface name of 33 chars', () => tg.limits.peek('a', { surface: 'a'.repeat(33) })],
-    ['a surface that is not a string', () => tg.limits.reset('a', { surface: 7 as unknown as string })],
-    ['a surface no plan has (admit)', () => tg.limits.admit('a', { surface: 'ftp' })],
-    ['a surface no plan has (peek)', () => tg.limits.peek('a', { surface: 'ftp' })],
-    ['a surface no plan has (reset)', () => tg.limits.reset('a', { surface: 'ftp' })],
-    ['a surface no plan has (usage)', () => tg.usage('a', { surface: 'ftp' })],
-    ['a surface no plan has (verify)', () => tg.keys.verify(key, { surface: 'ftp' })],
-    // Policies.
-    ['an unknown policy', () => tg.limits.admit('ip:1.2.3.4', { policy: 'signin' })],
-    ['a policy name that is an Object.prototype member', () => tg.limits.admit('ip:1.2.3.4', { policy: 'constructor' })],
-    ['a surface the policy does not have', () => tg.limits.admit('ip:1.2.3.4', { policy: 'anonymous', surface: 'web' })],
-    ['a credit pre-check with a policy', () => tg.limits.admit('ip:1.2.3.4', { policy: 'anonymous', credits: 1 })],
-    ['peek with an unknown policy', () => tg.limits.peek('ip:1.2.3.4', { policy: 'signin' })],
-    ['reset with an unknown policy', () => tg.limits.reset('ip:1.2.3.4', { policy: 'signin' })],
-    // Keys.
-    ['a key name of 65 chars', () => tg.keys.issue('a', { name: 'n'.repeat(65) })],
-    ['a key name with a newline', () => tg.keys.issue('a', { name: 'a\nb' })],
-    ['a key ttl of 0', () => tg.keys.issue('a', { ttlMs: 0 })],
-    ['a fractional key ttl', () => tg.keys.issue('a', { ttlMs: 1.5 })],
-    ['no key surfaces', () => tg.keys.issue('a', { surfaces: [] })],
-    ['a bad key surface', () => tg.keys.issue('a', { surfaces: ['Web'] })],
-    ['key surfaces as a string', () => tg.keys.issue('a', { surfaces: 'web' as unknown as string[] })],
-    ['a key id of 9 hex digits', () => tg.keys.revoke('a', '012345678')],
-    ['a key issued for a bad subject', () => tg.keys.issue('a b')],
-    ['verify with cost 0', () => tg.keys.verify(key, { cost: 0 })],
-    ['verify with a negative pre-check', () => tg.keys.verify(key, { credits: -1 })],
-    ['verify on a bad surface name', () => tg.keys.verify(key, { surface: 'API' })],
-    // Credits, holds, Idempotency-Keys and accounts.
-    ['a negative charge', () => tg.credits.charge('a', { required: -1 })],
-    ['a fractional charge', () => tg.credits.charge('a', { required: 1.5 })],
-    ['a NaN charge', () => tg.credits.charge('a', { required: Number.NaN })],
-    ['an infinite optional charge', () => tg.credits.charge('a', { required: 1, optional: Infinity })],
-    ['a zero charge', () => tg.credits.charge('a', { required: 0, optional: 0 })],
-    ['an operation id over 255 chars', () => tg.credits.charge('a', { required: 1, operationId: 'x'.repeat(256) })],
-    ['an operation id with a control char', () => tg.credits.charge('a', { required: 1, operationId: 'a\nb' })],
-    ['a hold of 0 items', () => tg.holds.open('a', { items: 0, perItem: { required: 1 } })],
-    ['a hold of fractional items', () => tg.holds.open('a', { items: 2.5, perItem: { required: 1 } })],
-    ['a hold of 0 credits per item', () => tg.holds.open('a', { items: 2, perItem: { required: 0 } })],
-    ['a hold on a bad surface name', () => tg.holds.open('a', { items: 2, perItem: { required: 1 }, surface: 'API' })],
-    ['a budget of 0', () => tg.holds.openBudget('a', { amount: 0 })],
-    ['a bad hold id', () => tg.holds.cancel('a', '../x')],
-    ['a bad failure label', () => tg.holds.settle('a', 'hold_1', { itemId: 'v1', failed: 'Not Found' })],
-    ['an empty Idempotency-Key', () => tg.holds.open('a', { items: 1, perItem: { required: 1 }, idempotency: { key: '', body: {} } })],
-    ['an Idempotency-Key over 255 chars', () => tg.idempotency.begin('a', 'k'.repeat(256), {})],
-    ['a cycle in weeks', () => tg.accounts.startCycle('a', { every: { weeks: 2 } as unknown as { days: number } })],
-    ['a negative signup instant', () => tg.accounts.create('a', { plan: 'free', signupAt: -5 })],
-  ];
-
   it.each(cases)('%s -> InvalidInputError, nothing sent', async (_, call) => {
     recorder.clear();
-    await expect(call()).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(call(tg)).rejects.toBeInstanceOf(InvalidInputError);
     expect(recorder.sent).toEqual([]);
   });
 
@@ -253,6 +258,33 @@ describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched (SPEC 
     // No such account: the script answers, so the call was sent.
     await expect(tg.limits.admit('nobody', { surface: 'mcp' })).rejects.toThrowError(/No account "nobody"/);
     expect(recorder.sent.length).toBeGreaterThan(0);
+  });
+});
+
+describe('bad input is refused in memory as on Redis, before anything changes', () => {
+  // On a client that must never be used: every case fails before a command would be sent.
+  const onRedis = createTollgate({ redis: recording(undefined).client, ...TABLES });
+  const clock = () => Date.UTC(2026, 0, 15, 12);
+  const inMemory = createTollgate({ memory: true, clock, ...TABLES });
+  beforeAll(async () => {
+    await inMemory.accounts.create('a', { plan: 'extra' });
+    await inMemory.keys.issue('a');
+  });
+
+  it.each(cases)('%s -> the InvalidInputError Redis gives, nothing changed', async (_, call) => {
+    const before = [await inMemory.accounts.inspect('a'), await inMemory.keys.list('a'), await inMemory.limits.peek('ip:1.2.3.4', { policy: 'anonymous' })];
+    const want = await call(onRedis).then(() => undefined, (error: unknown) => error);
+    const got = await call(inMemory).then(() => undefined, (error: unknown) => error);
+    expect(want).toBeInstanceOf(InvalidInputError);
+    expect(got).toBeInstanceOf(InvalidInputError);
+    expect((got as Error).message).toBe((want as Error).message);
+    expect([await inMemory.accounts.inspect('a'), await inMemory.keys.list('a'), await inMemory.limits.peek('ip:1.2.3.4', { policy: 'anonymous' })]).toEqual(before);
+  });
+
+  it('an unknown plan -> the same UnknownPlanError', async () => {
+    await expect(inMemory.accounts.create('b', { plan: 'gold' })).rejects.toThrowError(new UnknownPlanError('gold', ['free', 'starter', 'pro', 'business', 'extra']));
+    await expect(inMemory.accounts.changePlan('a', 'gold')).rejects.toBeInstanceOf(UnknownPlanError);
+    expect((await inMemory.usage('a')).plan).toBe('extra');
   });
 });
 

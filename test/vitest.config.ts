@@ -17,6 +17,8 @@ const ON_CLUSTER = [
   'test/idempotency.test.ts',
   'test/property/*.test.ts',
   'test/cluster/**/*.test.ts',
+  // The operator CLI's SCAN of each master, and its commands routed by key.
+  'test/cli.test.ts',
   // The example servers' contract, on a cluster through the same harness (about 9 s more on 2
   // cores). Not failure.test.ts: it kills a standalone server of its own.
   'test/examples/contract/rest.test.ts',
@@ -26,6 +28,24 @@ const ON_CLUSTER = [
   'test/examples/contract/worker.test.ts',
   'test/examples/contract/failedAuth.test.ts',
 ];
+
+// The public-API suites run against both Redis clients and the memory tollgate
+// (createTollgate({ memory: true })): helpers/tollgate.ts's backends() gives each file its
+// backends, and the property tests compare Redis with memory after every step. Within them, a
+// test of what only Redis has (stored keys and their TTLs, round trips, several servers on one
+// store) is skipped on memory, with the reason beside it. These files run on Redis only:
+//   scripts.test.ts       the Lua build, the bundle, functions and EVALSHA, key routing
+//   denyCache.test.ts     the deny cache saves Redis calls; memory has none (the option is refused)
+//   durability.test.ts    WAIT on replicas before a movement is acknowledged
+//   resend.test.ts        a command a Redis client sends twice (resendIds)
+//   telemetry.test.ts     a span per quota-store call (the option is refused with memory)
+//   harness.test.ts       the private redis-servers the tests start
+//   faults/**             the store timing out, failing over, crashing, losing its scripts
+//   cluster/**            cluster slots and several app servers on one cluster
+//   examples/**           the example service, which runs on Redis
+//   soak/**, peers/**     load on Redis, and the Redis peers compared with
+//   bench.test.ts         the benchmark's Redis harness
+// The pure ones (canonicalJson, cycles, docs, package) have no backend.
 
 // The top level of the repository is fixed, so the config lives here and points back up.
 export default defineConfig({

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
 import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
-import { CLIENT_KINDS, TEST_START, accountId, type ManualClock } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, type ManualClock } from './helpers/tollgate.ts';
 
 const MINUTE = 60_000;
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
@@ -48,7 +48,7 @@ async function expectExactRetry(clock: ManualClock, admit: () => Promise<Admissi
   return retry;
 }
 
-describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
+describe.each(backends())('window algorithms through %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
     gate = await openTollgate(kind, 'windows', { plans: PLANS, policies: POLICIES });
@@ -193,7 +193,7 @@ describe.each(CLIENT_KINDS)('window algorithms through %s', (kind) => {
   });
 });
 
-describe.each(CLIENT_KINDS)('stagger through %s', (kind) => {
+describe.each(backends())('stagger through %s', (kind) => {
   let staggered: TestGate;
   let aligned: TestGate;
   beforeAll(async () => {

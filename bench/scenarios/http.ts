@@ -8,17 +8,28 @@
  *   tollgate keys.verify      the realistic middleware: checks the API key and admits its
  *                             subject in one call (one script), 401 for a bad key;
  *   the example server        its free endpoint (key check + admit, one command) and the
- *                             charged transcript endpoint, with its own authentication and guard.
+ *                             charged transcript endpoint, with its own authentication and guard;
+ *   the middlewares           tollgate/express, tollgate/hono (on @hono/node-server) and
+ *                             tollgate/fastify as a host uses them (key verified with the admit),
+ *                             and @fastify/rate-limit with its Redis store (ioredis, which that
+ *                             store needs; the tollgate Fastify row uses the same client).
  */
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import Fastify, { type FastifyPluginCallback, type FastifyRequest } from "fastify";
+import { Hono } from "hono";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import express, { type Express } from "express";
 import { rateLimit } from "express-rate-limit";
 import { RedisStore, type RedisReply } from "rate-limit-redis";
+import { rateLimit as expressMiddleware } from "../../src/express.ts";
+import { rateLimit as fastifyPlugin } from "../../src/fastify.ts";
+import { rateLimit as honoMiddleware } from "../../src/hono.ts";
 import { rateLimitHeaders, type Tollgate } from "../../src/index.ts";
 import type { BenchClient } from "../clients.ts";
 import { BENCH_PLANS, parallel } from "../fixture.ts";
@@ -31,12 +42,26 @@ export const HTTP_SCENARIO = {
   verify: "Express + tollgate keys.verify middleware",
   exampleFree: "example server: free endpoint",
   exampleCharged: "example server: charged transcript",
+  expressMiddleware: "Express + tollgate/express rateLimit",
+  hono: "Hono (node server) + tollgate/hono rateLimit",
+  fastifyPeer: "Fastify + @fastify/rate-limit (Redis store, ioredis)",
+  fastify: "Fastify + tollgate/fastify rateLimit (ioredis)",
+  fastifySubject: "Fastify + tollgate/fastify rateLimit by subject, no key check (ioredis)",
 } as const;
+
+/** A server listening on 127.0.0.1 and a free port. */
+interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
 
 export interface HttpTarget {
   key: string;
   name: string;
-  app: Express;
+  /** An Express app, or a server of another framework. */
+  app: Express | { listen(): Promise<Listening> };
+  /** The Redis client the row uses; default node-redis. */
+  client?: "node-redis" | "ioredis";
   path: string;
   /** Sent as x-api-key, one per connection: account ids for the bench's apps, real keys for the example. */
   apiKeys: string[];
@@ -107,6 +132,51 @@ export function tollgateVerifyApp(tg: Tollgate): Express {
   return app;
 }
 
+const byKey = (headers: Record<string, string | string[] | undefined>) => (typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : null);
+
+export function expressMiddlewareApp(tg: Tollgate): Express {
+  const app = express();
+  app.use(expressMiddleware({ tollgate: tg, key: (req) => byKey(req.headers) }));
+  app.get("/ping", ok);
+  return app;
+}
+
+export function honoApp(tg: Tollgate): { listen(): Promise<Listening> } {
+  const app = new Hono();
+  app.use(honoMiddleware({ tollgate: tg, key: (c) => c.req.header("x-api-key") ?? null }));
+  app.get("/ping", (c) => c.json({ ok: true }));
+  return { listen: () => listenNode(createServer(getRequestListener(app.fetch))) };
+}
+
+/** With `by: "subject"`, the header is the account id, counted unverified as @fastify/rate-limit counts its key. */
+export function fastifyApp(tg: Tollgate, by: "key" | "subject" = "key"): { listen(): Promise<Listening> } {
+  const read = (request: FastifyRequest) => byKey(request.headers);
+  return fastifyListening(async (app) => {
+    await app.register(fastifyPlugin, by === "key" ? { tollgate: tg, key: read } : { tollgate: tg, subject: read });
+  });
+}
+
+/** @fastify/rate-limit with its Redis store (an ioredis client), keyed by account as the others. */
+export function fastifyRateLimitApp(ioredis: unknown): { listen(): Promise<Listening> } {
+  // Loaded untyped: its declarations and tollgate/fastify's both name `config.rateLimit`.
+  const peer = createRequire(import.meta.url)("@fastify/rate-limit") as FastifyPluginCallback<Record<string, unknown>>;
+  return fastifyListening(async (app) => {
+    await app.register(peer, { max: 1_000_000_000, timeWindow: 60_000, redis: ioredis, nameSpace: "frl:", keyGenerator: (request: { headers: Record<string, unknown> }) => String(request.headers["x-api-key"] ?? "anonymous") });
+  });
+}
+
+function fastifyListening(register: (app: ReturnType<typeof Fastify>) => Promise<void>): { listen(): Promise<Listening> } {
+  return {
+    async listen() {
+      const app = Fastify();
+      await register(app);
+      app.get("/ping", async () => ({ ok: true }));
+      await app.listen({ port: 0, host: "127.0.0.1" });
+      return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
+    },
+  };
+}
+
 /**
  * The Express example (examples/express/app.ts over examples/shared/service.ts) with its own
  * API keys: a free read (GET /api/v1/videos/:id) and the charged GET /transcript/:id. A gap
@@ -133,11 +203,22 @@ export async function exampleApps(redisUrl: string): Promise<{ gap: string } | {
   };
 }
 
-async function listen(app: Express): Promise<{ url: string; server: Server }> {
+async function listen(app: HttpTarget["app"]): Promise<Listening> {
+  if (!("use" in app)) return app.listen();
+  return listenNode(createServer(app));
+}
+
+function listenNode(server: Server): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(0, "127.0.0.1", (error?: Error) => {
-      if (error) return reject(error);
-      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server });
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise((done) => server.close(done));
+        },
+      });
     });
   });
 }
@@ -164,7 +245,7 @@ export async function measureHttp(
   warmupSeconds: number,
   beforeMeasure?: () => Promise<void>,
 ): Promise<{ m: Measurement; bytesPerResponse: number }> {
-  const { url, server } = await listen(target.app);
+  const { url, close } = await listen(target.app);
   try {
     if (warmupSeconds > 0) await fire(`${url}${target.path}`, connections, warmupSeconds, target.apiKeys);
     await beforeMeasure?.();
@@ -187,7 +268,6 @@ export async function measureHttp(
     };
     return { m, bytesPerResponse: result.throughput.total / result.requests.total };
   } finally {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await close();
   }
 }

@@ -3,7 +3,7 @@
 import { createClient } from "redis";
 import { createTollgate, DEFAULT_PLANS, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({
   redis: fromNodeRedis(client),
   // 5 sign-in attempts per IP a minute, and 20 an hour; no account needed.

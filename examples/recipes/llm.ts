@@ -4,7 +4,7 @@
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 
-const client = await createClient({ url: process.env.REDIS_URL }).connect();
+const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
 const tollgate = createTollgate({
   redis: fromNodeRedis(client),
   plans: { team: { limits: { api: [{ limit: 600, windowMs: 60_000 }] }, credits: { allowance: 1_000_000, cycle: { months: 1 } }, holds: { cap: 20, maxItems: 1, surfaces: ["api"] } } },

@@ -115,7 +115,7 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
 
 /** checkRequest's decision as the guard takes it; the store's outage is thrown for its fail-open or 503 rule. */
 function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
-  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission.credits };
+  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission?.credits };
   const { refusal } = decision;
   if (refusal.reason === 'unavailable') throw refusal.error;
   if (refusal.reason === 'unauthorized') return { valid: false };

@@ -7,8 +7,16 @@
  *
  * @module tollgate/model
  */
-export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold } from "./model.ts";
+export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from "./model.ts";
 export { checkInvariants, type InvariantViolation } from "./invariants.ts";
+export type { ModelAccounts } from "./accounts.ts";
+export type { ModelLimits } from "./limits.ts";
+export type { ModelCredits } from "./credits.ts";
+export type { ModelHolds } from "./holds.ts";
+export type { ModelKeys } from "./keys.ts";
+export type { ModelIdempotency } from "./idempotency.ts";
+export type { ExpiringMap } from "./expiring.ts";
+export type { Slot, WindowCounters } from "./windows.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
 export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";

@@ -62,3 +62,20 @@ export function isScriptClient(value: unknown): value is RedisScriptClient {
 
 /** Marks the adapters' objects, so that a raw client passed by mistake is told apart. */
 export const ADAPTED = Symbol.for("tollgate.redisScriptClient");
+
+let warnedUnheard = false;
+
+/**
+ * Warns once per process when the client has no 'error' listener: a client emits 'error' when
+ * its connection fails, and an event nobody listens to ends the process, where tollgate would
+ * have answered 503.
+ */
+export function warnWithoutErrorListener(client: unknown, adapter: string): void {
+  const listenerCount = (client as { listenerCount?: (event: string) => number }).listenerCount;
+  if (warnedUnheard || typeof listenerCount !== "function" || listenerCount.call(client, "error") > 0) return;
+  warnedUnheard = true;
+  process.emitWarning(
+    `The Redis client passed to ${adapter} has no 'error' listener: when Redis goes down it will end the process instead of tollgate answering 503. Add one first: client.on("error", (error) => log(error)).`,
+    { code: "TOLLGATE_NO_ERROR_LISTENER" },
+  );
+}

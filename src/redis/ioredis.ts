@@ -1,4 +1,4 @@
-import { ADAPTED, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
+import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
 import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from "./dedicated.ts";
 
 /** The part of an ioredis `Redis` or `Cluster` used here. */
@@ -35,9 +35,11 @@ function isCluster(client: IoredisLike): client is IoredisCluster {
  * Adapts an ioredis client or cluster (ioredis >= 5); the cluster routes each call by its keys,
  * and loads the function library on every master (a keyless command would go to any one).
  * Durable movements get connections of their own, copies of the client (duplicate), one per
- * master on a cluster.
+ * master on a cluster. Warns once (TOLLGATE_NO_ERROR_LISTENER) when the client has no 'error'
+ * listener.
  */
 export function fromIoredis(client: IoredisLike): RedisScriptClient {
+  warnWithoutErrorListener(client, "fromIoredis");
   const cluster = isCluster(client);
   const canOpen = cluster ? typeof client.nodes === "function" : typeof (client as Partial<IoredisServer>).duplicate === "function";
   const load = (node: IoredisLike, library: string) => node.call("FUNCTION", "LOAD", "REPLACE", library);

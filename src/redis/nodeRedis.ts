@@ -1,4 +1,4 @@
-import { ADAPTED, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
+import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
 import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from "./dedicated.ts";
 
 /** The part of a node-redis client (`createClient`) used here. */
@@ -63,8 +63,10 @@ const OWN_CONNECTION = Object.freeze({ clientSideCache: undefined });
  * through sendCommand as they are; a cluster routes each by its first key, and the function
  * library by the key of the call that found it missing. Durable movements
  * get connections of their own, copies of the client (duplicate), one per master on a cluster.
+ * Warns once (TOLLGATE_NO_ERROR_LISTENER) when the client has no 'error' listener.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
+  warnWithoutErrorListener(client, "fromNodeRedis");
   if (isCluster(client)) {
     const withNodes = "slots" in client && typeof (client as Partial<ClusterWithNodes>).nodeClient === "function";
     return {

@@ -7,7 +7,7 @@ import { LIBRARY } from '../../src/scripts/bundle.generated.ts';
 import type { Script } from '../../src/scripts/script.ts';
 import { createTollgate, type Tollgate, type TollgateOptions } from '../../src/index.ts';
 import { uniquePrefix } from './redis.ts';
-import { ManualClock, connectTestClient, type ClientKind, type TestClient } from './tollgate.ts';
+import { ManualClock, connectTestClient, type Backend, type TestClient } from './tollgate.ts';
 
 /** Every bundled script by name. */
 export const SCRIPTS: Record<string, Script<unknown>> = Object.fromEntries(
@@ -94,17 +94,38 @@ export interface RecordingGate {
   tg: Tollgate;
   clock: ManualClock;
   prefix: string;
+  /** Whether it is on Redis (false: memory, which sends nothing and has nothing to send to). */
+  onRedis: boolean;
   recorder: Recorder;
   /** Commands that ran since the last clear() (see Recorder.calls). */
   readonly sent: SentCommand[];
   /** A raw command on the test Redis (not recorded). */
   command(args: string[]): Promise<unknown>;
-  client: TestClient;
+  client: TestClient | undefined;
   close(): Promise<void>;
 }
 
 /** A tollgate with an injected clock whose every Redis command is recorded. */
-export async function openRecordingTollgate(kind: ClientKind, name: string, options: Partial<TollgateOptions> = {}): Promise<RecordingGate> {
+export async function openRecordingTollgate(kind: Backend, name: string, options: Partial<TollgateOptions> = {}): Promise<RecordingGate> {
+  if (kind === 'memory') {
+    const clock = new ManualClock();
+    const recorder = recording(undefined);
+    return {
+      tg: createTollgate({ memory: true, clock: clock.fn, ...options }),
+      clock,
+      prefix: uniquePrefix(name),
+      onRedis: false,
+      recorder,
+      get sent() {
+        return recorder.calls;
+      },
+      command: async () => {
+        throw new Error('A tollgate in memory has no Redis to send a command to');
+      },
+      client: undefined,
+      close: async () => {},
+    };
+  }
   const client = await connectTestClient(kind);
   // Loaded up front (on every master of a cluster), so counts are of calls, not of first loads.
   await client.command(['FUNCTION', 'LOAD', 'REPLACE', LIBRARY.source]);
@@ -116,6 +137,7 @@ export async function openRecordingTollgate(kind: ClientKind, name: string, opti
     tg: createTollgate({ prefix, clock: clock.fn, ...options, redis: recorder.client }),
     clock,
     prefix,
+    onRedis: true,
     recorder,
     get sent() {
       return recorder.calls;

@@ -12,6 +12,18 @@ import { connectIoredis, connectNodeRedis, redisUrl, uniquePrefix } from './redi
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
 
+/** Where a tollgate under test keeps its state: Redis through either client, or this process's memory. */
+export type Backend = ClientKind | 'memory';
+
+/**
+ * The backends a public-API test file runs against: both Redis clients and memory (the same
+ * tests, the same expectations). The cluster project runs the Redis ones only: memory has no
+ * key routing to prove.
+ */
+export function backends(): Backend[] {
+  return clusterNodes() ? [...CLIENT_KINDS] : [...CLIENT_KINDS, 'memory'];
+}
+
 /** Tests move time by hand; nothing sleeps (STYLE). */
 export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
 
@@ -32,6 +44,10 @@ export interface TestGate {
   tg: Tollgate;
   clock: ManualClock;
   prefix: string;
+  /** Where the tollgate keeps its state. */
+  backend: Backend;
+  /** Whether it is on Redis (false: memory, where `command` has nothing to send to). */
+  onRedis: boolean;
   /** Raw commands for assertions on stored state (routed by key on a cluster). */
   command(args: string[]): Promise<unknown>;
   close(): Promise<void>;
@@ -143,18 +159,33 @@ export async function connectTestClient(kind: ClientKind, target: RedisTarget = 
  * project's Redis: the shared server, or in the `cluster` project the cluster.
  */
 export async function openTollgate(
-  kind: ClientKind,
+  kind: Backend,
   name: string,
   options: Partial<TollgateOptions> = {},
   url?: string,
 ): Promise<TestGate> {
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
+  if (kind === 'memory') {
+    return {
+      tg: createTollgate({ memory: true, clock: clock.fn, ...options }),
+      clock,
+      prefix,
+      backend: kind,
+      onRedis: false,
+      command: async () => {
+        throw new Error('A tollgate in memory has no Redis to send a command to');
+      },
+      close: async () => {},
+    };
+  }
   const client = await connectTestClient(kind, url === undefined ? defaultTarget() : { url });
   return {
     tg: createTollgate({ redis: client.adapter, prefix, clock: clock.fn, ...options }),
     clock,
     prefix,
+    backend: kind,
+    onRedis: true,
     command: (args) => client.command(args),
     close: () => client.close(),
   };

@@ -1,19 +1,19 @@
 // Model-based property test of charges, cycles and plan changes (SPEC §3-5): after every step
-// Redis equals the model, balance + spent + held == allowance and balance >= 0. 1,000
+// Redis equals memory, balance + spent + held == allowance and balance >= 0. 1,000
 // sequences in CI; TOLLGATE_PROPERTY_RUNS asks for a longer run.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_START, accountId, openTollgate, type TestGate } from '../helpers/tollgate.ts';
 import { accountSetup, creditOps, propertyOptions, type Reached, runSequence, runs } from './harness.ts';
 
-describe('credit rules against the reference model', () => {
+describe('credit rules on Redis against memory', () => {
   let gate: TestGate;
   beforeAll(async () => {
     gate = await openTollgate('ioredis', 'prop-credits', propertyOptions(false));
   });
   afterAll(() => gate.close());
 
-  it('random admit / charge / new cycle / plan change / usage / history keep Redis equal to the model and the invariants', async () => {
+  it('random admit / charge / new cycle / plan change / usage / history keep Redis equal to memory and the invariants', async () => {
     const reached: Reached = {};
     await fc.assert(
       fc.asyncProperty(accountSetup, fc.array(creditOps, { minLength: 1, maxLength: 25, size: 'max' }), async (setup, ops) => {

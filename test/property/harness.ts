@@ -1,11 +1,12 @@
-// Model-based testing (STYLE "Tests"): the same random operations run against Redis and
-// against the reference model (tollgate/model) with the same option objects; after every step
-// the answers must be equal, the stored account must equal the model's (accounts.inspect on
-// both), and every credit invariant must hold on what Redis holds (SPEC §3-7, §10).
+// Model-based testing: the same random operations run, through the public API, against
+// Redis and against the memory tollgate (the reference model, tollgate/model, behind the same
+// API) with the same option objects; after every step the answers must be equal, the stored
+// account must equal memory's (accounts.inspect on both), and every credit invariant must
+// hold on what Redis holds.
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { PlanTable, PolicyTable, Tollgate } from '../../src/index.ts';
-import { checkInvariants, TollgateModel } from '../../src/model/index.ts';
+import { createTollgate, type BeginOutcome, type IssuedKey, type KeyInfo, type PlanTable, type PolicyTable, type Tollgate } from '../../src/index.ts';
+import { checkInvariants } from '../../src/model/index.ts';
 import type { ManualClock } from '../helpers/tollgate.ts';
 
 export const LEASE_MS = 60_000;
@@ -36,9 +37,13 @@ export const PROPERTY_POLICIES: PolicyTable = {
   login: { attempts: [{ limit: 3, windowMs: 30_000, algorithm: 'sliding' }] },
 };
 
-/** The options both sides are built with. */
+/**
+ * The options both sides are built with. Redis keeps operation ids and Idempotency-Key
+ * outcomes by its own clock, which barely moves while the tests move theirs by days, so both
+ * are kept longer than any sequence lasts.
+ */
 export function propertyOptions(stagger: boolean) {
-  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 } } as const;
+  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 }, operationTtlMs: 10 * 365 * DAY, idempotencyTtlMs: 10 * 365 * DAY } as const;
 }
 
 const LABELS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r'];
@@ -62,7 +67,15 @@ export type Op =
   | { op: 'get'; hold: number }
   | { op: 'list' }
   | { op: 'sweep' }
-  | { op: 'retry' };
+  | { op: 'retry' }
+  | { op: 'issueKey'; ttlMs: number | null; webOnly: boolean }
+  | { op: 'verifyKey'; key: number; surface: 'api' | 'web'; cost: number; credits: number; usage: boolean; forged: boolean }
+  | { op: 'revokeKey'; key: number }
+  | { op: 'listKeys' }
+  | { op: 'begin'; key: number; bodyVariant: number }
+  | { op: 'renew' }
+  | { op: 'release' }
+  | { op: 'openClaimed'; items: number };
 
 const advance = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: 0, max: 2_500 }).map((ms) => ({ op: 'advance' as const, ms })) },
@@ -110,6 +123,19 @@ export const holdOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ op: 'retry' as const }) },
 );
 
+/** API keys and Idempotency-Key claims next to admits, charges and holds. */
+export const keyOps: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 14, arbitrary: holdOps },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('issueKey' as const), ttlMs: fc.option(fc.integer({ min: 1, max: 120_000 })), webOnly: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('verifyKey' as const), key: fc.nat(), surface, cost: fc.integer({ min: 1, max: 3 }), credits: fc.integer({ min: 0, max: 3 }), usage: fc.boolean(), forged: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('revokeKey' as const), key: fc.nat() }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'listKeys' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('begin' as const), key: fc.integer({ min: 0, max: 1 }), bodyVariant: fc.constantFrom(0, 0, 1) }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'renew' as const }) },
+  { weight: 1, arbitrary: fc.constant({ op: 'release' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('openClaimed' as const), items: fc.integer({ min: 1, max: 4 }) }) },
+);
+
 export const accountSetup = fc.record({
   plan: fc.constantFrom(...PLAN_NAMES),
   signupDaysAgo: fc.integer({ min: 0, max: 100 }),
@@ -136,7 +162,7 @@ async function answer(call: () => unknown): Promise<Answer> {
   }
 }
 
-/** Runs one sequence on Redis and on the model, comparing after every step. */
+/** Runs one sequence on Redis and in memory, comparing after every step. */
 export async function runSequence(
   tg: Tollgate,
   clock: ManualClock,
@@ -146,14 +172,24 @@ export async function runSequence(
   ops: Op[],
   reached?: Reached,
 ): Promise<void> {
-  const model = new TollgateModel({ ...propertyOptions(stagger), clock: clock.fn });
+  const memory = createTollgate({ memory: true, ...propertyOptions(stagger), clock: clock.fn });
   const anchor = clock.now - setup.signupDaysAgo * DAY;
   const every = setup.unit === 'd' ? { days: setup.length * 10 } : { months: setup.length };
   const created = { plan: setup.plan, cycle: { anchor, every } };
-  expect(await tg.accounts.create(subject, created)).toEqual(model.accounts.create(subject, created));
+  expect(await tg.accounts.create(subject, created)).toEqual(await memory.accounts.create(subject, created));
   const visitor = `ip:${subject}`;
   const holdIds: string[] = [];
   const opIds = new Map<number, string>();
+  // Each side's own key (random secrets) and claim (random tokens), in step.
+  const keys: Array<{ redis: IssuedKey; memory: IssuedKey }> = [];
+  let claims: { redis: BeginOutcome; memory: BeginOutcome } | undefined;
+  /** An answer with each side's key ids and claim tokens replaced by what they stand for. */
+  const same = (value: unknown, side: 'redis' | 'memory'): unknown =>
+    JSON.parse(JSON.stringify(value ?? null, (name, v) => {
+      if (name === 'token') return 'token';
+      if (name === 'keyId' || name === 'key') return keys.findIndex((k) => k[side].keyId === v || k[side].key === v);
+      return v;
+    }));
   let lastOpening: Op | undefined;
 
   for (const [step, given] of ops.entries()) {
@@ -166,11 +202,18 @@ export async function runSequence(
       expect(got, where).toEqual(want);
       return got;
     };
+    /** Both sides with answers that differ by their random ids only. */
+    const alike = async (redis: () => unknown, reference: () => unknown): Promise<Answer> => {
+      const got = await answer(redis);
+      const want = await answer(reference);
+      expect('value' in got ? { value: same(got.value, 'redis') } : got, where).toEqual('value' in want ? { value: same(want.value, 'memory') } : want);
+      return got;
+    };
     const holdId = (n: number) => holdIds[n % holdIds.length]!;
     switch (op.op) {
       case 'admit': {
         const options = { surface: op.surface, cost: op.cost, credits: op.credits };
-        const got = await both(() => tg.limits.admit(subject, options), () => model.limits.admit(subject, options));
+        const got = await both(() => tg.limits.admit(subject, options), () => memory.limits.admit(subject, options));
         if ('value' in got) {
           const a = got.value as { allowed: boolean; reason?: string; windows: unknown[]; credits?: { sufficient: boolean } };
           note(reached, a.allowed ? (a.credits?.sufficient === false ? 'admitted_short_of_credits' : 'admitted') : a.reason!);
@@ -180,16 +223,16 @@ export async function runSequence(
       }
       case 'policyAdmit': {
         const options = { policy: op.policy, surface: op.policy === 'anon' ? 'api' : 'attempts', cost: op.cost };
-        const got = await both(() => tg.limits.admit(visitor, options), () => model.limits.admit(visitor, options));
+        const got = await both(() => tg.limits.admit(visitor, options), () => memory.limits.admit(visitor, options));
         if ('value' in got) note(reached, (got.value as { allowed: boolean }).allowed ? 'policy_admitted' : 'policy_denied');
         break;
       }
       case 'peek':
-        await both(() => tg.limits.peek(subject, { surface: op.surface }), () => model.limits.peek(subject, { surface: op.surface }));
+        await both(() => tg.limits.peek(subject, { surface: op.surface }), () => memory.limits.peek(subject, { surface: op.surface }));
         break;
       case 'reset': {
         const [who, options] = op.policy ? [visitor, { policy: 'anon', surface: 'api' }] : [subject, { surface: op.surface }];
-        await both(() => tg.limits.reset(who, options), () => model.limits.reset(who, options));
+        await both(() => tg.limits.reset(who, options), () => memory.limits.reset(who, options));
         note(reached, 'reset');
         break;
       }
@@ -197,7 +240,7 @@ export async function runSequence(
         const operationId = op.operation === null ? undefined : (opIds.get(op.operation) ?? `op-${op.operation}-${subject}`);
         if (operationId) opIds.set(op.operation!, operationId);
         const request = { required: op.required, optional: op.optional, operationId };
-        const got = await both(() => tg.credits.charge(subject, request), () => model.credits.charge(subject, request));
+        const got = await both(() => tg.credits.charge(subject, request), () => memory.credits.charge(subject, request));
         if ('value' in got) {
           const c = got.value as { ok: boolean; replayed?: boolean };
           note(reached, c.ok ? (c.replayed ? 'charge_replayed' : 'charged') : 'charge_insufficient');
@@ -205,21 +248,21 @@ export async function runSequence(
         break;
       }
       case 'startCycle':
-        await both(() => tg.accounts.startCycle(subject), () => model.accounts.startCycle(subject));
+        await both(() => tg.accounts.startCycle(subject), () => memory.accounts.startCycle(subject));
         break;
       case 'changePlan': {
         const options = { startNewCycle: op.startNow };
-        await both(() => tg.accounts.changePlan(subject, op.plan, options), () => model.accounts.changePlan(subject, op.plan, options));
+        await both(() => tg.accounts.changePlan(subject, op.plan, options), () => memory.accounts.changePlan(subject, op.plan, options));
         break;
       }
       case 'advance':
         clock.advance(op.ms);
         break;
       case 'usage':
-        await both(() => tg.usage(subject, { surface: op.surface }), () => model.usage(subject, { surface: op.surface }));
+        await both(() => tg.usage(subject, { surface: op.surface }), () => memory.usage(subject, { surface: op.surface }));
         break;
       case 'history': {
-        const got = await both(() => tg.credits.history(subject, { days: op.days }), () => model.credits.history(subject, { days: op.days }));
+        const got = await both(() => tg.credits.history(subject, { days: op.days }), () => memory.credits.history(subject, { days: op.days }));
         if ('value' in got && (got.value as unknown[]).length > 1) note(reached, 'history_of_several_days');
         break;
       }
@@ -233,11 +276,11 @@ export async function runSequence(
           op.op === 'open'
             ? await both(
                 () => tg.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
-                () => model.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
+                () => memory.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
               )
             : await both(
                 () => tg.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
-                () => model.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
+                () => memory.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
               );
         if ('value' in got) {
           const o = got.value as { ok: boolean; replayed?: boolean; reason?: string; hold?: { id: string } };
@@ -254,9 +297,9 @@ export async function runSequence(
           op.op === 'settle'
             ? await (async () => {
                 const settlement = op.failed === null ? { itemId: `i${op.item}`, optionalSpent: op.optionalSpent } : { itemId: `i${op.item}`, failed: LABELS[op.failed]! };
-                return both(() => tg.holds.settle(subject, id, settlement), () => model.holds.settle(subject, id, settlement));
+                return both(() => tg.holds.settle(subject, id, settlement), () => memory.holds.settle(subject, id, settlement));
               })()
-            : await both(() => tg.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }), () => model.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }));
+            : await both(() => tg.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }), () => memory.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }));
         if ('value' in got) {
           const s = got.value as { accepted: boolean; replayed?: boolean; reason?: string };
           note(reached, s.accepted ? (s.replayed ? 'settle_replayed' : `${op.op}_accepted`) : `settle_${s.reason}`);
@@ -267,28 +310,92 @@ export async function runSequence(
         if (holdIds.length === 0) break;
         const id = holdId(op.hold);
         const got = op.cancel
-          ? await both(() => tg.holds.cancel(subject, id), () => model.holds.cancel(subject, id))
-          : await both(() => tg.holds.finish(subject, id), () => model.holds.finish(subject, id));
+          ? await both(() => tg.holds.cancel(subject, id), () => memory.holds.cancel(subject, id))
+          : await both(() => tg.holds.finish(subject, id), () => memory.holds.finish(subject, id));
         if ('value' in got && !(got.value as { ended: boolean }).ended) note(reached, 'end_of_an_ended_hold');
         break;
       }
       case 'get':
-        if (holdIds.length > 0) await both(() => tg.holds.get(subject, holdId(op.hold)), () => model.holds.get(subject, holdId(op.hold)));
+        if (holdIds.length > 0) await both(() => tg.holds.get(subject, holdId(op.hold)), () => memory.holds.get(subject, holdId(op.hold)));
         break;
       case 'list':
-        await both(() => tg.holds.list(subject), () => model.holds.list(subject));
+        await both(() => tg.holds.list(subject), () => memory.holds.list(subject));
         break;
       case 'sweep':
-        await both(() => tg.holds.sweepSubject(subject), () => model.holds.sweepSubject(subject));
+        await both(() => tg.holds.sweepSubject(subject), () => memory.holds.sweepSubject(subject));
         break;
       case 'retry':
         break;
+      case 'issueKey': {
+        const options = { ttlMs: op.ttlMs ?? undefined, surfaces: op.webOnly ? ['web'] : undefined };
+        const redisKey = await tg.keys.issue(subject, options);
+        const memoryKey = await memory.keys.issue(subject, options);
+        expect([redisKey.createdAt, redisKey.expiresAt], where).toEqual([memoryKey.createdAt, memoryKey.expiresAt]);
+        keys.push({ redis: redisKey, memory: memoryKey });
+        note(reached, 'key_issued');
+        break;
+      }
+      case 'verifyKey': {
+        if (keys.length === 0) break;
+        const pair = keys[op.key % keys.length]!;
+        const forge = (key: string) => (op.forged ? `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}` : key);
+        const options = op.usage ? { surface: op.surface, usage: true as const } : { surface: op.surface, cost: op.cost, credits: op.credits };
+        const got = await alike(
+          () => tg.keys.verify(forge(pair.redis.key), options as { surface: string }),
+          () => memory.keys.verify(forge(pair.memory.key), options as { surface: string }),
+        );
+        if ('value' in got) {
+          const v = got.value as { valid: boolean; reason?: string; admission?: { allowed: boolean } };
+          note(reached, v.valid ? (op.usage ? 'key_usage' : v.admission!.allowed ? 'key_admitted' : 'key_denied') : `key_${v.reason}`);
+        }
+        break;
+      }
+      case 'revokeKey': {
+        if (keys.length === 0) break;
+        const pair = keys[op.key % keys.length]!;
+        await both(() => tg.keys.revoke(subject, pair.redis.keyId), () => memory.keys.revoke(subject, pair.memory.keyId));
+        break;
+      }
+      case 'listKeys': {
+        // Oldest first; keys issued in the same ms come in no given order.
+        const inOrder = (list: KeyInfo[], side: 'redis' | 'memory') => (same(list, side) as KeyInfo[]).sort((x, y) => x.createdAt - y.createdAt || Number(x.keyId) - Number(y.keyId));
+        expect(inOrder(await tg.keys.list(subject), 'redis'), where).toEqual(inOrder(await memory.keys.list(subject), 'memory'));
+        break;
+      }
+      case 'begin': {
+        const body = { v: op.bodyVariant };
+        const redisBegin = await tg.idempotency.begin(subject, `claim-${op.key}`, body);
+        const memoryBegin = await memory.idempotency.begin(subject, `claim-${op.key}`, body);
+        expect(same(redisBegin, 'redis'), where).toEqual(same(memoryBegin, 'memory'));
+        note(reached, `begin_${redisBegin.state}`);
+        if (redisBegin.state === 'new') claims = { redis: redisBegin, memory: memoryBegin };
+        break;
+      }
+      case 'renew':
+      case 'release':
+      case 'openClaimed': {
+        if (claims?.redis.state !== 'new' || claims.memory.state !== 'new') break;
+        const [r, m] = [claims.redis.claim, claims.memory.claim];
+        if (op.op === 'renew') await both(() => tg.idempotency.renew(subject, r), () => memory.idempotency.renew(subject, m));
+        else if (op.op === 'release') await both(() => tg.idempotency.release(subject, r), () => memory.idempotency.release(subject, m));
+        else {
+          const id = `h-${holdIds.length}`;
+          const request = (idempotency: typeof r) => ({ holdId: id, items: op.items, perItem: { required: 1 }, surface: 'web', idempotency });
+          const got = await both(() => tg.holds.open(subject, request(r)), () => memory.holds.open(subject, request(m)));
+          if ('value' in got) {
+            const o = got.value as { ok: boolean; reason?: string; hold?: { id: string } };
+            note(reached, o.ok ? 'claimed_open' : `claimed_${o.reason}`);
+            if (o.ok && o.hold?.id === id) holdIds.push(id);
+          }
+        }
+        break;
+      }
     }
     const stored = await tg.accounts.inspect(subject);
     if (stored.cycle.id > 1) note(reached, 'new_cycle');
     if (stored.holds.some((h) => h.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
     if (stored.holds.some((h) => h.endReason === 'lease_expired')) note(reached, 'lease_expired');
-    expect(stored, where).toEqual(model.accounts.inspect(subject));
+    expect(stored, where).toEqual(await memory.accounts.inspect(subject));
     expect(checkInvariants(stored), where).toEqual([]);
   }
 }

@@ -7,14 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_START, accountId, openTollgate, type TestGate } from '../helpers/tollgate.ts';
 import { accountSetup, limitOps, propertyOptions, type Reached, runSequence, runs } from './harness.ts';
 
-describe.each([false, true])('limits against the reference model (stagger %s)', (stagger) => {
+describe.each([false, true])('limits on Redis against memory (stagger %s)', (stagger) => {
   let gate: TestGate;
   beforeAll(async () => {
     gate = await openTollgate(stagger ? 'node-redis' : 'ioredis', `prop-limits-${stagger}`, propertyOptions(stagger));
   });
   afterAll(() => gate.close());
 
-  it('random admits with costs, policy admits, peeks, resets and clock moves keep Redis equal to the model', async () => {
+  it('random admits with costs, policy admits, peeks, resets and clock moves keep Redis equal to memory', async () => {
     const reached: Reached = {};
     await fc.assert(
       fc.asyncProperty(accountSetup, fc.array(limitOps, { minLength: 1, maxLength: 30, size: 'max' }), async (setup, ops) => {

@@ -1,0 +1,198 @@
+/**
+ * The tollgate in this process's memory (createTollgate with `memory: true`): the reference
+ * model (src/model/) behind the same async API as the tollgate on Redis, with the same
+ * outcomes, the same typed errors and the same checks before anything is touched. For tests
+ * and one-process apps: several processes share nothing, and nothing survives a restart
+ * (docs/memory.md).
+ */
+import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
+import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
+import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
+import type { Interval } from "./cycles.ts";
+import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
+import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
+import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
+import { TollgateModel } from "./model/model.ts";
+import type { ModelOptions } from "./model/core.ts";
+import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
+import type { Usage } from "./usage.ts";
+import { count } from "./validate.ts";
+
+/** What a memory tollgate is made from: the options that change the rules, and a clock. */
+export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
+
+/** What each concept offers a caller: its public members (the classes on Redis also hold their context). */
+type Face<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The concept's class type, for an object that has each of its public members. The classes
+ * on Redis also carry their context, a private member no caller can reach: the `implements`
+ * clauses below check every member a caller can.
+ */
+function as<T>(face: Face<T>): T {
+  return face as T;
+}
+
+/**
+ * Makes a tollgate in memory: the options are checked here, as createTollgate checks them.
+ * createTollgate gives it the Tollgate type, which checks it has every member.
+ */
+export function createMemoryTollgate(options: MemoryOptions) {
+  const clock = options.clock ?? Date.now;
+  const model = new TollgateModel({ ...options, clock });
+  return {
+    accounts: as<Accounts>(new MemoryAccounts(model)),
+    limits: as<Limits>(new MemoryLimits(model)),
+    credits: as<Credits>(new MemoryCredits(model)),
+    holds: as<Holds>(new MemoryHolds(model)),
+    keys: as<Keys>(new MemoryKeys(model)),
+    idempotency: as<Idempotency>(new MemoryIdempotency(model)),
+    usage: async (subject: string, usageOptions?: { surface?: string }): Promise<Usage> => model.usage(subject, usageOptions),
+    plans: model.plans,
+    policies: model.policies,
+    close: async (): Promise<void> => {},
+  };
+}
+
+/**
+ * A limiter in this process's memory from the same plans and policies, each window's limit
+ * divided by `instances` (at least 1 request each): the share of one of `instances` app
+ * servers, to limit on while the shared store is out of reach.
+ */
+export function createLocalLimiter(options: MemoryOptions & { instances: number }): ReturnType<typeof createMemoryTollgate> {
+  const { instances, ...rest } = options;
+  count("instances", instances, 1);
+  const share = <T extends { limit: number }>(w: T): T => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) });
+  const gate = createMemoryTollgate(rest);
+  const plans = Object.fromEntries(
+    Object.entries(gate.plans).map(([name, plan]) => [name, { ...plan, limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map(share)])) }]),
+  );
+  const policies = Object.fromEntries(Object.entries(gate.policies).map(([name, p]) => [name, Object.fromEntries(Object.entries(p).map(([s, ws]) => [s, ws.map(share)]))]));
+  // A table with no policy is refused: none is given then.
+  return createMemoryTollgate({ ...rest, plans, ...(Object.keys(policies).length > 0 && { policies }) });
+}
+
+class MemoryAccounts implements Face<Accounts> {
+  constructor(private readonly model: TollgateModel) {}
+  async create(subject: string, options: CreateAccountOptions): Promise<{ subject: string; plan: string; cycle: Cycle }> {
+    return this.model.accounts.create(subject, options);
+  }
+  async startCycle(subject: string, options?: { every?: Interval }): Promise<Cycle> {
+    return this.model.accounts.startCycle(subject, options);
+  }
+  async changePlan(subject: string, planName: string, options?: ChangePlanOptions): Promise<Cycle> {
+    return this.model.accounts.changePlan(subject, planName, options);
+  }
+  async limits(subject: string): Promise<AccountLimits> {
+    return this.model.accounts.limits(subject);
+  }
+  async endedCycles(subject: string): Promise<EndedCycle[]> {
+    return this.model.accounts.endedCycles(subject);
+  }
+  async inspect(subject: string): Promise<AccountSnapshot> {
+    return this.model.accounts.inspect(subject);
+  }
+}
+
+class MemoryLimits implements Face<Limits> {
+  constructor(private readonly model: TollgateModel) {}
+  // The hot path: a settled promise without an async frame.
+  admit(subject: string, options?: AdmitOptions): Promise<Admission> {
+    try {
+      return Promise.resolve(this.model.limits.admit(subject, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  /** Memory needs no deny cache: there is none to read. */
+  denied(_subject: string, _options: LimitTarget & { policy: string }): Denial | undefined {
+    return undefined;
+  }
+  async peek(subject: string, options?: LimitTarget): Promise<LimitState> {
+    return this.model.limits.peek(subject, options);
+  }
+  async reset(subject: string, options?: LimitTarget): Promise<void> {
+    this.model.limits.reset(subject, options);
+  }
+}
+
+class MemoryCredits implements Face<Credits> {
+  constructor(private readonly model: TollgateModel) {}
+  async charge(subject: string, request: ChargeRequest): Promise<ChargeOutcome> {
+    return this.model.credits.charge(subject, request);
+  }
+  async reconcile(subject: string): Promise<Reconciliation> {
+    return this.model.credits.reconcile(subject);
+  }
+  async history(subject: string, options?: { days?: number }): Promise<DayUsage[]> {
+    return this.model.credits.history(subject, options);
+  }
+}
+
+class MemoryHolds implements Face<Holds> {
+  constructor(private readonly model: TollgateModel) {}
+  async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
+    return this.model.holds.open(subject, request);
+  }
+  async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
+    return this.model.holds.openBudget(subject, request);
+  }
+  async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
+    return this.model.holds.settle(subject, holdId, settlement);
+  }
+  async spend(subject: string, holdId: string, spend: Spend): Promise<SettleOutcome> {
+    return this.model.holds.spend(subject, holdId, spend);
+  }
+  async finish(subject: string, holdId: string): Promise<EndOutcome> {
+    return this.model.holds.finish(subject, holdId);
+  }
+  async cancel(subject: string, holdId: string): Promise<EndOutcome> {
+    return this.model.holds.cancel(subject, holdId);
+  }
+  async get(subject: string, holdId: string): Promise<Hold> {
+    return this.model.holds.get(subject, holdId);
+  }
+  async list(subject: string, page?: { offset?: number; limit?: number }): Promise<{ total: number; active: number; holds: Hold[] }> {
+    return this.model.holds.list(subject, page);
+  }
+  async sweep(options?: { batch?: number; maxRounds?: number }): Promise<{ subjects: number; ended: number }> {
+    return this.model.holds.sweep(options);
+  }
+  async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
+    return this.model.holds.sweepSubject(subject);
+  }
+}
+
+class MemoryKeys implements Face<Keys> {
+  constructor(private readonly model: TollgateModel) {}
+  async issue(subject: string, options?: IssueKeyOptions): Promise<IssuedKey> {
+    return this.model.keys.issue(subject, options);
+  }
+  parse(key: string): { subject: string; keyId: string } | null {
+    return this.model.keys.parse(key);
+  }
+  async revoke(subject: string, keyId: string): Promise<boolean> {
+    return this.model.keys.revoke(subject, keyId);
+  }
+  async list(subject: string): Promise<KeyInfo[]> {
+    return this.model.keys.list(subject);
+  }
+  verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
+  verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
+  async verify(key: string, options?: VerifyOptions): Promise<Verification | UsageVerification> {
+    return this.model.keys.verify(key, options as VerifyOptions & { usage?: false });
+  }
+}
+
+class MemoryIdempotency implements Face<Idempotency> {
+  constructor(private readonly model: TollgateModel) {}
+  async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
+    return this.model.idempotency.begin(subject, key, body);
+  }
+  async renew(subject: string, claim: IdempotencyClaim): Promise<boolean> {
+    return this.model.idempotency.renew(subject, claim);
+  }
+  async release(subject: string, claim: IdempotencyClaim): Promise<void> {
+    this.model.idempotency.release(subject, claim);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Accounts in the reference model (docs/concepts.md): created on a plan with their first
+ * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
+ */
+import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
+import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../cycles.ts";
+import { AccountExistsError } from "../errors.ts";
+import { planNamed, type Plan } from "../plans.ts";
+import type { AccountLimits, Cycle, EndedCycle } from "../records.ts";
+import { subjectId } from "../validate.ts";
+import { ExpiringMap } from "./expiring.ts";
+import type { ModelAccount, ModelCore } from "./core.ts";
+import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
+import { newestFirst, publicHold } from "./holds.ts";
+import { countWindows } from "./windows.ts";
+
+/** The plan's numbers as an account holds them. */
+export function limitsOf(plan: Plan & { name: string }): AccountLimits {
+  return {
+    name: plan.name,
+    limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ limit: w.limit, windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" }))])),
+    credits: { allowance: plan.credits.allowance },
+    holds: { cap: plan.holds.cap, maxItems: plan.holds.maxItems, surfaces: [...plan.holds.surfaces] },
+  };
+}
+
+/** As tollgate.accounts: create, startCycle, changePlan, limits, endedCycles, inspect. */
+export class ModelAccounts {
+  constructor(private readonly core: ModelCore) {}
+
+  /** Opens an account on a plan with its first cycle; AccountExistsError when it has one. */
+  create(subject: string, options: CreateAccountOptions): { subject: string; plan: string; cycle: Cycle } {
+    const id = subjectId(subject);
+    const plan = planNamed(this.core.plans, options?.plan);
+    const every = options.cycle?.every ?? plan.credits.cycle;
+    const anchorGiven = options.cycle?.anchor ?? options.signupAt;
+    const { anchorMs, unit, length } = anchorGiven === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor: anchorGiven, every });
+    if (this.core.state.has(id)) throw new AccountExistsError(id);
+    const now = this.core.now();
+    const anchor = anchorMs < 0 ? now : anchorMs;
+    const period = currentPeriod(anchor, unit, length, now);
+    const account: ModelAccount = {
+      plan: limitsOf(plan),
+      allowance: plan.credits.allowance,
+      nextAllowance: plan.credits.allowance,
+      balance: plan.credits.allowance,
+      spent: 0,
+      held: 0,
+      cycle: 1,
+      cycleStart: period.start,
+      cycleEnd: period.end,
+      anchor,
+      unit,
+      length,
+      ended: new Map(),
+      holds: new Map(),
+      operations: new ExpiringMap(),
+      droppedHolds: new Set(),
+      history: new Map(),
+      journal: { cycle: 0, entries: 0, balance: 0, spent: 0, held: 0 },
+      keys: new Map(),
+      windows: new Map(),
+      hot: undefined,
+    };
+    this.core.state.set(id, account);
+    return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
+  }
+
+  /** Starts a new cycle now, re-anchoring the account here. */
+  startCycle(subject: string, options: { every?: Interval } = {}): Cycle {
+    subjectId(subject);
+    const interval = options.every ? intervalArgs(options.every) : undefined;
+    const a = this.core.account(subject);
+    const now = this.core.now();
+    roll(a, now);
+    reanchor(a, now, interval?.unit, interval?.length);
+    return cycleOf(a);
+  }
+
+  /** Moves the account to another plan: windows and holds rules at once, the allowance from the next cycle (or now with startNewCycle). */
+  changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Cycle {
+    subjectId(subject);
+    const plan = planNamed(this.core.plans, planName);
+    const interval = options.every ? intervalArgs(options.every) : undefined;
+    const a = this.core.account(subject);
+    const now = this.core.now();
+    roll(a, now);
+    a.plan = limitsOf(plan);
+    a.hot = undefined;
+    a.nextAllowance = plan.credits.allowance;
+    if (options.startNewCycle) reanchor(a, now, interval?.unit, interval?.length);
+    return cycleOf(a);
+  }
+
+  /** The plan's numbers as the account holds them. */
+  limits(subject: string): AccountLimits {
+    return structuredClone(this.core.account(subject).plan);
+  }
+
+  /** Summaries of the account's ended cycles, oldest first. */
+  endedCycles(subject: string): EndedCycle[] {
+    return endedList(this.core.account(subject));
+  }
+
+  /** The account as stored: no rollover, no lapsed-hold ending. */
+  inspect(subject: string): AccountSnapshot {
+    const id = subjectId(subject);
+    const a = this.core.account(id);
+    const now = this.core.now();
+    const stagger = this.core.staggerOf(id);
+    return {
+      plan: structuredClone(a.plan),
+      credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
+      cycle: cycleOf(a),
+      cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
+      windows: Object.fromEntries(Object.entries(a.plan.limits).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windows, now, stagger, 0).states])),
+      endedCycles: endedList(a),
+      holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
+    };
+  }
+}

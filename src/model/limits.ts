@@ -1,0 +1,132 @@
+/**
+ * Request limits in the reference model (docs/limits.md): a subject with an account is
+ * counted in its plan's windows of a surface, one without an account in a policy's; all
+ * windows or none, and a denial counts nothing.
+ */
+import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
+import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
+import { subjectId } from "../validate.ts";
+import { mostRestrictive, surfaceName, type RateLimitState, type Window } from "../windows.ts";
+import type { ModelAccount, ModelCore } from "./core.ts";
+import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
+
+const NO_OPTIONS: AdmitOptions = {};
+
+/** As tollgate.limits: admit, peek, reset. */
+export class ModelLimits {
+  constructor(private readonly core: ModelCore) {}
+
+  /** Counts a request of `cost` in every window of the surface, with the credit pre-check; a denial counts nothing. */
+  admit(subject: string, options: AdmitOptions = NO_OPTIONS): Admission {
+    // An account's id was checked when it was made: a subject that has one needs no check again.
+    const a = typeof subject === "string" ? this.core.state.get(subject) : undefined;
+    const id = a === undefined ? subjectId(subject) : subject;
+    if (options === NO_OPTIONS || (options.cost === undefined && options.credits === undefined && options.policy === undefined)) {
+      const surface = options.surface ?? "api";
+      // The surface the account was last admitted on was checked then.
+      return this.admitAccount(id, a?.hot?.surface === surface ? surface : this.core.accountSurface(surface), 1, 0, a);
+    }
+    const { cost, credits } = admitArgs(options);
+    if (options.policy === undefined) return this.admitAccount(id, this.core.accountSurface(options.surface ?? "api"), cost, credits, a);
+    return this.admitPolicy(id, options.policy, options.surface, cost);
+  }
+
+  private admitPolicy(subject: string, policy: string, surfaceArg: string | undefined, cost: number): Admission {
+    const surface = surfaceName("Surface", surfaceArg ?? "api");
+    const windows = policyWindows(this.core.policies, policy, surface);
+    const key = `${subject}\0${policy}\0${surface}`;
+    const now = this.core.now();
+    const slots = this.core.counters.get(key, now) ?? [];
+    const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
+    if (counted.outcome === "ok") this.core.counters.set(key, slots, slotsDeadAt(slots), now);
+    return admission(counted, 0, 0);
+  }
+
+  /**
+   * Counts a request of `cost` in the account's windows of a (checked) surface, with the credit
+   * pre-check when `credits` > 0; keys.verify admits so too.
+   */
+  admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount): Admission {
+    const a = account ?? this.core.state.get(subject);
+    if (a === undefined) throw new AccountNotFoundError(subject);
+    let hot = a.hot;
+    if (hot === undefined || hot.surface !== surface) {
+      hot = { surface, windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
+      a.hot = hot;
+    }
+    const { windows, slots } = hot;
+    const now = this.core.now();
+    // The common case, one window admitted: the same rule with the fewest objects.
+    const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
+    if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
+    return this.counted(a, slots, windows, now, subject, cost, credits, state);
+  }
+
+  /** admitAccount past its common case: a pre-check, several windows, or a denial. */
+  private counted(a: ModelAccount, slots: Slot[], windows: readonly Window[], now: number, subject: string, cost: number, credits: number, state: RateLimitState | undefined): Admission {
+    if (state !== undefined) {
+      const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
+      return { allowed: true, rateLimit: state, windows: [state], credits: { sufficient: balance >= credits, balance, needed: credits } };
+    }
+    const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
+    // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
+    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
+  }
+
+  /** The surface's windows as they stand, counting nothing. */
+  peek(subject: string, options: LimitTarget = {}): LimitState {
+    const id = subjectId(subject);
+    const target = this.target(id, options);
+    return limitState(countWindows(target.slots, target.windows, this.core.now(), this.core.staggerOf(id), 0));
+  }
+
+  /** Clears the subject's counts on the surface. */
+  reset(subject: string, options: LimitTarget = {}): void {
+    const id = subjectId(subject);
+    const target = this.target(id, options);
+    resetWindows(target.slots, target.windows, this.core.now(), this.core.staggerOf(id));
+  }
+
+  /** The windows and slots of a subject on a surface: a policy's or the account's. */
+  private target(subject: string, options: LimitTarget): { windows: readonly Window[]; slots: Slot[] } {
+    if (options.policy !== undefined) {
+      const surface = surfaceName("Surface", options.surface ?? "api");
+      const windows = policyWindows(this.core.policies, options.policy, surface);
+      return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, this.core.now()) ?? [] };
+    }
+    const surface = this.core.accountSurface(options.surface ?? "api");
+    const a = this.core.account(subject);
+    return { windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
+  }
+}
+
+/** The account's slots on a surface, made on first use. */
+function slotsOf(a: ModelAccount, surface: string): Slot[] {
+  let slots = a.windows.get(surface);
+  if (slots === undefined) {
+    slots = [];
+    a.windows.set(surface, slots);
+  }
+  return slots;
+}
+
+/** The account's windows on a surface; a surface its plan lacks is bad input. */
+export function surfaceWindows(limits: Record<string, readonly Window[]>, subject: string, surface: string): readonly Window[] {
+  const windows = limits[surface];
+  if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${subject}"'s plan`);
+  return windows;
+}
+
+/** The admission a count answers, with the pre-check's balance when `credits` > 0. */
+function admission(counted: Counted, credits: number, balance: number): Admission {
+  const { outcome, states, retries } = counted;
+  if (outcome === "ok" && states.length === 1) {
+    if (credits === 0) return { allowed: true, rateLimit: states[0]!, windows: states };
+    return { allowed: true, rateLimit: states[0]!, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+  }
+  const { index, retryAfterMs } = mostRestrictive(states, retries);
+  const rateLimit = states[index]!;
+  if (outcome !== "ok") return { allowed: false, reason: outcome, rateLimit, windows: states, retryAfterMs };
+  if (credits === 0) return { allowed: true, rateLimit, windows: states };
+  return { allowed: true, rateLimit, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+}

@@ -1,0 +1,29 @@
+/**
+ * An account's whole quota state on one surface in the reference model (docs/concepts.md):
+ * rolls the cycle over and ends lapsed holds first, and counts nothing.
+ */
+import type { Usage } from "../usage.ts";
+import type { ModelCore } from "./core.ts";
+import { cycleOf, roll } from "./cycles.ts";
+import { openHolds, tidyIfLapsed } from "./holds.ts";
+import { surfaceWindows } from "./limits.ts";
+import { countWindows, limitState } from "./windows.ts";
+
+/** The usage of a subject's account on a surface already checked against the plan table. */
+export function usageOf(core: ModelCore, subject: string, surface: string): Usage {
+  const a = core.account(subject);
+  const now = core.now();
+  roll(a, now);
+  const windows = surfaceWindows(a.plan.limits, subject, surface);
+  tidyIfLapsed(core, a);
+  const { rateLimit, windows: states } = limitState(countWindows(a.windows.get(surface) ?? [], windows, now, core.staggerOf(subject), 0));
+  return {
+    plan: a.plan.name,
+    credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
+    cycle: cycleOf(a),
+    rateLimit: { ...rateLimit, surface },
+    windows: states,
+    holds: { active: openHolds(a).length, cap: a.plan.holds.cap, maxItems: a.plan.holds.maxItems, surfaces: [...a.plan.holds.surfaces] },
+    now,
+  };
+}
