@@ -70,6 +70,12 @@ export interface Cycle {
 
 /** The summary of a cycle that has ended, archived at rollover (SPEC §3). */
 export interface EndedCycle extends Cycle {
+  /**
+   * When the cycle was planned to end. `end` is when it really ended: earlier than this when a
+   * new cycle was started before it (startCycle, changePlan with startNewCycle), so ended cycles
+   * never overlap the current one.
+   */
+  plannedEnd: number;
   /** The credits the cycle started with. */
   allowance: number;
   /** Credits left unused when the cycle ended; they do not roll over. */
@@ -185,6 +191,7 @@ export function endedCyclesFrom(list: unknown): EndedCycle[] {
     id: n(field(c, "id")),
     start: n(field(c, "cycleStart")),
     end: n(field(c, "cycleEnd")),
+    plannedEnd: n(field(c, "plannedEnd") ?? field(c, "cycleEnd")),
     allowance: n(field(c, "allowance")),
     unused: n(field(c, "unused")),
     spent: n(field(c, "spent")),

@@ -91,13 +91,18 @@ local nm = total - ny * 12 + 1
 local nd = math.min(d, days_in_month(ny, nm))
 return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -187,8 +192,7 @@ length = oldLength
 end
 a.anchor = ctx.now
 a.interval = unit .. length
-a.cycleEnd = ctx.now
-cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
+cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
 end`;
 
 /** lua/changePlan.lua's own code, compiled. */
@@ -208,7 +212,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "907768e9ffcb257c18c4d7873b4291002064957c";
+const SHA1 = "9e5b8bc58898ba19dc658f013bca56d088d6af43";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

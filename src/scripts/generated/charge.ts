@@ -44,13 +44,18 @@ local function cycle_current_account(ctx)
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -298,7 +303,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "2b70a231604a9015e686046e7e74d3eb3371a0fa";
+const SHA1 = "3efa1b15b6a1550eec25e1a10f29a8d03e998919";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -397,13 +397,18 @@ end
 local t = redis.call('TIME')
 return t[1] * 1000 + math.floor(t[2] / 1000)
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -452,8 +457,7 @@ length = oldLength
 end
 a.anchor = ctx.now
 a.interval = unit .. length
-a.cycleEnd = ctx.now
-cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
+cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
 end
 local function cycles_load(cyclesKey, a)
 local flat = redis.call('HGETALL', cyclesKey)
@@ -461,7 +465,7 @@ for _, v in ipairs(a and a.archive or {}) do
 flat[#flat + 1] = v
 end
 local attribute, byId, ids = {}, {}, {}
-for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce' })) do
+for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce', plannedEnd = 'pe' })) do
 attribute[field] = name
 end
 for i = 1, #flat, 2 do

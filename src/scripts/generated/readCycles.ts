@@ -26,13 +26,18 @@ local function cycle_current_account(ctx)
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -145,7 +150,7 @@ for _, v in ipairs(a and a.archive or {}) do
 flat[#flat + 1] = v
 end
 local attribute, byId, ids = {}, {}, {}
-for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce' })) do
+for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce', plannedEnd = 'pe' })) do
 attribute[field] = name
 end
 for i = 1, #flat, 2 do
@@ -174,7 +179,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "9028472f281f1858515403b1530572ce6dd9b588";
+const SHA1 = "5d8380ac154649095d73c89bf645c23124509282";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -44,13 +44,18 @@ local function cycle_current_account(ctx)
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -203,7 +208,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "6aa797e61ada7b37abf857dc0ff69a4d29519b77";
+const SHA1 = "e6fdf3c3da4ad476cbbb3934c23f9e368c08b0ff";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

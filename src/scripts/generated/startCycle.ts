@@ -71,13 +71,18 @@ local nm = total - ny * 12 + 1
 local nd = math.min(d, days_in_month(ny, nm))
 return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -167,8 +172,7 @@ length = oldLength
 end
 a.anchor = ctx.now
 a.interval = unit .. length
-a.cycleEnd = ctx.now
-cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
+cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
 end`;
 
 /** lua/startCycle.lua's own code, compiled. */
@@ -182,7 +186,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "a4a1a2c10503669d4817f06a76d74e788cd4bc97";
+const SHA1 = "9dcba14624c9ace2a1ae9275ad15071545a04bfa";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -44,13 +44,18 @@ local function cycle_current_account(ctx)
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
 end
-local function cycle_open(a, startMs, endMs)
+local function cycle_open(a, startMs, endMs, endedMs)
 local p = a.cycle .. ':'
 local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
 for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
 p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', a.cycleEnd }) do
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
 archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
 end
 a.archive = archive
 a.cycle = a.cycle + 1
@@ -400,7 +405,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "b586c0cc0245b663c1616c2c8af489bb669bff19";
+const SHA1 = "c0eb49028eef55f8b0d0e7a736034328887cde7d";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
