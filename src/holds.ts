@@ -14,7 +14,7 @@ import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
 import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
 import { holdFrom, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
+import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import type { Sweeper } from "./sweep.ts";
 import { count, printableKey, shortId } from "./validate.ts";
@@ -35,18 +35,33 @@ export interface OpenHoldRequest {
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
+  /** This hold's lease (1 ms to 62 days), renewed by each settlement and by holds.renew. Default: createTollgate's leaseMs. */
+  leaseMs?: number;
 }
 
 /** holds.openBudget's request: a budget hold of `amount` credits, spent as it goes. */
 export interface OpenBudgetRequest {
   /** Credits reserved for the whole budget (>= 1). */
   amount: number;
-  /** Default "web". */
+  /** Default "api", as holds.open's; must be one of the plan's holds.surfaces. */
   surface?: string;
-  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
+  /** An Idempotency-Key: the same key and body answer the first outcome again. */
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
+  /** This hold's lease (1 ms to 62 days), renewed by each spend and by holds.renew. Default: createTollgate's leaseMs. */
+  leaseMs?: number;
+}
+
+/** holds.renew's outcome: the new lease, or `ended` for a hold that has ended (its lease may have run out first). */
+export type RenewOutcome = { ok: true; leaseUntil: number } | { ok: false; reason: "ended" };
+
+/** The longest lease a hold may have: 62 days, the longest a hold that crosses a cycle needs. */
+export const MAX_LEASE_MS = 62 * 86_400_000;
+
+/** A checked lease length (createTollgate's leaseMs, a hold's own leaseMs): 1 ms to 62 days. */
+export function leaseArg(what: string, value: unknown): number {
+  return count(what, value, 1, MAX_LEASE_MS);
 }
 
 /**
@@ -102,17 +117,24 @@ export function newHoldId(): string {
 }
 
 /** The checked size of an items hold (shared with tollgate/model). */
-export function openArgs(request: OpenHoldRequest): { items: number; required: number; optional: number; amount: number } {
+export function openArgs(request: OpenHoldRequest): HoldSize {
   const items = count("items", request?.items, 1);
   const required = count("perItem.required", request.perItem?.required);
   const optional = count("perItem.optional", request.perItem?.optional ?? 0);
   if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
-  return { items, required, optional, amount: 0 };
+  return { items, required, optional, amount: 0, leaseMs: ownLease(request.leaseMs) };
 }
 
 /** The checked size of a budget hold (shared with tollgate/model). */
-export function budgetArgs(request: OpenBudgetRequest): { items: number; required: number; optional: number; amount: number } {
-  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1) };
+export function budgetArgs(request: OpenBudgetRequest): HoldSize {
+  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1), leaseMs: ownLease(request.leaseMs) };
+}
+
+/** A hold's checked terms: its size, and its own lease length (0: the deployment's). */
+export type HoldSize = { items: number; required: number; optional: number; amount: number; leaseMs: number };
+
+function ownLease(value: unknown): number {
+  return value === undefined ? 0 : leaseArg("leaseMs", value);
 }
 
 /** A checked settlement of an items hold (shared with tollgate/model). */
@@ -171,14 +193,36 @@ export class Holds {
 
   /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
-    return this.openAny(subject, "budget", request?.surface ?? "web", budgetArgs(request), request);
+    return this.openAny(subject, "budget", request?.surface ?? "api", budgetArgs(request), request);
+  }
+
+  /**
+   * Renews an open hold's lease from now without settling anything, for work that runs longer
+   * than a lease (an LLM completion, a long render): by the hold's own leaseMs, else
+   * createTollgate's. A hold that has ended, or whose lease ran out before the renewal (it
+   * ends then, with its refunds), answers `{ ok: false, reason: "ended" }`.
+   *
+   * @example
+   * ```ts
+   * const timer = setInterval(() => void tollgate.holds.renew("acct_42", holdId), 60_000);
+   * try { await runTheModel(); } finally { clearInterval(timer); }
+   * ```
+   */
+  async renew(subject: string, holdIdArg: string): Promise<RenewOutcome> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const holdId = shortId("Hold id", holdIdArg);
+    const reply = await this.ctx.runner.run(renewHold, redisKeys, { hold: redisKeys.hold(holdId) }, holdId);
+    // The sweep index needs no word: an entry earlier than a lease is safe, and the sweep moves it.
+    if (reply.code === Code.OK) return { ok: true, leaseUntil: reply.leaseUntil };
+    if (reply.code === Code.HOLD_ENDED) return { ok: false, reason: "ended" };
+    throw new Error(`renewHold returned an unknown code ${String(reply.code)}`);
   }
 
   private async openAny(
     subject: string,
     kind: HoldKind,
     surfaceArg: string,
-    size: { items: number; required: number; optional: number; amount: number },
+    { leaseMs: holdLeaseMs, ...size }: HoldSize,
     request: { idempotency?: IdempotencyInput; holdId?: string },
   ): Promise<OpenOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
@@ -195,15 +239,17 @@ export class Holds {
       idempotencyKey: claim?.key ?? "",
       fingerprint: claim?.fingerprint ?? "",
       idempotencyToken: claim?.token ?? "",
+      holdLeaseMs,
     };
     // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
     const open = () => this.sweeper.afterDue(redisKeys, () => this.ctx.runner.move(openHold, redisKeys, params, holdId, holdId));
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find: sent in that order on one
     // connection, or, when a durable open goes on a connection of its own, one after the other.
+    const leaseUntil = this.ctx.localNow() + (holdLeaseMs || this.ctx.leaseMs);
     const reply = this.ctx.runner.durable
-      ? (await this.sweeper.mark(redisKeys.subject), await open())
-      : (await Promise.all([this.sweeper.mark(redisKeys.subject), open()]))[1];
+      ? (await this.sweeper.mark(redisKeys.subject, leaseUntil), await open())
+      : (await Promise.all([this.sweeper.mark(redisKeys.subject, leaseUntil), open()]))[1];
     switch (reply.code) {
       case Code.OK:
         return { ok: true, hold: holdFrom(reply.hold), replayed: false };

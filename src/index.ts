@@ -14,7 +14,8 @@ export { currentPeriod, periodStart, type CycleSpec, type Interval, type Period 
 export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "./accounts.ts";
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Reconciliation, DayUsage } from "./credits.ts";
-export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
+export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, RenewOutcome, Settlement, Spend, SettleOutcome, EndOutcome, IdempotencyInput } from "./holds.ts";
+export { MAX_LEASE_MS } from "./holds.ts";
 export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
 export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "./records.ts";

@@ -9,7 +9,7 @@ import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions
 import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
 import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
 import type { Interval } from "./cycles.ts";
-import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
+import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
 import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
 import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
 import { TollgateModel } from "./model/model.ts";
@@ -136,6 +136,9 @@ class MemoryHolds implements Face<Holds> {
   }
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
     return this.model.holds.openBudget(subject, request);
+  }
+  async renew(subject: string, holdId: string): Promise<RenewOutcome> {
+    return this.model.holds.renew(subject, holdId);
   }
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
     return this.model.holds.settle(subject, holdId, settlement);

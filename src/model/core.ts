@@ -7,6 +7,7 @@
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
 import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
+import { leaseArg } from "../holds.ts";
 import { count, subjectId } from "../validate.ts";
 import { staggerOf, type Window } from "../windows.ts";
 import { ExpiringMap } from "./expiring.ts";
@@ -20,7 +21,7 @@ export interface ModelOptions {
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */
   clock: () => number;
-  /** Hold lease; default 5 minutes, as createTollgate. */
+  /** Hold lease, 1 ms to 62 days; default 5 minutes, as createTollgate. */
   leaseMs?: number;
   /** Offset fixed windows per subject, as createTollgate's `stagger`. */
   stagger?: boolean;
@@ -118,6 +119,8 @@ export interface ModelAccount {
 export interface ModelHold extends Hold {
   /** Ids of the items settled (or budget draws), so a repeat is a replay. */
   items_: Set<string>;
+  /** The hold's own lease length; 0: the model's leaseMs. */
+  leaseMs_: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -154,7 +157,7 @@ export class ModelCore {
     this.plans = validatePlans(options.plans ?? DEFAULT_PLANS);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
-    this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
+    this.leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
     this.stagger = options.stagger === true;
     this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
     this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);

@@ -209,7 +209,7 @@ local HOLDS_TIDY_BATCH = 32
 local HOLDS_TIDY_SLACK = 15
 local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -231,7 +231,7 @@ end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -319,7 +319,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "37640dc6f3ac7a67971928d05652f1a00ec79b50";
+const SHA1 = "119b2fd765b1e54f88243ec3845197ed3814a7ee";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

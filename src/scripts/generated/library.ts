@@ -19,6 +19,7 @@ import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
+import { renewHold } from "./renewHold.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
 import { settleHold } from "./settleHold.ts";
@@ -564,7 +565,7 @@ local HOLDS_TIDY_BATCH = 32
 local HOLDS_TIDY_SLACK = 15
 local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -586,7 +587,7 @@ end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -692,12 +693,22 @@ return -1
 end
 return tonumber(first[2])
 end
+local function hold_renew(ctx, h, leaseMs)
+if h.leaseMs > 0 then
+leaseMs = h.leaseMs
+end
+h.leaseExpiresAt = ctx.now + leaseMs
+local leaseText = string.format('%d', h.leaseExpiresAt)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+redis.call('HSET', h.key, 'ls', leaseText)
+return leaseText
+end
 local function hold_accepting(ctx, a, holdKey, kind)
 local h = hold_load(holdKey)
 if not h then
 return nil, 9
 end
-if h.kind ~= kind then
+if kind and h.kind ~= kind then
 return nil, 15, h
 end
 if h.status ~= 'open' then
@@ -821,6 +832,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   readHold: readHold.body,
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
+  renewHold: renewHold.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,
   settleHold: settleHold.body,

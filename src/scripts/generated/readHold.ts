@@ -31,7 +31,7 @@ local HOLDS_TIDY_BATCH = 32
 local HOLDS_TIDY_SLACK = 15
 local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -106,7 +106,7 @@ end
 end
 return reply`;
 
-const SHA1 = "2fbea77d4ff001088e5182f7b0fd4209c7623031";
+const SHA1 = "074e4e0e01b2733563855a474b8b9f5859010a32";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

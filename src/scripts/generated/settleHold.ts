@@ -209,7 +209,7 @@ local HOLDS_TIDY_BATCH = 32
 local HOLDS_TIDY_SLACK = 15
 local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -231,7 +231,7 @@ end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -311,12 +311,22 @@ redis.call('ZREM', ctx.holdsActiveKey, h.id)
 redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
 redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
 end
+local function hold_renew(ctx, h, leaseMs)
+if h.leaseMs > 0 then
+leaseMs = h.leaseMs
+end
+h.leaseExpiresAt = ctx.now + leaseMs
+local leaseText = string.format('%d', h.leaseExpiresAt)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+redis.call('HSET', h.key, 'ls', leaseText)
+return leaseText
+end
 local function hold_accepting(ctx, a, holdKey, kind)
 local h = hold_load(holdKey)
 if not h then
 return nil, 9
 end
-if h.kind ~= kind then
+if kind and h.kind ~= kind then
 return nil, 15, h
 end
 if h.status ~= 'open' then
@@ -390,18 +400,16 @@ h.delivered = h.delivered + 1
 h.optionalSpent = h.optionalSpent + optionalSpent
 end
 h.settled = h.settled + 1
-h.leaseExpiresAt = ctx.now + leaseMs
-local leaseText = string.format('%d', h.leaseExpiresAt)
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+hold_renew(ctx, h, leaseMs)
 redis.call('HSET', holdKey, itemField, 1, 'ns', h.settled, 'dl', h.delivered,
-'os', h.optionalSpent, 'sp', h.spent, 'ls', leaseText)
+'os', h.optionalSpent, 'sp', h.spent)
 if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
 hold_end(ctx, a, h, 'completed', reason)
 end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "2235acb81ab3a6ae0bd2661035bd0a398b1ab992";
+const SHA1 = "ecc4c62fbd1c827a94f5cc02d33eb0c6f0bdad22";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

@@ -208,7 +208,7 @@ local HOLDS_TIDY_BATCH = 32
 local HOLDS_TIDY_SLACK = 15
 local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -230,7 +230,7 @@ end
 return h
 end
 local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -405,7 +405,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "c0eb49028eef55f8b0d0e7a736034328887cde7d";
+const SHA1 = "6069f8266bc501b1a83f321c68bbcca831d01405";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
