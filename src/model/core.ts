@@ -99,8 +99,8 @@ export interface ModelAccount {
   ended: Map<number, EndedCycle>;
   /** Holds by id. */
   holds: Map<string, ModelHold>;
-  /** Charged operation ids: what was charged, kept operationTtlMs. */
-  operations: ExpiringMap<number>;
+  /** Charged operation ids: what was charged and the terms asked ('<required>:<optional>'), kept operationTtlMs. */
+  operations: ExpiringMap<{ charged: number; terms: string }>;
   /** Ids of ended holds no longer kept: a new opening with one is refused. */
   droppedHolds: Set<string>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */

@@ -75,6 +75,23 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     expect((await tg.credits.reconcile(id)).matches).toBe(true);
   });
 
+  it('a charge sent without an operation id: the error carries the id the library sent, and a retry with it replays', async () => {
+    const id = await account(tg);
+    await tg.credits.charge(id, { required: 1 });
+    // The library's ids read op_...: the only command in flight that carries one is this charge.
+    const lost = proxy.dropReplyTo('op_');
+    const first = await tg.credits.charge(id, { required: 2 }).catch((e: unknown) => e);
+    await lost;
+    expect(first).toBeInstanceOf(StoreUnavailableError);
+    const operationId = (first as StoreUnavailableError).operationId!;
+    expect(operationId).toMatch(/^op_/);
+    expect(await chargesOf(id, operationId)).toHaveLength(1);
+    const retried = await untilAnswered(() => tg.credits.charge(id, { required: 2, operationId }));
+    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
+    expect(await chargesOf(id, operationId)).toHaveLength(1);
+    expect((await tg.usage(id)).credits).toMatchObject({ balance: 4997, spent: 3 });
+  });
+
   it('many charges in flight when every connection is cut: each retried with its id lands exactly once', async () => {
     const id = await account(tg);
     const attempt = (i: number) => tg.credits.charge(id, { required: 1, optional: i % 3, operationId: `burst-${i}` });

@@ -256,8 +256,9 @@ end`;
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
 local operationsKey = KEYS[5]
-local required = tonumber(ARGV[5])
-local optional = tonumber(ARGV[6])
+local requiredText, optionalText = ARGV[5], ARGV[6]
+local required = tonumber(requiredText)
+local optional = tonumber(optionalText)
 local operationId = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag = ARGV[8] == '1' and ' r' or ''
@@ -277,9 +278,17 @@ local earlier, operations
 if operationId ~= '' then
 earlier, operations = operations_read(operationsKey, operationField)
 end
-local refusal
+local refusal, terms
+if operationId ~= '' then
+terms = requiredText .. ':' .. optionalText
+end
 if earlier then
-refusal = { 12, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?([%d:]*)')
+if earlierTerms ~= '' and earlierTerms ~= terms then
+refusal = { 26, 0, balance, required }
+else
+refusal = { 12, tonumber(charged), balance, required }
+end
 elseif balance < required then
 refusal = { 2, 0, balance, required }
 end
@@ -295,7 +304,8 @@ spent = spent + charged
 local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
 if operationId ~= '' then
-operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
+operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. ' ' .. terms .. operationTag,
+ctx.now, operationTtlMs)
 end
 if charged > 0 then
 journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
@@ -303,7 +313,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "3efa1b15b6a1550eec25e1a10f29a8d03e998919";
+const SHA1 = "d3f24720eee532d500d0e405b2139eeeedf5ccab";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {
