@@ -5,10 +5,10 @@ import { defineConfig } from "tsup";
 
 // One implementation, built once as CommonJS with its declarations; each entry's ESM file is a
 // thin wrapper that imports it (Node's "ES module wrapper" for dual packages). So the package
-// ships the code and the Lua once, not twice (issue 13: at most 80 KB packed), and a process
+// ships the code and the Lua once, not twice (the packed size is tested), and a process
 // that both imports and requires tollgate holds one copy of it (one TollgateError class, one
-// deny cache). The Lua sources reach the bundle through src/scripts/bundle.generated.ts, so
-// nothing is read from disk at run time (SPEC §1).
+// deny cache). The Lua sources reach the bundle through src/scripts/bundle.generated.ts (each
+// lib/ helper once, in src/scripts/generated/lib/), so nothing is read from disk at run time.
 const ENTRIES = {
   index: "src/index.ts",
   "model/index": "src/model/index.ts",

@@ -1,4 +1,4 @@
-// The quick start of README.md, the same code: `REDIS_URL=redis://... npx tsx examples/quickstart.ts`.
+// The quick start of README.md, the same code: `REDIS_URL=redis://... npm run example examples/quickstart.ts`.
 // test/package.test.ts runs it from the packed package (ESM, CommonJS, TypeScript nodenext and
 // bundler) and test/peers/ on the lowest and highest node-redis the peer range allows.
 import { createClient } from "redis";

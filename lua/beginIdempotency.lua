@@ -1,6 +1,6 @@
 --[[
   beginIdempotency: look up an Idempotency-Key before the request is validated and its
-  work started (SPEC §7). A new key (or one whose claim lapsed) is claimed for the caller's
+  work started (docs/idempotency.md). A new key (or one whose claim lapsed) is claimed for the caller's
   token until now + idempotencyLockMs, so a concurrent request with the same key gets
   IDEMPOTENCY_IN_USE instead of a second hold. The holder renews its claim while it works by
   calling this again with its token: OK extends it; any other code says it is no longer its.

@@ -1,5 +1,5 @@
 --[[
-  createAccount: open an account on a plan with its first billing cycle (SPEC §2-3).
+  createAccount: open an account on a plan with its first billing cycle (docs/concepts.md#plans, docs/accounts.md#billing-cycles).
   Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   ARGV[2] plan          string   plan name
   ARGV[3] allowance     integer  credits per cycle (the plan's credits.allowance)

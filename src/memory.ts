@@ -16,7 +16,9 @@ import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
 import type { Usage } from "./usage.ts";
+import { DEFAULT_PLANS, validatePlans, validatePolicies } from "./plans.ts";
 import { count } from "./validate.ts";
+import type { Window } from "./windows.ts";
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
@@ -62,14 +64,16 @@ export function createMemoryTollgate(options: MemoryOptions) {
 export function createLocalLimiter(options: MemoryOptions & { instances: number }): ReturnType<typeof createMemoryTollgate> {
   const { instances, ...rest } = options;
   count("instances", instances, 1);
-  const share = <T extends { limit: number }>(w: T): T => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) });
-  const gate = createMemoryTollgate(rest);
-  const plans = Object.fromEntries(
-    Object.entries(gate.plans).map(([name, plan]) => [name, { ...plan, limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map(share)])) }]),
-  );
-  const policies = Object.fromEntries(Object.entries(gate.policies).map(([name, p]) => [name, Object.fromEntries(Object.entries(p).map(([s, ws]) => [s, ws.map(share)]))]));
-  // A table with no policy is refused: none is given then.
-  return createMemoryTollgate({ ...rest, plans, ...(Object.keys(policies).length > 0 && { policies }) });
+  const share = (windows: readonly Window[]): Window[] => windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) }));
+  const shared = (table: Record<string, readonly Window[]>) => Object.fromEntries(Object.entries(table).map(([surface, windows]) => [surface, share(windows)]));
+  const plans = validatePlans(rest.plans ?? DEFAULT_PLANS);
+  const policies = validatePolicies(rest.policies);
+  return createMemoryTollgate({
+    ...rest,
+    plans: Object.fromEntries(Object.entries(plans).map(([name, plan]) => [name, { ...plan, limits: shared(plan.limits) }])),
+    // A table with no policy is refused: none is given then.
+    ...(Object.keys(policies).length > 0 && { policies: Object.fromEntries(Object.entries(policies).map(([name, policy]) => [name, shared(policy)])) }),
+  });
 }
 
 class MemoryAccounts implements Face<Accounts> {

@@ -32,13 +32,7 @@ export class Sweeper {
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const redisKeys = this.ctx.redisKeys(subject);
     try {
-      let tidied = await this.tidy(redisKeys, []);
-      let ended = tidied.ended;
-      while (tidied.due.length > 0) {
-        tidied = await this.tidy(redisKeys, tidied.due);
-        ended += tidied.ended;
-      }
-      return { ended, nextLeaseAt: tidied.nextLeaseAt };
+      return await tidyAll(this.ctx, redisKeys, []);
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
@@ -47,10 +41,6 @@ export class Sweeper {
 
   afterDue<R extends ScriptReply>(redisKeys: SubjectKeys, call: () => Promise<R>): Promise<Exclude<R, DueReply>> {
     return afterDue(this.ctx, redisKeys, call);
-  }
-
-  private tidy(redisKeys: SubjectKeys, ids: readonly string[]) {
-    return tidy(this.ctx, redisKeys, ids);
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
@@ -100,19 +90,33 @@ export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: S
   for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
     const reply = await call();
     if (answered(reply)) return reply;
-    let due = isDue(reply) ? reply.due : [];
-    while (due.length > 0) due = (await tidy(ctx, redisKeys, due)).due;
+    await tidyAll(ctx, redisKeys, isDue(reply) ? reply.due : []);
   }
-  throw new Error(`holds of "${redisKeys.subject}" were still due after ${MAX_TIDY_ROUNDS} tidy rounds`);
+  throw new Error(`holds of "${redisKeys.subject}" were due again after each of ${MAX_TIDY_ROUNDS} tidies`);
 }
 
-/** Ends or drops the given holds (at most 32); the reply names the ones still due. */
-async function tidy(ctx: Context, redisKeys: SubjectKeys, ids: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null; due: string[] }> {
-  const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
-  return { ended: reply.ended, nextLeaseAt: reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs, due: reply.due };
+/**
+ * Tidies the given holds, then the ones each tidy names next, until none is due: at most 32
+ * a script call. Each call must end or drop something; one that cannot is a fault, not a loop.
+ */
+async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null }> {
+  let due = first;
+  let ended = 0;
+  let nextLeaseAt: number | null = null;
+  do {
+    const ids = due;
+    const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
+    ended += reply.ended;
+    nextLeaseAt = reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs;
+    due = reply.due;
+    if (ids.length > 0 && reply.ended + reply.dropped === 0 && due.join() === ids.join()) {
+      throw new Error(`holds of "${redisKeys.subject}" stayed due after a tidy: ${ids.join(", ")}`);
+    }
+  } while (due.length > 0);
+  return { ended, nextLeaseAt };
 }
 
-/** Rounds of tidying one call may wait for: each ends or drops up to 32 holds. */
+/** Calls one answer may wait for while tidies run between them. */
 const MAX_TIDY_ROUNDS = 100;
 
 const NO_SUBJECT = {

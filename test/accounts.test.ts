@@ -126,7 +126,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     await tg.holds.open(id, { items: 2, perItem: { required: 1 }, surface: 'web' });
     await tg.accounts.changePlan(id, 'free');
     expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['web'] });
-    expect(await tg.holds.openBudget(id, { amount: 1 })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
+    expect(await tg.holds.openBudget(id, { amount: 1, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
     if (!a.ok) throw new Error(a.reason);
     expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ accepted: true });
     expect((await tg.usage(id)).credits).toMatchObject({ allowance: 1000, spent: 1, held: 3 });
@@ -183,7 +183,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const id = await account('free');
     await tg.credits.charge(id, { required: 5 });
     gate.clock.advance(30 * DAY);
-    const hold = await tg.holds.openBudget(id, { amount: 8 });
+    const hold = await tg.holds.openBudget(id, { amount: 8, surface: 'web' });
     if (!hold.ok) throw new Error(hold.reason);
     await tg.credits.charge(id, { required: 2 });
     gate.clock.advance(30 * DAY);

@@ -37,9 +37,14 @@ describe('package manifest', () => {
   it('maps import and require of every subpath to the ESM and CommonJS files, with types for each, and node10 to the same types', () => {
     for (const [subpath, file] of Object.entries(SUBPATHS)) {
       expect(manifest.exports[subpath], subpath).toEqual({
+        // The repository's own examples and tests import the package by name from the source
+        // tree, without a build; this condition is first so that it wins where it is asked for.
+        'tollgate-source': `./src/${file}.ts`,
         import: { types: `./dist/${file}.d.ts`, default: `./dist/${file}.js` },
         require: { types: `./dist/${file}.d.cts`, default: `./dist/${file}.cjs` },
       });
+      expect(Object.keys(manifest.exports[subpath])[0], subpath).toBe('tollgate-source');
+      expect(existsSync(join(root, 'src', `${file}.ts`)), subpath).toBe(true);
       if (subpath !== '.') expect(manifest.typesVersions['*'][subpath.slice(2)], subpath).toEqual([`./dist/${file}.d.cts`]);
     }
     expect(manifest).toMatchObject({ main: './dist/index.cjs', types: './dist/index.d.cts' });

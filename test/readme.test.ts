@@ -43,7 +43,7 @@ function exampleBody(file: string): string {
 }
 
 async function run(file: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'examples', file)], {
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--conditions=tollgate-source', join(root, 'examples', file)], {
     cwd: root,
     env: { ...process.env, REDIS_URL: redisUrl() },
   });

@@ -293,7 +293,8 @@ describe('script bundle', () => {
   it('is up to date with lua/ (run `npm run build:lua` after editing a script): every generated file, and no other', () => {
     const files = renderGenerated();
     for (const [path, text] of files) expect(readFileSync(join(SCRIPTS_DIR, path), 'utf8'), path).toBe(text);
-    expect(readdirSync(join(SCRIPTS_DIR, 'generated')).map((f) => `generated/${f}`).sort()).toEqual([...files.keys()].filter((p) => p.startsWith('generated/')).sort());
+    const written = readdirSync(join(SCRIPTS_DIR, 'generated'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(written.map((f) => `generated/${f}`).sort()).toEqual([...files.keys()].filter((p) => p.startsWith('generated/')).sort());
   });
 
   it('runs from the source tree as it is: src/index.ts under node --experimental-transform-types', async () => {
@@ -306,12 +307,20 @@ describe('script bundle', () => {
     expect(out.trim()).toBe('function');
   });
 
-  it('is readable text, one module per script, none over 40 KB', () => {
+  it('is readable text, one module per script and per lib/ file, none over 40 KB, each helper once', () => {
     const files = renderGenerated();
     for (const file of scriptFiles) expect(files.has(`generated/${file.replace(/\.lua$/, '.ts')}`), file).toBe(true);
     for (const [path, text] of files) {
       expect(Buffer.byteLength(text), path).toBeLessThanOrEqual(40 * 1024);
       expect(text.split('\n').every((line) => line.length <= 4000), path).toBe(true);
+    }
+    // A helper's compiled text stands in one lib/ module; a script's module names it.
+    const helpers = [...files].filter(([path]) => path.startsWith('generated/lib/')).flatMap(([, text]) => [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!));
+    expect(helpers.length).toBeGreaterThan(20);
+    for (const file of scriptFiles) {
+      const text = files.get(`generated/${file.replace(/\.lua$/, '.ts')}`)!;
+      const defined = [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!);
+      expect(defined.filter((name) => helpers.includes(name)), file).toEqual([]);
     }
   });
 

@@ -38,6 +38,11 @@ const ON_CLUSTER = [
 //   denyCache.test.ts     the deny cache saves Redis calls; memory has none (the option is refused)
 //   durability.test.ts    WAIT on replicas before a movement is acknowledged
 //   resend.test.ts        a command a Redis client sends twice (resendIds)
+//   endedHolds.test.ts    the tidy's bounded script calls and the stored ended holds (the
+//                         model's bounds are checked against Redis by the property tests)
+//   storeError.test.ts    what the middleware answers while Redis is unreachable
+//   clientSetup.test.ts   the Redis client adapters' setup checks
+//   cli.test.ts           the operator CLI, which reads and writes a Redis
 //   telemetry.test.ts     a span per quota-store call (the option is refused with memory)
 //   harness.test.ts       the private redis-servers the tests start
 //   faults/**             the store timing out, failing over, crashing, losing its scripts
@@ -49,6 +54,10 @@ const ON_CLUSTER = [
 
 // The top level of the repository is fixed, so the config lives here and points back up.
 export default defineConfig({
+  // The examples import the package by its name, as a user does; the `tollgate-source`
+  // condition of package.json's exports resolves it to this source tree (no build needed).
+  // The rest are Vite's default server conditions, which a list given here replaces.
+  ssr: { resolve: { conditions: ['tollgate-source', 'module', 'node', 'development|production'] } },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     reporters: ['default', './test/helpers/summaryReporter.ts'],

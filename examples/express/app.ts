@@ -3,9 +3,9 @@
  * Nothing here knows about credits, limits or jobs.
  */
 import express, { type Request, type Response } from 'express';
-import { readBody, type ReadBody } from '../shared/body.ts';
-import type { HttpReply } from '../shared/http.ts';
-import { listen, type Listening } from '../shared/listen.ts';
+import { readBody, type ReadBody } from '../shared/http/body.ts';
+import type { HttpReply } from '../shared/http/handler.ts';
+import { listen, type Listening } from '../shared/http/listen.ts';
 import type { IncomingRequest, Service } from '../shared/service.ts';
 
 export function createExpressApp(service: Service): express.Express {
@@ -17,7 +17,7 @@ export function createExpressApp(service: Service): express.Express {
     if (refused) send(res, refused);
     else next();
   });
-  // Every body is read by the shared reader (shared/body.ts); a problem with it reaches the
+  // Every body is read by the shared reader (shared/http/body.ts); a problem with it reaches the
   // route as bodyError, answered there (400, 413, 415).
   app.use((req, res, next) => {
     readBody(req).then((read) => {

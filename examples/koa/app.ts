@@ -4,9 +4,9 @@
  */
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
-import { readBody, type ReadBody } from '../shared/body.ts';
-import type { HttpReply } from '../shared/http.ts';
-import { listen, type Listening } from '../shared/listen.ts';
+import { readBody, type ReadBody } from '../shared/http/body.ts';
+import type { HttpReply } from '../shared/http/handler.ts';
+import { listen, type Listening } from '../shared/http/listen.ts';
 import type { IncomingRequest, Service } from '../shared/service.ts';
 
 export function createKoaApp(service: Service): Koa {
@@ -25,7 +25,7 @@ export function createKoaApp(service: Service): Koa {
     if (refused) send(ctx, refused);
     else await next();
   });
-  // Every body is read by the shared reader (shared/body.ts); a problem with it reaches the
+  // Every body is read by the shared reader (shared/http/body.ts); a problem with it reaches the
   // route as bodyError, answered there (400, 413, 415).
   app.use(async (ctx, next) => {
     ctx.state.read = await readBody(ctx.req);

@@ -1,5 +1,5 @@
 // README "Limits for any subject": a policy for callers without an account (sign-in attempts
-// per IP), and a plan whose surface has two windows. `REDIS_URL=redis://... npx tsx examples/recipes/limits.ts`
+// per IP), and a plan whose surface has two windows. `REDIS_URL=redis://... npm run example examples/recipes/limits.ts`
 import { createClient } from "redis";
 import { createTollgate, DEFAULT_PLANS, fromNodeRedis } from "tollgate";
 

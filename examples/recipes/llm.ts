@@ -1,6 +1,6 @@
 // README "Holds": an LLM API that reserves a request's max tokens upfront and settles the
 // tokens used; what was not used goes back to the cycle that paid.
-// `REDIS_URL=redis://... npx tsx examples/recipes/llm.ts`
+// `REDIS_URL=redis://... npm run example examples/recipes/llm.ts`
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";
 

@@ -10,12 +10,12 @@
  * movement, default 0: off); creates a demo account and prints the URL, the website's address,
  * its API key (shown once) and a curl to try.
  */
-import { FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
-import type { Listening } from './listen.ts';
-import { describeTarget } from './redis.ts';
-import { redisFromEnv } from './redisDefault.ts';
+import { FAILED_AUTH_PER_MINUTE } from './auth/failedAuth.ts';
+import type { Listening } from './http/listen.ts';
+import { describeTarget } from './redis/client.ts';
+import { redisFromEnv } from './redis/fromEnv.ts';
 import { createService, type Service } from './service.ts';
-import type { WorkerMode } from './worker.ts';
+import type { WorkerMode } from './jobs/worker.ts';
 
 export type ListenFn = (service: Service, port: number, host?: string) => Promise<Listening>;
 

@@ -5,7 +5,7 @@
  * says where jobs may be opened: Free only on the website (`web`), which is how Free accounts
  * get 403 plan_not_allowed for bulk jobs through the API and may still collect comments.
  */
-import type { PlanTable } from '../../src/index.ts';
+import type { PlanTable } from 'tollgate';
 
 /** SPEC §6: the credit limit L a website user picks for a comments collection. */
 export const COLLECTION_LIMIT = { min: 1, max: 10_000 } as const;

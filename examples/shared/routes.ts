@@ -1,21 +1,21 @@
 /**
  * Every endpoint of SPEC §9 as one table of method, path (Express/Koa syntax), price and
  * handler. A route's price is written here once: the guard admits the request and pre-checks
- * the credits at that price, and the handler charges the price it is handed (guard.ts Call).
+ * the credits at that price, and the handler charges the price it is handed (auth/guard.ts Call).
  * Adapters register the table as it is.
  */
-import type { Price } from './auth.ts';
-import { guard, type AuthedHandler, type GuardDeps, type GuardOptions } from './guard.ts';
-import { adminHandlers, type AdminDeps } from './handlers/admin.ts';
-import { catalogHandlers } from './handlers/catalog.ts';
-import { getComments } from './handlers/comments.ts';
-import { createJob, type CreateJobDeps } from './handlers/createJob.ts';
-import { jobHandlers } from './handlers/jobs.ts';
-import { getTranscript } from './handlers/transcript.ts';
-import { getUsage } from './handlers/usage.ts';
-import { webHandlers, type WebDeps } from './handlers/web.ts';
-import type { Handler } from './http.ts';
-import { AUTHORIZATION_SERVER_PATH, AUTHORIZE_PATH, oauthServer, PROTECTED_RESOURCE_PATH, TOKEN_PATH } from './oauthServer.ts';
+import type { Price } from './auth/credentials.ts';
+import { guard, type AuthedHandler, type GuardDeps, type GuardOptions } from './auth/guard.ts';
+import { adminHandlers, type AdminDeps } from './api/admin.ts';
+import { catalogHandlers } from './api/catalog.ts';
+import { getComments } from './api/comments.ts';
+import { createJob, type CreateJobDeps } from './jobs/createJob.ts';
+import { jobHandlers } from './jobs/savedJobs.ts';
+import { getTranscript } from './api/transcript.ts';
+import { getUsage } from './api/usage.ts';
+import { webHandlers, type WebDeps } from './web/webApi.ts';
+import type { Handler } from './http/handler.ts';
+import { AUTHORIZATION_SERVER_PATH, AUTHORIZE_PATH, oauthServer, PROTECTED_RESOURCE_PATH, TOKEN_PATH } from './auth/oauthServer.ts';
 import { FORM_BODY } from './web/forms.ts';
 import { website, type WebsiteDeps } from './web/routes.ts';
 
@@ -75,7 +75,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', path: '/api/v1/videos/:id', handler: g(FREE, catalog.video, free) },
     { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(FREE, catalog.channelVideos, free) },
     { method: 'GET', path: '/api/v1/playlists/:id/videos', handler: g(FREE, catalog.playlistVideos, free) },
-    // A job reserves its credits as a hold (createJob.ts); the request itself is one request.
+    // A job reserves its credits as a hold (jobs/createJob.ts); the request itself is one request.
     { method: 'POST', path: '/jobs', handler: g(FREE, createJob(deps)) },
     { method: 'GET', path: '/jobs', handler: g(FREE, jobs.list) },
     { method: 'GET', path: '/jobs/:id', handler: g(FREE, jobs.get) },
@@ -83,13 +83,13 @@ export function buildRoutes(deps: RouteDeps): Route[] {
     { method: 'DELETE', path: '/jobs/:id', handler: g(FREE, jobs.cancel) },
     { method: 'POST', path: '/web/login', handler: site.login, bodies: ['json', 'form'] },
     { method: 'POST', path: '/web/logout', handler: site.logout, bodies: ['json', 'form'] },
-    // A collection reserves the user's limit L as a budget hold (web.ts).
+    // A collection reserves the user's limit L as a budget hold (web/webApi.ts).
     { method: 'POST', path: '/web/collections', handler: g(FREE, web.createCollection, session) },
     { method: 'GET', path: '/web/collections/:id', handler: g(FREE, jobs.get, session) },
     { method: 'DELETE', path: '/web/collections/:id', handler: g(FREE, jobs.cancel, session) },
     ...site.routes,
   ];
-  // How MCP clients find out how to log in, and the demo's authorization server (oauthServer.ts).
+  // How MCP clients find out how to log in, and the demo's authorization server (auth/oauthServer.ts).
   const oauth = oauthServer(deps);
   routes.push(
     { method: 'GET', path: PROTECTED_RESOURCE_PATH, handler: oauth.protectedResource },
@@ -101,7 +101,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   if (deps.mcp) {
     // Stateless Streamable HTTP: no server-initiated stream (GET) and no session to end
     // (DELETE), so those are 405 with Allow: POST like any method a path does not serve.
-    // Each tools/call is priced by its tool (mcpTools.ts TOOL_PRICES).
+    // Each tools/call is priced by its tool (mcp/tools.ts TOOL_PRICES).
     routes.push({ method: 'POST', path: '/mcp', handler: deps.mcp });
   }
   if (deps.adminToken) {

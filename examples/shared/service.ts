@@ -4,26 +4,26 @@
  * verifier, the job store and runner, and the route table. The Express and Koa adapters only
  * translate requests and replies to and from it.
  */
-import { createTollgate, type PlanTable, type Tollgate } from '../../src/index.ts';
-import { RecentCallers } from './auth.ts';
-import { bodyKind, type BodyKind } from './body.ts';
-import { replyForFrameworkError, replyForThrown } from './errors.ts';
-import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './failedAuth.ts';
-import { isCharged } from './guard.ts';
-import { openAccount } from './handlers/admin.ts';
-import { IDEMPOTENCY_LOCK_MS } from './handlers/createJob.ts';
-import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http.ts';
-import { JobStore } from './jobStore.ts';
-import { mcpHandler } from './mcp.ts';
-import { MESSAGES } from './messages.ts';
-import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './oauth.ts';
+import { createTollgate, type PlanTable, type Tollgate } from 'tollgate';
+import { RecentCallers } from './auth/credentials.ts';
+import { bodyKind, type BodyKind } from './http/body.ts';
+import { replyForFrameworkError, replyForThrown } from './http/errors.ts';
+import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './auth/failedAuth.ts';
+import { isCharged } from './auth/guard.ts';
+import { openAccount } from './api/admin.ts';
+import { IDEMPOTENCY_LOCK_MS } from './jobs/createJob.ts';
+import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http/handler.ts';
+import { JobStore } from './jobs/jobStore.ts';
+import { mcpHandler } from './mcp/server.ts';
+import { MESSAGES } from './http/messages.ts';
+import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './auth/oauth.ts';
 import { EXAMPLE_PLANS } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
-import { connectRedis, type ClusterNode, type RedisTarget } from './redis.ts';
+import { connectRedis, type ClusterNode, type RedisTarget } from './redis/client.ts';
 import { buildRoutes, type Route } from './routes.ts';
 import { TranscriptReceipts } from './web/receipts.ts';
 import { createSite, type SiteOptions } from './web/site.ts';
-import { JobRunner, type WorkerMode } from './worker.ts';
+import { JobRunner, type WorkerMode } from './jobs/worker.ts';
 
 export interface ServiceOptions {
   /** One Redis server; or give redisClusterNodes instead. */
@@ -48,7 +48,7 @@ export interface ServiceOptions {
   plans?: PlanTable;
   /**
    * Failed key checks (401s) a client IP may make per minute; past it the IP gets 429 until
-   * the minute ends (failedAuth.ts). Default 10 (FAILED_AUTH_PER_MINUTE).
+   * the minute ends (auth/failedAuth.ts). Default 10 (FAILED_AUTH_PER_MINUTE).
    */
   failedAuthPerMinute?: number;
   /** Also send the IETF RateLimit-Policy / RateLimit fields. */

@@ -5,7 +5,7 @@
   of tables. Attributes:
     plan                   plan name
     allowance              credits of the current cycle
-    nextAllowance          credits from the next cycle on (a plan change applies there, SPEC §3)
+    nextAllowance          credits from the next cycle on (a plan change applies there; docs/accounts.md#billing-cycles)
     balance spent held     credits of the current cycle: balance + spent + held == allowance
     cycle                  current cycle number (1, 2, ...)
     cycleStart cycleEnd    its bounds, [start, end) in ms
@@ -89,7 +89,7 @@ local function account_write_windows(accountKey, a, windows)
 end
 
 -- Store a plan's numbers on the account: its windows and holds rules now, its allowance from
--- the next cycle (SPEC §3).
+-- the next cycle (docs/accounts.md#billing-cycles).
 local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
   account_write_windows(accountKey, a, windows)
   a.plan, a.nextAllowance = plan, allowance

@@ -1,5 +1,5 @@
 --[[
-  clock: "now" for a script. One clock per deployment (SPEC §3): the caller passes its
+  clock: "now" for a script. One clock per deployment (docs/accounts.md#billing-cycles): the caller passes its
   injected time in ms, or -1 to use the Redis server's TIME so that every app server agrees.
 ]]
 local function clock_now(argMs)

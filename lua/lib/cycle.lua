@@ -1,5 +1,5 @@
 --[[
-  cycle: billing-cycle rollover (SPEC §3). Rollover is lazy and atomic: a script that moves
+  cycle: billing-cycle rollover (docs/accounts.md#billing-cycles). Rollover is lazy and atomic: a script that moves
   credits first brings the account to the cycle that contains "now"; a new cycle archives the
   old one's summary and opens with the next allowance. Unused credits never roll over.
   Ended cycles live in the cycles hash under '<cycle>:<field>' (ENDED_CYCLE) and keep

@@ -129,7 +129,7 @@ local function hold_reply(h)
 end
 
 -- The account's credits, as hold movements need them; nil when there is no account.
--- Rolls the cycle over first (SPEC §3).
+-- Rolls the cycle over first (docs/accounts.md#billing-cycles).
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
     ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant)
@@ -169,7 +169,7 @@ local function hold_spend(ctx, a, h, n)
 end
 
 -- Give back n held credits to the cycle that paid. If that cycle has ended the refund is
--- recorded there and on the hold, and the current balance does not change (SPEC §6).
+-- recorded there and on the hold, and the current balance does not change (docs/holds.md).
 local function hold_refund(ctx, a, h, n)
   if n <= 0 then
     return

@@ -1,5 +1,5 @@
 --[[
-  idempotency: the per-account Idempotency-Key record (SPEC §7).
+  idempotency: the per-account Idempotency-Key record (docs/idempotency.md).
   Record hash fields: fp fingerprint of the canonical request body; st 'pending' (being
   resolved by the holder of tok, until exp) or 'done'; code and out (JSON) of the stored
   outcome. A pending claim is a lease: exp (ms, the scripts' clock) is renewed by its holder
@@ -42,7 +42,7 @@ local function idempotency_store(recordKey, fingerprint, code, payload, ttlMs)
   redis.call('PEXPIRE', recordKey, ttlMs)
 end
 
--- Drop a pending record held by token: the outcome is not one that is kept (SPEC §7).
+-- Drop a pending record held by token: the outcome is not one that is kept (docs/idempotency.md).
 local function idempotency_release(recordKey, token)
   local rec = redis.call('HMGET', recordKey, 'st', 'tok')
   if rec[1] == 'pending' and rec[2] == token then

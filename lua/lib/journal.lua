@@ -7,7 +7,7 @@
   Entry fields (JOURNAL_ENTRY): kind, amount, cycle it applies to, ref (an operation or hold
   id); the entry's time is its stream id (the Redis server's clock). Kinds: grant (cycle opened, balance = n), charge (balance -> spent),
   reserve (balance -> held), spend (held -> spent), refund (held -> balance), refund_ended
-  (held -> refunded of an ended cycle; the current balance does not change, SPEC §6).
+  (held -> refunded of an ended cycle; the current balance does not change; docs/holds.md).
 ]]
 --@include "account.lua"
 

@@ -14,7 +14,8 @@
   own ids OPERATIONS_LIBRARY_KEEP_MS; while the subject holds more than OPERATIONS_MAX ids,
   any older than OPERATIONS_FLOOR_MS go too. The cleanup is incremental, so no call does more
   than a bounded step: every OPERATIONS_CLEANUP_EVERY-th add looks at about
-  OPERATIONS_CLEANUP_COUNT more entries (HSCAN from where the last step stopped) and drops the
+  OPERATIONS_CLEANUP_COUNT more entries (two per add: the hash holds at most about twice the
+  ids within their bound) (HSCAN from where the last step stopped) and drops the
   ones past their bound. The hash itself expires 2 x ttlMs after the last write that renewed
   it (renewed once per ttlMs), so an idle subject keeps nothing.
 ]]
@@ -23,32 +24,32 @@ local OPERATIONS_META = '^'
 local OPERATIONS_MAX = 1000
 local OPERATIONS_FLOOR_MS = 60000
 local OPERATIONS_LIBRARY_KEEP_MS = 120000
-local OPERATIONS_CLEANUP_EVERY = 16
+local OPERATIONS_CLEANUP_EVERY = 32
 local OPERATIONS_CLEANUP_COUNT = 64
 
 -- One cleanup step: the entries HSCAN gives from meta.cursor on, those past their bound
--- dropped; meta.entries is recounted.
+-- dropped. meta.entries follows; it is recounted once per pass over the hash.
 local function operations_cleanup(opsKey, meta, now, ttlMs)
   local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
   local flat, gone = page[2], {}
   local crowded = meta.entries > OPERATIONS_MAX
+  -- Older than these, an entry goes: a library id ends with ' r' (byte 114).
+  local callerBefore = now - (crowded and math.min(ttlMs, OPERATIONS_FLOOR_MS) or ttlMs)
+  local libraryBefore = now - (crowded and OPERATIONS_FLOOR_MS or OPERATIONS_LIBRARY_KEEP_MS)
   for i = 1, #flat, 2 do
-    local field, value = flat[i], flat[i + 1]
-    if field ~= OPERATIONS_META then
-      local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
-      if crowded then
-        keep = math.min(keep, OPERATIONS_FLOOR_MS)
-      end
-      if now - tonumber(string.match(value, '^%d+')) >= keep then
-        gone[#gone + 1] = field
-      end
+    local value = flat[i + 1]
+    local at = tonumber(string.match(value, '^%d+'))
+    if flat[i] ~= OPERATIONS_META and at <= (string.byte(value, -1) == 114 and libraryBefore or callerBefore) then
+      gone[#gone + 1] = flat[i]
     end
   end
   if #gone > 0 then
-    redis.call('HDEL', opsKey, unpack(gone))
+    meta.entries = meta.entries - redis.call('HDEL', opsKey, unpack(gone))
   end
   meta.cursor = page[1]
-  meta.entries = redis.call('HLEN', opsKey)
+  if meta.cursor == '0' then
+    meta.entries = redis.call('HLEN', opsKey)
+  end
 end
 
 -- Read an entry and the hash's bookkeeping in one call: the entry's value or false, and the

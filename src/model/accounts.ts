@@ -55,7 +55,7 @@ export class ModelAccounts {
       ended: new Map(),
       holds: new Map(),
       operations: new ExpiringMap(),
-      droppedHolds: new Set(),
+      droppedHolds: new ExpiringMap(),
       history: new Map(),
       journal: { cycle: 0, entries: 0, balance: 0, spent: 0, held: 0 },
       keys: new Map(),

@@ -27,8 +27,6 @@ export interface ModelOptions {
   stagger?: boolean;
   /** Days of history kept; false keeps none. Default 92, as createTollgate. */
   history?: false | { days: number };
-  /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
-  endedHolds?: { keepMs?: number; max?: number };
   /** The credit journal (credits.reconcile): false keeps none. Default on, as createTollgate. */
   journal?: false | { maxEntries: number } | { maxAgeMs: number };
   /** How long an Idempotency-Key outcome is kept. Default 24 h, as createTollgate. */
@@ -39,6 +37,8 @@ export interface ModelOptions {
   operationTtlMs?: number;
   /** API keys: prefix and bounds, as createTollgate's `keys`. */
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
+  /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
+  endedHolds?: { keepMs?: number; max?: number };
 }
 
 /** An API key as the model holds it (never the key itself: its digest). */
@@ -101,8 +101,8 @@ export interface ModelAccount {
   holds: Map<string, ModelHold>;
   /** Charged operation ids: what was charged and the terms asked ('<required>:<optional>'), kept operationTtlMs. */
   operations: ExpiringMap<{ charged: number; terms: string }>;
-  /** Ids of ended holds no longer kept: a new opening with one is refused. */
-  droppedHolds: Set<string>;
+  /** Ids of ended holds no longer kept, kept operationTtlMs: an opening with one is refused. */
+  droppedHolds: ExpiringMap<true>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */
   history: Map<string, number>;
   /** The credit journal of the cycle whose opening grant is journaled (0: none yet): entries and their sums. */
@@ -132,8 +132,6 @@ export class ModelCore {
   readonly leaseMs: number;
   readonly stagger: boolean;
   readonly historyDays: number;
-  readonly endedKeepMs: number;
-  readonly endedMax: number;
   readonly journal: boolean;
   readonly idempotencyTtlMs: number;
   readonly idempotencyLockMs: number;
@@ -141,6 +139,8 @@ export class ModelCore {
   readonly keyPrefix: string;
   readonly maxKeys: number;
   readonly maxExpiringKeys: number;
+  readonly endedKeepMs: number;
+  readonly endedMax: number;
   /** Validates a surface an account is counted on against every plan of the table. */
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
@@ -160,8 +160,6 @@ export class ModelCore {
     this.leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
     this.stagger = options.stagger === true;
     this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
-    this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
-    this.endedMax = count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000);
     this.journal = journalOn(options.journal);
     this.idempotencyTtlMs = count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1);
     this.idempotencyLockMs = count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1);
@@ -172,6 +170,8 @@ export class ModelCore {
     // As on Redis: at most 50 keys in all.
     this.maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);
     this.maxExpiringKeys = count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
+    this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
+    this.endedMax = count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000);
     this.accountSurface = accountSurfaceCheck(this.plans);
   }
 

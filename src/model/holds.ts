@@ -32,8 +32,6 @@ import { checkKey, storeOutcome } from "./idempotency.ts";
 
 /** Distinct failure labels one hold may count. */
 const MAX_LABELS = 16;
-/** Ended holds dropped beyond what the count bound needs (lua/lib/holds.lua HOLDS_TIDY_SLACK). */
-const TIDY_SLACK = 15;
 
 type Size = HoldSize;
 
@@ -83,6 +81,9 @@ export function openHolds(a: ModelAccount): ModelHold[] {
   return [...a.holds.values()].filter((h) => h.status === "open");
 }
 
+/** Ended holds dropped beyond what the count bound needs (lua/lib/holds.lua HOLDS_TIDY_SLACK). */
+const TIDY_SLACK = 15;
+
 /** Ends every open hold whose lease ran out (now >= lease); how many. */
 export function expireLapsed(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
@@ -92,8 +93,9 @@ export function expireLapsed(core: ModelCore, a: ModelAccount): number {
 }
 
 /**
- * A tidy (lua/tidyHolds.lua): lapsed holds end, then ended holds are dropped: with endedMax
- * or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those kept endedKeepMs.
+ * A tidy (lua/tidyHolds.lua): the cycle rolls, lapsed holds end, then ended holds are
+ * dropped: with endedMax or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those
+ * kept endedKeepMs. A dropped hold's id is kept operationTtlMs. How many holds ended.
  */
 export function tidy(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
@@ -104,12 +106,12 @@ export function tidy(core: ModelCore, a: ModelAccount): number {
   for (const h of done) if (!drop.includes(h) && now - h.endedAt! >= core.endedKeepMs) drop.push(h);
   for (const h of drop) {
     a.holds.delete(h.id);
-    a.droppedHolds.add(h.id);
+    a.droppedHolds.set(h.id, true, now + core.operationTtlMs, now);
   }
   return ended;
 }
 
-/** A read that finds lapsed holds tidies first (HOLDS_DUE); otherwise it writes nothing, not even a rollover. */
+/** A read that finds lapsed holds has them tidied first (HOLDS_DUE). */
 export function tidyIfLapsed(core: ModelCore, a: ModelAccount): void {
   const now = core.now();
   if (openHolds(a).some((h) => now >= h.leaseExpiresAt)) tidy(core, a);
@@ -189,6 +191,7 @@ export class ModelHolds {
   get(subject: string, holdId: string): Hold {
     const a = this.core.account(subject);
     const id = shortId("Hold id", holdId);
+    // A read writes nothing: no rollover unless lapsed holds are tidied.
     tidyIfLapsed(this.core, a);
     const h = a.holds.get(id);
     if (!h) throw new HoldNotFoundError(id);
@@ -206,7 +209,7 @@ export class ModelHolds {
     return { total: all.length, active: openHolds(a).length, holds: all.slice(offset, offset + limit).map(publicHold) };
   }
 
-  /** Ends one subject's lapsed holds now. */
+  /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   sweepSubject(subject: string): { ended: number; nextLeaseAt: number | null } {
     const a = this.core.state.get(subjectId(subject));
     if (!a) return { ended: 0, nextLeaseAt: null };
@@ -285,7 +288,7 @@ export class ModelHolds {
       if (claim) storeOutcome(this.core, id, claim.key, claim.fingerprint, { kind: "hold", hold: publicHold(existing) });
       return { ok: true, hold: publicHold(existing), replayed: own || claim !== undefined };
     }
-    if (a.droppedHolds.has(holdId)) {
+    if (a.droppedHolds.get(holdId, now)) {
       release();
       throw new InvalidInputError(`Hold id "${holdId}" was taken by a hold that has ended and is no longer kept`);
     }

@@ -63,7 +63,16 @@ export class ModelLimits {
   }
 
   /** admitAccount past its common case: a pre-check, several windows, or a denial. */
-  private counted(a: ModelAccount, slots: Slot[], windows: readonly Window[], now: number, subject: string, cost: number, credits: number, state: RateLimitState | undefined): Admission {
+  private counted(
+    a: ModelAccount,
+    slots: Slot[],
+    windows: readonly Window[],
+    now: number,
+    subject: string,
+    cost: number,
+    credits: number,
+    state: RateLimitState | undefined,
+  ): Admission {
     if (state !== undefined) {
       const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
       return { allowed: true, rateLimit: state, windows: [state], credits: { sufficient: balance >= credits, balance, needed: credits } };

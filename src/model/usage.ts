@@ -1,6 +1,6 @@
 /**
  * An account's whole quota state on one surface in the reference model (docs/concepts.md):
- * rolls the cycle over and ends lapsed holds first, and counts nothing.
+ * rolls the cycle over and tidies lapsed holds first, and counts nothing.
  */
 import type { Usage } from "../usage.ts";
 import type { ModelCore } from "./core.ts";

@@ -32,6 +32,12 @@ export interface Counted {
   retries: number[];
 }
 
+/** The count of the window before `window`, as the slot holds it. */
+function previousCount(slot: Slot | undefined, window: number): number {
+  if (slot === undefined) return 0;
+  return slot.window === window ? slot.previous : slot.window === window - 1 ? slot.count : 0;
+}
+
 function slotOf(slots: Slot[], windowMs: number): Slot | undefined {
   for (const slot of slots) if (slot.windowMs === windowMs) return slot;
   return undefined;
@@ -57,13 +63,13 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
     const elapsed = now - offset - window * W;
     const slot = slotOf(slots, W);
     const current = slot !== undefined && slot.window === window ? slot.count : 0;
-    const used = sliding ? estimate(slot === undefined ? 0 : slot.window === window ? slot.previous : slot.window === window - 1 ? slot.count : 0, current, elapsed, W) : current;
+    const previous = sliding ? previousCount(slot, window) : 0;
+    const used = sliding ? estimate(previous, current, elapsed, W) : current;
     let retry = 0;
     if (cost > w.limit) {
       retry = -1;
       outcome = "cost_exceeds_limit";
     } else if (cost > 0 && used + cost > w.limit) {
-      const previous = slot === undefined ? 0 : slot.window === window ? slot.previous : slot.window === window - 1 ? slot.count : 0;
       retry = sliding ? slidingRetry(previous, current, elapsed, W, w.limit, cost) : W - elapsed;
       if (outcome === "ok") outcome = "rate_limited";
     }

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compileLuaLines, exportedConstants, LuaCompileError, tokenize } from "./compile.ts";
 import { Needs, renderForms, renderReply, type FormTable, type HandForm } from "./decoders.ts";
-import { parseHeader, parseLibForms, resolveIncludeChunks, type LuaHeader, type LuaParam } from "./loader.ts";
+import { parseHeader, parseLibForms, resolveIncludeChunks, type LuaChunk, type LuaHeader, type LuaParam } from "./loader.ts";
 import type { ReplyField } from "./replyGrammar.ts";
 import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS } from "./script.ts";
 
@@ -29,9 +29,19 @@ export function readLuaFile(root: string) {
   };
 }
 
+/** One top-level statement of compiled helpers (a local function, a constant): its lib/ file and first name. */
+interface HelperChunk {
+  /** The lib/ file it comes from, without directory and extension: "holds". */
+  lib: string;
+  name: string;
+  text: string;
+}
+
 /** A script compiled: the helpers it uses, then its own code (the body), as lines. */
 interface CompiledScript {
   helpers: string[];
+  /** helpers, split into their top-level statements. */
+  chunks: HelperChunk[];
   body: string[];
   /** The lib/ files it includes, helpers before the code that uses them. */
   libs: string[];
@@ -46,7 +56,31 @@ function compileScript(file: string, root: string): CompiledScript {
   const { lines, from } = compileLuaLines(before + own, file);
   const bodyLine = before.split("\n").length;
   const at = from.findIndex((line) => line >= bodyLine);
-  return { helpers: lines.slice(0, at), body: lines.slice(at), libs: chunks.slice(0, -1).map((chunk) => chunk.path), own };
+  const helpers = lines.slice(0, at);
+  return { helpers, chunks: splitHelpers(helpers, from, libAt(chunks)), body: lines.slice(at), libs: chunks.slice(0, -1).map((chunk) => chunk.path), own };
+}
+
+/** Which lib/ file a line of the resolved source (the chunks joined, each with a newline) comes from. */
+function libAt(chunks: readonly LuaChunk[]): (line: number) => string {
+  const starts: Array<[number, string]> = [];
+  let line = 1;
+  for (const chunk of chunks) {
+    starts.push([line, chunk.path.replace(/^.*\//, "").replace(/\.lua$/, "")]);
+    line += `${chunk.text}\n`.split("\n").length - 1;
+  }
+  return (at) => starts.findLast(([start]) => start <= at)![1];
+}
+
+/** Compiled helper lines as their top-level statements, each with its lib/ file and first name. */
+function splitHelpers(lines: string[], from: number[], lib: (line: number) => string): HelperChunk[] {
+  const statements = topLevelLocalStatements(lines);
+  const starts = [...statements.keys()].sort((a, b) => a - b);
+  if (lines.length > 0 && starts[0] !== 0) throw new LuaCompileError(`helpers must open with a local statement, not "${lines[0]}"`);
+  return starts.map((start, i) => ({
+    lib: lib(from[start]!),
+    name: statements.get(start)![0]!,
+    text: lines.slice(start, starts[i + 1] ?? lines.length).join("\n"),
+  }));
 }
 
 /** The shipped text of one script: its includes resolved, then compiled. */
@@ -65,16 +99,17 @@ const MAX_UPVALUES = 60;
  * each body must come out word for word as the script's own: a script runs the same code by
  * FCALL as by EVALSHA. Helpers are not moved into rare paths: they are made once anyway.
  */
-function compileLibrary(scripts: ReadonlyMap<string, CompiledScript>, root: string): { helpers: string[]; bodies: Map<string, string[]> } {
+function compileLibrary(scripts: ReadonlyMap<string, CompiledScript>, root: string): { helpers: string[]; chunks: HelperChunk[]; bodies: Map<string, string[]> } {
   const libs = [...new Set([...scripts.values()].flatMap((script) => script.libs))].sort();
   const entry = "(library)";
   const read = readLuaFile(root);
-  const chunks = resolveIncludeChunks(entry, (path) => (path === entry ? libs.map((lib) => `--@include "${lib}"`).join("\n") : read(path)));
-  const helpersText = chunks.slice(0, -1).map((chunk) => `${chunk.text}\n`).join("");
+  const resolved = resolveIncludeChunks(entry, (path) => (path === entry ? libs.map((lib) => `--@include "${lib}"`).join("\n") : read(path)));
+  const helpersText = resolved.slice(0, -1).map((chunk) => `${chunk.text}\n`).join("");
   const functions = [...scripts].map(([name, script]) => `${functionOpen("", name)}\n${script.own}\n${FUNCTION_CLOSE}`);
-  const { lines } = compileLuaLines(helpersText + functions.join("\n"), "library", { sinkRare: false });
+  const { lines, from } = compileLuaLines(helpersText + functions.join("\n"), "library", { sinkRare: false });
   const opens = [...scripts.keys()].map((name) => lines.indexOf(functionOpen("", name)));
   const helpers = lines.slice(0, opens[0]);
+  const chunks = splitHelpers(helpers, from, libAt(resolved.slice(0, -1)));
   const declared = topLevelLocals(helpers);
   if (declared.length > MAX_LOCALS) throw new LuaCompileError(`library: ${declared.length} top-level locals, Lua allows ${MAX_LOCALS}: group helpers in tables`);
   const bodies = new Map<string, string[]>();
@@ -88,7 +123,7 @@ function compileLibrary(scripts: ReadonlyMap<string, CompiledScript>, root: stri
     if (upvalues.length > MAX_UPVALUES) throw new LuaCompileError(`library: ${name} uses ${upvalues.length} helpers, Lua allows ${MAX_UPVALUES} upvalues`);
     bodies.set(name, body);
   });
-  return { helpers, bodies };
+  return { helpers, chunks, bodies };
 }
 
 const OPENERS = new Set(["function", "if", "do", "repeat"]);
@@ -185,12 +220,65 @@ function constLines(needs: Needs): string[] {
   return needs.consts.map((value, i) => `const ONE_OF_${i} = ${value};`);
 }
 
+const functionNames = (text: string) => [...text.matchAll(/\blocal function (\w+)/g)].map((m) => m[1]!);
+
+/**
+ * The compiled helpers by lib/ file (generated/lib/<file>.ts), each statement once under its
+ * name: as the function library has it, and where a script moves helpers that only a rare
+ * path uses into it, that variant as <name>_with_<the helpers moved in>.
+ */
+class HelperModules {
+  /** Per lib/ file, export name -> text, in the order first met. */
+  readonly byLib = new Map<string, Map<string, string>>();
+  /** A variant's note: the helpers moved into it. */
+  readonly notes = new Map<string, string>();
+  private readonly base = new Map<string, string>();
+
+  constructor(library: readonly HelperChunk[]) {
+    for (const c of library) {
+      this.base.set(`${c.lib}.${c.name}`, c.text);
+      this.texts(c.lib).set(c.name, c.text);
+    }
+  }
+
+  private texts(lib: string): Map<string, string> {
+    let texts = this.byLib.get(lib);
+    if (!texts) this.byLib.set(lib, (texts = new Map()));
+    return texts;
+  }
+
+  /** The export name of a script's helper statement, registering a variant when it is one. */
+  nameOf(c: HelperChunk): string {
+    const base = this.base.get(`${c.lib}.${c.name}`);
+    if (base === c.text) return c.name;
+    const texts = this.texts(c.lib);
+    const moved = base === undefined ? [] : functionNames(c.text).filter((n) => !functionNames(base).includes(n));
+    const stem = base === undefined ? c.name : `${c.name}_with_helpers`;
+    let name = stem;
+    for (let i = 2; texts.has(name) && texts.get(name) !== c.text; i++) name = `${stem}_${i}`;
+    texts.set(name, c.text);
+    if (moved.length > 0) this.notes.set(`${c.lib}.${name}`, `${c.name} with the helpers only it uses moved into it (a rare path): ${moved.join(", ")}.`);
+    return name;
+  }
+}
+
+const libNamespace = (lib: string) => `${lib}Lua`;
+
+/** The helpers' text as an expression: the statements of the lib/ modules, by name, joined. */
+function helpersExpression(chunks: readonly HelperChunk[], modules: HelperModules): { expression: string; imports: string[] } {
+  const libs = [...new Set(chunks.map((c) => c.lib))].sort();
+  const imports = libs.map((lib) => `import * as ${libNamespace(lib)} from "./lib/${lib}.ts";`);
+  const expression = `[\n${chunks.map((c) => `  ${libNamespace(c.lib)}.${modules.nameOf(c)},`).join("\n")}\n].join("\\n")`;
+  return { expression, imports };
+}
+
 /** One script's generated module: its Lua, command builder and reply decoder. */
-function renderScript(file: string, header: LuaHeader, compiled: CompiledScript, forms: FormTable): string {
+function renderScript(file: string, header: LuaHeader, compiled: CompiledScript, forms: FormTable, modules: HelperModules): string {
   const { name } = header;
   const needs = new Needs(forms);
   const reply = renderReply(`${pascal(name)}Reply`, header.returns, needs, `lua/${file}`);
   const helpers = compiled.helpers.join("\n");
+  const used = helpersExpression(compiled.chunks, modules);
   const body = compiled.body.join("\n");
   const source = helpers ? `${helpers}\n${body}\n` : `${body}\n`;
   const sha1 = createHash("sha1").update(source).digest("hex");
@@ -200,6 +288,7 @@ function renderScript(file: string, header: LuaHeader, compiled: CompiledScript,
   return `${GENERATED_NOTE(`lua/${file}`)}
 ${importLines(needs, { code: usesCode, codeType: true, script: true }).join("\n")}
 import { BUILD_ID } from "./build.ts";
+${used.imports.join("\n")}
 ${constLines(needs).map((l) => `\n${l}`).join("")}${constLines(needs).length ? "\n" : ""}
 /** What a caller passes to ${name}: the subject's keys, the settings and now are filled in by name. */
 export type ${pascal(name)}Params = ${paramsType(header.keys, header.args)};
@@ -207,10 +296,7 @@ export type ${pascal(name)}Params = ${paramsType(header.keys, header.args)};
 /** ${name}'s reply, as lua/${file}'s header declares it. */
 ${reply.type}
 
-/** The lib/ helpers ${name} uses, compiled. */
-const HELPERS = ${luaLiteral(helpers)};
-
-/** lua/${file}'s own code, compiled. */
+${helpers ? `/** The lib/ helpers ${name} uses, compiled, in order (generated/lib/). */\nconst HELPERS = ${used.expression};\n\n` : ""}/** lua/${file}'s own code, compiled. */
 const BODY = ${luaLiteral(body)};
 
 const SHA1 = ${JSON.stringify(sha1)};
@@ -225,7 +311,16 @@ export const ${name}: Script<${pascal(name)}Params, ${pascal(name)}Reply> = {
   command: (${uses("now") ? "now" : "_now"}, ${uses("s") ? "s" : "_s"}, ${uses("k") ? "k" : "_k"}, ${uses("p") ? "p" : "_p"}, f) => [${words.join(", ")}],
   decode: ${reply.decode},
 };
-`.replace("\nconst HELPERS = String.raw``;\n", "\n");
+`;
+}
+
+/** generated/lib/<file>.ts: the compiled statements of one lib/ file, each once, by name. */
+function renderHelperModule(lib: string, texts: ReadonlyMap<string, string>, notes: ReadonlyMap<string, string>): string {
+  const entries = [...texts].map(([name, text]) => {
+    const note = notes.get(`${lib}.${name}`);
+    return `${note ? `/** ${note} */\n` : ""}export const ${name} = ${luaLiteral(text)};`;
+  });
+  return `${GENERATED_NOTE(`lua/lib/${lib}.lua`)}\n// Its top-level statements, compiled; the scripts' modules join the ones they use.\n\n${entries.join("\n\n")}\n`;
 }
 
 /**
@@ -255,17 +350,21 @@ export function renderGenerated(root: string = LUA_ROOT): Map<string, string> {
   const formNeeds = new Needs(forms);
   const formCode = renderForms(declared, formNeeds);
   out.set("generated/forms.ts", `${GENERATED_NOTE("the Reply form lines of lua/lib/ headers")}\n${importLines(formNeeds, {}).join("\n")}\n\n${constLines(formNeeds).join("\n")}\n\n${formCode}\n`);
-  headers.forEach((header, i) => out.set(`generated/${header.name}.ts`, renderScript(files[i]!, header, scripts.get(header.name)!, forms)));
+  const modules = new HelperModules(library.chunks);
+  const libraryHelpers = helpersExpression(library.chunks, modules);
+  headers.forEach((header, i) => out.set(`generated/${header.name}.ts`, renderScript(files[i]!, header, scripts.get(header.name)!, forms, modules)));
+  for (const [lib, texts] of [...modules.byLib].sort(([a], [b]) => a.localeCompare(b))) out.set(`generated/lib/${lib}.ts`, renderHelperModule(lib, texts, modules.notes));
   const names = headers.map((h) => h.name);
   out.set(
     "generated/library.ts",
     `${GENERATED_NOTE("lua/")}
 import { functionLibrary, type FunctionLibrary } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+${libraryHelpers.imports.join("\n")}
 ${names.map((n) => `import { ${n} } from "./${n}.ts";`).join("\n")}
 
-/** Every lib/ helper the scripts use, compiled once for the function library. */
-const HELPERS = ${luaLiteral(joined(library.helpers))};
+/** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
+const HELPERS = ${libraryHelpers.expression};
 
 /** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
@@ -314,9 +413,9 @@ function buildId(helpers: string, bodies: ReadonlyMap<string, string>): string {
 /** Writes every generated file, and removes those of scripts that are gone. */
 export function writeGenerated(root: string = LUA_ROOT): string[] {
   const files = renderGenerated(root);
-  mkdirSync(join(SCRIPTS_DIR, "generated"), { recursive: true });
-  for (const old of readdirSync(join(SCRIPTS_DIR, "generated"))) {
-    if (!files.has(`generated/${old}`)) rmSync(join(SCRIPTS_DIR, "generated", old));
+  mkdirSync(join(SCRIPTS_DIR, "generated", "lib"), { recursive: true });
+  for (const old of readdirSync(join(SCRIPTS_DIR, "generated"), { recursive: true, encoding: "utf8" })) {
+    if (old.endsWith(".ts") && !files.has(`generated/${old}`)) rmSync(join(SCRIPTS_DIR, "generated", old));
   }
   for (const [path, text] of files) writeFileSync(join(SCRIPTS_DIR, path), text);
   return [...files.keys()];

@@ -101,13 +101,12 @@ export function parseReplyBody(body: string, where: string): ReplyField[] {
 }
 
 /**
- * The `Returns` declarations of a header's lines: each `Returns[ CODES]: {` up to its closing
- * brace, which may be lines later. Text after the brace is prose.
+ * Each `<opener> {...}` of a header's lines: the opener's match and the body up to the closing
+ * brace, which may be lines later, on one line. Text after the brace is prose.
  */
-export function parseReturns(lines: readonly string[], file: string): ReplyShape[] {
+function declarations(lines: readonly string[], opener: RegExp, what: (m: RegExpExecArray) => string): Array<{ m: RegExpExecArray; body: string }> {
   const text = lines.join("\n");
-  const shapes: ReplyShape[] = [];
-  const opener = /(?:^|\n)\s*Returns(?:\s+([A-Z_|]+))?:\s*\{/g;
+  const out: Array<{ m: RegExpExecArray; body: string }> = [];
   for (let m = opener.exec(text); m; m = opener.exec(text)) {
     let depth = 1;
     let i = m.index + m[0].length;
@@ -116,11 +115,19 @@ export function parseReturns(lines: readonly string[], file: string): ReplyShape
       if (text[i] === "{") depth++;
       if (text[i] === "}") depth--;
     }
-    if (depth > 0) throw new ReplyGrammarError(`${file}: a Returns declaration has no closing brace`);
-    const codes = m[1] ? m[1].split("|") : [];
-    const where = `${file}: Returns${codes.length ? ` ${codes.join("|")}` : ""}`;
-    shapes.push({ codes, fields: parseReplyBody(text.slice(start, i - 1).replace(/\s+/g, " "), where) });
+    if (depth > 0) throw new ReplyGrammarError(`${what(m)} has no closing brace`);
+    out.push({ m, body: text.slice(start, i - 1).replace(/\s+/g, " ") });
   }
+  return out;
+}
+
+/** The `Returns[ CODES]: {...}` declarations of a header's lines. */
+export function parseReturns(lines: readonly string[], file: string): ReplyShape[] {
+  const where = (m: RegExpExecArray) => `${file}: Returns${m[1] ? ` ${m[1]}` : ""}`;
+  const shapes = declarations(lines, /(?:^|\n)\s*Returns(?:\s+([A-Z_|]+))?:\s*\{/g, where).map(({ m, body }) => ({
+    codes: m[1] ? m[1].split("|") : [],
+    fields: parseReplyBody(body, where(m)),
+  }));
   if (!shapes.some((s) => s.codes.length === 0)) throw new ReplyGrammarError(`${file}: the header declares no plain "Returns: {code, ...}"`);
   return shapes;
 }
@@ -130,19 +137,7 @@ export function parseReturns(lines: readonly string[], file: string): ReplyShape
  * form is an element of a reply, or a stored record).
  */
 export function parseForms(lines: readonly string[], file: string): Map<string, ReplyField[]> {
-  const text = lines.join("\n");
-  const forms = new Map<string, ReplyField[]>();
-  const opener = /(?:^|\n)\s*Reply form (\w+):\s*\{/g;
-  for (let m = opener.exec(text); m; m = opener.exec(text)) {
-    let depth = 1;
-    let i = m.index + m[0].length;
-    const start = i;
-    for (; i < text.length && depth > 0; i++) {
-      if (text[i] === "{") depth++;
-      if (text[i] === "}") depth--;
-    }
-    if (depth > 0) throw new ReplyGrammarError(`${file}: reply form ${m[1]} has no closing brace`);
-    forms.set(m[1]!, parseFields(text.slice(start, i - 1).replace(/\s+/g, " "), `${file}: reply form ${m[1]}`, false));
-  }
-  return forms;
+  const where = (m: RegExpExecArray) => `${file}: reply form ${m[1]}`;
+  const found = declarations(lines, /(?:^|\n)\s*Reply form (\w+):\s*\{/g, where);
+  return new Map(found.map(({ m, body }) => [m[1]!, parseFields(body, where(m), false)]));
 }

@@ -1,9 +1,9 @@
-// The example servers' own Redis client (examples/shared/redis.ts): every call has one deadline
+// The example servers' own Redis client (examples/shared/redis/client.ts): every call has one deadline
 // of ours and nothing else. node-redis 6 would arm a 5 s AbortSignal.timeout per command, whose
 // timer outlives the reply: under load, thousands of them filled the old generation and the
 // servers' RSS climbed (test/soak/serverMemory.test.ts has the figures).
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { connectRedis, type AppRedis } from '../../examples/shared/redis.ts';
+import { connectRedis, type AppRedis } from '../../examples/shared/redis/client.ts';
 import { createTollgate } from '../../src/index.ts';
 import { redisUrl, uniquePrefix } from '../helpers/redis.ts';
 

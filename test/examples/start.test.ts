@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { redisFromEnv } from '../../examples/shared/redisDefault.ts';
+import { redisFromEnv } from '../../examples/shared/redis/fromEnv.ts';
 import net from 'node:net';
 import { findFreePort } from '../helpers/redisServer.ts';
 

@@ -13,8 +13,8 @@
 // next one's set-up.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../examples/shared/body.ts';
-import { FAILED_AUTH, ipSubject } from '../../examples/shared/failedAuth.ts';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../examples/shared/http/body.ts';
+import { FAILED_AUTH, ipSubject } from '../../examples/shared/auth/failedAuth.ts';
 import type { AccountSnapshot } from '../../src/index.ts';
 import { ADAPTERS, type Harness, type Reply, startHarness } from '../examples/contract/harness.ts';
 

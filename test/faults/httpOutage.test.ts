@@ -5,10 +5,10 @@
 // a request told 503 issued runs later: not tollgate's scripts, not the service's own commands,
 // not a BullMQ enqueue.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { JobStore } from '../../examples/shared/jobStore.ts';
+import { JobStore } from '../../examples/shared/jobs/jobStore.ts';
 import { createFakePlatform } from '../../examples/shared/platform/index.ts';
-import { connectRedis } from '../../examples/shared/redis.ts';
-import { JobRunner } from '../../examples/shared/worker.ts';
+import { connectRedis } from '../../examples/shared/redis/client.ts';
+import { JobRunner } from '../../examples/shared/jobs/worker.ts';
 import { createTollgate, isTollgateError } from '../../src/index.ts';
 import { ADAPTERS, type Harness, type Reply, type RequestOptions, startHarness, videoIds } from '../examples/contract/harness.ts';
 import { uniquePrefix } from '../helpers/redis.ts';

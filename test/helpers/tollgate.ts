@@ -1,7 +1,8 @@
 // A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
 // node-redis and ioredis are supported, so core tests run through both). In the `cluster`
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
-// same test files run unchanged against cluster key routing.
+// same test files run unchanged against cluster key routing. The public-API files also run
+// each test in memory (backends(): createTollgate({ memory: true }) with the same clock).
 import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { inject } from 'vitest';

@@ -11,7 +11,7 @@
 // grew because V8 sizes its heap from the machine's RAM (on 24 GiB: a 128 MiB young generation,
 // and no full GC until ~160 MiB of old generation) and keeps the pages it freed, while the
 // servers promoted garbage fast: node-redis armed a 5 s AbortSignal.timeout per command
-// (examples/shared/redis.ts) and every MCP call built an Ajv instance (mcp.ts). With those
+// (examples/shared/redis/client.ts) and every MCP call built an Ajv instance (mcp/server.ts). With those
 // fixed and no flags, RSS still rose ~50 MiB in these 24 s (old garbage waiting for V8's first
 // full GC, then ~350 MiB for good); with the start scripts' --max-semi-space-size=16
 // --max-old-space-size=1024 it is 195-205 MiB after the warm-up and moves by under 10 MiB.

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Handler, HttpReply } from '../http.ts';
+import type { Handler, HttpReply } from '../http/handler.ts';
 
 const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',

@@ -4,7 +4,7 @@
  * drawn on the server as SVG attributes (no script, no inline style, so the CSP holds): one bar
  * per day of the cycle, days still to come left empty.
  */
-import type { Cycle, DayUsage } from '../../../src/index.ts';
+import type { Cycle, DayUsage } from 'tollgate';
 import { DAY_MS, format } from './format.ts';
 
 export interface ChartBar {

@@ -14,8 +14,8 @@
  * Pages' forms also carry a CSRF token (csrf.ts); body-less requests (DELETE, logout) need
  * nothing more than this rule.
  */
-import { fail, type ApiRequest, type HttpReply } from '../http.ts';
-import { MESSAGES } from '../messages.ts';
+import { fail, type ApiRequest, type HttpReply } from '../http/handler.ts';
+import { MESSAGES } from '../http/messages.ts';
 import type { Site } from './site.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

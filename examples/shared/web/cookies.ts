@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { stringifySetCookie } from 'cookie';
-import { SESSION_COOKIE } from '../auth.ts';
-import { cookie, type ApiRequest } from '../http.ts';
+import { SESSION_COOKIE } from '../auth/credentials.ts';
+import { cookie, type ApiRequest } from '../http/handler.ts';
 import type { Site } from './site.ts';
 
 export const SIGNIN_COOKIE = 'tg_signin';

@@ -7,8 +7,8 @@
  * service checks a token another one wrote.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { SESSION_COOKIE } from '../auth.ts';
-import { cookie, type ApiRequest } from '../http.ts';
+import { SESSION_COOKIE } from '../auth/credentials.ts';
+import { cookie, type ApiRequest } from '../http/handler.ts';
 import { SIGNIN_COOKIE } from './cookies.ts';
 
 export type CsrfPurpose = 'signin' | 'session';

@@ -4,8 +4,8 @@
  * happened and what to do. A 402 says how many credits are left and when the cycle renews; a
  * 429 when to try again.
  */
-import type { Usage } from '../../../src/index.ts';
-import type { HttpReply } from '../http.ts';
+import type { Usage } from 'tollgate';
+import type { HttpReply } from '../http/handler.ts';
 import { format } from './format.ts';
 import { render } from './render.ts';
 

@@ -3,7 +3,7 @@
  * object beside the JSON bodies of the API. A field is read only when it was sent once as
  * plain text: a repeated or nested field is treated as absent, on both servers alike.
  */
-import type { ApiRequest } from '../http.ts';
+import type { ApiRequest } from '../http/handler.ts';
 
 /** A route that reads forms rather than JSON (routes.ts Route.bodies). */
 export const FORM_BODY = ['form'] as const;

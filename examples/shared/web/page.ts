@@ -1,17 +1,17 @@
 /**
- * What every signed-in page shares, around the guard (guard.ts) the JSON routes use: the
+ * What every signed-in page shares, around the guard (auth/guard.ts) the JSON routes use: the
  * session cookie on the `web` surface, the cookie rule (cookieRule.ts; the guard applies it,
  * and a form is checked before anything is counted), a form's CSRF token, the page counted
  * against the `web` budget, and every error told as sentences
  * (errorPage.ts) with its status and headers kept. A GET without a valid session goes to the
  * sign-in page.
  */
-import { SESSION_COOKIE, type Price } from '../auth.ts';
-import type { FailedAuth } from '../failedAuth.ts';
-import { guard, type AuthedHandler, type GuardDeps } from '../guard.ts';
-import { cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
-import { MESSAGES } from '../messages.ts';
-import type { Tollgate, Usage } from '../../../src/index.ts';
+import { SESSION_COOKIE, type Price } from '../auth/credentials.ts';
+import type { FailedAuth } from '../auth/failedAuth.ts';
+import { guard, type AuthedHandler, type GuardDeps } from '../auth/guard.ts';
+import { cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
+import { MESSAGES } from '../http/messages.ts';
+import type { Tollgate, Usage } from 'tollgate';
 import { crossOriginRefusal } from './cookieRule.ts';
 import { clearedSessionCookie } from './cookies.ts';
 import { CSRF_FIELD, csrfValid } from './csrf.ts';

@@ -7,13 +7,13 @@
  * number shown is read from tollgate: usage, holds and the per-day history.
  */
 import { randomUUID } from 'node:crypto';
-import type { Hold, PlanTable, Tollgate, Usage } from '../../../src/index.ts';
-import { collectionBody, jobBody } from '../bodies.ts';
-import type { Price } from '../auth.ts';
-import type { AuthedHandler } from '../guard.ts';
-import { fail, type ApiRequest, type HttpReply } from '../http.ts';
-import type { JobStore } from '../jobStore.ts';
-import { MESSAGES } from '../messages.ts';
+import type { Hold, PlanTable, Tollgate, Usage } from 'tollgate';
+import { collectionBody, jobBody } from '../api/bodies.ts';
+import type { Price } from '../auth/credentials.ts';
+import type { AuthedHandler } from '../auth/guard.ts';
+import { fail, type ApiRequest, type HttpReply } from '../http/handler.ts';
+import type { JobStore } from '../jobs/jobStore.ts';
+import { MESSAGES } from '../http/messages.ts';
 import { COLLECTION_LIMIT } from '../plans.ts';
 import { TRANSCRIPT_FORMATS } from '../platform/index.ts';
 import { historyDays, spendChart } from './chart.ts';
@@ -37,7 +37,7 @@ export interface PageDeps {
   cancelJob: AuthedHandler;
 }
 
-/** One job or collection as the pages show it, in the API's words (bodies.ts). */
+/** One job or collection as the pages show it, in the API's words (api/bodies.ts). */
 export interface JobView {
   id: string;
   kind: 'bulk' | 'collection';

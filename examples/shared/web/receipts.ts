@@ -5,7 +5,7 @@
  * receipt id finds nothing.
  */
 import { randomBytes } from 'node:crypto';
-import type { AppRedis } from '../redis.ts';
+import type { AppRedis } from '../redis/client.ts';
 
 const TTL_S = 24 * 3600;
 const RECEIPT_ID = /^tr_[A-Za-z0-9_-]{16}$/;

@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
-import type { HttpReply } from '../http.ts';
+import type { HttpReply } from '../http/handler.ts';
 import { assetUrl } from './assets.ts';
 import { format } from './format.ts';
 

@@ -5,7 +5,7 @@
  * on the `web` surface (its own counter, SPEC §2) and spends nothing, except fetching a
  * transcript (1 credit, the price of GET /transcript/:id). Assets count nothing.
  */
-import type { Price } from '../auth.ts';
+import type { Price } from '../auth/credentials.ts';
 import type { Route } from '../routes.ts';
 import { serveAsset } from './assets.ts';
 import { FORM_BODY } from './forms.ts';

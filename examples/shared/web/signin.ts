@@ -6,10 +6,10 @@
  * other site's choosing, signing out from one would end the user's. The form also carries a
  * CSRF token bound to the `tg_signin` cookie (csrf.ts).
  */
-import type { PlanTable } from '../../../src/index.ts';
-import { SESSION_COOKIE } from '../auth.ts';
-import { bodyRefusal, cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http.ts';
-import { MESSAGES } from '../messages.ts';
+import type { PlanTable } from 'tollgate';
+import { SESSION_COOKIE } from '../auth/credentials.ts';
+import { bodyRefusal, cookie, fail, type ApiRequest, type Handler, type HttpReply } from '../http/handler.ts';
+import { MESSAGES } from '../http/messages.ts';
 import { crossOriginRefusal } from './cookieRule.ts';
 import { signinBinding } from './cookies.ts';
 import { CSRF_FIELD, csrfToken, csrfValid } from './csrf.ts';
@@ -24,7 +24,7 @@ export interface SigninDeps {
   plans: PlanTable;
 }
 
-/** The JSON API's own sign-in and sign-out (handlers/web.ts), which the forms reuse. */
+/** The JSON API's own sign-in and sign-out (webApi.ts), which the forms reuse. */
 export interface SessionHandlers {
   login: Handler;
   logout: Handler;

@@ -8,7 +8,7 @@
  * to believe `X-Forwarded-Proto` / `X-Forwarded-Host`; never trust them otherwise, since any
  * client can send them.
  */
-import type { ApiRequest } from '../http.ts';
+import type { ApiRequest } from '../http/handler.ts';
 
 export interface SiteOptions {
   /** The site's public origin, e.g. `https://transcripts.example`; wins over everything else. */

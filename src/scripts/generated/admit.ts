@@ -4,6 +4,10 @@ import { codeOf, int, present } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import * as admitLua from "./lib/admit.ts";
+import * as apiKeysLua from "./lib/apiKeys.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to admit: the subject's keys, the settings and now are filled in by name. */
 export type AdmitParams = { surface: string; cost: number; credits: number; stagger: number };
@@ -11,219 +15,14 @@ export type AdmitParams = { surface: string; cost: number; credits: number; stag
 /** admit's reply, as lua/admit.lua's header declares it. */
 export type AdmitReply = { code: Code; windows: WindowsForm; balance: number | undefined };
 
-/** The lib/ helpers admit uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function key_refusal(accountKey, keyId, record, digest, surface, now)
-if not record then
-return 'unknown'
-end
-if record == digest .. ' 0 *' then
-return nil
-end
-local stored, expiresAt, surfaces = string.match(record, '^(%S+) (%d+) (%S+)$')
-if stored ~= digest then
-return 'unknown'
-end
-expiresAt = tonumber(expiresAt)
-if expiresAt > 0 and now >= expiresAt then
-redis.call('HDEL', accountKey, 'k:' .. keyId, 'k:' .. keyId .. '.i')
-return 'expired'
-end
-if surfaces ~= '*' and not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
-return 'surface_not_allowed'
-end
-return nil
-end
-local function windows_many(spec, state, now, cost, stagger, one)
-local function estimate(previous, current, elapsed, windowMs)
-return math.floor(previous * (windowMs - elapsed) / windowMs) + current
-end
-local function first_fit(previous, current, from, windowMs, limit, cost)
-local room = limit - current - cost
-if room < 0 then
-return nil
-end
-if previous == 0 then
-return from
-end
-local t = math.max(from, math.floor(windowMs - (room + 1) * windowMs / previous) + 1)
-while t > from and estimate(previous, current, t - 1, windowMs) + cost <= limit do
-t = t - 1
-end
-while t < windowMs and estimate(previous, current, t, windowMs) + cost > limit do
-t = t + 1
-end
-if t >= windowMs then
-return nil
-end
-return t
-end
-local function sliding_retry(w)
-local t = first_fit(w.previous, w.current, w.elapsed, w.windowMs, w.limit, cost)
-if t then
-return t - w.elapsed
-end
-t = first_fit(w.current, 0, 0, w.windowMs, w.limit, cost)
-if t then
-return w.windowMs - w.elapsed + t
-end
-return 2 * w.windowMs - w.elapsed
-end
-local words, order = {}, {}
-for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
-words[name] = word
-order[#order + 1] = name
-end
-local windows, code, longestMs = {}, 0, 0
-for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
-local windowMs = tonumber(seconds) * 1000
-local offset = w.sliding and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
-stored, count = tonumber(stored), tonumber(count)
-words[seconds] = nil
-w.window, w.windowMs = window, windowMs
-w.elapsed = now - offset - window * windowMs
-w.current, w.previous = 0, 0
-if stored == window then
-w.current, w.previous = count, tonumber(before) or 0
-elseif stored == window - 1 then
-w.previous = count
-end
-w.used = w.current
-if w.sliding then
-w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
-end
-w.retryMs = 0
-if cost > w.limit then
-w.retryMs = -1
-code = 16
-elseif cost > 0 and w.used + cost > w.limit then
-w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-if code == 0 then
-code = 1
-end
-end
-longestMs = math.max(longestMs, windowMs)
-windows[#windows + 1] = w
-end
-local counted = code == 0 and cost > 0
-local reply, next = { code, spec }, {}
-for _, name in ipairs(order) do
-local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
-if stored and stored >= math.floor(now / (name * 1000)) - 1 then
-next[#next + 1] = name .. ':' .. words[name]
-end
-end
-for _, w in ipairs(windows) do
-if counted then
-w.current = w.current + cost
-w.used = w.used + cost
-end
-next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
-local n = #reply
-reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
-if not one then
-reply[n + 3] = w.retryMs
-end
-end
-if counted then
-return reply, table.concat(next, ' '), 2 * longestMs
-end
-return reply
-end
-local function windows_count(spec, state, now, cost, stagger)
-local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
-if not limit then
-return windows_many(spec, state, now, cost, stagger)
-end
-limit = tonumber(limit)
-local windowMs = seconds * 1000
-local offset = stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local resetMs = (window + 1) * windowMs + offset - now
-local used, previous = 0, 0
-if state then
-local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
-if length ~= seconds then
-return windows_many(spec, state, now, cost, stagger, true)
-end
-stored = tonumber(stored)
-if stored == window then
-used, previous = tonumber(count), tonumber(before) or 0
-elseif stored == window - 1 then
-previous = tonumber(count)
-end
-end
-if cost == 0 or cost > limit then
-return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
-end
-if used + cost > limit then
-return { 1, spec, math.max(0, limit - used), resetMs }
-end
-used = used + cost
-local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
-return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
-end
-local function admit_account(accountKey, now, surface, costArg, creditsArg, staggerArg, keyId, keyDigest)
-local cost = costArg == '1' and 1 or tonumber(costArg)
-local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
-local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
-local field, countsField = 'w:' .. surface, 'r:' .. surface
-local spec, counts, balance, record = nil, nil, -1, nil
-if credits > 0 then
-local v
-if keyId then
-v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce', 'k:' .. keyId)
-record = v[5]
-else
-v = redis.call('HMGET', accountKey, field, countsField, 'b', 'ce')
-end
-spec, counts = v[1], v[2]
-if spec then
-balance = tonumber(v[3])
-if now >= tonumber(v[4]) then
-balance = tonumber(redis.call('HGET', accountKey, 'na'))
-end
-end
-elseif keyId then
-local v = redis.call('HMGET', accountKey, field, countsField, 'k:' .. keyId)
-spec, counts, record = v[1], v[2], v[3]
-else
-local v = redis.call('HMGET', accountKey, field, countsField)
-spec, counts = v[1], v[2]
-end
-if keyId then
-local refusal = key_refusal(accountKey, keyId, record, keyDigest, surface, now)
-if refusal then
-return { 18, refusal }
-end
-end
-if not spec then
-if redis.call('EXISTS', accountKey) == 0 then
-return { 3 }
-end
-return { 17 }
-end
-local reply, state = windows_count(spec, counts or nil, now, cost, stagger)
-if state then
-redis.call('HSET', accountKey, countsField, state)
-end
-if credits > 0 then
-reply[#reply + 1] = balance
-if reply[1] == 0 and balance < credits then
-reply[1] = 2
-end
-end
-return reply
-end`;
+/** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  apiKeysLua.key_refusal,
+  windowsLua.windows_many,
+  windowsLua.windows_count,
+  admitLua.admit_account,
+].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5])`;

@@ -4,6 +4,8 @@ import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to admitPolicy: the subject's keys, the settings and now are filled in by name. */
 export type AdmitPolicyParams = { counters: string; cost: number; windows: string; stagger: number };
@@ -11,146 +13,12 @@ export type AdmitPolicyParams = { counters: string; cost: number; windows: strin
 /** admitPolicy's reply, as lua/admitPolicy.lua's header declares it. */
 export type AdmitPolicyReply = { code: Code; windows: WindowsForm };
 
-/** The lib/ helpers admitPolicy uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function windows_many(spec, state, now, cost, stagger, one)
-local function estimate(previous, current, elapsed, windowMs)
-return math.floor(previous * (windowMs - elapsed) / windowMs) + current
-end
-local function first_fit(previous, current, from, windowMs, limit, cost)
-local room = limit - current - cost
-if room < 0 then
-return nil
-end
-if previous == 0 then
-return from
-end
-local t = math.max(from, math.floor(windowMs - (room + 1) * windowMs / previous) + 1)
-while t > from and estimate(previous, current, t - 1, windowMs) + cost <= limit do
-t = t - 1
-end
-while t < windowMs and estimate(previous, current, t, windowMs) + cost > limit do
-t = t + 1
-end
-if t >= windowMs then
-return nil
-end
-return t
-end
-local function sliding_retry(w)
-local t = first_fit(w.previous, w.current, w.elapsed, w.windowMs, w.limit, cost)
-if t then
-return t - w.elapsed
-end
-t = first_fit(w.current, 0, 0, w.windowMs, w.limit, cost)
-if t then
-return w.windowMs - w.elapsed + t
-end
-return 2 * w.windowMs - w.elapsed
-end
-local words, order = {}, {}
-for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
-words[name] = word
-order[#order + 1] = name
-end
-local windows, code, longestMs = {}, 0, 0
-for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
-local windowMs = tonumber(seconds) * 1000
-local offset = w.sliding and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
-stored, count = tonumber(stored), tonumber(count)
-words[seconds] = nil
-w.window, w.windowMs = window, windowMs
-w.elapsed = now - offset - window * windowMs
-w.current, w.previous = 0, 0
-if stored == window then
-w.current, w.previous = count, tonumber(before) or 0
-elseif stored == window - 1 then
-w.previous = count
-end
-w.used = w.current
-if w.sliding then
-w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
-end
-w.retryMs = 0
-if cost > w.limit then
-w.retryMs = -1
-code = 16
-elseif cost > 0 and w.used + cost > w.limit then
-w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-if code == 0 then
-code = 1
-end
-end
-longestMs = math.max(longestMs, windowMs)
-windows[#windows + 1] = w
-end
-local counted = code == 0 and cost > 0
-local reply, next = { code, spec }, {}
-for _, name in ipairs(order) do
-local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
-if stored and stored >= math.floor(now / (name * 1000)) - 1 then
-next[#next + 1] = name .. ':' .. words[name]
-end
-end
-for _, w in ipairs(windows) do
-if counted then
-w.current = w.current + cost
-w.used = w.used + cost
-end
-next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
-local n = #reply
-reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
-if not one then
-reply[n + 3] = w.retryMs
-end
-end
-if counted then
-return reply, table.concat(next, ' '), 2 * longestMs
-end
-return reply
-end
-local function windows_count(spec, state, now, cost, stagger)
-local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
-if not limit then
-return windows_many(spec, state, now, cost, stagger)
-end
-limit = tonumber(limit)
-local windowMs = seconds * 1000
-local offset = stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local resetMs = (window + 1) * windowMs + offset - now
-local used, previous = 0, 0
-if state then
-local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
-if length ~= seconds then
-return windows_many(spec, state, now, cost, stagger, true)
-end
-stored = tonumber(stored)
-if stored == window then
-used, previous = tonumber(count), tonumber(before) or 0
-elseif stored == window - 1 then
-previous = tonumber(count)
-end
-end
-if cost == 0 or cost > limit then
-return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
-end
-if used + cost > limit then
-return { 1, spec, math.max(0, limit - used), resetMs }
-end
-used = used + cost
-local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
-return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
-end`;
+/** The lib/ helpers admitPolicy uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  windowsLua.windows_many,
+  windowsLua.windows_count,
+].join("\n");
 
 /** lua/admitPolicy.lua's own code, compiled. */
 const BODY = String.raw`local countersKey = KEYS[1]

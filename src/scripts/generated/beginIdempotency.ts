@@ -4,6 +4,8 @@ import type { Code } from "./codes.ts";
 import { codeOf, int, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as idempotencyLua from "./lib/idempotency.ts";
 
 /** What a caller passes to beginIdempotency: the subject's keys, the settings and now are filled in by name. */
 export type BeginIdempotencyParams = { record: string; fingerprint: string; token: string };
@@ -13,37 +15,12 @@ export type BeginIdempotencyReply =
   | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number }
   | { code: Exclude<Code, typeof CODE.REPLAYED> };
 
-/** The lib/ helpers beginIdempotency uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function idempotency_check(recordKey, fingerprint, token, now)
-local rec = redis.call('HMGET', recordKey, 'fp', 'st', 'tok', 'code', 'out', 'exp')
-if not rec[1] then
-return nil
-end
-if rec[2] == 'pending' and rec[6] and tonumber(rec[6]) <= now then
-return nil
-end
-if rec[1] ~= fingerprint then
-return { 7, '' }
-end
-if rec[2] == 'done' then
-return { 12, rec[5], tonumber(rec[4]) }
-end
-if rec[3] ~= token or token == '' then
-return { 8, '' }
-end
-return nil
-end
-local function idempotency_claim(recordKey, fingerprint, token, now, lockTtlMs)
-redis.call('HSET', recordKey, 'fp', fingerprint, 'st', 'pending', 'tok', token, 'exp', now + lockTtlMs)
-redis.call('PEXPIRE', recordKey, lockTtlMs)
-end`;
+/** The lib/ helpers beginIdempotency uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  idempotencyLua.idempotency_check,
+  idempotencyLua.idempotency_claim,
+].join("\n");
 
 /** lua/beginIdempotency.lua's own code, compiled. */
 const BODY = String.raw`local recordKey = KEYS[1]

@@ -3,6 +3,14 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as cycleLua from "./lib/cycle.ts";
+import * as historyLua from "./lib/history.ts";
+import * as journalLua from "./lib/journal.ts";
+import * as operationsLua from "./lib/operations.ts";
+import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to charge: the subject's keys, the settings and now are filled in by name. */
 export type ChargeParams = { required: number; optional: number; operationId: string; madeByLibrary: number };
@@ -10,248 +18,29 @@ export type ChargeParams = { required: number; optional: number; operationId: st
 /** charge's reply, as lua/charge.lua's header declares it. */
 export type ChargeReply = { code: Code; charged: number; balance: number; needed: number };
 
-/** The lib/ helpers charge uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_move(KEYS, ARGV)
-return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
-now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
-end
-local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = a[name]
-end
-redis.call('HSET', accountKey, unpack(args))
-end
-local DAY_MS = 86400000
-local function cycle_save(ctx, a)
-if not a.archive then
-return
-end
-redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
-a.archive = nil
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
-'anchor', 'interval' })
-end
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
-end
-local function cycle_open(a, startMs, endMs, endedMs)
-local p = a.cycle .. ':'
-local archive = a.archive or {}
-endedMs = endedMs or a.cycleEnd
-for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
-p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
-archive[#archive + 1] = v
-end
-if endedMs ~= a.cycleEnd then
-archive[#archive + 1] = p .. 'pe'
-archive[#archive + 1] = a.cycleEnd
-end
-a.archive = archive
-a.cycle = a.cycle + 1
-a.allowance = a.nextAllowance
-a.balance = a.nextAllowance
-a.spent = 0
-a.held = 0
-a.cycleStart = startMs
-a.cycleEnd = endMs
-end
-local function days_from_civil(y, m, d)
-if m <= 2 then y = y - 1 end
-local era = math.floor(y / 400)
-local yoe = y - era * 400
-local mp = (m + 9) % 12
-local doy = math.floor((153 * mp + 2) / 5) + d - 1
-local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
-return era * 146097 + doe - 719468
-end
-local function days_in_month(y, m)
-local ny, nm = y, m + 1
-if nm > 12 then ny, nm = y + 1, 1 end
-return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
-end
-local function civil_from_days(z)
-z = z + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp < 10 and mp + 3 or mp - 9
-if m <= 2 then y = y + 1 end
-return y, m, d
-end
-local function period_start(anchorMs, unit, len, k)
-if unit == 'd' then
-return anchorMs + k * len * DAY_MS
-end
-local days = math.floor(anchorMs / DAY_MS)
-local msOfDay = anchorMs - days * DAY_MS
-local y, m, d = civil_from_days(days)
-local total = y * 12 + (m - 1) + k * len
-local ny = math.floor(total / 12)
-local nm = total - ny * 12 + 1
-local nd = math.min(d, days_in_month(ny, nm))
-return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
-end
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end
-local function cycle_roll(ctx, a)
-if ctx.now < a.cycleEnd then
-return false
-end
-local unit, length = cycle_unit(a)
-local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(a, startMs, endMs)
-return true
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local a = account_load(ctx.accountKey)
-if a then
-cycle_roll(ctx, a)
-end
-return a
-end
-local function journal_add(ctx, kind, amount, cycle, ref)
-local trim, bound = 'MAXLEN', ctx.journalBound
-if ctx.journalTrim == 'minage' then
-trim, bound = 'MINID', math.max(0, ctx.now - tonumber(ctx.journalBound))
-end
-redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', 'k', kind,
-'n', amount, 'c', cycle, 'r', ref)
-end
-local function journal_append(ctx, kind, amount, cycle, ref, currentCycle, grant)
-if ctx.journalTrim == 'off' or amount == 0 or amount == '0' then
-return grant
-end
-if cycle == currentCycle and grant ~= currentCycle then
-local allowance = redis.call('HGET', ctx.accountKey, 'a')
-journal_add(ctx, 'grant', allowance, currentCycle, '')
-redis.call('HSET', ctx.accountKey, 'jg', currentCycle)
-grant = currentCycle
-end
-journal_add(ctx, kind, amount, cycle, ref)
-return grant
-end
-local HISTORY_DAY_MS = 86400000
-local function history_trim(historyKey, oldestDay)
-local old = {}
-for _, field in ipairs(redis.call('HKEYS', historyKey)) do
-if tonumber(string.sub(field, 1, -2)) < oldestDay then
-old[#old + 1] = field
-end
-end
-if #old > 0 then
-redis.call('HDEL', historyKey, unpack(old))
-end
-end
-local function history_add(ctx, kind, amount, amountText)
-if ctx.historyDays == 0 or amount <= 0 then
-return
-end
-local day = math.floor(ctx.now / HISTORY_DAY_MS)
-if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then
-history_trim(ctx.historyKey, day - ctx.historyDays + 1)
-end
-end
-local OPERATIONS_META = '^'
-local OPERATIONS_MAX = 1000
-local OPERATIONS_FLOOR_MS = 60000
-local OPERATIONS_LIBRARY_KEEP_MS = 120000
-local OPERATIONS_CLEANUP_EVERY = 16
-local OPERATIONS_CLEANUP_COUNT = 64
-local function operations_cleanup(opsKey, meta, now, ttlMs)
-local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
-local flat, gone = page[2], {}
-local crowded = meta.entries > OPERATIONS_MAX
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-if field ~= OPERATIONS_META then
-local keep = string.sub(value, -2) == ' r' and OPERATIONS_LIBRARY_KEEP_MS or ttlMs
-if crowded then
-keep = math.min(keep, OPERATIONS_FLOOR_MS)
-end
-if now - tonumber(string.match(value, '^%d+')) >= keep then
-gone[#gone + 1] = field
-end
-end
-end
-if #gone > 0 then
-redis.call('HDEL', opsKey, unpack(gone))
-end
-meta.cursor = page[1]
-meta.entries = redis.call('HLEN', opsKey)
-end
-local function operations_read(opsKey, field)
-local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
-local setAt, entries, cursor = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
-return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, cursor = cursor or '0' }
-end
-local function operations_add(opsKey, meta, field, value, now, ttlMs)
-meta.entries = meta.entries + 1
-if meta.entries % OPERATIONS_CLEANUP_EVERY == 0 then
-operations_cleanup(opsKey, meta, now, ttlMs)
-end
-local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
-if setAt < 0 or now - setAt >= keepMs or now < setAt then
-setAt = now
-end
-redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d ', setAt, meta.entries) .. meta.cursor)
-if setAt ~= meta.setAt then
-redis.call('PEXPIRE', opsKey, 2 * keepMs)
-end
-meta.setAt = setAt
-end`;
+/** The lib/ helpers charge uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_move,
+  accountLua.account_write,
+  calendarLua.DAY_MS,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_append,
+  historyLua.HISTORY_DAY_MS,
+  historyLua.history_trim,
+  historyLua.history_add,
+  operationsLua.OPERATIONS_META,
+  operationsLua.OPERATIONS_MAX,
+  operationsLua.OPERATIONS_FLOOR_MS,
+  operationsLua.OPERATIONS_LIBRARY_KEEP_MS,
+  operationsLua.OPERATIONS_CLEANUP_EVERY,
+  operationsLua.OPERATIONS_CLEANUP_COUNT,
+  operationsLua.operations_cleanup,
+  operationsLua.operations_read,
+  operationsLua.operations_add,
+].join("\n");
 
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
@@ -313,7 +102,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "d3f24720eee532d500d0e405b2139eeeedf5ccab";
+const SHA1 = "ceba2b706688e40c1cc66cd726497ac0756a15ee";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -3,6 +3,9 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to createAccount: the subject's keys, the settings and now are filled in by name. */
 export type CreateAccountParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number };
@@ -10,93 +13,18 @@ export type CreateAccountParams = { plan: string; allowance: number; holdsCap: n
 /** createAccount's reply, as lua/createAccount.lua's header declares it. */
 export type CreateAccountReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number };
 
-/** The lib/ helpers createAccount uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = a[name]
-end
-redis.call('HSET', accountKey, unpack(args))
-end
-local function account_write_windows(accountKey, a, windows)
-local prefix, keep, args = 'w:', {}, {}
-for surface, spec in string.gmatch(windows, '([^=;]+)=([^;]+)') do
-keep[surface] = true
-args[#args + 1] = prefix .. surface
-args[#args + 1] = spec
-end
-redis.call('HSET', accountKey, unpack(args))
-for surface in pairs(a.windows or {}) do
-if not keep[surface] then
-redis.call('HDEL', accountKey, prefix .. surface, 'r:' .. surface)
-end
-end
-end
-local DAY_MS = 86400000
-local function days_from_civil(y, m, d)
-if m <= 2 then y = y - 1 end
-local era = math.floor(y / 400)
-local yoe = y - era * 400
-local mp = (m + 9) % 12
-local doy = math.floor((153 * mp + 2) / 5) + d - 1
-local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
-return era * 146097 + doe - 719468
-end
-local function civil_from_days(z)
-z = z + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp < 10 and mp + 3 or mp - 9
-if m <= 2 then y = y + 1 end
-return y, m, d
-end
-local function days_in_month(y, m)
-local ny, nm = y, m + 1
-if nm > 12 then ny, nm = y + 1, 1 end
-return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
-end
-local function period_start(anchorMs, unit, len, k)
-if unit == 'd' then
-return anchorMs + k * len * DAY_MS
-end
-local days = math.floor(anchorMs / DAY_MS)
-local msOfDay = anchorMs - days * DAY_MS
-local y, m, d = civil_from_days(days)
-local total = y * 12 + (m - 1) + k * len
-local ny = math.floor(total / 12)
-local nm = total - ny * 12 + 1
-local nd = math.min(d, days_in_month(ny, nm))
-return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
-end
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end`;
+/** The lib/ helpers createAccount uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  accountLua.account_write,
+  accountLua.account_write_windows,
+  calendarLua.DAY_MS,
+  calendarLua.days_from_civil,
+  calendarLua.civil_from_days,
+  calendarLua.days_in_month,
+  calendarLua.period_start,
+  calendarLua.current_period,
+].join("\n");
 
 /** lua/createAccount.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

@@ -3,6 +3,8 @@ import type { Code } from "./codes.ts";
 import { codeOf, groups, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as historyLua from "./lib/history.ts";
 
 /** What a caller passes to creditHistory: the subject's keys, the settings and now are filled in by name. */
 export type CreditHistoryParams = { days: number };
@@ -10,34 +12,12 @@ export type CreditHistoryParams = { days: number };
 /** creditHistory's reply, as lua/creditHistory.lua's header declares it. */
 export type CreditHistoryReply = { code: Code; days: Array<{ day: number; spent: number; refunded: number }> };
 
-/** The lib/ helpers creditHistory uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local HISTORY_DAY_MS = 86400000
-local function history_read(historyKey, fromDay)
-local flat, byDay, days = redis.call('HGETALL', historyKey), {}, {}
-for i = 1, #flat, 2 do
-local day, kind = tonumber(string.sub(flat[i], 1, -2)), string.sub(flat[i], -1)
-if day >= fromDay then
-if not byDay[day] then
-byDay[day] = { s = 0, r = 0 }
-days[#days + 1] = day
-end
-byDay[day][kind] = tonumber(flat[i + 1])
-end
-end
-table.sort(days)
-local out = {}
-for _, day in ipairs(days) do
-out[#out + 1], out[#out + 2], out[#out + 3] = day, byDay[day].s, byDay[day].r
-end
-return out
-end`;
+/** The lib/ helpers creditHistory uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  historyLua.HISTORY_DAY_MS,
+  historyLua.history_read,
+].join("\n");
 
 /** lua/creditHistory.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

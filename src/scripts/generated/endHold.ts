@@ -4,6 +4,14 @@ import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as cycleLua from "./lib/cycle.ts";
+import * as historyLua from "./lib/history.ts";
+import * as holdsLua from "./lib/holds.ts";
+import * as journalLua from "./lib/journal.ts";
+import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to endHold: the subject's keys, the settings and now are filled in by name. */
 export type EndHoldParams = { hold: string; status: string; reason: string };
@@ -11,291 +19,30 @@ export type EndHoldParams = { hold: string; status: string; reason: string };
 /** endHold's reply, as lua/endHold.lua's header declares it. */
 export type EndHoldReply = { code: Code; hold: HoldForm };
 
-/** The lib/ helpers endHold uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_move(KEYS, ARGV)
-return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
-now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
-end
-local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = a[name]
-end
-redis.call('HSET', accountKey, unpack(args))
-end
-local DAY_MS = 86400000
-local function cycle_save(ctx, a)
-if not a.archive then
-return
-end
-redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
-a.archive = nil
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
-'anchor', 'interval' })
-end
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
-end
-local function cycle_open(a, startMs, endMs, endedMs)
-local p = a.cycle .. ':'
-local archive = a.archive or {}
-endedMs = endedMs or a.cycleEnd
-for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
-p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
-archive[#archive + 1] = v
-end
-if endedMs ~= a.cycleEnd then
-archive[#archive + 1] = p .. 'pe'
-archive[#archive + 1] = a.cycleEnd
-end
-a.archive = archive
-a.cycle = a.cycle + 1
-a.allowance = a.nextAllowance
-a.balance = a.nextAllowance
-a.spent = 0
-a.held = 0
-a.cycleStart = startMs
-a.cycleEnd = endMs
-end
-local function days_from_civil(y, m, d)
-if m <= 2 then y = y - 1 end
-local era = math.floor(y / 400)
-local yoe = y - era * 400
-local mp = (m + 9) % 12
-local doy = math.floor((153 * mp + 2) / 5) + d - 1
-local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
-return era * 146097 + doe - 719468
-end
-local function days_in_month(y, m)
-local ny, nm = y, m + 1
-if nm > 12 then ny, nm = y + 1, 1 end
-return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
-end
-local function civil_from_days(z)
-z = z + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp < 10 and mp + 3 or mp - 9
-if m <= 2 then y = y + 1 end
-return y, m, d
-end
-local function period_start(anchorMs, unit, len, k)
-if unit == 'd' then
-return anchorMs + k * len * DAY_MS
-end
-local days = math.floor(anchorMs / DAY_MS)
-local msOfDay = anchorMs - days * DAY_MS
-local y, m, d = civil_from_days(days)
-local total = y * 12 + (m - 1) + k * len
-local ny = math.floor(total / 12)
-local nm = total - ny * 12 + 1
-local nd = math.min(d, days_in_month(ny, nm))
-return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
-end
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end
-local function cycle_roll(ctx, a)
-if ctx.now < a.cycleEnd then
-return false
-end
-local unit, length = cycle_unit(a)
-local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(a, startMs, endMs)
-return true
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local a = account_load(ctx.accountKey)
-if a then
-cycle_roll(ctx, a)
-end
-return a
-end
-local function journal_add(ctx, kind, amount, cycle, ref)
-local trim, bound = 'MAXLEN', ctx.journalBound
-if ctx.journalTrim == 'minage' then
-trim, bound = 'MINID', math.max(0, ctx.now - tonumber(ctx.journalBound))
-end
-redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', 'k', kind,
-'n', amount, 'c', cycle, 'r', ref)
-end
-local function journal_append(ctx, kind, amount, cycle, ref, currentCycle, grant)
-if ctx.journalTrim == 'off' or amount == 0 or amount == '0' then
-return grant
-end
-if cycle == currentCycle and grant ~= currentCycle then
-local allowance = redis.call('HGET', ctx.accountKey, 'a')
-journal_add(ctx, 'grant', allowance, currentCycle, '')
-redis.call('HSET', ctx.accountKey, 'jg', currentCycle)
-grant = currentCycle
-end
-journal_add(ctx, kind, amount, cycle, ref)
-return grant
-end
-local HISTORY_DAY_MS = 86400000
-local function history_trim(historyKey, oldestDay)
-local old = {}
-for _, field in ipairs(redis.call('HKEYS', historyKey)) do
-if tonumber(string.sub(field, 1, -2)) < oldestDay then
-old[#old + 1] = field
-end
-end
-if #old > 0 then
-redis.call('HDEL', historyKey, unpack(old))
-end
-end
-local function history_add(ctx, kind, amount, amountText)
-if ctx.historyDays == 0 or amount <= 0 then
-return
-end
-local day = math.floor(ctx.now / HISTORY_DAY_MS)
-if redis.call('HINCRBY', ctx.historyKey, day .. kind, amountText or amount) == amount then
-history_trim(ctx.historyKey, day - ctx.historyDays + 1)
-end
-end
-local HOLDS_TIDY_BATCH = 32
-local HOLDS_TIDY_SLACK = 15
-local function hold_load(holdKey)
-local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
-names[#names + 1], fields[#fields + 1] = name, field
-end
-local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
-if not v[1] then
-return nil
-end
-local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
-for i, name in ipairs(names) do
-if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
-h[name] = v[i + 1] or ''
-else
-h[name] = tonumber(v[i + 1]) or 0
-end
-end
-h.failed = {}
-for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
-h.failed[label] = tonumber(n)
-end
-return h
-end
-local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = h[name]
-end
-redis.call('HSET', holdKey, unpack(args))
-end
-local function hold_reply(h)
-local r = {}
-r[1], r[2], r[3], r[4] = h.id, h.kind, h.status, h.surface
-r[5], r[6], r[7] = h.items, h.required, h.optional
-r[8], r[9], r[10] = h.reserved, h.settled, h.delivered
-r[11], r[12], r[13] = h.optionalSpent, h.spent, h.refunded
-r[14], r[15] = h.refundedToEndedCycle, h.cycleId
-r[16], r[17], r[18] = h.createdAt, h.endedAt, h.leaseExpiresAt
-r[19], r[20] = h.endReason, h.labels
-for label, n in pairs(h.failed) do
-r[#r + 1] = label
-r[#r + 1] = n
-end
-return r
-end
-local function holds_credits(ctx)
-local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'h',
-'c', 'ce', 'jg')
-if not v[1] then
-return nil
-end
-if ctx.now >= tonumber(v[5]) then
-return cycle_current_account(ctx)
-end
-return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-cycle = tonumber(v[4]), journalGrant = tonumber(v[6]) }
-end
-local function holds_save_credits(ctx, a)
-redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
-end
-local function hold_journal(ctx, a, kind, n, h)
-a.journalGrant = journal_append(ctx, kind, n, h.cycleId, h.id, a.cycle, a.journalGrant)
-end
-local function hold_refund(ctx, a, h, n)
-if n <= 0 then
-return
-end
-if h.cycleId == a.cycle then
-a.held = a.held - n
-a.balance = a.balance + n
-hold_journal(ctx, a, 'refund', n, h)
-else
-redis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'h', -n)
-redis.call('HINCRBY', ctx.cyclesKey, h.cycleId .. ':' .. 'r', n)
-h.refundedToEndedCycle = h.refundedToEndedCycle + n
-hold_journal(ctx, a, 'refund_ended', n, h)
-end
-h.refunded = h.refunded + n
-history_add(ctx, 'r', n)
-end
-local function hold_end(ctx, a, h, status, reason)
-hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
-h.status, h.endReason, h.endedAt = status, reason, ctx.now
-hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })
-redis.call('ZREM', ctx.holdsActiveKey, h.id)
-redis.call('ZADD', ctx.holdsEndedKey, ctx.now, h.id)
-redis.call('PEXPIRE', h.key, ctx.endedKeepMs)
-end`;
+/** The lib/ helpers endHold uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_move,
+  accountLua.account_write,
+  calendarLua.DAY_MS,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_append,
+  historyLua.HISTORY_DAY_MS,
+  historyLua.history_trim,
+  historyLua.history_add,
+  holdsLua.HOLDS_TIDY_BATCH,
+  holdsLua.HOLDS_TIDY_SLACK,
+  holdsLua.hold_load,
+  holdsLua.hold_write,
+  holdsLua.hold_reply,
+  holdsLua.holds_credits,
+  holdsLua.holds_save_credits,
+  holdsLua.hold_journal,
+  holdsLua.hold_refund,
+  holdsLua.hold_end,
+].join("\n");
 
 /** lua/endHold.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)

@@ -3,6 +3,12 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as cycleLua from "./lib/cycle.ts";
+import * as prologueLua from "./lib/prologue.ts";
+import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to inspectAccount: the subject's keys, the settings and now are filled in by name. */
 export type InspectAccountParams = { stagger: number };
@@ -10,200 +16,16 @@ export type InspectAccountParams = { stagger: number };
 /** inspectAccount's reply, as lua/inspectAccount.lua's header declares it. */
 export type InspectAccountReply = { code: Code; state: unknown };
 
-/** The lib/ helpers inspectAccount uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_look(KEYS, ARGV)
-return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local DAY_MS = 86400000
-local function cycles_load(cyclesKey, a)
-local flat = redis.call('HGETALL', cyclesKey)
-for _, v in ipairs(a and a.archive or {}) do
-flat[#flat + 1] = v
-end
-local attribute, byId, ids = {}, {}, {}
-for name, field in pairs(({ allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r', cycleStart = 'cs', cycleEnd = 'ce', plannedEnd = 'pe' })) do
-attribute[field] = name
-end
-for i = 1, #flat, 2 do
-local id, field = string.match(flat[i], '^(%d+):(.+)$')
-id = tonumber(id)
-if not byId[id] then
-byId[id] = { id = id }
-ids[#ids + 1] = id
-end
-byId[id][attribute[field]] = tonumber(flat[i + 1])
-end
-table.sort(ids)
-local list = {}
-for i, id in ipairs(ids) do
-list[i] = byId[id]
-end
-return list
-end
-local function windows_many(spec, state, now, cost, stagger, one)
-local function estimate(previous, current, elapsed, windowMs)
-return math.floor(previous * (windowMs - elapsed) / windowMs) + current
-end
-local function first_fit(previous, current, from, windowMs, limit, cost)
-local room = limit - current - cost
-if room < 0 then
-return nil
-end
-if previous == 0 then
-return from
-end
-local t = math.max(from, math.floor(windowMs - (room + 1) * windowMs / previous) + 1)
-while t > from and estimate(previous, current, t - 1, windowMs) + cost <= limit do
-t = t - 1
-end
-while t < windowMs and estimate(previous, current, t, windowMs) + cost > limit do
-t = t + 1
-end
-if t >= windowMs then
-return nil
-end
-return t
-end
-local function sliding_retry(w)
-local t = first_fit(w.previous, w.current, w.elapsed, w.windowMs, w.limit, cost)
-if t then
-return t - w.elapsed
-end
-t = first_fit(w.current, 0, 0, w.windowMs, w.limit, cost)
-if t then
-return w.windowMs - w.elapsed + t
-end
-return 2 * w.windowMs - w.elapsed
-end
-local words, order = {}, {}
-for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
-words[name] = word
-order[#order + 1] = name
-end
-local windows, code, longestMs = {}, 0, 0
-for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
-local windowMs = tonumber(seconds) * 1000
-local offset = w.sliding and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
-stored, count = tonumber(stored), tonumber(count)
-words[seconds] = nil
-w.window, w.windowMs = window, windowMs
-w.elapsed = now - offset - window * windowMs
-w.current, w.previous = 0, 0
-if stored == window then
-w.current, w.previous = count, tonumber(before) or 0
-elseif stored == window - 1 then
-w.previous = count
-end
-w.used = w.current
-if w.sliding then
-w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
-end
-w.retryMs = 0
-if cost > w.limit then
-w.retryMs = -1
-code = 16
-elseif cost > 0 and w.used + cost > w.limit then
-w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-if code == 0 then
-code = 1
-end
-end
-longestMs = math.max(longestMs, windowMs)
-windows[#windows + 1] = w
-end
-local counted = code == 0 and cost > 0
-local reply, next = { code, spec }, {}
-for _, name in ipairs(order) do
-local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
-if stored and stored >= math.floor(now / (name * 1000)) - 1 then
-next[#next + 1] = name .. ':' .. words[name]
-end
-end
-for _, w in ipairs(windows) do
-if counted then
-w.current = w.current + cost
-w.used = w.used + cost
-end
-next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
-local n = #reply
-reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
-if not one then
-reply[n + 3] = w.retryMs
-end
-end
-if counted then
-return reply, table.concat(next, ' '), 2 * longestMs
-end
-return reply
-end
-local function windows_count(spec, state, now, cost, stagger)
-local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
-if not limit then
-return windows_many(spec, state, now, cost, stagger)
-end
-limit = tonumber(limit)
-local windowMs = seconds * 1000
-local offset = stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local resetMs = (window + 1) * windowMs + offset - now
-local used, previous = 0, 0
-if state then
-local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
-if length ~= seconds then
-return windows_many(spec, state, now, cost, stagger, true)
-end
-stored = tonumber(stored)
-if stored == window then
-used, previous = tonumber(count), tonumber(before) or 0
-elseif stored == window - 1 then
-previous = tonumber(count)
-end
-end
-if cost == 0 or cost > limit then
-return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
-end
-if used + cost > limit then
-return { 1, spec, math.max(0, limit - used), resetMs }
-end
-used = used + cost
-local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
-return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
-end`;
+/** The lib/ helpers inspectAccount uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_look,
+  accountLua.account_load,
+  calendarLua.DAY_MS,
+  cycleLua.cycles_load,
+  windowsLua.windows_many,
+  windowsLua.windows_count,
+].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)

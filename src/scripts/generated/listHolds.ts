@@ -4,6 +4,11 @@ import type { Code } from "./codes.ts";
 import { codeOf, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as historyLua from "./lib/history.ts";
+import * as holdsLua from "./lib/holds.ts";
+import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to listHolds: the subject's keys, the settings and now are filled in by name. */
 export type ListHoldsParams = { offset: number; count: number };
@@ -13,40 +18,17 @@ export type ListHoldsReply =
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
   | { code: Exclude<Code, typeof CODE.HOLDS_DUE>; total: number; active: number; holdIds: string[] };
 
-/** The lib/ helpers listHolds uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_look(KEYS, ARGV)
-return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
-end
-local DAY_MS = 86400000
-local HISTORY_DAY_MS = 86400000
-local HOLDS_TIDY_BATCH = 32
-local HOLDS_TIDY_SLACK = 15
-local function holds_due(ctx, ended)
-local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-if not ended or #ids > 0 then
-return ids
-end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-if over > 0 then
-return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
-end
-return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-end
-local function holds_due_reply(ctx, ended)
-local due = holds_due(ctx, ended)
-if #due == 0 then
-return nil
-end
-table.insert(due, 1, 24)
-return due
-end`;
+/** The lib/ helpers listHolds uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_look,
+  calendarLua.DAY_MS,
+  historyLua.HISTORY_DAY_MS,
+  holdsLua.HOLDS_TIDY_BATCH,
+  holdsLua.HOLDS_TIDY_SLACK,
+  holdsLua.holds_due,
+  holdsLua.holds_due_reply,
+].join("\n");
 
 /** lua/listHolds.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)

@@ -3,6 +3,8 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as apiKeysLua from "./lib/apiKeys.ts";
+import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to listKeys: the subject's keys, the settings and now are filled in by name. */
 export type ListKeysParams = Record<string, never>;
@@ -10,47 +12,11 @@ export type ListKeysParams = Record<string, never>;
 /** listKeys's reply, as lua/listKeys.lua's header declares it. */
 export type ListKeysReply = { code: Code; keys: unknown };
 
-/** The lib/ helpers listKeys uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function keys_load(accountKey, now)
-local flat, byId, keys, expired = redis.call('HGETALL', accountKey), {}, {}, {}
-local prefix, info = 'k:', '.i'
-for i = 1, #flat, 2 do
-local field = flat[i]
-if string.sub(field, 1, #prefix) == prefix then
-local id = string.sub(field, #prefix + 1)
-local isInfo = string.sub(id, -#info) == info
-if isInfo then
-id = string.sub(id, 1, -#info - 1)
-end
-local entry = byId[id] or { keyId = id }
-byId[id] = entry
-if isInfo then
-local createdAt, name = string.match(flat[i + 1], '^(%d+) ?(.*)$')
-entry.createdAt, entry.name = tonumber(createdAt), name
-else
-local _, expiresAt, surfaces = string.match(flat[i + 1], '^(%S+) (%d+) (%S+)$')
-entry.expiresAt, entry.surfaces = tonumber(expiresAt), surfaces
-end
-end
-end
-for id, entry in pairs(byId) do
-if entry.expiresAt and entry.expiresAt > 0 and now >= entry.expiresAt then
-expired[#expired + 1] = prefix .. id
-expired[#expired + 1] = prefix .. id .. info
-elseif entry.expiresAt then
-keys[#keys + 1] = entry
-end
-end
-table.sort(keys, function(x, y) return (x.createdAt or 0) < (y.createdAt or 0) end)
-return keys, expired
-end`;
+/** The lib/ helpers listKeys uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  apiKeysLua.keys_load,
+].join("\n");
 
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
 
 /** What a caller passes to readAccount: the subject's keys, the settings and now are filled in by name. */
 export type ReadAccountParams = Record<string, never>;
@@ -10,32 +11,10 @@ export type ReadAccountParams = Record<string, never>;
 /** readAccount's reply, as lua/readAccount.lua's header declares it. */
 export type ReadAccountReply = { code: Code; account: unknown };
 
-/** The lib/ helpers readAccount uses, compiled. */
-const HELPERS = String.raw`local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end`;
+/** The lib/ helpers readAccount uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  accountLua.account_load,
+].join("\n");
 
 /** lua/readAccount.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

@@ -5,6 +5,11 @@ import { codeOf, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as historyLua from "./lib/history.ts";
+import * as holdsLua from "./lib/holds.ts";
+import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to readHold: the subject's keys, the settings and now are filled in by name. */
 export type ReadHoldParams = { holds: readonly string[]; asStored: number };
@@ -14,78 +19,19 @@ export type ReadHoldReply =
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
   | { code: Exclude<Code, typeof CODE.HOLDS_DUE>; holds: HoldForm[] };
 
-/** The lib/ helpers readHold uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_look(KEYS, ARGV)
-return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
-end
-local DAY_MS = 86400000
-local HISTORY_DAY_MS = 86400000
-local HOLDS_TIDY_BATCH = 32
-local HOLDS_TIDY_SLACK = 15
-local function hold_load(holdKey)
-local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
-names[#names + 1], fields[#fields + 1] = name, field
-end
-local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
-if not v[1] then
-return nil
-end
-local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
-for i, name in ipairs(names) do
-if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
-h[name] = v[i + 1] or ''
-else
-h[name] = tonumber(v[i + 1]) or 0
-end
-end
-h.failed = {}
-for label, n in string.gmatch(h.failedLabels, '([^= ]+)=(%d+)') do
-h.failed[label] = tonumber(n)
-end
-return h
-end
-local function hold_reply(h)
-local r = {}
-r[1], r[2], r[3], r[4] = h.id, h.kind, h.status, h.surface
-r[5], r[6], r[7] = h.items, h.required, h.optional
-r[8], r[9], r[10] = h.reserved, h.settled, h.delivered
-r[11], r[12], r[13] = h.optionalSpent, h.spent, h.refunded
-r[14], r[15] = h.refundedToEndedCycle, h.cycleId
-r[16], r[17], r[18] = h.createdAt, h.endedAt, h.leaseExpiresAt
-r[19], r[20] = h.endReason, h.labels
-for label, n in pairs(h.failed) do
-r[#r + 1] = label
-r[#r + 1] = n
-end
-return r
-end
-local function holds_due(ctx, ended)
-local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-if not ended or #ids > 0 then
-return ids
-end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-if over > 0 then
-return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
-end
-return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-end
-local function holds_due_reply(ctx, ended)
-local due = holds_due(ctx, ended)
-if #due == 0 then
-return nil
-end
-table.insert(due, 1, 24)
-return due
-end`;
+/** The lib/ helpers readHold uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_look,
+  calendarLua.DAY_MS,
+  historyLua.HISTORY_DAY_MS,
+  holdsLua.HOLDS_TIDY_BATCH,
+  holdsLua.HOLDS_TIDY_SLACK,
+  holdsLua.hold_load,
+  holdsLua.hold_reply,
+  holdsLua.holds_due,
+  holdsLua.holds_due_reply,
+].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as idempotencyLua from "./lib/idempotency.ts";
 
 /** What a caller passes to releaseIdempotency: the subject's keys, the settings and now are filled in by name. */
 export type ReleaseIdempotencyParams = { record: string; token: string };
@@ -10,13 +11,10 @@ export type ReleaseIdempotencyParams = { record: string; token: string };
 /** releaseIdempotency's reply, as lua/releaseIdempotency.lua's header declares it. */
 export type ReleaseIdempotencyReply = { code: Code };
 
-/** The lib/ helpers releaseIdempotency uses, compiled. */
-const HELPERS = String.raw`local function idempotency_release(recordKey, token)
-local rec = redis.call('HMGET', recordKey, 'st', 'tok')
-if rec[1] == 'pending' and rec[2] == token then
-redis.call('DEL', recordKey)
-end
-end`;
+/** The lib/ helpers releaseIdempotency uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  idempotencyLua.idempotency_release,
+].join("\n");
 
 /** lua/releaseIdempotency.lua's own code, compiled. */
 const BODY = String.raw`local recordKey = KEYS[1]

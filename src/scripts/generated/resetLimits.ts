@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to resetLimits: the subject's keys, the settings and now are filled in by name. */
 export type ResetLimitsParams = { target: string; surface: string; policy: number };
@@ -10,19 +11,10 @@ export type ResetLimitsParams = { target: string; surface: string; policy: numbe
 /** resetLimits's reply, as lua/resetLimits.lua's header declares it. */
 export type ResetLimitsReply = { code: Code };
 
-/** The lib/ helpers resetLimits uses, compiled. */
-const HELPERS = String.raw`local function windows_forget(spec, state)
-local gone, kept = {}, {}
-for _, seconds in string.gmatch(spec, '(%d+)/(%d+)') do
-gone[seconds] = true
-end
-for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
-if not gone[name] then
-kept[#kept + 1] = name .. ':' .. word
-end
-end
-return #kept > 0 and table.concat(kept, ' ') or nil
-end`;
+/** The lib/ helpers resetLimits uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  windowsLua.windows_forget,
+].join("\n");
 
 /** lua/resetLimits.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

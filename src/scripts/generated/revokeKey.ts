@@ -4,13 +4,12 @@ import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 
+
 /** What a caller passes to revokeKey: the subject's keys, the settings and now are filled in by name. */
 export type RevokeKeyParams = { keyId: string };
 
 /** revokeKey's reply, as lua/revokeKey.lua's header declares it. */
 export type RevokeKeyReply = { code: Code; revoked: boolean };
-
-/** The lib/ helpers revokeKey uses, compiled. */
 
 /** lua/revokeKey.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]

@@ -3,6 +3,11 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as cycleLua from "./lib/cycle.ts";
+import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to startCycle: the subject's keys, the settings and now are filled in by name. */
 export type StartCycleParams = { unit: string; length: number };
@@ -10,170 +15,22 @@ export type StartCycleParams = { unit: string; length: number };
 /** startCycle's reply, as lua/startCycle.lua's header declares it. */
 export type StartCycleReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number };
 
-/** The lib/ helpers startCycle uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_move(KEYS, ARGV)
-return { accountKey = KEYS[1], cyclesKey = KEYS[2], journalKey = KEYS[3], historyKey = KEYS[4],
-now = clock_now(ARGV[1]), journalTrim = ARGV[2], journalBound = ARGV[3], historyDays = tonumber(ARGV[4]) }
-end
-local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = a[name]
-end
-redis.call('HSET', accountKey, unpack(args))
-end
-local DAY_MS = 86400000
-local function days_from_civil(y, m, d)
-if m <= 2 then y = y - 1 end
-local era = math.floor(y / 400)
-local yoe = y - era * 400
-local mp = (m + 9) % 12
-local doy = math.floor((153 * mp + 2) / 5) + d - 1
-local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
-return era * 146097 + doe - 719468
-end
-local function civil_from_days(z)
-z = z + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp < 10 and mp + 3 or mp - 9
-if m <= 2 then y = y + 1 end
-return y, m, d
-end
-local function days_in_month(y, m)
-local ny, nm = y, m + 1
-if nm > 12 then ny, nm = y + 1, 1 end
-return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
-end
-local function period_start(anchorMs, unit, len, k)
-if unit == 'd' then
-return anchorMs + k * len * DAY_MS
-end
-local days = math.floor(anchorMs / DAY_MS)
-local msOfDay = anchorMs - days * DAY_MS
-local y, m, d = civil_from_days(days)
-local total = y * 12 + (m - 1) + k * len
-local ny = math.floor(total / 12)
-local nm = total - ny * 12 + 1
-local nd = math.min(d, days_in_month(ny, nm))
-return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
-end
-local function cycle_open(a, startMs, endMs, endedMs)
-local p = a.cycle .. ':'
-local archive = a.archive or {}
-endedMs = endedMs or a.cycleEnd
-for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
-p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
-archive[#archive + 1] = v
-end
-if endedMs ~= a.cycleEnd then
-archive[#archive + 1] = p .. 'pe'
-archive[#archive + 1] = a.cycleEnd
-end
-a.archive = archive
-a.cycle = a.cycle + 1
-a.allowance = a.nextAllowance
-a.balance = a.nextAllowance
-a.spent = 0
-a.held = 0
-a.cycleStart = startMs
-a.cycleEnd = endMs
-end
-local function cycle_save(ctx, a)
-if not a.archive then
-return
-end
-redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
-a.archive = nil
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
-'anchor', 'interval' })
-end
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
-end
-local function cycle_current_account(ctx)
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end
-local function cycle_roll(ctx, a)
-if ctx.now < a.cycleEnd then
-return false
-end
-local unit, length = cycle_unit(a)
-local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(a, startMs, endMs)
-return true
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local a = account_load(ctx.accountKey)
-if a then
-cycle_roll(ctx, a)
-end
-return a
-end
-local function cycle_reanchor(ctx, a, unit, length)
-local oldUnit, oldLength = cycle_unit(a)
-if unit == '' then
-unit = oldUnit
-end
-if length == 0 then
-length = oldLength
-end
-a.anchor = ctx.now
-a.interval = unit .. length
-cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
-end`;
+/** The lib/ helpers startCycle uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_move,
+  accountLua.account_write,
+  calendarLua.DAY_MS,
+  calendarLua.days_from_civil,
+  calendarLua.civil_from_days,
+  calendarLua.days_in_month,
+  calendarLua.period_start,
+  cycleLua.cycle_open,
+  cycleLua.cycle_save,
+  cycleLua.cycle_unit,
+  cycleLua.cycle_current_account_with_helpers,
+  cycleLua.cycle_reanchor,
+].join("\n");
 
 /** lua/startCycle.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, groups, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to sweepDue: the subject's keys, the settings and now are filled in by name. */
 export type SweepDueParams = { sweepIndex: string; count: number };
@@ -10,14 +11,10 @@ export type SweepDueParams = { sweepIndex: string; count: number };
 /** sweepDue's reply, as lua/sweepDue.lua's header declares it. */
 export type SweepDueReply = { code: Code; nowMs: number; due: Array<{ subject: string; score: string }> };
 
-/** The lib/ helpers sweepDue uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end`;
+/** The lib/ helpers sweepDue uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+].join("\n");
 
 /** lua/sweepDue.lua's own code, compiled. */
 const BODY = String.raw`local sweepIndex = KEYS[1]

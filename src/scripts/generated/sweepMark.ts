@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to sweepMark: the subject's keys, the settings and now are filled in by name. */
 export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: string; nextScore: number };
@@ -10,14 +11,10 @@ export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: 
 /** sweepMark's reply, as lua/sweepMark.lua's header declares it. */
 export type SweepMarkReply = { code: Code; moved: boolean };
 
-/** The lib/ helpers sweepMark uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end`;
+/** The lib/ helpers sweepMark uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+].join("\n");
 
 /** lua/sweepMark.lua's own code, compiled. */
 const BODY = String.raw`local sweepIndex = KEYS[1]

@@ -5,6 +5,15 @@ import { codeOf, json, oneOf, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
+import * as apiKeysLua from "./lib/apiKeys.ts";
+import * as calendarLua from "./lib/calendar.ts";
+import * as clockLua from "./lib/clock.ts";
+import * as cycleLua from "./lib/cycle.ts";
+import * as historyLua from "./lib/history.ts";
+import * as holdsLua from "./lib/holds.ts";
+import * as prologueLua from "./lib/prologue.ts";
+import * as windowsLua from "./lib/windows.ts";
 
 const ONE_OF_0 = ["unknown", "expired", "surface_not_allowed"] as const;
 
@@ -17,332 +26,23 @@ export type UsageReply =
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
   | { code: Exclude<Code, typeof CODE.KEY_REFUSED | typeof CODE.HOLDS_DUE>; windows: WindowsForm; state: unknown };
 
-/** The lib/ helpers usage uses, compiled. */
-const HELPERS = String.raw`local function clock_now(argMs)
-if argMs ~= '-1' then
-return tonumber(argMs)
-end
-local t = redis.call('TIME')
-return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-local function prologue_look(KEYS, ARGV)
-return { accountKey = KEYS[1], now = clock_now(ARGV[1]) }
-end
-local function key_refusal(accountKey, keyId, record, digest, surface, now)
-if not record then
-return 'unknown'
-end
-if record == digest .. ' 0 *' then
-return nil
-end
-local stored, expiresAt, surfaces = string.match(record, '^(%S+) (%d+) (%S+)$')
-if stored ~= digest then
-return 'unknown'
-end
-expiresAt = tonumber(expiresAt)
-if expiresAt > 0 and now >= expiresAt then
-redis.call('HDEL', accountKey, 'k:' .. keyId, 'k:' .. keyId .. '.i')
-return 'expired'
-end
-if surfaces ~= '*' and not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
-return 'surface_not_allowed'
-end
-return nil
-end
-local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' }), {}
-for _, name in ipairs(names) do
-args[#args + 1] = fields[name]
-args[#args + 1] = a[name]
-end
-redis.call('HSET', accountKey, unpack(args))
-end
-local DAY_MS = 86400000
-local function cycle_save(ctx, a)
-if not a.archive then
-return
-end
-redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
-a.archive = nil
-account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
-'anchor', 'interval' })
-end
-local function cycle_current_account(ctx)
-local function cycle_unit(a)
-return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
-end
-local function cycle_open(a, startMs, endMs, endedMs)
-local p = a.cycle .. ':'
-local archive = a.archive or {}
-endedMs = endedMs or a.cycleEnd
-for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
-p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
-p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
-archive[#archive + 1] = v
-end
-if endedMs ~= a.cycleEnd then
-archive[#archive + 1] = p .. 'pe'
-archive[#archive + 1] = a.cycleEnd
-end
-a.archive = archive
-a.cycle = a.cycle + 1
-a.allowance = a.nextAllowance
-a.balance = a.nextAllowance
-a.spent = 0
-a.held = 0
-a.cycleStart = startMs
-a.cycleEnd = endMs
-end
-local function days_from_civil(y, m, d)
-if m <= 2 then y = y - 1 end
-local era = math.floor(y / 400)
-local yoe = y - era * 400
-local mp = (m + 9) % 12
-local doy = math.floor((153 * mp + 2) / 5) + d - 1
-local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
-return era * 146097 + doe - 719468
-end
-local function days_in_month(y, m)
-local ny, nm = y, m + 1
-if nm > 12 then ny, nm = y + 1, 1 end
-return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
-end
-local function civil_from_days(z)
-z = z + 719468
-local era = math.floor(z / 146097)
-local doe = z - era * 146097
-local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-local y = yoe + era * 400
-local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-local mp = math.floor((5 * doy + 2) / 153)
-local d = doy - math.floor((153 * mp + 2) / 5) + 1
-local m = mp < 10 and mp + 3 or mp - 9
-if m <= 2 then y = y + 1 end
-return y, m, d
-end
-local function period_start(anchorMs, unit, len, k)
-if unit == 'd' then
-return anchorMs + k * len * DAY_MS
-end
-local days = math.floor(anchorMs / DAY_MS)
-local msOfDay = anchorMs - days * DAY_MS
-local y, m, d = civil_from_days(days)
-local total = y * 12 + (m - 1) + k * len
-local ny = math.floor(total / 12)
-local nm = total - ny * 12 + 1
-local nd = math.min(d, days_in_month(ny, nm))
-return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
-end
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end
-local function cycle_roll(ctx, a)
-if ctx.now < a.cycleEnd then
-return false
-end
-local unit, length = cycle_unit(a)
-local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(a, startMs, endMs)
-return true
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local a = account_load(ctx.accountKey)
-if a then
-cycle_roll(ctx, a)
-end
-return a
-end
-local HISTORY_DAY_MS = 86400000
-local HOLDS_TIDY_BATCH = 32
-local HOLDS_TIDY_SLACK = 15
-local function holds_due(ctx, ended)
-local ids = redis.call('ZRANGEBYSCORE', ctx.holdsActiveKey, '-inf', ctx.now, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-if not ended or #ids > 0 then
-return ids
-end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-if over > 0 then
-return redis.call('ZRANGE', ctx.holdsEndedKey, 0, math.min(HOLDS_TIDY_BATCH, over + HOLDS_TIDY_SLACK) - 1)
-end
-return redis.call('ZRANGEBYSCORE', ctx.holdsEndedKey, '-inf', ctx.now - ctx.endedKeepMs, 'LIMIT', 0, HOLDS_TIDY_BATCH)
-end
-local function holds_due_reply(ctx, ended)
-local due = holds_due(ctx, ended)
-if #due == 0 then
-return nil
-end
-table.insert(due, 1, 24)
-return due
-end
-local function windows_many(spec, state, now, cost, stagger, one)
-local function estimate(previous, current, elapsed, windowMs)
-return math.floor(previous * (windowMs - elapsed) / windowMs) + current
-end
-local function first_fit(previous, current, from, windowMs, limit, cost)
-local room = limit - current - cost
-if room < 0 then
-return nil
-end
-if previous == 0 then
-return from
-end
-local t = math.max(from, math.floor(windowMs - (room + 1) * windowMs / previous) + 1)
-while t > from and estimate(previous, current, t - 1, windowMs) + cost <= limit do
-t = t - 1
-end
-while t < windowMs and estimate(previous, current, t, windowMs) + cost > limit do
-t = t + 1
-end
-if t >= windowMs then
-return nil
-end
-return t
-end
-local function sliding_retry(w)
-local t = first_fit(w.previous, w.current, w.elapsed, w.windowMs, w.limit, cost)
-if t then
-return t - w.elapsed
-end
-t = first_fit(w.current, 0, 0, w.windowMs, w.limit, cost)
-if t then
-return w.windowMs - w.elapsed + t
-end
-return 2 * w.windowMs - w.elapsed
-end
-local words, order = {}, {}
-for name, word in string.gmatch(state or '', '(%d+):(%S+)') do
-words[name] = word
-order[#order + 1] = name
-end
-local windows, code, longestMs = {}, 0, 0
-for limit, seconds, kind in string.gmatch(spec, '(%d+)/(%d+)(s?)') do
-local w = { limit = tonumber(limit), sliding = kind == 's', name = seconds }
-local windowMs = tonumber(seconds) * 1000
-local offset = w.sliding and 0 or stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local stored, count, before = string.match(words[seconds] or '', '^(%d+):(%d+):?(%d*)$')
-stored, count = tonumber(stored), tonumber(count)
-words[seconds] = nil
-w.window, w.windowMs = window, windowMs
-w.elapsed = now - offset - window * windowMs
-w.current, w.previous = 0, 0
-if stored == window then
-w.current, w.previous = count, tonumber(before) or 0
-elseif stored == window - 1 then
-w.previous = count
-end
-w.used = w.current
-if w.sliding then
-w.used = estimate(w.previous, w.current, w.elapsed, windowMs)
-end
-w.retryMs = 0
-if cost > w.limit then
-w.retryMs = -1
-code = 16
-elseif cost > 0 and w.used + cost > w.limit then
-w.retryMs = w.sliding and sliding_retry(w) or windowMs - w.elapsed
-if code == 0 then
-code = 1
-end
-end
-longestMs = math.max(longestMs, windowMs)
-windows[#windows + 1] = w
-end
-local counted = code == 0 and cost > 0
-local reply, next = { code, spec }, {}
-for _, name in ipairs(order) do
-local stored = words[name] and tonumber(string.match(words[name], '^(%d+)'))
-if stored and stored >= math.floor(now / (name * 1000)) - 1 then
-next[#next + 1] = name .. ':' .. words[name]
-end
-end
-for _, w in ipairs(windows) do
-if counted then
-w.current = w.current + cost
-w.used = w.used + cost
-end
-next[#next + 1] = w.name .. (w.previous > 0 and string.format(':%d:%d:%d', w.window, w.current, w.previous) or string.format(':%d:%d', w.window, w.current))
-local n = #reply
-reply[n + 1], reply[n + 2] = math.max(0, w.limit - w.used), w.windowMs - w.elapsed
-if not one then
-reply[n + 3] = w.retryMs
-end
-end
-if counted then
-return reply, table.concat(next, ' '), 2 * longestMs
-end
-return reply
-end
-local function windows_count(spec, state, now, cost, stagger)
-local limit, seconds = string.match(spec, '^(%d+)/(%d+)$')
-if not limit then
-return windows_many(spec, state, now, cost, stagger)
-end
-limit = tonumber(limit)
-local windowMs = seconds * 1000
-local offset = stagger % windowMs
-local window = math.floor((now - offset) / windowMs)
-local resetMs = (window + 1) * windowMs + offset - now
-local used, previous = 0, 0
-if state then
-local length, stored, count, before = string.match(state, '^(%d+):(%d+):(%d+):?(%d*)$')
-if length ~= seconds then
-return windows_many(spec, state, now, cost, stagger, true)
-end
-stored = tonumber(stored)
-if stored == window then
-used, previous = tonumber(count), tonumber(before) or 0
-elseif stored == window - 1 then
-previous = tonumber(count)
-end
-end
-if cost == 0 or cost > limit then
-return { cost == 0 and 0 or 16, spec, math.max(0, limit - used), resetMs }
-end
-if used + cost > limit then
-return { 1, spec, math.max(0, limit - used), resetMs }
-end
-used = used + cost
-local word = previous > 0 and string.format(':%d:%d:%d', window, used, previous) or string.format(':%d:%d', window, used)
-return { 0, spec, limit - used, resetMs }, seconds .. word, 2 * windowMs
-end`;
+/** The lib/ helpers usage uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+  prologueLua.prologue_look,
+  apiKeysLua.key_refusal,
+  accountLua.account_write,
+  calendarLua.DAY_MS,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_2,
+  historyLua.HISTORY_DAY_MS,
+  holdsLua.HOLDS_TIDY_BATCH,
+  holdsLua.HOLDS_TIDY_SLACK,
+  holdsLua.holds_due,
+  holdsLua.holds_due_reply,
+  windowsLua.windows_many,
+  windowsLua.windows_count,
+].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)

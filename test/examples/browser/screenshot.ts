@@ -1,12 +1,12 @@
 // Writes the dashboard screenshot shown in examples/README.md (examples/dashboard.png):
-//   npx tsx test/examples/browser/screenshot.ts [path]
+//   npm run example test/examples/browser/screenshot.ts [path]
 // An Express example server on a throwaway redis-server (or REDIS_URL) with an injected clock:
 // a starter account that spent credits on most days of its cycle, a comments collection and a
 // bulk job under way and one collection finished with its refund; then Chromium signs in with
 // the form and takes the dashboard.
 import { fileURLToPath } from 'node:url';
 import { listenExpress } from '../../../examples/express/app.ts';
-import { redisFromEnv } from '../../../examples/shared/redisDefault.ts';
+import { redisFromEnv } from '../../../examples/shared/redis/fromEnv.ts';
 import { createService } from '../../../examples/shared/service.ts';
 import { launchChromium } from '../../helpers/browser.ts';
 

@@ -3,7 +3,7 @@
 // `cluster` project (test/vitest.config.ts) the server runs on the Redis Cluster instead.
 import { listenExpress } from '../../../examples/express/app.ts';
 import { listenKoa } from '../../../examples/koa/app.ts';
-import type { Listening } from '../../../examples/shared/listen.ts';
+import type { Listening } from '../../../examples/shared/http/listen.ts';
 import { createService, type Service, type ServiceOptions } from '../../../examples/shared/service.ts';
 import { redisUrl, uniquePrefix } from '../../helpers/redis.ts';
 import { clusterNodes } from '../../helpers/tollgate.ts';

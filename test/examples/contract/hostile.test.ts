@@ -1,11 +1,12 @@
 // Hostile input against both example servers (SPEC §8, §9): methods a route does not serve,
-// HEAD on a charged route, malformed cookies, bodies of other media types and charsets, too
-// large or too deep, and an Idempotency-Key whose holder stopped. Every refusal is the SPEC §8
-// body; nothing is charged for work that is not sent; nothing answers 500.
+// HEAD on a charged route, malformed cookies, bodies of other media types, charsets and
+// content codings, too large or too deep, and an Idempotency-Key whose holder stopped. Every
+// refusal is the SPEC §8 body; nothing is charged for work that is not sent; nothing answers 500.
 import http from 'node:http';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/body.ts';
-import { IDEMPOTENCY_LOCK_MS } from '../../../examples/shared/handlers/createJob.ts';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../../examples/shared/http/body.ts';
+import { IDEMPOTENCY_LOCK_MS } from '../../../examples/shared/jobs/createJob.ts';
 import { createFakePlatform } from '../../../examples/shared/platform/index.ts';
 import type { VideoPlatform } from '../../../examples/shared/platform/types.ts';
 import { connectNodeRedis } from '../../helpers/redis.ts';
@@ -311,6 +312,102 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       expect(r.status).toBe(413);
       expect(JSON.parse(r.text).error.type).toBe('payload_too_large');
       expect(r.headers.connection).not.toBe('close');
+    });
+  });
+
+  describe('bodies: Content-Encoding (identity read; gzip and deflate decoded within the size limit; others 415)', () => {
+    const jobBody = Buffer.from(JSON.stringify({ video_ids: [VIDEO] }));
+    const post = (key: string | undefined, encoding: string, bytes: Buffer, path = '/jobs') =>
+      rawRequest(h.url, {
+        method: 'POST',
+        path,
+        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': bytes.length },
+        chunks: [bytes],
+      });
+    const errorOf = (r: { text: string }) => JSON.parse(r.text) as { error: { type: string; message: string; param?: string } };
+
+    it('identity is read as a body without Content-Encoding is; gzip, x-gzip and deflate are decoded, on POST /jobs and /web/login', async () => {
+      const { id, key } = await h.account('business'); // room for 9 open jobs
+      for (const [encoding, bytes] of [
+        ['identity', jobBody],
+        ['Identity', jobBody],
+        ['gzip', gzipSync(jobBody)],
+        ['x-gzip', gzipSync(jobBody)],
+        ['GZIP', gzipSync(jobBody)],
+        ['deflate', deflateSync(jobBody)],
+        ['gzip, identity', gzipSync(jobBody)],
+        ['deflate, gzip', gzipSync(deflateSync(jobBody))],
+      ] as const) {
+        const r = await post(key, encoding, bytes);
+        expect(r.status, `${encoding}: ${r.text}`).toBe(201);
+      }
+      // Sent in small pieces without a length, as a streaming client would: decoded as it comes.
+      const gzipped = gzipSync(jobBody);
+      const streamed = await rawRequest(h.url, {
+        method: 'POST',
+        path: '/jobs',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip', 'transfer-encoding': 'chunked' },
+        chunks: Array.from({ length: Math.ceil(gzipped.length / 7) }, (_, at) => gzipped.subarray(at * 7, at * 7 + 7)),
+        pauseMs: 1,
+      });
+      expect(streamed.status, streamed.text).toBe(201);
+      expect((await h.service.tollgate.holds.list(id)).total).toBe(9);
+      const login = await post(undefined, 'deflate', deflateSync(JSON.stringify({ api_key: key })), '/web/login');
+      expect(login.status, login.text).toBe(200);
+      expect(String(login.headers['set-cookie'])).toContain('tg_session=');
+    });
+
+    it('the size limit counts decoded bytes: a gzip bomb is 413 while a body just under the limit is read; the connection stays usable', async () => {
+      const { id, key } = await h.account('pro');
+      const padded = (bytes: number) => Buffer.from(JSON.stringify({ video_ids: [VIDEO], pad: ' '.repeat(bytes) }));
+      const over = gzipSync(padded(MAX_BODY_BYTES));
+      expect(over.length).toBeLessThan(MAX_BODY_BYTES / 100);
+      const tooLarge = await post(key, 'gzip', over);
+      expect(tooLarge.status).toBe(413);
+      expect(errorOf(tooLarge).error.type).toBe('payload_too_large');
+      expect(errorOf(tooLarge).error.param).toBe('body');
+      expect(tooLarge.headers.connection).not.toBe('close');
+      // 64 MiB of spaces in 64 KiB of deflate: refused after the first MiB, never inflated whole.
+      const bomb = deflateSync(Buffer.concat([Buffer.from('{"video_ids":["dQw4w9WgXcQ"],"pad":"'), Buffer.alloc(64 * 1024 * 1024, 0x20), Buffer.from('"}')]));
+      const started = Date.now();
+      const bombed = await post(key, 'deflate', bomb);
+      expect(bombed.status).toBe(413);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const under = await post(key, 'gzip', gzipSync(padded(MAX_BODY_BYTES - 100)));
+      expect(under.status).toBe(400); // read, then refused by the schema for its unknown field
+      expect(errorOf(under).error.message).toContain('pad');
+      expect((await h.service.tollgate.holds.list(id)).total).toBe(0);
+    });
+
+    it('any other coding is 415 with Accept-Encoding: gzip, deflate, after authentication; no job is made', async () => {
+      const { id, key } = await h.account('pro');
+      for (const encoding of ['br', 'zstd', 'compress', 'gzip, br', 'bogus']) {
+        const r = await post(key, encoding, jobBody);
+        expect(r.status, encoding).toBe(415);
+        expect(r.headers['accept-encoding'], encoding).toBe('gzip, deflate');
+        expect(errorOf(r).error).toMatchObject({ type: 'unsupported_media_type', param: 'body' });
+        expect(errorOf(r).error.message).toContain(encoding.split(', ').at(-1)!);
+      }
+      expect((await post(undefined, 'br', jobBody)).status).toBe(401);
+      expect((await h.service.tollgate.holds.list(id)).total).toBe(0);
+    });
+
+    it('a body that is not what its Content-Encoding says is 400, never read as plain JSON; no job is made', async () => {
+      const { id, key } = await h.account('pro');
+      const gzipped = gzipSync(jobBody);
+      for (const [encoding, bytes] of [
+        ['gzip', jobBody],
+        ['deflate', jobBody],
+        ['deflate', gzipped],
+        ['gzip', gzipped.subarray(0, gzipped.length - 6)],
+        ['gzip, gzip', gzipped],
+      ] as const) {
+        const r = await post(key, encoding, bytes);
+        expect(r.status, `${encoding}: ${r.text}`).toBe(400);
+        expect(errorOf(r).error).toMatchObject({ type: 'invalid_request', param: 'body' });
+        expect(errorOf(r).error.message).toContain('Content-Encoding');
+      }
+      expect((await h.service.tollgate.holds.list(id)).total).toBe(0);
     });
   });
 
