@@ -268,6 +268,11 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     });
     // The first and the third were started early; the second ran out as planned.
     expect(ended.map((c) => c.end < c.plannedEnd)).toEqual([true, false, true]);
+    // The model's invariants hold the rule, and catch an ended cycle that kept its planned end.
+    const snapshot = await tg.accounts.inspect(id);
+    expect(checkInvariants(snapshot)).toEqual([]);
+    const overlapping = { ...snapshot, endedCycles: snapshot.endedCycles.map((c) => (c.id === 1 ? { ...c, end: c.plannedEnd } : c)) };
+    expect(checkInvariants(overlapping).map((v) => v.rule)).toEqual(['cycles never overlap']);
   });
 
   it('balance + spent + held == allowance and balance >= 0 after every movement', async () => {
