@@ -12,6 +12,8 @@ import { defineConfig } from "tsup";
 const ENTRIES = {
   index: "src/index.ts",
   "model/index": "src/model/index.ts",
+  errors: "src/errors.ts",
+  http: "src/http.ts",
   express: "src/express.ts",
   koa: "src/koa.ts",
   fastify: "src/fastify.ts",
@@ -55,13 +57,16 @@ export default defineConfig(() => {
 
 /**
  * The middlewares (src/express.ts, src/koa.ts, src/fastify.ts, src/hono.ts) and the CLI
- * (src/cli/) use the public API only, through "./index.ts" ("../index.ts"): in the build that
- * import is the package's own entry, dist/index.cjs, not a second copy of it.
+ * (src/cli/) use the public API only, through "./http.ts", "./index.ts" or "../errors.ts":
+ * in the build those imports are the package's own entries (dist/http.cjs, dist/index.cjs,
+ * dist/errors.cjs), not a second copy of the library.
  */
 const publicEntry = {
   name: "tollgate-public-entry",
   setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
-    build.onResolve({ filter: /^\.\.?\/index\.ts$/ }, (args) => (/\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer) ? { path: "./index.cjs", external: true } : undefined));
+    build.onResolve({ filter: /^\.\.?\/(index|http|errors)\.ts$/ }, (args) =>
+      /\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer) ? { path: `./${args.path.replace(/^\.\.?\//, "").replace(/\.ts$/, ".cjs")}`, external: true } : undefined,
+    );
   },
 };
 

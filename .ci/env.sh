@@ -87,7 +87,8 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 # 4. chromium, for the browser tests (test/examples/browser); they fail and say why without it.
-if [ "$1" = vitest ] && [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+#    The fast tier (npm run test:fast) has none.
+if [ "$1" = vitest ] && [ "${TOLLGATE_TEST_TIER:-}" != fast ] && [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing chromium with apt-get (for the browser tests)..."
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } </dev/null >&2; then

@@ -1,5 +1,5 @@
 /**
- * What durability costs a charge (issue 14 item 7), on loopback: a private primary with one
+ * What durability costs a charge, on loopback: a private primary with one
  * replica, one caller charging one credit at a time, latency p50 and p99 with durability off
  * (without and with an operation id of the caller's) and with `durability: { replicas: 1 }`,
  * then the charges per second of 16 concurrent callers. Three rounds, the modes interleaved

@@ -4,7 +4,7 @@
  * per account, and a bounded parallel loop for setting things up.
  */
 import type { PlanTable, PolicyTable, Tollgate } from "../src/index.ts";
-import { MAX_LIMIT } from "../src/windows.ts";
+import { MAX_LIMIT } from "../src/rules/windows.ts";
 
 /**
  * Windows and credits no run can use up, so every measured call takes the allowed path. One

@@ -3,12 +3,13 @@
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "../src/index.ts";
 import { startRedisServer } from "../test/helpers/redisServer.ts";
+import { EXAMPLE_PLANS } from "../examples/shared/plans.ts";
 
 const server = await startRedisServer();
 const client = createClient({ url: server.url });
 await client.connect();
 let now = Date.UTC(2026, 0, 15, 12);
-const tg = createTollgate({ redis: fromNodeRedis(client), prefix: "m", clock: () => now, leaseMs: 60_000 });
+const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromNodeRedis(client), prefix: "m", clock: () => now, leaseMs: 60_000 });
 const used = async () => { const info = await client.info("memory"); return Number(/used_memory:(\d+)/.exec(info)![1]); };
 const N = 2000;
 let before = await used();

@@ -1,6 +1,14 @@
 --[[
   createAccount: open an account on a plan with its first billing cycle (docs/concepts.md#plans, docs/accounts.md#billing-cycles).
+  Refused over an account that exists, and over the surviving records of one that is gone
+  (its journal, ended cycles or holds: a server that evicted the account hash), so that a lost
+  account is never funded again from scratch (docs/eviction.md).
   Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
+  KEYS[2] cycles        hash   ended cycles (read only: must be absent)
+  KEYS[3] journal       stream credit movements (read only: must be absent)
+  KEYS[4] holdsActive   zset   open hold ids (read only: must be absent)
+  KEYS[5] holdsEnded    zset   ended hold ids kept (read only: must be absent)
+  KEYS[6] holdList      zset   every hold id (read only: must be absent)
   ARGV[2] plan          string   plan name
   ARGV[3] allowance     integer  credits per cycle (the plan's credits.allowance)
   ARGV[4] holdsCap      integer  open holds allowed at once
@@ -10,7 +18,8 @@
   ARGV[8] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units
-  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, ACCOUNT_EXISTS
+  Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer, found string}   Codes: OK, ACCOUNT_EXISTS
+    found: on ACCOUNT_EXISTS, what exists: 'account', 'journal', 'cycles' or 'holds'; '' on OK
 ]]
 --@include "lib/codes.lua"
 --@include "lib/clock.lua"
@@ -18,6 +27,11 @@
 --@include "lib/calendar.lua"
 
 local accountKey    = KEYS[1]
+local cyclesKey     = KEYS[2]
+local journalKey    = KEYS[3]
+local holdsActiveKey = KEYS[4]
+local holdsEndedKey = KEYS[5]
+local holdListKey   = KEYS[6]
 local nowArg        = ARGV[1]
 local plan          = ARGV[2]
 local allowance     = tonumber(ARGV[3])
@@ -30,7 +44,16 @@ local unit          = ARGV[9]
 local length        = tonumber(ARGV[10])
 
 if redis.call('EXISTS', accountKey) == 1 then
-  return { CODE.ACCOUNT_EXISTS, 0, 0, 0 }
+  return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'account' }
+end
+if redis.call('EXISTS', journalKey) == 1 then
+  return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'journal' }
+end
+if redis.call('EXISTS', cyclesKey) == 1 then
+  return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'cycles' }
+end
+if redis.call('EXISTS', holdsActiveKey, holdsEndedKey, holdListKey) > 0 then
+  return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'holds' }
 end
 
 local now = clock_now(nowArg)
@@ -49,4 +72,4 @@ local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cyc
 account_write_windows(accountKey, a, windows)
 account_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
   'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
-return { CODE.OK, 1, startMs, endMs }
+return { CODE.OK, 1, startMs, endMs, '' }

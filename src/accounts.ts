@@ -1,13 +1,13 @@
 /**
- * Accounts and their billing cycles (SPEC §2-3): create on a plan, start a new cycle now
+ * Accounts and their billing cycles: create on a plan, start a new cycle now
  * (a billing webhook), change plan, read the plan's numbers and the ended cycles.
- * Scripts: lua/createAccount.lua, lua/startCycle.lua, lua/changePlan.lua, lua/readCycles.lua,
- * lua/readAccount.lua, lua/inspectAccount.lua.
+ * Scripts: createAccount, startCycle, changePlan, readCycles,
+ * readAccount, inspectAccount.
  */
 import type { Context } from "./context.ts";
-import { cycleArgs, intervalArgs, type Interval } from "./cycles.ts";
+import { cycleArgs, intervalArgs, type Interval } from "./rules/cycles.ts";
 import { AccountExistsError } from "./errors.ts";
-import { planArgs, planNamed } from "./plans.ts";
+import { planArgs, planNamed } from "./rules/plans.ts";
 import {
   creditsFrom,
   cycleFrom,
@@ -17,7 +17,7 @@ import {
   holdFrom,
   limitsFrom,
   type AccountLimits,
-  type Credits,
+  type AccountCredits,
   type Cycle,
   type EndedCycle,
   type Hold,
@@ -25,14 +25,15 @@ import {
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, list, text } from "./scripts/reply.ts";
-import { windowsForm, type RateLimitState } from "./windows.ts";
+import { windowsForm } from "./windows.ts";
+import type { RateLimitState } from "./rules/windows.ts";
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
   /** The plan's numbers as the account holds them. */
   plan: AccountLimits;
   /** Credits of the current cycle. */
-  credits: Credits;
+  credits: AccountCredits;
   /** The current cycle. */
   cycle: Cycle;
   /** How cycles are counted: from `anchor`, every `length` days (`d`) or calendar months (`m`). */
@@ -57,7 +58,7 @@ export interface CreateAccountOptions {
 
 /** accounts.changePlan's options. */
 export interface ChangePlanOptions {
-  /** Start a new cycle now, with the new plan's allowance at once (SPEC §3). */
+  /** Start a new cycle now, with the new plan's allowance at once. */
   startNewCycle?: boolean;
   /** With startNewCycle: a new interval. */
   every?: Interval;
@@ -75,7 +76,8 @@ export class Accounts {
 
   /**
    * Opens an account on a plan with its first billing cycle; AccountExistsError when the
-   * subject already has one.
+   * subject already has one, or when its account is gone but its journal, ended cycles or
+   * holds survive (an evicted account is never funded again from scratch).
    *
    * @example
    * ```ts
@@ -90,26 +92,29 @@ export class Accounts {
     const every = options.cycle?.every ?? plan.credits.cycle;
     const anchor = options.cycle?.anchor ?? options.signupAt;
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
-    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject);
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject, (reply.found || "account") as AccountExistsError["found"]);
     return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
-  /** Starts a new cycle now, re-anchoring the account here (a billing webhook, SPEC §3). */
+  /** Starts a new cycle now, re-anchoring the account here (a billing webhook). */
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     return cycleOf(await this.ctx.runner.run(startCycle, redisKeys, interval));
   }
 
   /**
    * Moves the account to another plan: its windows and holds rules at once, the allowance
-   * from the next cycle, or at once with startNewCycle (SPEC §3).
+   * from the next cycle, or at once with startNewCycle.
    */
   async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
     this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);

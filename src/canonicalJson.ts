@@ -1,6 +1,6 @@
 /**
  * Canonical JSON per RFC 8785 (JCS): the same value always gives the same text, so request
- * bodies can be compared by fingerprint (SPEC §7). Object members are sorted by their names'
+ * bodies can be compared by fingerprint. Object members are sorted by their names'
  * UTF-16 code units, numbers and strings are written as ECMAScript's JSON.stringify writes
  * them (so 1e21 is "1e+21", -0 is "0" and 4.5e-7 is "4.5e-7"), and there is no whitespace.
  *

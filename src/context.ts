@@ -4,11 +4,12 @@
  * options; internal (not in the public types).
  */
 import type { DenyCache } from "./denyCache.ts";
-import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./plans.ts";
+import type { EvictionGuard } from "./evictionGuard.ts";
+import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { SubjectKeys } from "./redisKeys.ts";
 import type { ScriptRunner } from "./scripts/runner.ts";
-import { subjectId } from "./validate.ts";
-import { staggerOf } from "./windows.ts";
+import { subjectId } from "./rules/validate.ts";
+import { staggerOf } from "./rules/windows.ts";
 
 export interface ContextParts {
   runner: ScriptRunner;
@@ -21,6 +22,8 @@ export interface ContextParts {
   /** Ids the library makes up for charges without an operation id (false: none). */
   resendIds: boolean;
   denyCache: DenyCache | undefined;
+  /** Credit movements and account creation wait for it: `if (!eviction.safe) await eviction.ready()`. */
+  eviction: EvictionGuard;
   keyPrefix: string;
   maxKeys: number;
   maxExpiringKeys: number;
@@ -29,11 +32,11 @@ export interface ContextParts {
 }
 
 export interface Context extends ContextParts {
-  /** Validates the subject id (SPEC §10) and returns its keys. */
+  /** Validates the subject id and returns its keys. */
   redisKeys(subject: unknown): SubjectKeys;
   /**
    * Validates a surface an account is counted on: a name that no plan of the table has is
-   * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+   * refused before Redis is touched; one the account's own plan lacks is refused by
    * the script.
    */
   accountSurface(surface: unknown): string;

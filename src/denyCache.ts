@@ -9,7 +9,7 @@
  * one when the cached denial runs out (at the window's reset at the latest). Bounded: past
  * maxEntries the oldest entry goes.
  */
-import type { Denial } from "./limits.ts";
+import type { Denial } from "./rules/limits.ts";
 
 interface Entry {
   subject: string;

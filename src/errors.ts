@@ -1,7 +1,10 @@
 /**
- * Typed errors with a stable `name` and `code` (SPEC §8). Denied requests and insufficient
+ * Typed errors with a stable `name` and `code`. Denied requests and insufficient
  * credits are values, not errors; these are thrown only for bad input, missing records and an
  * unreachable quota store. `isTollgateError` works across duplicate installs of the package.
+ * `TollgateError` and `isTollgateError` are also exported by the package's root.
+ *
+ * @module tollgate/errors
  */
 const BRAND = Symbol.for("tollgate.error");
 
@@ -13,9 +16,10 @@ export type TollgateErrorCode =
   | "account_exists"
   | "hold_not_found"
   | "key_limit"
-  | "unavailable";
+  | "unavailable"
+  | "eviction_policy";
 
-/** The base of every error tollgate throws: a stable `name` and `code` (SPEC §8). */
+/** The base of every error tollgate throws: a stable `name` and `code`. */
 export class TollgateError extends Error {
   /** @internal The brand isTollgateError looks for, the same in every copy of the package. */
   readonly [BRAND] = true;
@@ -30,7 +34,7 @@ export class TollgateError extends Error {
   }
 }
 
-/** Bad input to the library, thrown before Redis is touched (SPEC §8). */
+/** Bad input to the library, thrown before Redis is touched. */
 export class InvalidInputError extends TollgateError {
   override readonly name = "InvalidInputError";
   constructor(message: string) {
@@ -61,14 +65,25 @@ export class AccountNotFoundError extends TollgateError {
   }
 }
 
-/** accounts.create for a subject that already has an account (409). */
+/**
+ * accounts.create for a subject that already has an account (409), or whose account is gone
+ * while its records survive (its journal, ended cycles or holds: the account was evicted), so
+ * that a lost account is never funded again from scratch.
+ */
 export class AccountExistsError extends TollgateError {
   override readonly name = "AccountExistsError";
   constructor(
     /** The subject. */
     readonly accountId: string,
+    /** What exists: the account, or the surviving records of one that is gone. */
+    readonly found: "account" | "journal" | "cycles" | "holds" = "account",
   ) {
-    super("account_exists", `Account "${accountId}" already exists`);
+    super(
+      "account_exists",
+      found === "account"
+        ? `Account "${accountId}" already exists`
+        : `Account "${accountId}" is gone but its ${found === "journal" ? "credit journal" : found === "cycles" ? "ended cycles" : "holds"} survive: the account was lost (a Redis that evicts keys?); restore it rather than create it again`,
+    );
   }
 }
 
@@ -98,7 +113,7 @@ export class KeyLimitError extends TollgateError {
 
 /**
  * The quota store (Redis) is unreachable, failed, or answered slower than the configured
- * timeout. Charged operations fail closed on it (SPEC §8). When it is thrown after a script
+ * timeout. Charged operations fail closed on it. When it is thrown after a script
  * was sent, the script may still have run: retry charges with the same operation id.
  */
 export class StoreUnavailableError extends TollgateError {
@@ -119,7 +134,7 @@ export class StoreUnavailableError extends TollgateError {
  * A credit movement that durability (createTollgate's `durability`) could not confirm in
  * time: the replicas it asks for did not all confirm it, or its reply never came. It may have
  * been applied on the primary, and a primary lost now would take it along. The store is
- * unavailable for it (code "unavailable": hosts answer 503 and callers retry, SPEC §8); retry
+ * unavailable for it (code "unavailable": hosts answer 503 and callers retry); retry
  * with `operationId`, and the retry applies once: a charge's operation id (the library's own
  * when the caller gave none), an opened hold's hold id (`holdId`), a settled or spent item's
  * item id, an ended hold's hold id, or the swept subject's id.
@@ -130,6 +145,32 @@ export class UnconfirmedError extends StoreUnavailableError {
   declare readonly operationId: string;
   constructor(operationId: string, message: string, options?: { cause?: unknown }) {
     super(message, { ...options, operationId });
+  }
+}
+
+/**
+ * A credit movement or an account creation refused because a Redis server that holds
+ * tollgate's keys may evict them: its `maxmemory-policy` is not `noeviction`, or it would not
+ * say (INFO refused). An evicted account, hold or operation id loses credits or charges twice,
+ * so nothing that moves credits runs there; admits keep working. Fix the server
+ * (`CONFIG SET maxmemory-policy noeviction`, and the same in its configuration file), or accept
+ * the risk with createTollgate's `acceptEviction: true`.
+ */
+export class EvictionPolicyError extends TollgateError {
+  override readonly name = "EvictionPolicyError";
+  constructor(
+    /** The policy found (e.g. "volatile-lru", "allkeys-lru"), or "unknown" when the server would not say. */
+    readonly policy: string,
+    /** The server that has it ("host:port" where known). */
+    readonly server: string,
+    options?: { cause?: unknown },
+  ) {
+    const found = policy === "unknown" ? "tollgate could not read its maxmemory-policy (INFO refused)" : `its maxmemory-policy is ${policy}`;
+    super(
+      "eviction_policy",
+      `Redis ${server} may evict tollgate's keys: ${found}. Credit movements and account creation are refused, since an evicted account, hold or operation id loses credits or charges them twice. Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in the server's configuration), or pass createTollgate({ acceptEviction: true }) to accept the risk.`,
+      options,
+    );
   }
 }
 

@@ -1,15 +1,15 @@
 /**
  * `tollgate/express`: rate limits, API keys and the credit pre-check as one Express
- * middleware. It uses Express's types only (SPEC §1): nothing from Express is loaded at run
+ * middleware. It uses Express's types only: nothing from Express is loaded at run
  * time, so any Express 4 or 5 app can use it.
  *
  * @module tollgate/express
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
 
 declare global {
   namespace Express {
@@ -24,7 +24,7 @@ declare global {
 export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
   /**
    * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
-   * and SPEC §8 body). The request goes no further either way.
+   * and error body). The request goes no further either way.
    */
   onDenied?: (req: Request, res: Response, refusal: RateLimitRefusal) => void | Promise<void>;
 }
@@ -34,17 +34,18 @@ export interface ExpressRateLimitOptions extends RateLimitOptions<Request> {
  * and counts it in one Redis round trip. A request that passes gets the rate-limit headers
  * and `res.locals.tollgate` ({@link RateLimitPass}); one that does not is answered with 401,
  * 429 (with Retry-After), 402 (credits short) or 503 (the quota store is unreachable: fail
- * closed), with the SPEC §8 body. Other errors (a surface no plan has) go to `next(error)`.
+ * closed), with the error body. Other errors (a surface no plan has) go to `next(error)`.
  *
  * @example
  * ```ts
  * import express from "express";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { plans } from "./plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/express";
  *
  * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
  * const app = express();
  * const key = (req: express.Request) => req.get("x-api-key") ?? null;
  *

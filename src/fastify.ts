@@ -5,10 +5,10 @@
  * @module tollgate/fastify
  */
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from "fastify";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
 
 /** The options of the Fastify `rateLimit` plugin; the functions take Fastify's request. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {

@@ -1,168 +1,52 @@
 /**
- * Holds (SPEC §6, §10): credits reserved upfront in one atomic step and settled item by item,
+ * Holds: credits reserved upfront in one atomic step and settled item by item,
  * finished or cancelled with refunds to the cycle that paid. An items hold reserves
  * items x (required + optional) and settles each item as delivered (its required credits and
  * what it used of its optional ones are spent) or failed with a label (nothing spent). A
  * budget hold reserves an amount drawn item by item. Outcomes a client can cause are values;
  * only missing accounts or holds, bad input and store failures throw.
- * Scripts: lua/openHold.lua, lua/settleHold.lua, lua/endHold.lua, lua/readHold.lua,
- * lua/listHolds.lua; the sweep lives in src/sweep.ts.
+ * Scripts: openHold, settleHold, renewHold, endHold, readHold,
+ * listHolds; the sweep lives in src/sweep.ts.
  */
-import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
-import { decodeStoredOutcome, fingerprint, type IdempotencyClaim } from "./idempotency.ts";
+import { decodeStoredOutcome, fingerprint } from "./idempotency.ts";
+import { insufficient } from "./rules/credits.ts";
+import type { IdempotencyClaim } from "./rules/idempotency.ts";
 import { holdFrom, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
+import {
+  budgetArgs,
+  endOutcome,
+  holdIdArg,
+  openArgs,
+  settleArgs,
+  settled,
+  settleRefused,
+  spendArgs,
+  surfaceNotAllowed,
+  type EndOutcome,
+  type HoldSize,
+  type IdempotencyInput,
+  type OpenBudgetRequest,
+  type OpenHoldRequest,
+  type OpenOutcome,
+  type RenewOutcome,
+  type Settlement,
+  type SettleOutcome,
+  type Spend,
+} from "./rules/holds.ts";
+import { count, printableKey, shortId } from "./rules/validate.ts";
+import { surfaceName } from "./rules/windows.ts";
 import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import type { Sweeper } from "./sweep.ts";
-import { count, printableKey, shortId } from "./validate.ts";
-import { surfaceName } from "./windows.ts";
 
-/** An Idempotency-Key: the claim from idempotency.begin, or a key and the request body. */
-export type IdempotencyInput = IdempotencyClaim | { key: string; body: unknown };
-
-/** holds.open's request: an items hold (a bulk job of `items` items). */
-export interface OpenHoldRequest {
-  /** Items to reserve for (>= 1, at most the plan's holds.maxItems). */
-  items: number;
-  /** Credits per item: required (always spent by a delivered item) and optional (spent as used). */
-  perItem: { required: number; optional?: number };
-  /** Default "api"; must be one of the plan's holds.surfaces. */
-  surface?: string;
-  /** An Idempotency-Key: the same key and body answer the first outcome again (SPEC §7). */
-  idempotency?: IdempotencyInput;
-  /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
-  holdId?: string;
-  /** This hold's lease (1 ms to 62 days), renewed by each settlement and by holds.renew. Default: createTollgate's leaseMs. */
-  leaseMs?: number;
-}
-
-/** holds.openBudget's request: a budget hold of `amount` credits, spent as it goes. */
-export interface OpenBudgetRequest {
-  /** Credits reserved for the whole budget (>= 1). */
-  amount: number;
-  /** Default "api", as holds.open's; must be one of the plan's holds.surfaces. */
-  surface?: string;
-  /** An Idempotency-Key: the same key and body answer the first outcome again. */
-  idempotency?: IdempotencyInput;
-  /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
-  holdId?: string;
-  /** This hold's lease (1 ms to 62 days), renewed by each spend and by holds.renew. Default: createTollgate's leaseMs. */
-  leaseMs?: number;
-}
-
-/** holds.renew's outcome: the new lease, or `ended` for a hold that has ended (its lease may have run out first). */
-export type RenewOutcome = { ok: true; leaseUntil: number } | { ok: false; reason: "ended" };
-
-/** The longest lease a hold may have: 62 days, the longest a hold that crosses a cycle needs. */
-export const MAX_LEASE_MS = 62 * 86_400_000;
-
-/** A checked lease length (createTollgate's leaseMs, a hold's own leaseMs): 1 ms to 62 days. */
-export function leaseArg(what: string, value: unknown): number {
-  return count(what, value, 1, MAX_LEASE_MS);
-}
-
-/**
- * A hold's opening: the hold, or why nothing was reserved (429 hold_limit_reached, 402
- * insufficient, 403 surface_not_allowed, 400 too_many_items, 422 / 409 for the
- * Idempotency-Key). `replayed`: the answer of an earlier request with the same key or hold id.
- */
-export type OpenOutcome =
-  | { ok: true; hold: Hold; replayed: boolean }
-  | { ok: false; reason: "hold_limit_reached"; active: number; cap: number; replayed: boolean }
-  | { ok: false; reason: "insufficient"; remaining: number; needed: number }
-  | { ok: false; reason: "surface_not_allowed"; surface: string; allowed: string[] }
-  | { ok: false; reason: "too_many_items"; max: number }
-  | { ok: false; reason: "idempotency_key_reused" }
-  | { ok: false; reason: "idempotency_key_in_use" };
-
-/** holds.settle's settlement of one item of an items hold. */
-export interface Settlement {
-  /** Which item this is: an item settles once, a repeat is a replay. 1-255 printable ASCII. */
-  itemId: string;
-  /** The item failed: nothing is spent and the label is counted (1-64 of a-z 0-9 _ . -). */
-  failed?: string;
-  /** A delivered item: optional credits it used, 0..perItem.optional. Default 0. */
-  optionalSpent?: number;
-}
-
-/** holds.spend's draw on a budget hold. */
-export interface Spend {
-  /** Which draw this is: a repeat is a replay and takes nothing. 1-255 printable ASCII. */
-  itemId: string;
-  /** Credits to take from the budget; 0 takes nothing and renews the lease. Default 1. */
-  amount?: number;
-}
-
-/** A settlement's or spend's outcome: accepted, or refused with the reason and the hold as it stands. */
-export type SettleOutcome =
-  /** replayed: this item was settled before, and nothing changed now. */
-  | { accepted: true; hold: Hold; replayed: boolean }
-  | { accepted: false; reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels"; hold: Hold };
-
-/** holds.finish's and holds.cancel's outcome. */
-export interface EndOutcome {
-  /** False when the hold had already ended: nothing was refunded again. */
-  ended: boolean;
-  /** The hold after the call, with its refunds. */
-  hold: Hold;
-}
-
-const LABEL = /^[a-z0-9_.-]{1,64}$/;
-
-export function newHoldId(): string {
-  return `hold_${randomBytes(12).toString("base64url")}`;
-}
-
-/** The checked size of an items hold (shared with tollgate/model). */
-export function openArgs(request: OpenHoldRequest): HoldSize {
-  const items = count("items", request?.items, 1);
-  const required = count("perItem.required", request.perItem?.required);
-  const optional = count("perItem.optional", request.perItem?.optional ?? 0);
-  if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
-  return { items, required, optional, amount: 0, leaseMs: ownLease(request.leaseMs) };
-}
-
-/** The checked size of a budget hold (shared with tollgate/model). */
-export function budgetArgs(request: OpenBudgetRequest): HoldSize {
-  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1), leaseMs: ownLease(request.leaseMs) };
-}
-
-/** A hold's checked terms: its size, and its own lease length (0: the deployment's). */
-export type HoldSize = { items: number; required: number; optional: number; amount: number; leaseMs: number };
-
-function ownLease(value: unknown): number {
-  return value === undefined ? 0 : leaseArg("leaseMs", value);
-}
-
-/** A checked settlement of an items hold (shared with tollgate/model). */
-export function settleArgs(settlement: Settlement): { itemId: string; failed: string; optionalSpent: number; amount: number } {
-  // Only an absent label means delivered: an empty one is bad input, not a delivery to charge.
-  const label = settlement?.failed;
-  if (label !== undefined && (typeof label !== "string" || !LABEL.test(label))) {
-    throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(label)})`);
-  }
-  const failed = label ?? "";
-  const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
-  if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
-  return { itemId: printableKey("Item id", settlement.itemId), failed, optionalSpent, amount: 0 };
-}
-
-/** A checked spend of a budget hold (shared with tollgate/model). */
-export function spendArgs(spend: Spend): { itemId: string; failed: string; optionalSpent: number; amount: number } {
-  return { itemId: printableKey("Item id", spend?.itemId), failed: "", optionalSpent: 0, amount: count("amount", spend.amount ?? 1) };
-}
-
-/** A checked hold id, or a new one when the caller gave none. */
-export function holdIdArg(given: string | undefined): { holdId: string; own: boolean } {
-  return given === undefined ? { holdId: newHoldId(), own: false } : { holdId: shortId("Hold id", given), own: true };
-}
+export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, Settled, Settlement, SettleOutcome, SettleRefusal, Spend, SurfaceNotAllowed } from "./rules/holds.ts";
 
 /**
  * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
- * or a budget (spent as it goes), ended with refunds to the cycle that paid (SPEC §6, §10).
+ * or a budget (spent as it goes), ended with refunds to the cycle that paid.
  */
 export class Holds {
   /** @internal Made by createTollgate. */
@@ -229,6 +113,7 @@ export class Holds {
     const surface = surfaceName("Surface", surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const params = {
       hold: redisKeys.hold(holdId),
       idempotency: redisKeys.idempotency(claim?.key ?? ""),
@@ -264,10 +149,10 @@ export class Holds {
       case Code.HOLD_LIMIT:
         return { ok: false, reason: "hold_limit_reached", active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
-        return { ok: false, reason: "insufficient", remaining: reply.refusal.balance, needed: reply.refusal.needed };
+        return insufficient(reply.refusal.balance, reply.refusal.needed);
       case Code.SURFACE_NOT_ALLOWED: {
         const allowed = reply.refusal.surfaces;
-        return { ok: false, reason: "surface_not_allowed", surface, allowed: allowed === "" ? [] : allowed.split(",") };
+        return surfaceNotAllowed(surface, allowed === "" ? [] : allowed.split(","));
       }
       case Code.TOO_MANY_ITEMS:
         return { ok: false, reason: "too_many_items", max: reply.refusal.max };
@@ -313,6 +198,7 @@ export class Holds {
   ): Promise<SettleOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(settleHold, redisKeys, { hold: redisKeys.hold(holdId), kind, ...what }, holdId, what.itemId);
     const { code } = reply;
     // Every code that reaches here comes with the hold (absent only for a hold that is not there).
@@ -320,17 +206,17 @@ export class Holds {
     const hold = holdFrom(reply.hold);
     switch (code) {
       case Code.OK:
-        return { accepted: true, hold, replayed: false };
+        return settled(hold, false);
       case Code.REPLAYED:
-        return { accepted: true, hold, replayed: true };
+        return settled(hold, true);
       case Code.LEASE_EXPIRED:
-        return { accepted: false, reason: "lease_expired", hold };
+        return settleRefused("lease_expired", hold);
       case Code.BUDGET_EXHAUSTED:
-        return { accepted: false, reason: "budget_exhausted", hold };
+        return settleRefused("budget_exhausted", hold);
       case Code.TOO_MANY_LABELS:
-        return { accepted: false, reason: "too_many_labels", hold };
+        return settleRefused("too_many_labels", hold);
       case Code.HOLD_ENDED:
-        return { accepted: false, reason: "hold_ended", hold };
+        return settleRefused("hold_ended", hold);
       default:
         throw new Error(`settleHold returned an unknown code ${String(code)}`);
     }
@@ -341,7 +227,7 @@ export class Holds {
     return this.end(subject, holdId, "completed", "finished");
   }
 
-  /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing (SPEC §6). */
+  /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing. */
   cancel(subject: string, holdId: string): Promise<EndOutcome> {
     return this.end(subject, holdId, "canceled", "canceled");
   }
@@ -349,8 +235,9 @@ export class Holds {
   private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
     const holdId = shortId("Hold id", holdIdArg);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(endHold, redisKeys, { hold: redisKeys.hold(holdId), status, reason }, holdId, holdId);
-    return { ended: reply.code === Code.OK, hold: holdFrom(reply.hold) };
+    return endOutcome(reply.code === Code.OK, holdFrom(reply.hold));
   }
 
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
@@ -384,7 +271,7 @@ export class Holds {
 
   /**
    * Ends every lapsed hold of the deployment, subject by subject, so no credit or cap place
-   * stays locked (SPEC §6). Safe to run from many servers at once (src/sweep.ts).
+   * stays locked. Safe to run from many servers at once.
    */
   sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
     return this.sweeper.sweep(options);

@@ -1,157 +1,34 @@
 /**
- * Framework-neutral mapping of tollgate outcomes to HTTP (SPEC §4, §8): status codes, the
- * rate-limit headers, Retry-After, and the error body `{error:{type,message,...}, request_id}`
- * with the same id in X-Request-Id. Adapters for any framework copy status, headers and body.
+ * `tollgate/http`: tollgate's outcomes as HTTP, for any framework. checkRequest checks and
+ * counts one request (what the Express and Koa middlewares run); the reply helpers give the
+ * status, the rate-limit headers and the error body `{ error: { type, message }, request_id }`.
+ *
+ * @module tollgate/http
  */
-import { randomBytes } from "node:crypto";
-import { isTollgateError } from "./errors.ts";
-import type { RateLimitState } from "./windows.ts";
-
-/** The status of each error type a tollgate host answers with (SPEC §8). */
-export const ERROR_STATUS = {
-  invalid_request: 400,
-  unauthorized: 401,
-  insufficient_quota: 402,
-  plan_not_allowed: 403,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  account_exists: 409,
-  idempotency_key_in_use: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  rate_limited: 429,
-  hold_limit_reached: 429,
-  upstream_error: 502,
-  unavailable: 503,
-  /** Not in SPEC §8: an unexpected server fault, so hosts keep one error shape for it too. */
-  internal_error: 500,
-} as const;
-
-/** An error `type` of the SPEC §8 body, with its status in ERROR_STATUS. */
-export type ErrorType = keyof typeof ERROR_STATUS;
-
-/** A framework-neutral reply: copy the status, the headers and the JSON body to the response. */
-export interface HttpReply {
-  /** The HTTP status. */
-  status: number;
-  /** Headers to set (Content-Type, X-Request-Id, the rate-limit headers, Retry-After). */
-  headers: Record<string, string>;
-  /** The body, to send as JSON. */
-  body: unknown;
-}
-
-/** rateLimitHeaders' options. */
-export interface HeaderOptions {
-  /** Also send the IETF draft fields RateLimit-Policy and RateLimit (opt-in, SPEC §4). */
-  ietf?: boolean;
-  /** Policy name in the IETF fields, usually the surface; default "api". */
-  policy?: string;
-}
-
-/** What the headers are taken from: an admission, a peek, or usage. */
-export interface Limited {
-  /** The most restrictive window: the X-RateLimit-* fields. */
-  rateLimit: RateLimitState;
-  /** Every window of the surface: one RateLimit-Policy item each. */
-  windows?: readonly RateLimitState[];
-}
-
-/** A new request id, `req_` and 24 hex digits, for the error body and X-Request-Id. */
-export function newRequestId(): string {
-  return `req_${randomBytes(12).toString("hex")}`;
-}
-
-function wholeSeconds(ms: number): number {
-  return Math.max(0, Math.ceil(ms / 1000));
-}
-
-/** Headers for every authenticated response, errors and 429 included (SPEC §4). */
-export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}): Record<string, string> {
-  const state = limited.rateLimit;
-  const reset = wholeSeconds(state.resetMs);
-  const remaining = Math.max(0, state.remaining);
-  const headers: Record<string, string> = {
-    "X-RateLimit-Limit": String(state.limit),
-    "X-RateLimit-Remaining": String(remaining),
-    "X-RateLimit-Reset": String(reset),
-  };
-  if (options.ietf) {
-    const policy = options.policy ?? "api";
-    const windows = limited.windows && limited.windows.length > 0 ? limited.windows : [state];
-    // One window keeps the surface's own name ("api"); several are told apart by length.
-    const name = (w: RateLimitState) => (windows.length === 1 ? policy : `${policy}-${w.windowMs / 1000}s`);
-    headers["RateLimit-Policy"] = windows.map((w) => `"${name(w)}";q=${w.limit};w=${w.windowMs / 1000}`).join(", ");
-    headers["RateLimit"] = `"${name(state)}";r=${remaining};t=${reset}`;
-  }
-  return headers;
-}
-
-/** Retry-After in whole seconds, at least 1 (SPEC §4). */
-export function retryAfterSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
-/** The SPEC §8 error body: `{ error: { type, message, ...extra }, request_id }`. */
-export function errorBody(type: string, message: string, requestId: string, extra: Record<string, unknown> = {}) {
-  return { error: { ...extra, type, message }, request_id: requestId };
-}
-
-/**
- * An error reply with the SPEC §8 body; rate-limit headers when the caller passes them. A
- * host's own error types give their status.
- */
-export function errorReply(
-  type: ErrorType | (string & {}),
-  message: string,
-  options: { requestId: string; status?: number; extra?: Record<string, unknown>; headers?: Record<string, string> },
-): HttpReply {
-  return {
-    status: options.status ?? (ERROR_STATUS as Record<string, number>)[type] ?? 500,
-    headers: { "Content-Type": "application/json", "X-Request-Id": options.requestId, ...options.headers },
-    body: errorBody(type, message, options.requestId, options.extra),
-  };
-}
-
-/**
- * 429 rate_limited with Retry-After; the message is exactly "Rate limit exceeded" (SPEC §8).
- * A cost that no window can ever take has no Retry-After.
- */
-export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null }, requestId: string, options: HeaderOptions = {}): HttpReply {
-  const retry: Record<string, string> = denial.retryAfterMs === null ? {} : { "Retry-After": String(retryAfterSeconds(denial.retryAfterMs)) };
-  return errorReply("rate_limited", "Rate limit exceeded", { requestId, headers: { ...rateLimitHeaders(denial, options), ...retry } });
-}
-
-/** 402 insufficient_quota naming the remaining and needed counts (SPEC §5). */
-export function insufficientReply(remaining: number, needed: number, requestId: string, headers: Record<string, string> = {}): HttpReply {
-  return errorReply("insufficient_quota", `Insufficient credits: ${remaining} remaining, ${needed} needed`, {
-    requestId,
-    extra: { remaining, needed },
-    headers,
-  });
-}
-
-/** 503 unavailable with Retry-After when the quota store cannot be reached (SPEC §8). */
-export function unavailableReply(requestId: string, retryAfter = 1, headers: Record<string, string> = {}): HttpReply {
-  return errorReply("unavailable", "The quota store is unavailable; retry later", {
-    requestId,
-    headers: { ...headers, "Retry-After": String(retryAfter) },
-  });
-}
-
-/** Maps a thrown tollgate error to its reply; other errors are not ours to map (undefined). */
-export function replyForError(error: unknown, requestId: string, headers: Record<string, string> = {}): HttpReply | undefined {
-  if (!isTollgateError(error)) return undefined;
-  switch (error.code) {
-    case "unavailable":
-      return unavailableReply(requestId, 1, headers);
-    case "account_exists":
-      return errorReply("account_exists", error.message, { requestId, headers });
-    case "account_not_found":
-    case "hold_not_found":
-      return errorReply("not_found", error.message, { requestId, headers });
-    default:
-      return errorReply("invalid_request", error.message, { requestId, headers });
-  }
-}
+export {
+  ERROR_STATUS,
+  errorBody,
+  errorReply,
+  insufficientReply,
+  newRequestId,
+  rateLimitHeaders,
+  rateLimitedReply,
+  replyForError,
+  retryAfterSeconds,
+  unavailableReply,
+  type ErrorType,
+  type HeaderOptions,
+  type HttpReply,
+  type Limited,
+} from "./replies.ts";
+export {
+  checkRequest,
+  checkRateLimitOptions,
+  type RateLimitOptions,
+  type RateLimitPass,
+  type RateLimitRefusal,
+  type RateLimitDecision,
+  type RefusalType,
+  type PerRequest,
+  type StoreErrorMode,
+} from "./middleware.ts";

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key support for opening holds (SPEC §7). Keys are scoped per subject and stored
+ * Idempotency-Key support for opening holds. Keys are scoped per subject and stored
  * with a fingerprint of the canonical request body. `begin` runs before validation and before
  * the host does its own work: it replays a stored outcome, refuses a reused key with another
  * body, or claims the key for this request (so a concurrent duplicate gets "in use", never a
@@ -7,44 +7,22 @@
  * works (`renew`): a holder that crashed blocks the key for that long at most. holds.open
  * re-checks the key and stores the outcome in the same atomic step, so a claim that lapsed
  * under a slow holder can cost that holder a 409, never a second hold.
- * Scripts: lua/beginIdempotency.lua (also renews), lua/releaseIdempotency.lua.
+ * Scripts: beginIdempotency (also renews), releaseIdempotency.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
-import { holdFromJson, type Hold } from "./records.ts";
+import { holdFromJson } from "./records.ts";
+import type { BeginOutcome, IdempotencyClaim, StoredOutcome } from "./rules/idempotency.ts";
+import { printableKey } from "./rules/validate.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, int } from "./scripts/reply.ts";
-import { printableKey } from "./validate.ts";
 
-/** The key, the body's fingerprint and the token that holds the key while it is pending. */
-export interface IdempotencyClaim {
-  /** The Idempotency-Key. */
-  key: string;
-  /** SHA-256 of the canonical JSON of the request body (fingerprint). */
-  fingerprint: string;
-  /** Holds the pending key for this request; pass the claim to holds.open or release. */
-  token: string;
-}
+export type { BeginOutcome, IdempotencyClaim, StoredOutcome };
 
 /**
- * idempotency.begin's answer: `new` (go on, with the claim), `replay` (answer the stored
- * outcome again), `reused` (422: another body) or `in_use` (409: a request with it is pending).
- */
-export type BeginOutcome =
-  | { state: "new"; claim: IdempotencyClaim }
-  | { state: "replay"; outcome: StoredOutcome }
-  | { state: "reused" }
-  | { state: "in_use" };
-
-/** A stored outcome: the opened hold, or the open-hold cap refusal (SPEC §7). */
-export type StoredOutcome =
-  | { kind: "hold"; hold: Hold }
-  | { kind: "hold_limit_reached"; active: number; cap: number };
-
-/**
- * SHA-256 of the body's canonical JSON (RFC 8785, src/canonicalJson.ts): equal bodies, whatever
+ * SHA-256 of the body's canonical JSON (RFC 8785): equal bodies, whatever
  * their key order, share it. A body that is not JSON (a BigInt, a cycle, nesting past 256
  * levels, ...) is InvalidInputError.
  */
@@ -53,7 +31,7 @@ export function fingerprint(body: unknown): string {
 }
 
 /**
- * A stored outcome from its code and parsed JSON (lua/lib/idempotency.lua): the open-hold cap
+ * A stored outcome from its code and parsed JSON: the open-hold cap
  * refusal, or the hold in its reply form.
  */
 export function decodeStoredOutcome(code: number, outcome: unknown): StoredOutcome {
@@ -61,12 +39,12 @@ export function decodeStoredOutcome(code: number, outcome: unknown): StoredOutco
   return { kind: "hold", hold: holdFromJson(outcome) };
 }
 
-/** Idempotency-Key support for opening holds (`tollgate.idempotency`, SPEC §7). */
+/** Idempotency-Key support for opening holds (`tollgate.idempotency`). */
 export class Idempotency {
   /** @internal Made by createTollgate. */
   constructor(private readonly ctx: Context) {}
 
-  /** Looks the key up before the request is validated (SPEC §7 order). */
+  /** Looks the key up before the request is validated, so that a replay or a refusal comes first. */
   async begin(subject: string, key: string, body: unknown): Promise<BeginOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
     const claim = { key: printableKey("Idempotency-Key", key), fingerprint: fingerprint(body), token: randomUUID() };
@@ -86,7 +64,7 @@ export class Idempotency {
     return reply.code === Code.OK;
   }
 
-  /** Frees a pending key after an outcome that is not stored (400/402/403, SPEC §7). */
+  /** Frees a pending key after an outcome that is not stored (400/402/403). */
   async release(subject: string, claim: IdempotencyClaim): Promise<void> {
     const redisKeys = this.ctx.redisKeys(subject);
     await this.ctx.runner.run(releaseIdempotency, redisKeys, { record: redisKeys.idempotency(claim.key), token: claim.token });

@@ -1,14 +1,14 @@
 /**
  * `tollgate/koa`: rate limits, API keys and the credit pre-check as one Koa middleware. It
- * uses Koa's types only (SPEC §1): nothing from Koa is loaded at run time.
+ * uses Koa's types only: nothing from Koa is loaded at run time.
  *
  * @module tollgate/koa
  */
 import type { Context, Middleware, Next } from "koa";
-// The main entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./index.ts";
+// The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./index.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
 
 declare module "koa" {
   interface DefaultState {
@@ -21,7 +21,7 @@ declare module "koa" {
 export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
   /**
    * Answers a refused request instead of the default reply (`refusal.reply`: status, headers
-   * and SPEC §8 body). The request goes no further either way.
+   * and error body). The request goes no further either way.
    */
   onDenied?: (ctx: Context, refusal: RateLimitRefusal) => void | Promise<void>;
 }
@@ -32,17 +32,18 @@ export interface KoaRateLimitOptions extends RateLimitOptions<Context> {
  * `ctx.state.tollgate` ({@link RateLimitPass}); they stay on the response when a later
  * middleware throws (as `error.headers`, which Koa's error handler sends). One that does not
  * pass is answered with 401, 429 (with Retry-After), 402 (credits short) or 503 (the quota
- * store is unreachable: fail closed), with the SPEC §8 body. Other errors are thrown.
+ * store is unreachable: fail closed), with the error body. Other errors are thrown.
  *
  * @example
  * ```ts
  * import Koa from "koa";
  * import { createClient } from "redis";
  * import { createTollgate, fromNodeRedis } from "tollgate";
+ * import { plans } from "./plans.ts"; // the app's PlanTable
  * import { rateLimit } from "tollgate/koa";
  *
  * const client = await createClient().on("error", (error) => console.error(error)).connect(); // no listener: an outage ends the process
- * const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+ * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
  * const app = new Koa();
  * app.use(rateLimit({ tollgate, key: (ctx) => ctx.get("x-api-key") || null, credits: 1 }));
  * app.use(async (ctx) => {

@@ -1,76 +1,19 @@
 /**
- * Request limits (SPEC §4, §10): every window of a surface is checked and counted in one
+ * Request limits: every window of a surface is checked and counted in one
  * script, in one round trip with the credit pre-check of a charged endpoint. A subject with
  * an account takes its plan's windows; a subject without one takes a policy's. A denied
- * request is a value and counts in no window. Scripts: lua/admit.lua, lua/resetLimits.lua.
+ * request is a value and counts in no window. Scripts: admit, resetLimits.
  */
 import type { Context } from "./context.ts";
-import type { PolicyTable } from "./plans.ts";
-import { InvalidInputError } from "./errors.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
+import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
+import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState } from "./rules/windows.ts";
 import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { count } from "./validate.ts";
-import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState, type Window, type WindowsForm } from "./windows.ts";
+import type { WindowsForm } from "./windows.ts";
 
+export type { Admission, AdmitOptions, Allowed, Denial, LimitState, LimitTarget } from "./rules/limits.ts";
 export type { RateLimitState };
-
-/** An admitted request: counted in every window of the surface. */
-export interface Allowed {
-  /** Admitted. */
-  allowed: true;
-  /** The most restrictive window (fewest remaining): what the headers show. */
-  rateLimit: RateLimitState;
-  /** Every window of the surface, in the plan's order. */
-  windows: RateLimitState[];
-  /** Present when a credit pre-check was asked: sufficient, or the counts for a 402. */
-  credits?: { sufficient: boolean; balance: number; needed: number };
-}
-
-/** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
-export interface Denial {
-  /** Denied. */
-  allowed: false;
-  /** rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit. */
-  reason: "rate_limited" | "cost_exceeds_limit";
-  /** The denying window with the latest retry. */
-  rateLimit: RateLimitState;
-  /** Every window of the surface, in the plan's order. */
-  windows: RateLimitState[];
-  /** When the request would fit; null when it never can (cost_exceeds_limit). */
-  retryAfterMs: number | null;
-}
-
-/** What limits.admit and keys.verify answer: `allowed` tells which. */
-export type Admission = Allowed | Denial;
-
-/** limits.admit's options. */
-export interface AdmitOptions {
-  /** Default "api". */
-  surface?: string;
-  /** Requests this one counts as (>= 1); denied whole when it does not fit. Default 1. */
-  cost?: number;
-  /** Pre-check that the balance holds at least this many credits (0: none). Needs an account. */
-  credits?: number;
-  /** Limit a subject without an account by this policy's windows. */
-  policy?: string;
-}
-
-/** Which windows limits.peek and limits.reset look at: a surface, of the account or of a policy. */
-export interface LimitTarget {
-  /** Default "api". */
-  surface?: string;
-  /** The policy, for a subject without an account. */
-  policy?: string;
-}
-
-/** The state of a surface's windows, read without counting. */
-export interface LimitState {
-  /** The most restrictive window (fewest remaining). */
-  rateLimit: RateLimitState;
-  /** Every window of the surface, in the plan's order. */
-  windows: RateLimitState[];
-}
 
 /** A policy's windows on a surface for one subject, as lua/admitPolicy.lua takes them. */
 interface PolicyTarget {
@@ -91,35 +34,15 @@ export interface AdmitReply {
 /** The admission an admit reply stands for. */
 export function admissionFrom(reply: AdmitReply, credits: number): Admission {
   const { code } = reply;
-  const denied = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
+  const refused = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
   const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
-  if (denied) {
-    return { allowed: false, reason: code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs };
+  if (refused) {
+    return denied(code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs);
   }
-  if (credits === 0) return { allowed: true, rateLimit, windows };
-  return { allowed: true, rateLimit, windows, credits: { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits } };
-}
-
-/** The checked cost and pre-check of an admit (shared with tollgate/model). */
-export function admitArgs(options: AdmitOptions): { cost: number; credits: number } {
-  const cost = count("cost", options.cost ?? 1, 1);
-  const credits = count("Credits to pre-check", options.credits ?? 0);
-  if (credits > 0 && options.policy !== undefined) throw new InvalidInputError("A credit pre-check needs an account: a policy subject has no credits");
-  return { cost, credits };
-}
-
-/** A policy's windows on a surface, checked against the table (shared with tollgate/model). */
-export function policyWindows(policies: PolicyTable, policy: unknown, surface: string): readonly Window[] {
-  if (typeof policy !== "string" || !Object.hasOwn(policies, policy)) {
-    throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(", ") || "none"}`);
-  }
-  const windows = policies[policy]![surface];
-  if (windows === undefined) {
-    throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(", ")})`);
-  }
-  return windows;
+  if (credits === 0) return admitted(rateLimit, windows);
+  return admitted(rateLimit, windows, { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits });
 }
 
 /** Request limits (`tollgate.limits`): admit, peek and reset a subject's windows on a surface. */
@@ -139,7 +62,7 @@ export class Limits {
    * @example
    * ```ts
    * const admission = await tollgate.limits.admit("acct_42", { credits: 1 });
-   * if (!admission.allowed) return reply(rateLimitedReply(admission, requestId));
+   * if (!admission.ok) return reply(rateLimitedReply(admission, requestId));
    * if (!admission.credits?.sufficient) return reply(insufficientReply(admission.credits!.balance, 1, requestId));
    * // Sign-in attempts per IP, by a policy of createTollgate's `policies`:
    * const attempt = await tollgate.limits.admit(`ip:${ip}`, { policy: "signin" });
@@ -158,7 +81,7 @@ export class Limits {
     const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
     const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0);
-    if (!admission.allowed) cache?.remember(target.cacheKey, redisKeys.subject, admission, cost);
+    if (!admission.ok) cache?.remember(target.cacheKey, redisKeys.subject, admission, cost);
     return admission;
   }
 

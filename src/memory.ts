@@ -6,19 +6,24 @@
  * (docs/memory.md).
  */
 import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
-import type { IssueKeyOptions, IssuedKey, KeyInfo, Keys, UsageVerification, Verification, VerifyOptions } from "./apiKeys.ts";
-import type { ChargeOutcome, ChargeRequest, Credits, DayUsage, Reconciliation } from "./credits.ts";
-import type { Interval } from "./cycles.ts";
-import type { EndOutcome, Holds, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from "./holds.ts";
-import type { BeginOutcome, Idempotency, IdempotencyClaim } from "./idempotency.ts";
-import type { Admission, AdmitOptions, Denial, Limits, LimitState, LimitTarget } from "./limits.ts";
+import type { Keys } from "./apiKeys.ts";
+import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
+import type { Credits } from "./credits.ts";
+import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./rules/credits.ts";
+import type { Interval } from "./rules/cycles.ts";
+import type { Holds } from "./holds.ts";
+import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from "./rules/holds.ts";
+import type { Idempotency } from "./idempotency.ts";
+import type { BeginOutcome, IdempotencyClaim } from "./rules/idempotency.ts";
+import type { Limits } from "./limits.ts";
+import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from "./rules/limits.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
-import type { AccountLimits, Cycle, EndedCycle, Hold } from "./records.ts";
-import type { Usage } from "./usage.ts";
-import { DEFAULT_PLANS, validatePlans, validatePolicies } from "./plans.ts";
-import { count } from "./validate.ts";
-import type { Window } from "./windows.ts";
+import type { AccountLimits, Cycle, EndedCycle, Hold } from "./rules/records.ts";
+import type { Usage } from "./rules/usage.ts";
+import { validatePlans, validatePolicies } from "./rules/plans.ts";
+import { count } from "./rules/validate.ts";
+import type { Window } from "./rules/windows.ts";
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
@@ -66,7 +71,7 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   count("instances", instances, 1);
   const share = (windows: readonly Window[]): Window[] => windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) }));
   const shared = (table: Record<string, readonly Window[]>) => Object.fromEntries(Object.entries(table).map(([surface, windows]) => [surface, share(windows)]));
-  const plans = validatePlans(rest.plans ?? DEFAULT_PLANS);
+  const plans = validatePlans(rest.plans);
   const policies = validatePolicies(rest.policies);
   return createMemoryTollgate({
     ...rest,

@@ -1,6 +1,6 @@
 /**
  * Redis key names. Every key of a subject carries the hash tag {<subject>}, so each script
- * touches one cluster slot (SPEC §2); the only other key is the deployment-wide sweep index,
+ * touches one cluster slot; the only other key is the deployment-wide sweep index,
  * touched alone. Names are built when asked for: a request needs two or three of them.
  */
 import type { SubjectKeyNames } from "./scripts/script.ts";
@@ -37,17 +37,17 @@ export class SubjectKeys implements SubjectKeyNames {
   get holdList(): string {
     return `${this.base}hl`;
   }
-  /** The subject's recent operation ids, and the ids of holds no longer kept (lua/lib/operations.lua). */
+  /** The subject's recent operation ids, and the ids of holds no longer kept. */
   get operations(): string {
     return `${this.base}op`;
   }
-  /** A hold's hash, with the ids of the items it settled (lua/lib/holds.lua). */
+  /** A hold's hash, with the ids of the items it settled. */
   hold(holdId: string): string {
     return `${this.base}h:${holdId}`;
   }
   /**
-   * A policy subject's counts on one surface of a policy (lua/admitPolicy.lua). An account's
-   * own counts live in its hash (lua/lib/account.lua).
+   * A policy subject's counts on one surface of a policy. An account's
+   * own counts live in its hash.
    */
   policyCounters(policy: string, surface: string): string {
     return `${this.base}r:${policy}.${surface}`;

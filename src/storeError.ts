@@ -11,17 +11,14 @@
  * names, unverified, and `degraded`. A request that pre-checks credits always fails closed.
  */
 import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./http.ts";
-import type { Admission } from "./limits.ts";
-import type { RateLimitDecision, RateLimitOptions } from "./middleware.ts";
+import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./replies.ts";
+import type { Admission } from "./rules/limits.ts";
+import type { RateLimitDecision, RateLimitOptions, StoreErrorMode } from "./rateLimitOptions.ts";
 import { createLocalLimiter } from "./memory.ts";
-import type { Plan } from "./plans.ts";
+import type { Plan } from "./rules/plans.ts";
 import type { Tollgate } from "./tollgate.ts";
-import { count } from "./validate.ts";
-import type { RateLimitState, Window } from "./windows.ts";
-
-/** What a rate-limit middleware does when the quota store cannot be reached. */
-export type StoreErrorMode = "closed" | "open" | "local";
+import { count } from "./rules/validate.ts";
+import type { RateLimitState, Window } from "./rules/windows.ts";
 
 /** The request that met the store failure, as checkRequest read it. */
 export interface FailedCall {
@@ -56,24 +53,24 @@ export function rememberWindows(options: RateLimitOptions<never>, subject: strin
 export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: FailedCall, error: unknown): Promise<RateLimitDecision> {
   const mode = options.onStoreError ?? "closed";
   // Credits cannot be looked for anywhere but the store.
-  if (mode === "closed" || call.credits > 0) return { refusal: { reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
+  if (mode === "closed" || call.credits > 0) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
   const { tollgate, policy } = options;
   const parsed = options.key ? tollgate.keys.parse(call.given) : { subject: call.given };
   // A malformed key never reaches the store: keys.verify refuses it first.
-  if (parsed === null) return { refusal: { reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
+  if (parsed === null) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
   const { subject } = parsed;
   const { surface } = call;
   const keyId = "keyId" in parsed ? { keyId: parsed.keyId } : {};
   if (mode === "open") {
     tollgate.countDegraded?.("open", surface, "passed");
-    return { pass: { subject, ...keyId, surface, headers: {}, degraded: "open" } };
+    return { ok: true, pass: { subject, ...keyId, surface, headers: {}, degraded: "open" } };
   }
   const admission = await limiterOf(options).admit(subject, surface, call.cost, policy);
-  if (admission === undefined) return { refusal: { reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
+  if (admission === undefined) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
   tollgate.countDegraded?.("local", surface, admission.allowed ? "passed" : "denied");
   const headerOptions = { ietf: options.ietfHeaders === true, policy: policy ?? surface };
-  if (!admission.allowed) return { refusal: { reason: "rate_limited", reply: rateLimitedReply(admission, call.requestId(), headerOptions), subject, admission } };
-  return { pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: "local" } };
+  if (!admission.ok) return { ok: false, refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, call.requestId(), headerOptions), subject, admission } };
+  return { ok: true, pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: "local" } };
 }
 
 /** The middleware's limiter, made on first use when checkRequest's options were never checked. */

@@ -5,16 +5,16 @@
  * first (afterDue); this sweep finds subjects nobody touches. A tidy sees at most 32 holds,
  * named by id after a read found them, and the next call goes on. A deployment-wide index
  * scores each subject by when a lease of theirs may run out; entries move by compare-and-set,
- * so many servers may sweep at once. Scripts: lua/tidyHolds.lua, lua/sweepMark.lua,
- * lua/sweepDue.lua.
+ * so many servers may sweep at once. Scripts: tidyHolds, sweepMark,
+ * sweepDue.
  */
 import type { Context } from "./context.ts";
 import { AccountNotFoundError } from "./errors.ts";
 import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
+import { count } from "./rules/validate.ts";
 import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import type { ScriptReply } from "./scripts/script.ts";
-import { count } from "./validate.ts";
 
 export class Sweeper {
   private readonly index: string;
@@ -31,6 +31,7 @@ export class Sweeper {
   /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
   async sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     const redisKeys = this.ctx.redisKeys(subject);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     try {
       return await tidyAll(this.ctx, redisKeys, []);
     } catch (error) {
@@ -46,6 +47,7 @@ export class Sweeper {
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
     const batch = count("batch", options.batch ?? 100, 1, 10_000);
     const maxRounds = count("maxRounds", options.maxRounds ?? 100, 1);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     let subjects = 0;
     let ended = 0;
     for (let round = 0; round < maxRounds; round++) {

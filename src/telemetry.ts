@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry (issue 13): a span per quota-store call and counters of admits, denials,
+ * OpenTelemetry: a span per quota-store call and counters of admits, denials,
  * charges and store failures, through `@opentelemetry/api` (an optional peer). The API is a
  * no-op until the host registers an SDK, so a tollgate costs nearly nothing more when none is;
  * with `telemetry: false`, or without the package, the runner is the plain ScriptRunner and

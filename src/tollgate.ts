@@ -7,12 +7,14 @@ import { Keys } from "./apiKeys.ts";
 import { makeContext } from "./context.ts";
 import { Credits } from "./credits.ts";
 import { DenyCache } from "./denyCache.ts";
+import { EvictionGuard } from "./evictionGuard.ts";
 import { InvalidInputError } from "./errors.ts";
-import { Holds, leaseArg } from "./holds.ts";
+import { Holds } from "./holds.ts";
+import { leaseArg } from "./rules/holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { createMemoryTollgate } from "./memory.ts";
-import { DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./plans.ts";
+import { validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
@@ -20,9 +22,9 @@ import type { Settings } from "./scripts/script.ts";
 import { Sweeper } from "./sweep.ts";
 import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.ts";
 import { readUsage, type Usage } from "./usage.ts";
-import { count } from "./validate.ts";
+import { count } from "./rules/validate.ts";
 
-/** createTollgate's options: `redis`, or `memory: true` (exactly one of the two). */
+/** createTollgate's options: `plans`, and `redis` or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
   /** A client adapted with fromNodeRedis or fromIoredis (standalone or cluster). */
   redis?: RedisScriptClient;
@@ -30,16 +32,19 @@ export interface TollgateOptions {
    * true: a tollgate in this process's memory, with the same API and rules, for tests and
    * one-process apps. Several processes share nothing, and nothing survives a restart. The
    * options that mean something on Redis only (prefix, durability, scripts, denyCache,
-   * timeoutMs, telemetry, resendIds) are refused with it. Default clock: Date.now.
+   * timeoutMs, telemetry, resendIds, acceptEviction) are refused with it. Default clock: Date.now.
    */
   memory?: boolean;
-  /** Plan table; default DEFAULT_PLANS (SPEC §2). Validated here. */
-  plans?: PlanTable;
+  /**
+   * The plans accounts are opened on, by name: each surface's windows, the credits of a
+   * cycle and the rules for holds. Validated here.
+   */
+  plans: PlanTable;
   /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
   policies?: PolicyTable;
   /** Key prefix; default "tg". */
   prefix?: string;
-  /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree (SPEC §3). */
+  /** Injected clock (ms). Default: the Redis server's TIME, so all app servers agree. */
   clock?: () => number;
   /**
    * Credit journal (credits.reconcile): bounded by `maxEntries` entries or `maxAgeMs` of age,
@@ -70,18 +75,18 @@ export interface TollgateOptions {
    * operationTtlMs.
    */
   endedHolds?: { keepMs?: number; max?: number };
-  /** How long an Idempotency-Key outcome is kept (SPEC §7). Default 24 h. */
+  /** How long an Idempotency-Key outcome is kept. Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
   idempotencyLockMs?: number;
   /**
    * Offset each subject's fixed windows by a hash of its id, so that all subjects do not
-   * reset in the same second. Default false (SPEC §4's clock-aligned windows).
+   * reset in the same second. Default false: windows are clock-aligned.
    */
   stagger?: boolean;
   /**
    * Answer a denied key's (or policy subject's) further requests from this process's memory
-   * until the denial runs out, without a Redis call (src/denyCache.ts). Default off.
+   * until the denial runs out, without a Redis call. Default off.
    */
   denyCache?: boolean | { maxEntries?: number };
   /**
@@ -92,20 +97,20 @@ export interface TollgateOptions {
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
   /**
    * OpenTelemetry: a span per quota-store call and counters of admits, denials, charges and
-   * store failures (src/telemetry.ts). Default true: `@opentelemetry/api`'s global tracer and
+   * store failures. Default true: `@opentelemetry/api`'s global tracer and
    * meter when the package is installed (a no-op until an SDK is registered: register it
    * before createTollgate). false: off, at no cost. Or `{ tracer, meter }` to use.
    *
    * Spans are named `tollgate <script>` (CLIENT kind) with `tollgate.script` and
-   * `tollgate.outcome`; the counters are TELEMETRY_NAMES' admits, denials, charges and
-   * storeFailures.
+   * `tollgate.outcome`, under the instrumentation scope `tollgate`; the counters are
+   * `tollgate.admits`, `tollgate.denials`, `tollgate.charges` and `tollgate.store.failures`.
    *
    * @example
    * ```ts
    * import { NodeSDK } from "@opentelemetry/sdk-node";
    * new NodeSDK({ serviceName: "api" }).start(); // first: tollgate takes the global tracer and meter
-   * const tollgate = createTollgate({ redis: fromNodeRedis(client) }); // telemetry on
-   * const quiet = createTollgate({ redis: fromNodeRedis(client), telemetry: false }); // off
+   * const tollgate = createTollgate({ redis: fromNodeRedis(client), plans }); // telemetry on
+   * const quiet = createTollgate({ redis: fromNodeRedis(client), plans, telemetry: false }); // off
    * ```
    */
   telemetry?: TelemetryOption;
@@ -119,6 +124,14 @@ export interface TollgateOptions {
    * (charges without an operation id get one of the library's). Default off.
    */
   durability?: false | { replicas: number; timeoutMs?: number; connections?: number };
+  /**
+   * Run credit movements and create accounts on a Redis that may evict tollgate's keys. By
+   * default (false) they are refused with EvictionPolicyError unless every master's
+   * maxmemory-policy is `noeviction`, read once (and again after a reconnect); admits run
+   * either way. true: do not read it, and accept that an evicted account, hold or operation
+   * id loses credits or charges a retry twice.
+   */
+  acceptEviction?: boolean;
   /**
    * "functions" (default): scripts run as the functions of a library per version,
    * `tollgate_<id>`, loaded where missing; EVALSHA where functions are refused. "eval":
@@ -187,7 +200,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
   const keyPrefix = options.keys?.prefix ?? "tgk";
   if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
-  const plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+  const plans = validatePlans(options.plans);
   const policies = validatePolicies(options.policies);
   const leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
   const historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
@@ -213,6 +226,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const redis = options.redis;
   const runnerArgs = [redis, timeoutMs, settings, clock, durableMovements(redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
+  if (options.acceptEviction !== undefined && typeof options.acceptEviction !== "boolean") throw new InvalidInputError("acceptEviction must be true or false");
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
     prefix,
@@ -222,6 +236,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     stagger: options.stagger === true,
     resendIds: options.resendIds !== false,
     denyCache: deny ? new DenyCache(count("denyCache.maxEntries", (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
+    eviction: new EvictionGuard(options.redis, options.acceptEviction !== true, timeoutMs, localNow),
     keyPrefix,
     maxKeys,
     maxExpiringKeys,
@@ -246,7 +261,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
 }
 
 /** Options that mean something on Redis only: refused with `memory`. */
-const REDIS_ONLY = ["prefix", "durability", "scripts", "denyCache", "timeoutMs", "telemetry", "resendIds"] as const;
+const REDIS_ONLY = ["prefix", "durability", "scripts", "denyCache", "timeoutMs", "telemetry", "resendIds", "acceptEviction"] as const;
 
 function memoryTollgate(options: TollgateOptions): Tollgate {
   if (options.memory !== true) throw new InvalidInputError(`memory must be true, or left out for a tollgate on Redis (got ${JSON.stringify(options.memory)})`);

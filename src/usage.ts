@@ -1,32 +1,18 @@
 /**
- * The whole quota state of an account on one surface (SPEC §9 usage body), read without
- * counting a request (SPEC §4: usage is free). Script: lua/usage.lua (also reached with a key
+ * The whole quota state of an account on one surface (the usage body), read without
+ * counting a request (usage is free). Script: usage (also reached with a key
  * through keys.verify(key, { usage: true }), one round trip).
  */
 import type { Context } from "./context.ts";
-import { accountAttributes, creditsFrom, cycleFrom, type Credits, type Cycle } from "./records.ts";
+import { accountAttributes, creditsFrom, cycleFrom } from "./records.ts";
+import { mostRestrictive } from "./rules/windows.ts";
+import type { Usage } from "./rules/usage.ts";
 import { usage as usageScript } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { afterDue } from "./sweep.ts";
-import { mostRestrictive, type RateLimitState, type WindowsForm } from "./windows.ts";
+import type { WindowsForm } from "./windows.ts";
 
-/** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
-export interface Usage {
-  /** The account's plan. */
-  plan: string;
-  /** Credits of the current cycle. */
-  credits: Credits;
-  /** The current cycle. */
-  cycle: Cycle;
-  /** The most restrictive window of the surface (what the headers show). */
-  rateLimit: RateLimitState & { surface: string };
-  /** Every window of the surface, in the plan's order. */
-  windows: RateLimitState[];
-  /** Holds: `active` open now, at most `cap`, of at most `maxItems` items, on `surfaces`. */
-  holds: { active: number; cap: number; maxItems: number; surfaces: string[] };
-  /** The time the state was read at (the injected clock or Redis TIME). */
-  now: number;
-}
+export type { Usage };
 
 /** The usage usage.lua's reply stands for. */
 export function usageFrom(reply: { windows: WindowsForm; state: unknown }, surface: string): Usage {

@@ -1,19 +1,12 @@
-// Accounts, plans and billing cycles (SPEC §2-3, §10), through both clients.
+// Accounts, plans and billing cycles (docs/concepts.md#plans, docs/accounts.md#billing-cycles), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import {
-  AccountExistsError,
-  AccountNotFoundError,
-  DEFAULT_PLANS,
-  InvalidInputError,
-  UnknownPlanError,
-  createTollgate,
-  fromNodeRedis,
-  validatePlans,
-  type PlanTable,
-  type Tollgate,
-} from '../src/index.ts';
+import { createTollgate, fromNodeRedis, type PlanTable, type Tollgate } from '../src/index.ts';
+import { AccountExistsError, AccountNotFoundError, InvalidInputError, UnknownPlanError } from '../src/errors.ts';
+import { validatePlans } from '../src/rules/plans.ts';
+import { SubjectKeys } from '../src/redisKeys.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { TEST_START, backends, accountId, connectTestClient, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
+import { TEST_START, backends, accountId, connectTestClient, openTollgate, type ClientKind, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;
 
@@ -128,7 +121,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['web'] });
     expect(await tg.holds.openBudget(id, { amount: 1, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
     if (!a.ok) throw new Error(a.reason);
-    expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ accepted: true });
+    expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ ok: true, accepted: true });
     expect((await tg.usage(id)).credits).toMatchObject({ allowance: 1000, spent: 1, held: 3 });
   });
 
@@ -157,6 +150,33 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toBeInstanceOf(AccountExistsError);
     await expect(tg.accounts.create(id, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: id });
     expect(await tg.usage(id)).toMatchObject({ plan: 'free', credits: { balance: 26 } });
+  });
+
+  // Redis evicts keys; memory loses nothing.
+  it.skipIf(kind === 'memory')('an account that is gone while its records survive (journal, ended cycles, holds: an eviction) is not created again from scratch', async () => {
+    const accountKey = (id: string) => new SubjectKeys(gate.prefix, id).account;
+    const lose = async (id: string) => expect(await gate.command(['DEL', accountKey(id)])).toBe(1);
+    // Its credit journal survives.
+    const journaled = await account('pro');
+    await tg.credits.charge(journaled, { required: 7 });
+    await lose(journaled);
+    await expect(tg.accounts.create(journaled, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: journaled, found: 'journal' });
+    expect(await gate.command(['EXISTS', accountKey(journaled)])).toBe(0);
+    // Without a journal: its ended cycles, or its holds.
+    const client = await connectTestClient(kind as ClientKind);
+    onTestFinished(() => client.close());
+    const unjournaled = createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans: EXAMPLE_PLANS, journal: false });
+    const cycled = await newAccount(unjournaled, 'pro');
+    await unjournaled.accounts.startCycle(cycled);
+    await lose(cycled);
+    await expect(unjournaled.accounts.create(cycled, { plan: 'pro' })).rejects.toMatchObject({ code: 'account_exists', found: 'cycles' });
+    const holding = await newAccount(unjournaled, 'pro');
+    expect(await unjournaled.holds.open(holding, { items: 3, perItem: { required: 1 } })).toMatchObject({ ok: true });
+    await lose(holding);
+    const refusal = await unjournaled.accounts.create(holding, { plan: 'pro' }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'account_exists', found: 'holds' });
+    expect((refusal as Error).message).toMatch(/is gone but its holds survive/);
+    expect(await gate.command(['EXISTS', accountKey(holding)])).toBe(0);
   });
 
   it('free accounts get 30-day cycles counted from signup', async () => {
@@ -338,23 +358,23 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
   });
 });
 
-describe('plan tables (SPEC §2)', () => {
-  it('the default preset is the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
-    const row = (name: keyof typeof DEFAULT_PLANS) => {
-      const p = DEFAULT_PLANS[name];
+describe('plan tables', () => {
+  it('the example service\'s plans are the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
+    const row = (name: keyof typeof EXAMPLE_PLANS) => {
+      const p = EXAMPLE_PLANS[name];
       return [p.limits.api[0]!.limit, p.limits.web[0]!.limit, p.credits.allowance, p.holds.cap, p.holds.maxItems, p.holds.surfaces.join('+')];
     };
     expect(row('free')).toEqual([30, 30, 30, 1, 5000, 'web']);
     expect(row('starter')).toEqual([100, 100, 1000, 2, 5000, 'api+web']);
     expect(row('pro')).toEqual([300, 300, 5000, 5, 5000, 'api+web']);
     expect(row('business')).toEqual([1000, 1000, 20000, 10, 5000, 'api+web']);
-    expect(DEFAULT_PLANS.free.credits.cycle).toEqual({ days: 30 });
-    expect(DEFAULT_PLANS.pro.credits.cycle).toEqual({ months: 1 });
-    for (const plan of Object.values(DEFAULT_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
+    expect(EXAMPLE_PLANS.free.credits.cycle).toEqual({ days: 30 });
+    expect(EXAMPLE_PLANS.pro.credits.cycle).toEqual({ months: 1 });
+    for (const plan of Object.values(EXAMPLE_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
   });
 
   it('a host table is validated at start-up, with a message naming the plan and the field', () => {
-    const pro = DEFAULT_PLANS.pro;
+    const pro = EXAMPLE_PLANS.pro;
     expect(() => validatePlans({ gold: { ...pro, limits: { api: [{ limit: 0, windowMs: 60_000 }] } } })).toThrowError(/gold.*limits\.api\[0\]\.limit/);
     expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1.5, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance/);
     expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 1, cycle: { weeks: 1 } } } })).toThrowError(/gold.*credits\.cycle.*days: n.*months: n/);

@@ -1,7 +1,9 @@
-// Canonical JSON per RFC 8785 (JCS), the text request fingerprints are taken of (SPEC §7): the
+// Canonical JSON per RFC 8785 (JCS), the text request fingerprints are taken of (docs/idempotency.md): the
 // RFC's own examples and number vectors, and the bodies that used to break fingerprints.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, InvalidInputError } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { canonicalJson } from '../src/canonicalJson.ts';
+import { fingerprint } from '../src/idempotency.ts';
 
 /** canonicalJson's default bound on nesting. */
 const CANONICAL_JSON_MAX_DEPTH = 256;

@@ -1,6 +1,6 @@
-// Charges (SPEC §5), operation ids, the race for the last credits, and the journal.
+// Charges (docs/credits.md#charges), operation ids, the race for the last credits, and the journal.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
 import { TEST_START, backends, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 describe.each(backends())('charges on %s', (kind) => {
@@ -23,7 +23,7 @@ describe.each(backends())('charges on %s', (kind) => {
   it('an insufficient charge is a value with remaining and needed, and takes nothing', async () => {
     const id = await account();
     await gate.tg.credits.charge(id, { required: 29 });
-    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', remaining: 1, needed: 2 });
+    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', balance: 1, remaining: 1, needed: 2 });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 1, spent: 29 });
   });
 

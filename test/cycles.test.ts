@@ -1,8 +1,8 @@
-// Billing-cycle boundaries (SPEC §3): 30-day free cycles from signup, calendar months clamped
+// Billing-cycle boundaries (docs/accounts.md#billing-cycles): 30-day free cycles from signup, calendar months clamped
 // to month end, and the Lua calendar agreeing with the TypeScript one used by the model.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentPeriod, periodStart } from '../src/cycles.ts';
+import { currentPeriod, periodStart } from '../src/rules/cycles.ts';
 import { readLuaFile, LUA_ROOT } from '../src/scripts/bundle.ts';
 import { resolveIncludes } from '../src/scripts/loader.ts';
 import { connectNodeRedis } from './helpers/redis.ts';
@@ -10,7 +10,7 @@ import { connectNodeRedis } from './helpers/redis.ts';
 const iso = (ms: number) => new Date(ms).toISOString();
 const DAY = 86_400_000;
 
-describe('calendar-month cycles (SPEC §3)', () => {
+describe('calendar-month cycles', () => {
   it('anchored Jan 31 run to Feb 28, then Mar 31 (not Mar 28)', () => {
     const anchor = Date.UTC(2026, 0, 31, 9, 30);
     expect(iso(periodStart(anchor, 'm', 1, 1))).toBe('2026-02-28T09:30:00.000Z');

@@ -1,10 +1,13 @@
-// The deny cache (createTollgate({ denyCache: true }); issue 11): a verified key, or a policy
+// The deny cache (createTollgate({ denyCache: true })): a verified key, or a policy
 // subject, denied with 0 remaining is answered from this process's memory, with no Redis
 // command, until the denial runs out by tollgate's clock; keyed by the key's digest so a
 // forged key still reaches Redis; cleared by reset and changePlan in the same process;
 // bounded. Through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, InvalidInputError, rateLimitHeaders, type Admission, type Plan, type Verification } from '../src/index.ts';
+import { type Admission, type Plan, type Verification } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
+import { rateLimitHeaders } from '../src/http.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { openRecordingTollgate, type RecordingGate } from './helpers/recording.ts';
 import { CLIENT_KINDS, TEST_START, accountId } from './helpers/tollgate.ts';
 
@@ -14,7 +17,7 @@ const sliding: Plan = {
   credits: { allowance: 100, cycle: { days: 30 } },
   holds: { cap: 1, maxItems: 10, surfaces: [] },
 };
-const PLANS = { ...DEFAULT_PLANS, sliding };
+const PLANS = { ...EXAMPLE_PLANS, sliding };
 const POLICIES = { failed_auth: { attempts: [{ limit: 3, windowMs: MINUTE }] } };
 
 function admissionOf(v: Verification): Admission {
@@ -50,7 +53,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const { key, keyId } = await g.tg.keys.issue(id);
     await g.tg.limits.admit(id, { cost: 30 });
     const denial = admissionOf(await g.tg.keys.verify(key));
-    expect(denial).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 }, retryAfterMs: 45_000 });
+    expect(denial).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 }, retryAfterMs: 45_000 });
     g.recorder.clear();
     return { id, key, keyId, denial };
   }
@@ -59,7 +62,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
   async function deniedIp(g: RecordingGate) {
     const subject = ip();
     for (let i = 0; i < 3; i++) await attempt(g, subject);
-    expect(await attempt(g, subject)).toMatchObject({ allowed: false, retryAfterMs: 45_000 });
+    expect(await attempt(g, subject)).toMatchObject({ ok: false, allowed: false, retryAfterMs: 45_000 });
     g.recorder.clear();
     return subject;
   }
@@ -72,6 +75,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
       expect(gate.sent, `at +${elapsed} ms`).toEqual([]);
       const counted = (w: Admission['rateLimit']) => ({ ...w, resetMs: w.resetMs - elapsed });
       expect(cached).toEqual({
+        ok: true,
         valid: true,
         subject: id,
         keyId,
@@ -83,7 +87,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
       gate.recorder.clear();
     }
     gate.clock.set(TEST_START + MINUTE);
-    expect(await gate.tg.keys.verify(key)).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { remaining: 29 } } });
+    expect(await gate.tg.keys.verify(key)).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } } });
     expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
   });
 
@@ -96,8 +100,8 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
   it('is keyed by the key\'s digest: a forged key for the same subject is still checked in Redis and is valid:false', async () => {
     const { key } = await deniedKey();
     const forged = key.slice(0, -32) + 'f'.repeat(32);
-    expect(await gate.tg.keys.verify(forged)).toEqual({ valid: false, reason: 'unknown' });
-    expect(await gate.tg.keys.verify(forged)).toEqual({ valid: false, reason: 'unknown' });
+    expect(await gate.tg.keys.verify(forged)).toEqual({ ok: false, valid: false, reason: 'unknown' });
+    expect(await gate.tg.keys.verify(forged)).toEqual({ ok: false, valid: false, reason: 'unknown' });
     expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
   });
 
@@ -121,12 +125,12 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
   it('a policy subject\'s denial is cached the same way, and limits.denied() returns it from memory', async () => {
     const subject = await deniedIp(gate);
     gate.clock.advance(5_000);
-    expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0, resetMs: 40_000 }, retryAfterMs: 40_000 });
-    expect(await attempt(gate, subject)).toMatchObject({ allowed: false, retryAfterMs: 40_000 });
+    expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0, resetMs: 40_000 }, retryAfterMs: 40_000 });
+    expect(await attempt(gate, subject)).toMatchObject({ ok: false, allowed: false, retryAfterMs: 40_000 });
     expect(gate.sent).toEqual([]);
     gate.clock.advance(40_000);
     expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toBeUndefined();
-    expect(await attempt(gate, subject)).toMatchObject({ allowed: true, rateLimit: { remaining: 2 } });
+    expect(await attempt(gate, subject)).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 2 } });
     expect(gate.sent).toHaveLength(1);
   });
 
@@ -140,7 +144,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const { id, key } = await deniedKey();
     await gate.tg.limits.reset(id);
     gate.recorder.clear();
-    expect(admissionOf(await gate.tg.keys.verify(key))).toMatchObject({ allowed: true, rateLimit: { remaining: 29 } });
+    expect(admissionOf(await gate.tg.keys.verify(key))).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 29 } });
     const subject = await deniedIp(gate);
     await gate.tg.limits.reset(subject, { policy: 'failed_auth', surface: 'attempts' });
     expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toBeUndefined();
@@ -151,14 +155,14 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const { id, key } = await deniedKey();
     await gate.tg.accounts.changePlan(id, 'starter');
     gate.recorder.clear();
-    expect(admissionOf(await gate.tg.keys.verify(key))).toMatchObject({ allowed: true, rateLimit: { limit: 100, remaining: 69 } });
+    expect(admissionOf(await gate.tg.keys.verify(key))).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 100, remaining: 69 } });
     expect(gate.sent).toHaveLength(1);
   });
 
   it('keys.revoke in the same process clears the subject\'s entries: the revoked key is refused by Redis', async () => {
     const { id, key, keyId } = await deniedKey();
     await gate.tg.keys.revoke(id, keyId);
-    expect(await gate.tg.keys.verify(key)).toEqual({ valid: false, reason: 'unknown' });
+    expect(await gate.tg.keys.verify(key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
   });
 
   it('only a denial with 0 remaining is cached: a costly request denied with room left goes to Redis each time', async () => {
@@ -167,7 +171,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const { key } = await gate.tg.keys.issue(id);
     await gate.tg.limits.admit(id, { cost: 28 });
     gate.recorder.clear();
-    for (let i = 0; i < 3; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ allowed: false, rateLimit: { remaining: 2 } });
+    for (let i = 0; i < 3; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 2 } });
     expect(gate.sent).toHaveLength(3);
     expect(admissionOf(await gate.tg.keys.verify(key, { cost: 2 })).allowed).toBe(true);
   });
@@ -177,7 +181,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     await gate.tg.accounts.create(id, { plan: 'free' });
     const { key } = await gate.tg.keys.issue(id);
     gate.recorder.clear();
-    for (let i = 0; i < 2; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 31 }))).toMatchObject({ allowed: false, reason: 'cost_exceeds_limit' });
+    for (let i = 0; i < 2; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 31 }))).toMatchObject({ ok: false, allowed: false, reason: 'cost_exceeds_limit' });
     expect(gate.sent).toHaveLength(2);
     expect(admissionOf(await gate.tg.keys.verify(key)).allowed).toBe(true);
   });
@@ -189,10 +193,10 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     await gate.tg.limits.admit(id, { cost: 10 });
     // Next window, 0 ms in: the estimate is 10, nothing left; cost 5 fits only after 24 s.
     gate.clock.set(TEST_START + MINUTE);
-    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ allowed: false, rateLimit: { remaining: 0 }, retryAfterMs: 24_001 });
+    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 0 }, retryAfterMs: 24_001 });
     gate.clock.set(TEST_START + MINUTE + 10_000);
     // 10 s in the estimate is floor(10 x 5/6) = 8: one more fits.
-    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 1 }))).toMatchObject({ allowed: true, rateLimit: { remaining: 1 } });
+    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 1 }))).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 1 } });
   });
 
   it('a sliding denial of cost 1 is cached until its retry: no cheaper request could fit before', async () => {
@@ -203,7 +207,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     gate.clock.set(TEST_START + MINUTE);
     const denial = admissionOf(await gate.tg.keys.verify(key));
     // floor(10 x (60000 - t) / 60000) <= 9 first at t = 1.
-    expect(denial).toMatchObject({ allowed: false, retryAfterMs: 1 });
+    expect(denial).toMatchObject({ ok: false, allowed: false, retryAfterMs: 1 });
     gate.recorder.clear();
     expect(admissionOf(await gate.tg.keys.verify(key, { cost: 3 })).allowed).toBe(false);
     expect(gate.sent).toEqual([]);

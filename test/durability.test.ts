@@ -11,17 +11,16 @@ import {
   fromIoredis,
   fromNodeRedis,
   isTollgateError,
-  replyForError,
-  InvalidInputError,
-  StoreUnavailableError,
-  UnconfirmedError,
   type Tollgate,
 } from '../src/index.ts';
+import { InvalidInputError, StoreUnavailableError, UnconfirmedError } from '../src/errors.ts';
+import { replyForError } from '../src/http.ts';
 import { keySlot } from '../src/redis/dedicated.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { rawCommand } from './helpers/redisServer.ts';
 import { connectCluster, connectFailFast, pause, resume, startReplicatedCluster, startReplicatedPair, waitUntil, type ReplicatedCluster, type ReplicatedPair } from './helpers/replicas.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const WAIT_MS = 200;
 
@@ -74,7 +73,7 @@ describe('durability on a primary with one replica', () => {
 
     beforeAll(async () => {
       client = await connectFailFast(kind, pair.primary.port);
-      tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000, durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 2 } });
+      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000, durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 2 } });
     });
     afterAll(async () => {
       await tg?.close();
@@ -141,7 +140,7 @@ describe('durability on a primary with one replica', () => {
     });
 
     it('scripts by EVALSHA: a movement after SCRIPT FLUSH is sent again by EVAL and confirmed', async () => {
-      const evalGate = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, scripts: 'eval', durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 1 } });
+      const evalGate = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, scripts: 'eval', durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 1 } });
       try {
         const id = await account();
         await client.command(['SCRIPT', 'FLUSH']);
@@ -187,7 +186,7 @@ describe('durability on a primary with one replica', () => {
       expect(settle.error.operationId).toBe('item-1');
       resumeReplica();
       const settled = await tg.holds.settle(id, holdId, { itemId: 'item-1' });
-      expect(settled).toMatchObject({ accepted: true, replayed: true, hold: { delivered: 1, spent: 2 } });
+      expect(settled).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { delivered: 1, spent: 2 } });
       expect(await onReplica(['HEXISTS', keys.hold(holdId), 'i:item-1'])).toBe(1);
 
       stopReplica();
@@ -195,7 +194,7 @@ describe('durability on a primary with one replica', () => {
       expect(cancel.error.operationId).toBe(holdId);
       resumeReplica();
       const again = await tg.holds.cancel(id, holdId);
-      expect(again).toMatchObject({ ended: false, hold: { status: 'canceled', spent: 2, refunded: 6, held: 0 } });
+      expect(again).toMatchObject({ ok: false, ended: false, hold: { status: 'canceled', spent: 2, refunded: 6, held: 0 } });
       const credits = (await tg.accounts.inspect(id)).credits;
       expect(credits).toMatchObject({ balance: 20_000 - 2, spent: 2, held: 0 });
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
@@ -209,7 +208,7 @@ describe('durability on a primary with one replica', () => {
       const spend = await unconfirmed(tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 }));
       expect(spend.error.operationId).toBe('page-1');
       resumeReplica();
-      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({ accepted: true, replayed: true, hold: { spent: 3 } });
+      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { spent: 3 } });
     });
 
     it('the sweep\'s ends are confirmed too: an unconfirmed sweep names the subject, and sweeping again is safe', async () => {
@@ -230,7 +229,7 @@ describe('durability on a primary with one replica', () => {
 
   it('with durability off, tollgate opens no connection of its own and charges carry no operation id the caller did not give', async () => {
     const client = await connectFailFast('node-redis', pair.primary.port);
-    const tg = createTollgate({ redis: client.adapter, prefix: 'dur-off', clock: new ManualClock().fn });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: 'dur-off', clock: new ManualClock().fn });
     try {
       const id = accountId('off');
       await tg.accounts.create(id, { plan: 'business' });
@@ -251,7 +250,7 @@ describe('durability on a primary with one replica', () => {
 
   it('opens at most `connections` connections of its own, and close() closes them', async () => {
     const client = await connectFailFast('ioredis', pair.primary.port);
-    const tg = createTollgate({ redis: client.adapter, prefix: 'dur-pool', durability: { replicas: 1, connections: 3 } });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: 'dur-pool', durability: { replicas: 1, connections: 3 } });
     const count = async () => String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST'])).trim().split('\n').length;
     try {
       const before = await count();
@@ -275,21 +274,21 @@ describe('durability on a primary with one replica', () => {
 describe('durability options', () => {
   it('refuses bad settings, and a client that cannot open connections of its own, before Redis is touched', async () => {
     const adapted = { [Symbol.for('tollgate.redisScriptClient')]: true, send: async () => [0] };
-    expect(() => createTollgate({ redis: adapted as never, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: adapted as never, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
     // Clients that cannot be copied: no connection of tollgate's own can be opened from them.
     const bare = fromNodeRedis({ sendCommand: async () => [0] });
-    expect(() => createTollgate({ redis: bare, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
-    expect(() => createTollgate({ redis: fromIoredis({ call: async () => [0] }), durability: { replicas: 1 } })).toThrow(/durability needs a client/);
-    expect(() => createTollgate({ redis: bare })).not.toThrow();
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: bare, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: async () => [0] }), durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: bare })).not.toThrow();
     const client = { ...adapted, dedicated: async () => ({ pipeline: async () => [], close: async () => {} }) };
-    expect(() => createTollgate({ redis: client as never, durability: { replicas: 0 } })).toThrow(InvalidInputError);
-    expect(() => createTollgate({ redis: client as never, durability: { replicas: 1, timeoutMs: 0 } })).toThrow(/durability.timeoutMs/);
-    expect(() => createTollgate({ redis: client as never, durability: { replicas: 1, connections: 0 } })).toThrow(/durability.connections/);
-    expect(() => createTollgate({ redis: client as never, durability: false })).not.toThrow();
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 0 } })).toThrow(InvalidInputError);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 1, timeoutMs: 0 } })).toThrow(/durability.timeoutMs/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 1, connections: 0 } })).toThrow(/durability.connections/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: false })).not.toThrow();
   });
 
   // The example servers' answer over HTTP: test/examples/contract/durable.test.ts.
-  it('an unconfirmed movement is answered 503 with Retry-After in the SPEC §8 body, like an unreachable store', () => {
+  it('an unconfirmed movement is answered 503 with Retry-After in the error body, like an unreachable store', () => {
     const reply = replyForError(new UnconfirmedError('op_1', 'charge "op_1" is not confirmed'), 'req_1');
     expect(reply).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: { type: 'unavailable' }, request_id: 'req_1' } });
   });
@@ -317,7 +316,7 @@ describe('durability on a Redis Cluster with a replica per master', () => {
     let tg: Tollgate;
     beforeAll(async () => {
       client = await connectCluster(kind, cluster.nodes);
-      tg = createTollgate({ redis: client.adapter, prefix: `durc-${kind}`, clock: new ManualClock().fn, durability: { replicas: 1, timeoutMs: WAIT_MS } });
+      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: `durc-${kind}`, clock: new ManualClock().fn, durability: { replicas: 1, timeoutMs: WAIT_MS } });
     });
     afterAll(async () => {
       await tg?.close();

@@ -2,7 +2,8 @@
 // and at most endedHolds.max per subject; a hold id stays taken after its record goes; lapsed
 // holds are ended by id, at most 32 per script call, so no call does unbounded work.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HoldNotFoundError, InvalidInputError, createTollgate, type Tollgate } from '../src/index.ts';
+import { createTollgate, type Tollgate } from '../src/index.ts';
+import { HoldNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { recording } from './helpers/recording.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from './helpers/tollgate.ts';
 import { uniquePrefix } from './helpers/redis.ts';

@@ -1,8 +1,9 @@
-// Credits per day (issue 12 item 2): credits.history(subject, { days }) -> [{ day, spent,
+// Credits per day: credits.history(subject, { days }) -> [{ day, spent,
 // refunded }] in UTC days, kept inside the credit scripts and bounded to the history.days of
 // createTollgate; through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidInputError, type Tollgate, type TollgateOptions } from '../src/index.ts';
+import { type Tollgate, type TollgateOptions } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
 import { TEST_START, backends, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 
 const DAY = 86_400_000;

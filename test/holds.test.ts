@@ -1,10 +1,12 @@
-// Holds (SPEC §6, §10): credits reserved upfront in one step and settled item by item, finished
+// Holds (docs/holds.md): credits reserved upfront in one step and settled item by item, finished
 // or cancelled with refunds to the cycle that paid; through both clients. The sweep has its
 // own file (sweep.test.ts), and so do Idempotency-Keys (idempotency.test.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { HoldNotFoundError, InvalidInputError, createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
+import { createTollgate, type Hold, type OpenOutcome, type RedisScriptClient, type Settlement, type Tollgate } from '../src/index.ts';
+import { HoldNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { TEST_START, backends, accountId, connectTestClient, openTollgate, type ClientKind, type TestGate, newAccount } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
@@ -88,7 +90,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       const sent: string[][] = [];
       const client = await connectTestClient(kind as ClientKind);
       onTestFinished(() => client.close());
-      const counting = createTollgate({ redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
+      const counting = createTollgate({ plans: EXAMPLE_PLANS, redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
       // The scripts' calls only (FCALL, or EVALSHA where functions were refused): a node meeting a
       // script for the first time is sent it again (after FUNCTION LOAD, or by EVAL).
       const called = new Map<string, number>();
@@ -114,15 +116,15 @@ describe.each(backends())('items holds through %s', (kind) => {
 
     it('insufficient credits are a value with remaining and needed, and reserve nothing', async () => {
       const id = await account('starter');
-      expect(await tg.holds.open(id, { items: 600, perItem: { required: 1, optional: 1 } })).toEqual({ ok: false, reason: 'insufficient', remaining: 1000, needed: 1200 });
+      expect(await tg.holds.open(id, { items: 600, perItem: { required: 1, optional: 1 } })).toEqual({ ok: false, reason: 'insufficient', balance: 1000, remaining: 1000, needed: 1200 });
       expect(await credits(id)).toMatchObject({ balance: 1000, held: 0 });
       expect((await tg.holds.list(id)).total).toBe(0);
     });
 
     it("a surface outside the plan's holds.surfaces is refused: surface_not_allowed, nothing reserved", async () => {
       const id = await account('free');
-      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', allowed: ['web'] });
-      expect(await tg.holds.openBudget(id, { amount: 3, surface: 'api' })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', allowed: ['web'] });
+      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', surfaces: ['web'], allowed: ['web'] });
+      expect(await tg.holds.openBudget(id, { amount: 3, surface: 'api' })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', surfaces: ['web'], allowed: ['web'] });
       expect(await credits(id)).toMatchObject({ balance: 30, held: 0 });
       expect(opened(await tg.holds.open(id, { items: 2, perItem: { required: 1 }, surface: 'web' })).surface).toBe('web');
     });
@@ -201,7 +203,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 4, 2, 3);
       const a = await tg.holds.settle(id, hold.id, { itemId: 'a', optionalSpent: 3 });
-      expect(a).toMatchObject({ accepted: true, replayed: false, hold: { spent: 5, optionalSpent: 3, delivered: 1, settled: 1, held: 15 } });
+      expect(a).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { spent: 5, optionalSpent: 3, delivered: 1, settled: 1, held: 15 } });
       await tg.holds.settle(id, hold.id, { itemId: 'b' });
       const c = await tg.holds.settle(id, hold.id, { itemId: 'c', optionalSpent: 1 });
       expect(c.hold).toMatchObject({ status: 'open', spent: 5 + 2 + 3, optionalSpent: 4, delivered: 3, held: 10 });
@@ -215,7 +217,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       await tg.holds.settle(id, hold.id, { itemId: 'x1', failed: 'a' });
       await tg.holds.settle(id, hold.id, { itemId: 'x2', failed: 'b.2' });
       const last = await tg.holds.settle(id, hold.id, { itemId: 'x3', failed: 'a' });
-      expect(last).toMatchObject({ accepted: true, hold: { status: 'open', failed: { a: 2, 'b.2': 1 }, settled: 3, delivered: 0, spent: 0, held: 10 } });
+      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'open', failed: { a: 2, 'b.2': 1 }, settled: 3, delivered: 0, spent: 0, held: 10 } });
       expect(await credits(id)).toMatchObject({ balance: 4990, spent: 0, held: 10 });
     });
 
@@ -226,10 +228,10 @@ describe.each(backends())('items holds through %s', (kind) => {
       await tg.holds.settle(id, hold.id, { itemId: 'b' });
       gate.clock.advance(500);
       const last = await tg.holds.settle(id, hold.id, { itemId: 'c', failed: 'gone' });
-      expect(last).toMatchObject({ accepted: true, hold: { status: 'completed', endReason: 'settled', endedAt: TEST_START + 500, spent: 3, refunded: 3, held: 0 } });
+      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'completed', endReason: 'settled', endedAt: TEST_START + 500, spent: 3, refunded: 3, held: 0 } });
       expect(await credits(id)).toMatchObject({ balance: 4997, spent: 3, held: 0 });
       expect((await tg.usage(id)).holds.active).toBe(0);
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'd' })).toMatchObject({ accepted: false, reason: 'hold_ended', hold: { settled: 3, spent: 3 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'd' })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended', hold: { settled: 3, spent: 3 } });
       await expectSound(id);
     });
 
@@ -240,8 +242,8 @@ describe.each(backends())('items holds through %s', (kind) => {
       gate.clock.advance(1000);
       const again = await tg.holds.settle(id, hold.id, { itemId: 'same', optionalSpent: 1 });
       const otherwise = await tg.holds.settle(id, hold.id, { itemId: 'same', failed: 'late' });
-      expect(again).toEqual({ accepted: true, replayed: true, hold: first.hold });
-      expect(otherwise).toEqual({ accepted: true, replayed: true, hold: first.hold });
+      expect(again).toEqual({ ok: true, accepted: true, replayed: true, hold: first.hold });
+      expect(otherwise).toEqual({ ok: true, accepted: true, replayed: true, hold: first.hold });
       expect(await credits(id)).toMatchObject({ spent: 2, held: 4 });
     });
 
@@ -249,9 +251,9 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 1);
       const first = await tg.holds.settle(id, hold.id, { itemId: 'only', failed: 'none' });
-      expect(first).toMatchObject({ accepted: true, replayed: false, hold: { status: 'completed', refunded: 1 } });
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'only', failed: 'none' })).toEqual({ accepted: true, replayed: true, hold: first.hold });
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'another' })).toMatchObject({ accepted: false, reason: 'hold_ended' });
+      expect(first).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { status: 'completed', refunded: 1 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'only', failed: 'none' })).toEqual({ ok: true, accepted: true, replayed: true, hold: first.hold });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'another' })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended' });
     });
 
     it('labels are 1-64 of [a-z0-9_.-]; anything else is an InvalidInputError before Redis is touched', async () => {
@@ -274,12 +276,12 @@ describe.each(backends())('items holds through %s', (kind) => {
       for (let i = 0; i < 16; i++) await tg.holds.settle(id, hold.id, { itemId: `i${i}`, failed: `label_${i}` });
       gate.clock.advance(1000);
       const refused = await tg.holds.settle(id, hold.id, { itemId: 'i16', failed: 'label_16' });
-      expect(refused).toMatchObject({ accepted: false, reason: 'too_many_labels', hold: { settled: 16, leaseExpiresAt: TEST_START + LEASE } });
+      expect(refused).toMatchObject({ ok: false, accepted: false, reason: 'too_many_labels', hold: { settled: 16, leaseExpiresAt: TEST_START + LEASE } });
       expect(Object.keys(refused.hold.failed)).toHaveLength(16);
       expect(await tg.holds.get(id, hold.id)).toEqual(refused.hold);
       // A label already counted is still taken, and the refused item was not used up.
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'i16', failed: 'label_3' })).toMatchObject({ accepted: true, replayed: false, hold: { settled: 17, failed: { label_3: 2 } } });
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'i17' })).toMatchObject({ accepted: true, hold: { delivered: 1 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'i16', failed: 'label_3' })).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { settled: 17, failed: { label_3: 2 } } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'i17' })).toMatchObject({ ok: true, accepted: true, hold: { delivered: 1 } });
     });
 
     it('optionalSpent above the optional credits per item is an InvalidInputError, and nothing changes', async () => {
@@ -291,7 +293,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect(await tg.holds.get(id, hold.id)).toEqual(hold);
       expect(await credits(id)).toMatchObject({ spent: 0, held: 5 });
       // The item was not used up by the refusal.
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'a', optionalSpent: 1 })).toMatchObject({ accepted: true, replayed: false, hold: { spent: 2 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'a', optionalSpent: 1 })).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { spent: 2 } });
       const { tg: offline, sent } = gateWithoutRedis();
       for (const settlement of [{ optionalSpent: -1 }, { optionalSpent: 0.5 }, { optionalSpent: 1, failed: 'a' }]) {
         await expect(offline.holds.settle(id, hold.id, { itemId: 'b', ...settlement }), JSON.stringify(settlement)).rejects.toBeInstanceOf(InvalidInputError);
@@ -305,7 +307,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       for (let i = 0; i < 5; i++) {
         gate.clock.advance(LEASE - 1000);
         const r = await settle(id, hold.id, 1, i % 2 ? {} : { failed: 'x' });
-        expect(r).toMatchObject({ accepted: true, hold: { leaseExpiresAt: gate.clock.now + LEASE } });
+        expect(r).toMatchObject({ ok: true, accepted: true, hold: { leaseExpiresAt: gate.clock.now + LEASE } });
       }
       expect((await tg.holds.get(id, hold.id)).status).toBe('open');
     });
@@ -368,8 +370,8 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect((await settle(id, hold.id, 1)).accepted).toBe(true);
       gate.clock.advance(LEASE);
       const late = await tg.holds.settle(id, hold.id, { itemId: 'late' });
-      expect(late).toMatchObject({ accepted: false, reason: 'lease_expired', hold: { status: 'completed', endReason: 'lease_expired', endedAt: gate.clock.now, settled: 1, spent: 1, refunded: 9, held: 0 } });
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'later' })).toMatchObject({ accepted: false, reason: 'hold_ended', hold: { spent: 1 } });
+      expect(late).toMatchObject({ ok: false, accepted: false, reason: 'lease_expired', hold: { status: 'completed', endReason: 'lease_expired', endedAt: gate.clock.now, settled: 1, spent: 1, refunded: 9, held: 0 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'later' })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended', hold: { spent: 1 } });
       expect(await credits(id)).toMatchObject({ balance: 4999, held: 0, spent: 1 });
       await expectSound(id);
     });
@@ -393,7 +395,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       await settle(id, hold.id, 1, { optionalSpent: 1 });
       await tg.holds.cancel(id, hold.id);
       const late = await tg.holds.settle(id, hold.id, { itemId: 'late', optionalSpent: 1 });
-      expect(late).toMatchObject({ accepted: false, reason: 'hold_ended', hold: { status: 'canceled', delivered: 1, spent: 2, refunded: 18 } });
+      expect(late).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended', hold: { status: 'canceled', delivered: 1, spent: 2, refunded: 18 } });
       expect(await credits(id)).toMatchObject({ balance: 4998, spent: 2, held: 0 });
     });
   });
@@ -405,8 +407,8 @@ describe.each(backends())('items holds through %s', (kind) => {
       await settle(id, hold.id, 2, { optionalSpent: 1 });
       await settle(id, hold.id, 1);
       const done = await tg.holds.finish(id, hold.id);
-      expect(done).toMatchObject({ ended: true, hold: { status: 'completed', endReason: 'finished', spent: 5, refunded: 15, held: 0 } });
-      expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ended: false, hold: { refunded: 15 } });
+      expect(done).toMatchObject({ ok: true, ended: true, hold: { status: 'completed', endReason: 'finished', spent: 5, refunded: 15, held: 0 } });
+      expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ok: false, ended: false, hold: { refunded: 15 } });
       expect(await credits(id)).toMatchObject({ balance: 4995, spent: 5, held: 0 });
     });
 
@@ -414,11 +416,11 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 10);
       const first = await tg.holds.cancel(id, hold.id);
-      expect(first).toMatchObject({ ended: true, hold: { status: 'canceled', endReason: 'canceled', refunded: 10, held: 0 } });
+      expect(first).toMatchObject({ ok: true, ended: true, hold: { status: 'canceled', endReason: 'canceled', refunded: 10, held: 0 } });
       const before = await tg.accounts.inspect(id);
       const again = await tg.holds.cancel(id, hold.id);
-      expect(again).toEqual({ ended: false, hold: first.hold });
-      expect(await tg.holds.finish(id, hold.id)).toEqual({ ended: false, hold: first.hold });
+      expect(again).toEqual({ ok: false, ended: false, hold: first.hold });
+      expect(await tg.holds.finish(id, hold.id)).toEqual({ ok: false, ended: false, hold: first.hold });
       expect((await tg.accounts.inspect(id)).credits).toEqual(before.credits);
       expect(await credits(id)).toMatchObject({ balance: 5000, spent: 0, held: 0 });
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
@@ -433,7 +435,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       await settle(id, hold.id, 480);
       await settle(id, hold.id, 15, { failed: 'a' });
       const last = await settle(id, hold.id, 5, { failed: 'b' });
-      expect(last).toMatchObject({ accepted: true, hold: { status: 'completed', endReason: 'settled', delivered: 480, failed: { a: 15, b: 5 }, spent: 480, refunded: 20, held: 0 } });
+      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'completed', endReason: 'settled', delivered: 480, failed: { a: 15, b: 5 }, spent: 480, refunded: 20, held: 0 } });
       expect(await credits(id)).toMatchObject({ balance: 4520, spent: 480, held: 0 });
       await expectSound(id);
     });
@@ -442,7 +444,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 500);
       await settle(id, hold.id, 100);
-      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({ ended: true, hold: { status: 'canceled', spent: 100, refunded: 400, held: 0 } });
+      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'canceled', spent: 100, refunded: 400, held: 0 } });
       expect(await credits(id)).toMatchObject({ balance: 4900, spent: 100, held: 0 });
     });
 
@@ -462,7 +464,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 500, 1, 1);
       await settle(id, hold.id, 100, { optionalSpent: 1 });
-      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({ ended: true, hold: { reserved: 1000, spent: 200, refunded: 800, optionalSpent: 100 } });
+      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { reserved: 1000, spent: 200, refunded: 800, optionalSpent: 100 } });
       expect(await credits(id)).toMatchObject({ balance: 4800, spent: 200, held: 0 });
     });
   });
@@ -505,7 +507,7 @@ describe.each(backends())('items holds through %s', (kind) => {
       const budget = opened(await tg.holds.openBudget(id, { amount: 10 }));
       await tg.holds.spend(id, budget.id, { itemId: 'p1', amount: 4 });
       await tg.accounts.startCycle(id);
-      expect(await tg.holds.finish(id, budget.id)).toMatchObject({ ended: true, hold: { spent: 4, refunded: 6, refundedToEndedCycle: 6 } });
+      expect(await tg.holds.finish(id, budget.id)).toMatchObject({ ok: true, ended: true, hold: { spent: 4, refunded: 6, refundedToEndedCycle: 6 } });
       expect(await credits(id)).toMatchObject({ balance: 5000, spent: 0, held: 0 });
       expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ spent: 4, refunded: 6, held: 0, unused: 4990 });
     });
@@ -565,7 +567,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
     expect(opened(await tg.holds.openBudget(id, { amount: 4 })).surface).toBe('api');
     const web = accountId();
     await tg.accounts.create(web, { plan: 'free' });
-    expect(await tg.holds.openBudget(web, { amount: 4 })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', allowed: ['web'] });
+    expect(await tg.holds.openBudget(web, { amount: 4 })).toMatchObject({ ok: false, reason: 'surface_not_allowed', surface: 'api', allowed: ['web'] });
   });
 
   it('reserves the amount on the surface asked for; each spend takes its amount from it', async () => {
@@ -573,7 +575,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
     expect(hold).toMatchObject({ kind: 'budget', surface: 'web', items: 0, perItem: { required: 0, optional: 0 }, reserved: 10, held: 10, status: 'open' });
     expect(await credits(id)).toMatchObject({ balance: 20, held: 10 });
     const r = await tg.holds.spend(id, hold.id, { itemId: 'p1', amount: 3 });
-    expect(r).toMatchObject({ accepted: true, replayed: false, hold: { spent: 3, held: 7, settled: 1, delivered: 1 } });
+    expect(r).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { spent: 3, held: 7, settled: 1, delivered: 1 } });
     expect((await tg.holds.spend(id, hold.id, { itemId: 'p2' })).hold).toMatchObject({ spent: 4, settled: 2, delivered: 2 });
     expect(await credits(id)).toMatchObject({ balance: 20, spent: 4, held: 6 });
   });
@@ -582,7 +584,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
     const { id, hold } = await budget(5);
     gate.clock.advance(LEASE - 1);
     const empty = await tg.holds.spend(id, hold.id, { itemId: 'empty-1', amount: 0 });
-    expect(empty).toMatchObject({ accepted: true, hold: { spent: 0, held: 5, settled: 1, delivered: 0, leaseExpiresAt: gate.clock.now + LEASE, status: 'open' } });
+    expect(empty).toMatchObject({ ok: true, accepted: true, hold: { spent: 0, held: 5, settled: 1, delivered: 0, leaseExpiresAt: gate.clock.now + LEASE, status: 'open' } });
     gate.clock.advance(LEASE - 1);
     expect((await tg.holds.spend(id, hold.id, { itemId: 'p', amount: 1 })).accepted).toBe(true);
     expect(await credits(id)).toMatchObject({ spent: 1, held: 4 });
@@ -592,12 +594,12 @@ describe.each(backends())('budget holds through %s', (kind) => {
     const { id, hold } = await budget(5);
     await tg.holds.spend(id, hold.id, { itemId: 'a', amount: 4 });
     const refused = await tg.holds.spend(id, hold.id, { itemId: 'b', amount: 2 });
-    expect(refused).toMatchObject({ accepted: false, reason: 'budget_exhausted', hold: { status: 'open', spent: 4, held: 1, settled: 1 } });
+    expect(refused).toMatchObject({ ok: false, accepted: false, reason: 'budget_exhausted', hold: { status: 'open', spent: 4, held: 1, settled: 1 } });
     expect(await credits(id)).toMatchObject({ spent: 4, held: 1 });
     // The refused item was not used up.
     const last = await tg.holds.spend(id, hold.id, { itemId: 'b', amount: 1 });
-    expect(last).toMatchObject({ accepted: true, hold: { status: 'completed', endReason: 'exhausted', spent: 5, refunded: 0, held: 0 } });
-    expect(await tg.holds.spend(id, hold.id, { itemId: 'c', amount: 0 })).toMatchObject({ accepted: false, reason: 'hold_ended' });
+    expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'completed', endReason: 'exhausted', spent: 5, refunded: 0, held: 0 } });
+    expect(await tg.holds.spend(id, hold.id, { itemId: 'c', amount: 0 })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended' });
     expect(await credits(id)).toMatchObject({ balance: 25, spent: 5, held: 0 });
     expect((await tg.usage(id)).holds.active).toBe(0);
   });
@@ -605,7 +607,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
   it('a spend is counted once per item id: a repeat is a replay', async () => {
     const { id, hold } = await budget(5);
     const first = await tg.holds.spend(id, hold.id, { itemId: 'page-1', amount: 2 });
-    expect(await tg.holds.spend(id, hold.id, { itemId: 'page-1', amount: 2 })).toEqual({ accepted: true, replayed: true, hold: first.hold });
+    expect(await tg.holds.spend(id, hold.id, { itemId: 'page-1', amount: 2 })).toEqual({ ok: true, accepted: true, replayed: true, hold: first.hold });
     expect(await credits(id)).toMatchObject({ spent: 2, held: 3 });
   });
 
@@ -613,17 +615,17 @@ describe.each(backends())('budget holds through %s', (kind) => {
     const { id, hold } = await budget(10);
     await tg.holds.spend(id, hold.id, { itemId: 'a' });
     await tg.holds.spend(id, hold.id, { itemId: 'b' });
-    expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ended: true, hold: { status: 'completed', endReason: 'finished', spent: 2, refunded: 8 } });
+    expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'completed', endReason: 'finished', spent: 2, refunded: 8 } });
     expect(await credits(id)).toMatchObject({ balance: 28, held: 0, spent: 2 });
     const other = opened(await tg.holds.openBudget(id, { amount: 6, surface: 'web' }));
-    expect(await tg.holds.cancel(id, other.id)).toMatchObject({ ended: true, hold: { status: 'canceled', refunded: 6 } });
+    expect(await tg.holds.cancel(id, other.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'canceled', refunded: 6 } });
     expect(await credits(id)).toMatchObject({ balance: 28, held: 0, spent: 2 });
   });
 
   it('a budget above the balance is insufficient; a budget counts toward the cap', async () => {
     const id = accountId();
     await tg.accounts.create(id, { plan: 'free' });
-    expect(await tg.holds.openBudget(id, { amount: 31, surface: 'web' })).toEqual({ ok: false, reason: 'insufficient', remaining: 30, needed: 31 });
+    expect(await tg.holds.openBudget(id, { amount: 31, surface: 'web' })).toEqual({ ok: false, reason: 'insufficient', balance: 30, remaining: 30, needed: 31 });
     expect((await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).ok).toBe(true);
     expect(await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', cap: 1 });
   });
@@ -658,5 +660,5 @@ function recording(inner: RedisScriptClient, sent: string[][]): RedisScriptClien
 function gateWithoutRedis(): { tg: Tollgate; sent: string[][] } {
   const sent: string[][] = [];
   const adapter = { [Symbol.for('tollgate.redisScriptClient')]: true, send: async (words: string[]) => (sent.push(words), Promise.reject(new Error('Redis must not be touched'))) };
-  return { tg: createTollgate({ redis: adapter as unknown as RedisScriptClient, clock: () => TEST_START }), sent };
+  return { tg: createTollgate({ plans: EXAMPLE_PLANS, redis: adapter as unknown as RedisScriptClient, clock: () => TEST_START }), sent };
 }

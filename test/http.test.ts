@@ -1,16 +1,19 @@
-// Framework-neutral HTTP mapping (SPEC §4, §8): the rate-limit headers from the most
+// Framework-neutral HTTP mapping (docs/limits.md, docs/errors.md): the rate-limit headers from the most
 // restrictive window, the IETF fields with one policy item per window, 429/402/503 replies and
 // the error body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RateLimitState } from '../src/index.ts';
 import {
   AccountExistsError,
   AccountNotFoundError,
-  DEFAULT_PLANS,
-  ERROR_STATUS,
+  EvictionPolicyError,
   HoldNotFoundError,
   InvalidInputError,
   KeyLimitError,
   StoreUnavailableError,
+} from '../src/errors.ts';
+import {
+  ERROR_STATUS,
   errorReply,
   insufficientReply,
   newRequestId,
@@ -18,13 +21,14 @@ import {
   rateLimitedReply,
   replyForError,
   unavailableReply,
-  type RateLimitState,
-} from '../src/index.ts';
+} from '../src/http.ts';
+import { SERVICE_STATUS } from '../examples/shared/http/handler.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 const w = (limit: number, seconds: number, remaining: number, resetMs: number): RateLimitState => ({ limit, remaining, resetMs, windowMs: seconds * 1000, algorithm: 'fixed' });
 
-describe('rate-limit headers (SPEC §4)', () => {
+describe('rate-limit headers', () => {
   it('X-RateLimit-Limit, -Remaining and -Reset in whole seconds (rounded up), remaining never negative', () => {
     const one = w(30, 60, -1, 1_200);
     expect(rateLimitHeaders({ rateLimit: one, windows: [one] })).toEqual({
@@ -55,7 +59,7 @@ describe('rate-limit headers (SPEC §4)', () => {
     expect(h['X-RateLimit-Remaining']).toBe('42');
   });
 
-  it('one window keeps the SPEC §4 form: RateLimit-Policy "api";q=30;w=60 and RateLimit "api";r=..;t=..', () => {
+  it('one window keeps the form: RateLimit-Policy "api";q=30;w=60 and RateLimit "api";r=..;t=..', () => {
     const one = w(30, 60, 12, 30_000);
     const h = rateLimitHeaders({ rateLimit: one, windows: [one] }, { ietf: true });
     expect(h['RateLimit-Policy']).toBe('"api";q=30;w=60');
@@ -84,8 +88,8 @@ describe('rate-limit headers (SPEC §4)', () => {
 describe.each(['node-redis', 'memory'] as const)('headers of real admissions on %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
-    const burst = { ...DEFAULT_PLANS.free, limits: { ...DEFAULT_PLANS.free.limits, api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }] } };
-    gate = await openTollgate(kind, 'http', { plans: { ...DEFAULT_PLANS, burst } });
+    const burst = { ...EXAMPLE_PLANS.free, limits: { ...EXAMPLE_PLANS.free.limits, api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }] } };
+    gate = await openTollgate(kind, 'http', { plans: { ...EXAMPLE_PLANS, burst } });
   });
   afterAll(() => gate.close());
 
@@ -126,7 +130,7 @@ describe.each(['node-redis', 'memory'] as const)('headers of real admissions on 
   });
 });
 
-describe('error replies (SPEC §8)', () => {
+describe('error replies', () => {
   it('429 rate_limited: message exactly "Rate limit exceeded", Retry-After whole seconds and at least 1', () => {
     const state = w(30, 60, 0, 10);
     const r = rateLimitedReply({ rateLimit: state, windows: [state], retryAfterMs: 10 }, 'req_1');
@@ -168,6 +172,10 @@ describe('error replies (SPEC §8)', () => {
   it('503 unavailable carries Retry-After; thrown tollgate errors map to their replies, others are not ours', () => {
     expect(unavailableReply('req_6').headers['Retry-After']).toBe('1');
     expect(replyForError(new StoreUnavailableError('down'), 'req_7')).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: { type: 'unavailable' } } });
+    // A store that may evict tollgate's keys: 503 too, without the server's configuration in the body.
+    const evicting = replyForError(new EvictionPolicyError('volatile-lru', '10.0.0.1:6379'), 'req_7b');
+    expect(evicting).toMatchObject({ status: 503, body: { error: { type: 'unavailable' } } });
+    expect(JSON.stringify(evicting)).not.toMatch(/volatile-lru|10\.0\.0\.1/);
     expect(replyForError(new AccountNotFoundError('a'), 'req_8')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new HoldNotFoundError('h'), 'req_9')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new AccountExistsError('a'), 'req_10')).toMatchObject({ status: 409, body: { error: { type: 'account_exists' } } });
@@ -176,27 +184,29 @@ describe('error replies (SPEC §8)', () => {
     expect(replyForError(new Error('not ours'), 'req_13')).toBeUndefined();
   });
 
-  it('every error type has the status SPEC §8 gives it', () => {
+  it('every error type has its status: tollgate\'s own in ERROR_STATUS, the example service\'s beside it', () => {
     expect(ERROR_STATUS).toEqual({
       invalid_request: 400,
       unauthorized: 401,
       insufficient_quota: 402,
-      plan_not_allowed: 403,
-      forbidden: 403,
       not_found: 404,
-      method_not_allowed: 405,
       account_exists: 409,
       idempotency_key_in_use: 409,
-      payload_too_large: 413,
-      unsupported_media_type: 415,
       idempotency_key_reused: 422,
       rate_limited: 429,
       hold_limit_reached: 429,
-      upstream_error: 502,
       unavailable: 503,
       internal_error: 500,
     });
-    expect(errorReply('plan_not_allowed', 'no', { requestId: 'req_14' }).status).toBe(403);
+    expect(SERVICE_STATUS).toMatchObject({
+      plan_not_allowed: 403,
+      forbidden: 403,
+      method_not_allowed: 405,
+      payload_too_large: 413,
+      unsupported_media_type: 415,
+      upstream_error: 502,
+    });
+    expect(errorReply('plan_not_allowed', 'no', { requestId: 'req_14', status: SERVICE_STATUS.plan_not_allowed }).status).toBe(403);
     // A host's own error type gives its status.
     expect(errorReply('item_unavailable', 'gone', { requestId: 'req_15', status: 404 })).toMatchObject({ status: 404, body: { error: { type: 'item_unavailable', message: 'gone' }, request_id: 'req_15' } });
   });

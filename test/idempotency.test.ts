@@ -1,6 +1,8 @@
-// Idempotency-Key handling for opening holds (SPEC §7), through both clients.
+// Idempotency-Key handling for opening holds (docs/idempotency.md), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprint, type OpenOutcome, type Tollgate } from '../src/index.ts';
+import { type OpenOutcome, type Tollgate } from '../src/index.ts';
+import { canonicalJson } from '../src/canonicalJson.ts';
+import { fingerprint } from '../src/idempotency.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
 describe('request fingerprints', () => {

@@ -1,11 +1,12 @@
-// API keys (SPEC §9, §10; issue 11): issued per subject and shown once, stored only as a
+// API keys (docs/example-service.md): issued per subject and shown once, stored only as a
 // digest, verified together with the admit and the credit pre-check in one script; a key that
 // is malformed, unknown, revoked, expired or not for the surface counts nothing on the
 // subject. Through both clients (and on the cluster project).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, KeyLimitError, isTollgateError } from '../src/index.ts';
-import { keyDigest } from '../src/apiKeys.ts';
+import { isTollgateError } from '../src/index.ts';
+import { AccountNotFoundError, KeyLimitError } from '../src/errors.ts';
+import { keyDigest } from '../src/rules/keys.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { TEST_START, backends, accountId, newAccount } from './helpers/tollgate.ts';
@@ -94,10 +95,12 @@ describe.each(backends())('API keys through %s', (kind) => {
       const { key, keyId } = await gate.tg.keys.issue(id);
       gate.recorder.clear();
       expect(await gate.tg.keys.verify(key, { surface: 'api', credits: 1 })).toEqual({
+        ok: true,
         valid: true,
         subject: id,
         keyId,
         admission: {
+          ok: true,
           allowed: true,
           rateLimit: { limit: 30, remaining: 29, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' },
           windows: [{ limit: 30, remaining: 29, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' }],
@@ -111,7 +114,7 @@ describe.each(backends())('API keys through %s', (kind) => {
     it('counts on the key\'s subject, with cost, like limits.admit', async () => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
-      expect(await gate.tg.keys.verify(key, { cost: 3 })).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { remaining: 27 } } });
+      expect(await gate.tg.keys.verify(key, { cost: 3 })).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 27 } } });
       expect(await remaining(id)).toEqual([27, 30]);
     });
 
@@ -119,9 +122,9 @@ describe.each(backends())('API keys through %s', (kind) => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
       await gate.tg.limits.admit(id, { cost: 30 });
-      expect(await gate.tg.keys.verify(key)).toMatchObject({ valid: true, admission: { allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 } });
+      expect(await gate.tg.keys.verify(key)).toMatchObject({ ok: true, valid: true, admission: { ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 } });
       gate.clock.advance(45_000);
-      expect(await gate.tg.keys.verify(key)).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { remaining: 29 } } });
+      expect(await gate.tg.keys.verify(key)).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } } });
     });
 
     it('with usage: true it returns the usage in one command and counts nothing', async () => {
@@ -131,6 +134,7 @@ describe.each(backends())('API keys through %s', (kind) => {
       gate.recorder.clear();
       for (let i = 0; i < 3; i++) {
         expect(await gate.tg.keys.verify(key, { usage: true })).toMatchObject({
+          ok: true,
           valid: true,
           subject: id,
           keyId,
@@ -159,8 +163,8 @@ describe.each(backends())('API keys through %s', (kind) => {
       const { key } = await gate.tg.keys.issue(id);
       gate.recorder.clear();
       const bad = make(key, id) as string;
-      expect(await gate.tg.keys.verify(bad)).toEqual({ valid: false, reason: 'malformed' });
-      expect(await gate.tg.keys.verify(bad, { usage: true })).toEqual({ valid: false, reason: 'malformed' });
+      expect(await gate.tg.keys.verify(bad)).toEqual({ ok: false, valid: false, reason: 'malformed' });
+      expect(await gate.tg.keys.verify(bad, { usage: true })).toEqual({ ok: false, valid: false, reason: 'malformed' });
       if (gate.onRedis) expect(gate.sent).toEqual([]);
     });
 
@@ -168,10 +172,10 @@ describe.each(backends())('API keys through %s', (kind) => {
     async function expectRefused(id: string, key: string, reason: string, surface = 'api') {
       const before = await remaining(id);
       gate.recorder.clear();
-      expect(await gate.tg.keys.verify(key, { surface, credits: 1 })).toEqual({ valid: false, reason });
-      expect(await gate.tg.keys.verify(key, { surface, cost: 5 })).toEqual({ valid: false, reason });
+      expect(await gate.tg.keys.verify(key, { surface, credits: 1 })).toEqual({ ok: false, valid: false, reason });
+      expect(await gate.tg.keys.verify(key, { surface, cost: 5 })).toEqual({ ok: false, valid: false, reason });
       if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
-      expect(await gate.tg.keys.verify(key, { surface, usage: true })).toEqual({ valid: false, reason });
+      expect(await gate.tg.keys.verify(key, { surface, usage: true })).toEqual({ ok: false, valid: false, reason });
       expect(await remaining(id)).toEqual(before);
     }
 
@@ -209,7 +213,7 @@ describe.each(backends())('API keys through %s', (kind) => {
       const id = await account();
       const session = await gate.tg.keys.issue(id, { surfaces: ['web'], ttlMs: 3_600_000 });
       await expectRefused(id, session.key, 'surface_not_allowed', 'api');
-      expect(await gate.tg.keys.verify(session.key, { surface: 'web' })).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { remaining: 29 } } });
+      expect(await gate.tg.keys.verify(session.key, { surface: 'web' })).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } } });
       expect(await remaining(id)).toEqual([30, 29]);
     });
 
@@ -220,7 +224,7 @@ describe.each(backends())('API keys through %s', (kind) => {
       gate.clock.set(issued.expiresAt! - 1);
       expect((await gate.tg.keys.verify(issued.key)).valid).toBe(true);
       gate.clock.set(issued.expiresAt!);
-      expect(await gate.tg.keys.verify(issued.key)).toEqual({ valid: false, reason: 'expired' });
+      expect(await gate.tg.keys.verify(issued.key)).toEqual({ ok: false, valid: false, reason: 'expired' });
       // The expired key is deleted on the way; afterwards it is simply unknown.
       if (gate.onRedis) expect(await gate.command(['HGET', accountOf(id), `k:${issued.keyId}`])).toBeNull();
       await expectRefused(id, issued.key, 'unknown');
@@ -230,7 +234,7 @@ describe.each(backends())('API keys through %s', (kind) => {
       const id = await account();
       const issued = await gate.tg.keys.issue(id, { ttlMs: 1_000 });
       gate.clock.advance(1_000);
-      expect(await gate.tg.keys.verify(issued.key, { usage: true })).toEqual({ valid: false, reason: 'expired' });
+      expect(await gate.tg.keys.verify(issued.key, { usage: true })).toEqual({ ok: false, valid: false, reason: 'expired' });
     });
 
     // An account deleted behind tollgate's back: only Redis can lose one so.
@@ -238,9 +242,9 @@ describe.each(backends())('API keys through %s', (kind) => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
       await gate.command(['DEL', new SubjectKeys(gate.prefix, id).account]);
-      expect(await gate.tg.keys.verify(key)).toEqual({ valid: false, reason: 'unknown' });
-      expect(await gate.tg.keys.verify(key, { credits: 1 })).toEqual({ valid: false, reason: 'unknown' });
-      expect(await gate.tg.keys.verify(key, { usage: true })).toEqual({ valid: false, reason: 'unknown' });
+      expect(await gate.tg.keys.verify(key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
+      expect(await gate.tg.keys.verify(key, { credits: 1 })).toEqual({ ok: false, valid: false, reason: 'unknown' });
+      expect(await gate.tg.keys.verify(key, { usage: true })).toEqual({ ok: false, valid: false, reason: 'unknown' });
     });
   });
 
@@ -251,13 +255,13 @@ describe.each(backends())('API keys through %s', (kind) => {
       const a = await gate.tg.keys.issue(id, { ttlMs: 30_000 });
       const b = await gate.tg.keys.issue(id, { ttlMs: 10_000 });
       const c = await gate.tg.keys.issue(id, { ttlMs: 20_000 });
-      expect(await gate.tg.keys.verify(b.key)).toEqual({ valid: false, reason: 'unknown' });
+      expect(await gate.tg.keys.verify(b.key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
       expect((await gate.tg.keys.list(id)).map((k) => k.keyId).sort()).toEqual([lasting.keyId, a.keyId, c.keyId].sort());
       // Time moves on: c (20 s) now expires before a (30 s), so c gives way.
       gate.clock.advance(5_000);
       const d = await gate.tg.keys.issue(id, { ttlMs: 60_000 });
       for (const k of [lasting, a, d]) expect((await gate.tg.keys.verify(k.key)).valid, k.keyId).toBe(true);
-      expect(await gate.tg.keys.verify(c.key)).toEqual({ valid: false, reason: 'unknown' });
+      expect(await gate.tg.keys.verify(c.key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
     });
 
     it('keys that never expire beyond maxKeys throw KeyLimitError; expiring keys do not count; revoking frees a place', async () => {

@@ -1,8 +1,10 @@
-// Request limits of accounts (SPEC §4, §10): every window of a surface counted in one call,
+// Request limits of accounts (docs/limits.md): every window of a surface counted in one call,
 // cost, the most restrictive window, peek and reset, the credit pre-check in the same round
 // trip, through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, DEFAULT_PLANS, InvalidInputError, type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
+import { type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
+import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { TEST_START, backends, accountId, newAccount } from './helpers/tollgate.ts';
 
@@ -11,7 +13,7 @@ const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 
 
 /** The seed's plans, and plans with several windows per surface. */
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   // A per-10 s burst limit under the per-minute budget.
   burst: plan({ api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }], web: minute(30) }),
   weighted: plan({ api: [{ limit: 10, windowMs: 10_000 }, { limit: 12, windowMs: 60_000 }] }),
@@ -43,13 +45,14 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     for (let i = 0; i < n; i++) expect((await gate.tg.limits.admit(id, options)).allowed).toBe(true);
   };
 
-  describe('SPEC §4: one fixed 60 s window', () => {
+  describe('one fixed 60 s window', () => {
     it('admits the plan budget per clock-aligned minute, then denies with retryAfterMs to the reset', async () => {
       const id = await account();
       for (let i = 1; i <= 30; i++) {
-        expect(await gate.tg.limits.admit(id)).toEqual({ allowed: true, rateLimit: w(30, 60_000, 30 - i, 45_000), windows: [w(30, 60_000, 30 - i, 45_000)] });
+        expect(await gate.tg.limits.admit(id)).toEqual({ ok: true, allowed: true, rateLimit: w(30, 60_000, 30 - i, 45_000), windows: [w(30, 60_000, 30 - i, 45_000)] });
       }
       expect(await gate.tg.limits.admit(id)).toEqual({
+        ok: false,
         allowed: false,
         reason: 'rate_limited',
         rateLimit: w(30, 60_000, 0, 45_000),
@@ -63,16 +66,16 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       await admitN(id, 30);
       for (let i = 0; i < 5; i++) expect((await gate.tg.limits.admit(id)).allowed).toBe(false);
       gate.clock.advance(44_999);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, retryAfterMs: 1 });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, retryAfterMs: 1 });
       gate.clock.advance(1);
-      expect(await gate.tg.limits.admit(id)).toEqual({ allowed: true, rateLimit: w(30, 60_000, 29, 60_000), windows: [w(30, 60_000, 29, 60_000)] });
+      expect(await gate.tg.limits.admit(id)).toEqual({ ok: true, allowed: true, rateLimit: w(30, 60_000, 29, 60_000), windows: [w(30, 60_000, 29, 60_000)] });
     });
 
-    it('SPEC §2: surface web is a separate counter with the api budget', async () => {
+    it('surface web is a separate counter with the api budget', async () => {
       const id = await account();
       await admitN(id, 30, { surface: 'api' });
       expect((await gate.tg.limits.admit(id, { surface: 'api' })).allowed).toBe(false);
-      expect(await gate.tg.limits.admit(id, { surface: 'web' })).toMatchObject({ allowed: true, rateLimit: { limit: 30, remaining: 29 } });
+      expect(await gate.tg.limits.admit(id, { surface: 'web' })).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 30, remaining: 29 } });
     });
 
     it('the default surface is api', async () => {
@@ -83,14 +86,14 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §4: the credit pre-check rides in the same round trip', () => {
+  describe('the credit pre-check rides in the same round trip', () => {
     it('one command admits and reports balance and needed; short credits still count the request', async () => {
       const id = await account();
       await gate.tg.credits.charge(id, { required: 29 });
       gate.recorder.clear();
-      expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: true, credits: { sufficient: true, balance: 1, needed: 1 } });
+      expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ ok: true, allowed: true, credits: { sufficient: true, balance: 1, needed: 1 } });
       if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
-      expect(await gate.tg.limits.admit(id, { credits: 2 })).toMatchObject({ allowed: true, rateLimit: { remaining: 28 }, credits: { sufficient: false, balance: 1, needed: 2 } });
+      expect(await gate.tg.limits.admit(id, { credits: 2 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 28 }, credits: { sufficient: false, balance: 1, needed: 2 } });
       if (gate.onRedis) expect(gate.sent).toHaveLength(2);
     });
 
@@ -111,19 +114,20 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const id = await account();
       await admitN(id, 30);
       const denied = await gate.tg.limits.admit(id, { credits: 1 });
-      expect(denied).toMatchObject({ allowed: false, reason: 'rate_limited' });
+      expect(denied).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited' });
       expect(denied).not.toHaveProperty('credits');
       await gate.tg.credits.charge(id, { required: 30 });
-      expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
+      expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
     });
   });
 
-  describe('SPEC §10: several windows per surface', () => {
+  describe('several windows per surface', () => {
     it('every window of a surface is checked and counted in one call', async () => {
       const id = await account('layered');
       const admitted = await gate.tg.limits.admit(id);
       if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
       expect(admitted).toEqual({
+        ok: true,
         allowed: true,
         rateLimit: w(5, 10_000, 4, 5_000),
         windows: [w(5, 10_000, 4, 5_000), w(100, 60_000, 99, 45_000), w(1000, 3_600_000, 999, 3_585_000, 'sliding')],
@@ -135,6 +139,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const id = await account('burst');
       await admitN(id, 3);
       expect(await gate.tg.limits.admit(id)).toEqual({
+        ok: false,
         allowed: false,
         reason: 'rate_limited',
         rateLimit: w(3, 10_000, 0, 5_000),
@@ -144,6 +149,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       gate.clock.advance(5_000);
       await admitN(id, 2);
       expect(await gate.tg.limits.admit(id)).toEqual({
+        ok: false,
         allowed: false,
         reason: 'rate_limited',
         rateLimit: w(5, 60_000, 0, 40_000),
@@ -151,7 +157,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
         retryAfterMs: 40_000,
       });
       gate.clock.advance(40_000);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: true, windows: [{ remaining: 2 }, { remaining: 4 }] });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 2 }, { remaining: 4 }] });
     });
 
     it('a request the short window denies is not counted in the long window either', async () => {
@@ -175,6 +181,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       await gate.tg.limits.admit(id, { cost: 5 });
       // Both windows deny 6: the 10 s one until +10 s, the minute until +40 s.
       expect(await gate.tg.limits.admit(id, { cost: 6 })).toEqual({
+        ok: false,
         allowed: false,
         reason: 'rate_limited',
         rateLimit: w(12, 60_000, 3, 40_000),
@@ -191,50 +198,51 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const denied = await gate.tg.limits.admit(id);
       if (denied.allowed) throw new Error('expected a denial');
       gate.clock.advance(denied.retryAfterMs! - 1);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, retryAfterMs: 1 });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, retryAfterMs: 1 });
       gate.clock.advance(1);
       expect((await gate.tg.limits.admit(id)).allowed).toBe(true);
     });
   });
 
-  describe('SPEC §10: cost', () => {
+  describe('cost', () => {
     it('a request of cost n counts as n requests in every window', async () => {
       const id = await account('weighted');
-      expect(await gate.tg.limits.admit(id, { cost: 4 })).toMatchObject({ allowed: true, windows: [{ remaining: 6 }, { remaining: 8 }] });
-      expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
+      expect(await gate.tg.limits.admit(id, { cost: 4 })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 6 }, { remaining: 8 }] });
+      expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
     });
 
     it('a costly request that does not fit is denied whole and counts in no window', async () => {
       const id = await account('weighted');
       await gate.tg.limits.admit(id, { cost: 4 });
       // 7 does not fit the 6 left in the 10 s window; the minute has room but counts nothing.
-      expect(await gate.tg.limits.admit(id, { cost: 7 })).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 5_000, windows: [{ remaining: 6 }, { remaining: 8 }] });
+      expect(await gate.tg.limits.admit(id, { cost: 7 })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 5_000, windows: [{ remaining: 6 }, { remaining: 8 }] });
       expect((await gate.tg.limits.peek(id)).windows.map((x) => x.remaining)).toEqual([6, 8]);
       // What fits still fits.
-      expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
+      expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
     });
 
     it('one window: a costly request that does not fit is denied whole and counts nothing', async () => {
       const id = await account();
       await gate.tg.limits.admit(id, { cost: 25 });
       for (let i = 0; i < 3; i++) {
-        expect(await gate.tg.limits.admit(id, { cost: 10 })).toEqual({ allowed: false, reason: 'rate_limited', rateLimit: w(30, 60_000, 5, 45_000), windows: [w(30, 60_000, 5, 45_000)], retryAfterMs: 45_000 });
+        expect(await gate.tg.limits.admit(id, { cost: 10 })).toEqual({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: w(30, 60_000, 5, 45_000), windows: [w(30, 60_000, 5, 45_000)], retryAfterMs: 45_000 });
       }
       expect((await gate.tg.limits.peek(id)).rateLimit.remaining).toBe(5);
-      expect(await gate.tg.limits.admit(id, { cost: 5 })).toMatchObject({ allowed: true, rateLimit: { remaining: 0 } });
+      expect(await gate.tg.limits.admit(id, { cost: 5 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 0 } });
     });
 
     it('a cost above a window\'s limit is denied as cost_exceeds_limit with no retry time, and counts nothing (several windows)', async () => {
       const id = await account('weighted');
       await gate.tg.limits.admit(id, { cost: 2 });
       expect(await gate.tg.limits.admit(id, { cost: 11 })).toEqual({
+        ok: false,
         allowed: false,
         reason: 'cost_exceeds_limit',
         rateLimit: w(10, 10_000, 8, 5_000),
         windows: [w(10, 10_000, 8, 5_000), w(12, 60_000, 10, 45_000)],
         retryAfterMs: null,
       });
-      expect(await gate.tg.limits.admit(id, { cost: 13 })).toMatchObject({ allowed: false, reason: 'cost_exceeds_limit', retryAfterMs: null });
+      expect(await gate.tg.limits.admit(id, { cost: 13 })).toMatchObject({ ok: false, allowed: false, reason: 'cost_exceeds_limit', retryAfterMs: null });
       expect((await gate.tg.limits.peek(id)).windows.map((x) => x.remaining)).toEqual([8, 10]);
     });
 
@@ -242,6 +250,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const id = await account();
       await gate.tg.limits.admit(id, { cost: 5 });
       expect(await gate.tg.limits.admit(id, { cost: 31 })).toEqual({
+        ok: false,
         allowed: false,
         reason: 'cost_exceeds_limit',
         rateLimit: w(30, 60_000, 25, 45_000),
@@ -255,12 +264,12 @@ describe.each(backends())('limits of an account through %s', (kind) => {
 
     it('a cost that fills the window exactly is admitted', async () => {
       const id = await account();
-      expect(await gate.tg.limits.admit(id, { cost: 30 })).toMatchObject({ allowed: true, rateLimit: { remaining: 0 } });
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, reason: 'rate_limited' });
+      expect(await gate.tg.limits.admit(id, { cost: 30 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 0 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited' });
     });
   });
 
-  describe('SPEC §10: peek and reset', () => {
+  describe('peek and reset', () => {
     it('peek reads the windows without counting', async () => {
       const id = await account('burst');
       await gate.tg.limits.admit(id);
@@ -296,7 +305,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       expect((await gate.tg.limits.peek(id, { surface: 'api' })).rateLimit.remaining).toBe(30);
       expect((await gate.tg.limits.peek(id, { surface: 'web' })).rateLimit.remaining).toBe(25);
       expect((await gate.tg.limits.peek(other, { surface: 'api' })).rateLimit.remaining).toBe(23);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: true, rateLimit: { remaining: 29 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 29 } });
     });
 
     it('reset clears every window of the surface', async () => {
@@ -326,15 +335,15 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     });
   });
 
-  describe('SPEC §3: plans and surfaces', () => {
+  describe('plans and surfaces', () => {
     it('a plan change moves the windows at once; a window of the same length keeps its count', async () => {
       const id = await account();
       await admitN(id, 30);
       await gate.tg.accounts.changePlan(id, 'starter');
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: true, rateLimit: { limit: 100, remaining: 69 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 100, remaining: 69 } });
       await gate.tg.accounts.changePlan(id, 'burst');
       // 31 counted this minute is above burst's 5 a minute; its 10 s window is new.
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, rateLimit: w(5, 60_000, 0, 45_000), windows: [w(3, 10_000, 3, 5_000), w(5, 60_000, 0, 45_000)] });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, rateLimit: w(5, 60_000, 0, 45_000), windows: [w(3, 10_000, 3, 5_000), w(5, 60_000, 0, 45_000)] });
     });
 
     it('a surface the account\'s plan does not have is an InvalidInputError and counts nothing', async () => {
@@ -343,7 +352,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       await expect(gate.tg.limits.admit(id, { surface: 'web' })).rejects.toThrowError(/Surface "web" is not one of the surfaces/);
       await expect(gate.tg.limits.peek(id, { surface: 'web' })).rejects.toThrowError(InvalidInputError);
       await expect(gate.tg.limits.reset(id, { surface: 'web' })).rejects.toThrowError(InvalidInputError);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: true, rateLimit: { remaining: 29 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 29 } });
     });
 
     it('a subject without an account (and no policy) is AccountNotFoundError', async () => {

@@ -2,7 +2,8 @@
 // what it shares (nothing), that it stays bounded, and the local limiter made from the same
 // tables. Its rules are the shared suites' (they run on memory too) and the property tests'.
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, createTollgate, fromNodeRedis, type PlanTable } from '../src/index.ts';
+import { createTollgate, fromNodeRedis, type PlanTable } from '../src/index.ts';
+import { InvalidInputError } from '../src/errors.ts';
 import { createLocalLimiter } from '../src/memory.ts';
 import { TollgateModel } from '../src/model/index.ts';
 import { ManualClock, TEST_START } from './helpers/tollgate.ts';
@@ -34,6 +35,7 @@ describe('createTollgate with memory: true', () => {
     ['timeoutMs', 100],
     ['telemetry', false],
     ['resendIds', false],
+    ['acceptEviction', true],
   ])('refuses %s, which means something on Redis only, naming it', (name, value) => {
     expect(() => createTollgate({ memory: true, plans: PLANS, [name]: value })).toThrowError(new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`));
   });
@@ -122,7 +124,7 @@ describe('the local limiter', () => {
     expect(local.plans.basic!.limits.api).toMatchObject([{ limit: 3, windowMs: 60_000 }, { limit: 33, windowMs: 3_600_000, algorithm: 'sliding' }]);
     await local.accounts.create('acct_1', { plan: 'basic' });
     for (let i = 0; i < 3; i++) expect((await local.limits.admit('acct_1')).allowed).toBe(true);
-    expect(await local.limits.admit('acct_1')).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { limit: 3, remaining: 0 } });
+    expect(await local.limits.admit('acct_1')).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { limit: 3, remaining: 0 } });
     expect((await local.limits.admit('ip:1', { policy: 'signin', surface: 'web' })).allowed).toBe(true);
     expect((await local.limits.admit('ip:1', { policy: 'signin', surface: 'web' })).allowed).toBe(false);
     expect(() => createLocalLimiter({ plans: PLANS, instances: 0 })).toThrowError(/^instances must be a whole number >= 1/);

@@ -12,10 +12,12 @@ import type { Context as KoaContext } from 'koa';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { rateLimit as fastifyRateLimit, type FastifyRouteRateLimit } from '../src/fastify.ts';
-import { checkRateLimitOptions, checkRequest, createTollgate, fromIoredis, type RateLimitPass, type Tollgate } from '../src/index.ts';
+import { createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { checkRateLimitOptions, checkRequest, type RateLimitPass } from '../src/http.ts';
 import { FRAMEWORKS, get, listen, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const apiKey = (h: Headers) => (typeof h['x-api-key'] === 'string' ? h['x-api-key'] : null);
 
@@ -29,14 +31,14 @@ describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'],
   beforeAll(async () => {
     const policies = { signin: { api: [{ limit: 2, windowMs: 60_000 }] } };
     if (backend === 'memory') {
-      tg = createTollgate({ memory: true, clock: clock.fn, policies });
+      tg = createTollgate({ plans: EXAMPLE_PLANS, memory: true, clock: clock.fn, policies });
       return;
     }
     const client = await connectIoredis();
     io = client;
     // Counts what reaches Redis, so a request's round trips can be told.
     const counted = { call: (command: string, ...args: string[]) => ((sends += 1), client.call(command, ...args)) };
-    tg = createTollgate({ redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(counted), prefix: uniquePrefix('middleware'), clock: clock.fn, policies });
   });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
@@ -72,7 +74,7 @@ describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'],
     expect(reply.headers.get('x-ratelimit-limit')).toBe('30');
     expect(reply.headers.get('x-ratelimit-remaining')).toBe('28');
     expect(Number(reply.headers.get('x-ratelimit-reset'))).toBeGreaterThan(0);
-    expect(reply.body.pass).toMatchObject({ subject, surface: 'api', keyId: tg.keys.parse(key)!.keyId, admission: { allowed: true } });
+    expect(reply.body.pass).toMatchObject({ subject, surface: 'api', keyId: tg.keys.parse(key)!.keyId, admission: { ok: true, allowed: true } });
   });
 
   it('no key, a malformed key and an unknown key get 401 unauthorized without rate-limit headers', async () => {
@@ -116,7 +118,7 @@ describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'],
   });
 
   it.skipIf(backend === 'memory')('the quota store unreachable: 503 unavailable with Retry-After (fail closed)', async () => {
-    const down = createTollgate({ redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }) });
+    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }) });
     const base = await app({ key: apiKey, tollgate: down });
     const { key } = await account();
     const reply = await get(base, { 'x-api-key': key });
@@ -152,7 +154,7 @@ describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'],
     expect(denied).toMatchObject({ status: 299, body: { custom: 'unauthorized', status: 401 } });
   });
 
-  it('the rate-limit headers stay on the response when the endpoint fails (SPEC §4: errors included)', async () => {
+  it('the rate-limit headers stay on the response when the endpoint fails (errors included)', async () => {
     const base = await app({ key: apiKey });
     const { key } = await account();
     const reply = await get(base, { 'x-api-key': key }, '/boom');
@@ -184,7 +186,7 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
 
   beforeAll(async () => {
     io = await connectIoredis();
-    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
     const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
     checkRateLimitOptions(options);
     server = await listen(async (req, res) => {
@@ -198,7 +200,7 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     await io.quit();
   });
 
-  it('passes a valid key with its headers, refuses a missing key (401) and a short balance (402) with the SPEC §8 body', async () => {
+  it('passes a valid key with its headers, refuses a missing key (401) and a short balance (402) with the error body', async () => {
     const subject = accountId('plain');
     await tg.accounts.create(subject, { plan: 'free' });
     const { key } = await tg.keys.issue(subject);
@@ -212,6 +214,21 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     const short = await fetch(`${server.url}/`, { headers: { 'x-api-key': key, 'x-credits': '31' } });
     expect(short.status).toBe(402);
     expect(((await short.json()) as { error: object }).error).toMatchObject({ type: 'insufficient_quota', remaining: 30, needed: 31 });
+  });
+
+  it('a decision says ok, and a refusal names its error type as the body does (reason is the same, under its former name)', async () => {
+    const subject = accountId('plain');
+    await tg.accounts.create(subject, { plan: 'free' });
+    const { key } = await tg.keys.issue(subject);
+    const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+    const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
+    const passed = await checkRequest(options, request({ 'x-api-key': key }));
+    expect(passed).toMatchObject({ ok: true, pass: { subject, admission: { ok: true } } });
+    for (const [headers, type] of [[{}, 'unauthorized'], [{ 'x-api-key': key, 'x-credits': '31' }, 'insufficient_quota']] as const) {
+      const decision = await checkRequest(options, request(headers));
+      if (decision.ok) throw new Error('expected a refusal');
+      expect(decision.refusal).toMatchObject({ type, reason: type, reply: { body: { error: { type } } } });
+    }
   });
 
   it('refuses options that name neither key nor subject, or a surface or policy the tables lack, naming the option and its value', () => {
@@ -232,7 +249,7 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
 
   beforeAll(async () => {
     io = await connectIoredis();
-    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('fastify') });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('fastify') });
     app = Fastify();
     app.get('/before', async () => ({ pass: null }));
     // Not encapsulated: the hook reaches the routes the registering scope adds after it.

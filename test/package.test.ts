@@ -1,4 +1,4 @@
-// The published package (SPEC §1, issue 13): what `npm pack` makes, checked as a new user gets
+// The published package: what `npm pack` makes, checked as a new user gets
 // it. One CommonJS build with ESM wrappers and declarations for every subpath (., ./model,
 // ./express, ./koa, ./fastify, ./hono), the `tollgate` bin, publint --strict and attw clean, at
 // most 120 KB packed, the Lua inside the build, and the README quick start
@@ -17,10 +17,16 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
 const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const SUBPATHS = { '.': 'index', './model': 'model/index', './express': 'express', './koa': 'koa', './fastify': 'fastify', './hono': 'hono' };
+const SUBPATHS = { '.': 'index', './errors': 'errors', './http': 'http', './model': 'model/index', './express': 'express', './koa': 'koa', './fastify': 'fastify', './hono': 'hono' };
 const MAX_PACKED_BYTES = 120_000;
 
 describe('package manifest', () => {
+  it('the root exports at most 15 values (createTollgate, the two adapters, TollgateError, isTollgateError); the rest live under subpaths', async () => {
+    const root = await import('../src/index.ts');
+    expect(Object.keys(root).length).toBeLessThanOrEqual(15);
+    expect(Object.keys(root).sort()).toEqual(['TollgateError', 'createTollgate', 'fromIoredis', 'fromNodeRedis', 'isTollgateError']);
+  });
+
   it('is named tollgate, side-effect free, for Node >= 22, shipping only dist and the README (the CHANGELOG stays in the repository)', () => {
     expect(manifest).toMatchObject({ name: 'tollgate', type: 'module', sideEffects: false, engines: { node: '>=22' }, files: ['dist', 'README.md'] });
   });
@@ -137,7 +143,7 @@ describe('packed package', () => {
     const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch((error: { stdout: string }) => error);
     const { analysis, problems } = JSON.parse(stdout);
     expect(problems ?? {}).toEqual({});
-    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './express', './fastify', './hono', './koa', './model', './package.json']);
+    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './errors', './express', './fastify', './hono', './http', './koa', './model', './package.json']);
     for (const [subpath, entry] of Object.entries(analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>)) {
       if (subpath === './package.json') continue;
       for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
@@ -164,7 +170,7 @@ describe('packed package', () => {
     // Every subpath's declarations, read by the compiler with skipLibCheck off.
     writeFileSync(
       join(project, 'subpaths.ts'),
-      `import type { Tollgate } from "tollgate";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nimport type { FastifyRateLimitOptions } from "tollgate/fastify";\nimport type { HonoRateLimitOptions } from "tollgate/hono";\nexport type All = [Tollgate, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions, FastifyRateLimitOptions, HonoRateLimitOptions];\n`,
+      `import type { Tollgate } from "tollgate";\nimport type { UnconfirmedError } from "tollgate/errors";\nimport type { HttpReply } from "tollgate/http";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nimport type { FastifyRateLimitOptions } from "tollgate/fastify";\nimport type { HonoRateLimitOptions } from "tollgate/hono";\nexport type All = [Tollgate, UnconfirmedError, HttpReply, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions, FastifyRateLimitOptions, HonoRateLimitOptions];\n`,
     );
     // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
     // files under bundler, which is left the quicker check.
@@ -180,13 +186,13 @@ describe('packed package', () => {
   }, 60_000);
 
   it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed, and Fastify and Hono never loaded', async () => {
-    const names = 'typeof t.createTollgate, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit, typeof f.rateLimit, typeof h.rateLimit';
+    const names = 'typeof t.createTollgate, typeof r.UnconfirmedError, typeof p.checkRequest, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit, typeof f.rateLimit, typeof h.rateLimit';
     const loaded = `Object.keys(require.cache).filter((file) => /node_modules.(fastify|hono)./.test(file)).length`;
-    const esm = `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); import * as t from 'tollgate'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; import * as f from 'tollgate/fastify'; import * as h from 'tollgate/hono'; console.log(${names}, ${loaded});`;
-    const cjs = `const t = require('tollgate'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'), f = require('tollgate/fastify'), h = require('tollgate/hono'); console.log(${names}, ${loaded});`;
+    const esm = `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); import * as t from 'tollgate'; import * as r from 'tollgate/errors'; import * as p from 'tollgate/http'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; import * as f from 'tollgate/fastify'; import * as h from 'tollgate/hono'; console.log(${names}, ${loaded});`;
+    const cjs = `const t = require('tollgate'), r = require('tollgate/errors'), p = require('tollgate/http'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'), f = require('tollgate/fastify'), h = require('tollgate/hono'); console.log(${names}, ${loaded});`;
     for (const [flag, code] of [['--input-type=module', esm], ['--input-type=commonjs', cjs]] as const) {
       const { stdout } = await run(process.execPath, [flag, '-e', code], { cwd: dir });
-      expect(stdout.trim(), flag).toBe('function function function function function function 0');
+      expect(stdout.trim(), flag).toBe('function function function function function function function function 0');
     }
     expect(readdirSync(join(dir, 'node_modules'))).not.toContain('express');
   });
@@ -199,11 +205,18 @@ describe('packed package', () => {
     expect(JSON.parse(stdout)).toEqual([]);
   });
 
-  it('is one copy for import and require: an error of one is an instance of the other\'s class', async () => {
-    const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; const c = createRequire(import.meta.url)('tollgate');
-      try { t.createTollgate({}); } catch (e) { console.log(e instanceof c.InvalidInputError, t.DEFAULT_PLANS === c.DEFAULT_PLANS); }`;
+  it('is one copy for import and require, and for every subpath: an error of one is an instance of the other\'s class', async () => {
+    const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; import * as r from 'tollgate/errors'; const require = createRequire(import.meta.url); const c = require('tollgate'), ce = require('tollgate/errors');
+      try { t.createTollgate({}); } catch (e) { console.log(e instanceof ce.InvalidInputError, e instanceof r.InvalidInputError, e instanceof c.TollgateError, r.TollgateError === t.TollgateError); }`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: dir });
-    expect(stdout.trim()).toBe('true true');
+    expect(stdout.trim()).toBe('true true true true');
+  });
+
+  it('exports at most 15 values from the root: what an embedding server needs', async () => {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `import * as t from 'tollgate'; console.log(JSON.stringify(Object.keys(t).sort()));`], { cwd: dir });
+    const names = JSON.parse(stdout) as string[];
+    expect(names.length).toBeLessThanOrEqual(15);
+    expect(names).toEqual(expect.arrayContaining(['createTollgate', 'fromIoredis', 'fromNodeRedis', 'isTollgateError', 'TollgateError']));
   });
 });
 

@@ -1,8 +1,8 @@
-// Policies (SPEC §10): named windows that limit subjects without an account (sign-in attempts
+// Policies (docs/concepts.md#vocabulary): named windows that limit subjects without an account (sign-in attempts
 // per IP), storing nothing but expiring counters. Through both clients (and on the cluster
 // project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, InvalidInputError } from '../src/index.ts';
+import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
 import { TEST_START, backends, accountId } from './helpers/tollgate.ts';
 
@@ -32,14 +32,15 @@ describe.each(backends())('policies through %s', (kind) => {
     const subject = ip();
     for (let remaining = 2; remaining >= 0; remaining--) {
       expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toEqual({
+        ok: true,
         allowed: true,
         rateLimit: { limit: 3, remaining, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' },
         windows: [{ limit: 3, remaining, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' }],
       });
     }
-    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
+    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
     gate.clock.advance(45_000);
-    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ allowed: true, rateLimit: { remaining: 2 } });
+    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 2 } });
   });
 
   it('a policy admit is one command: the windows travel with it, nothing is looked up', async () => {
@@ -76,7 +77,7 @@ describe.each(backends())('policies through %s', (kind) => {
     const subject = ip();
     expect((await gate.tg.limits.peek(subject, { policy: 'layered' })).windows.map((w) => w.remaining)).toEqual([2, 5]);
     await gate.tg.limits.reset(subject, { policy: 'layered' });
-    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous', cost: 4 })).toMatchObject({ allowed: false, reason: 'cost_exceeds_limit' });
+    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous', cost: 4 })).toMatchObject({ ok: false, allowed: false, reason: 'cost_exceeds_limit' });
     if (gate.onRedis) expect(await storedKeys(gate.command, gate.prefix, subject)).toEqual([]);
   });
 
@@ -85,15 +86,15 @@ describe.each(backends())('policies through %s', (kind) => {
     await gate.tg.accounts.create(id, { plan: 'free' });
     for (let i = 0; i < 3; i++) await gate.tg.limits.admit(id, { policy: 'anonymous' });
     expect((await gate.tg.limits.admit(id, { policy: 'anonymous' })).allowed).toBe(false);
-    expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: true, rateLimit: { limit: 30, remaining: 29 } });
-    expect(await gate.tg.limits.admit(id, { policy: 'layered' })).toMatchObject({ allowed: true, windows: [{ remaining: 1 }, { remaining: 4 }] });
-    expect(await gate.tg.limits.admit(id, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ allowed: true, rateLimit: { limit: 10, remaining: 9 } });
+    expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 30, remaining: 29 } });
+    expect(await gate.tg.limits.admit(id, { policy: 'layered' })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 1 }, { remaining: 4 }] });
+    expect(await gate.tg.limits.admit(id, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 10, remaining: 9 } });
   });
 
   it('cost counts with a policy as with a plan', async () => {
     const subject = ip();
-    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 4 })).toMatchObject({ allowed: true, rateLimit: { remaining: 6 } });
-    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 7 })).toMatchObject({ allowed: false, rateLimit: { remaining: 6 } });
+    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 4 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 6 } });
+    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 7 })).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 6 } });
   });
 
   it('peek reads a policy subject without counting; reset clears only that policy\'s surface', async () => {

@@ -97,9 +97,9 @@ describe('README examples run as written', () => {
   });
 
   it('the operator CLI commands run as written, on REDIS_URL', async () => {
-    const setup = `import { createClient } from 'redis'; import { createTollgate, fromNodeRedis } from './src/index.ts';
+    const setup = `import { createClient } from 'redis'; import { createTollgate, fromNodeRedis } from './src/index.ts'; import { EXAMPLE_PLANS } from './examples/shared/plans.ts';
       const client = await createClient({ url: process.env.REDIS_URL }).on('error', () => {}).connect();
-      const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+      const tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: fromNodeRedis(client) });
       await tollgate.accounts.create('acct_42', { plan: 'starter' }).catch(() => {});
       await tollgate.credits.charge('acct_42', { required: 2 });
       await client.quit();`;

@@ -1,12 +1,13 @@
 // A command may reach Redis twice: a caller retries after a timeout, or the client resends it
 // after a reconnect (ioredis does so by default). Every credit movement must still apply
-// once (SPEC §5 operation ids, SPEC §6 settlements, SPEC §7 opening).
+// once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, fromNodeRedis, type RedisScriptClient, type Tollgate } from '../src/index.ts';
 import { charge } from '../src/scripts/bundle.generated.ts';
 import { Code } from '../src/scripts/codes.ts';
 import { connectNodeRedis, uniquePrefix } from './helpers/redis.ts';
 import { ManualClock, accountId } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 /** An operation id the library made (src/credits.ts newOperationId). */
 const LIBRARY_ID = /^op_[A-Za-z0-9_-]{16}$/;
@@ -37,9 +38,9 @@ describe('a command that reaches Redis twice applies once', () => {
   const clock = new ManualClock();
   beforeAll(async () => {
     client = await connectNodeRedis();
-    tg = createTollgate({ redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
-    plain = createTollgate({ redis: fromNodeRedis(client), prefix, clock: clock.fn });
-    recorded = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: resendingClient(fromNodeRedis(client)), prefix, clock: clock.fn });
+    plain = createTollgate({ plans: EXAMPLE_PLANS, redis: fromNodeRedis(client), prefix, clock: clock.fn });
+    recorded = createTollgate({ plans: EXAMPLE_PLANS, redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: clock.fn });
   });
   afterAll(() => client.close());
   const operationsKey = (id: string) => `${prefix}:{${id}}:op`;
@@ -125,9 +126,9 @@ describe('a command that reaches Redis twice applies once', () => {
     const hold = await plain.holds.open(id, { items: 3, perItem: { required: 1, optional: 1 } });
     const budget = await plain.holds.openBudget(id, { amount: 5 });
     if (!hold.ok || !budget.ok) throw new Error('open refused');
-    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i1', optionalSpent: 1 })).toMatchObject({ accepted: true, hold: { delivered: 1, spent: 2 } });
-    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i2', failed: 'x' })).toMatchObject({ accepted: true, hold: { failed: { x: 1 }, settled: 2 } });
-    expect(await tg.holds.spend(id, budget.hold.id, { itemId: 'p1', amount: 2 })).toMatchObject({ accepted: true, hold: { spent: 2, settled: 1 } });
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i1', optionalSpent: 1 })).toMatchObject({ ok: true, accepted: true, hold: { delivered: 1, spent: 2 } });
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i2', failed: 'x' })).toMatchObject({ ok: true, accepted: true, hold: { failed: { x: 1 }, settled: 2 } });
+    expect(await tg.holds.spend(id, budget.hold.id, { itemId: 'p1', amount: 2 })).toMatchObject({ ok: true, accepted: true, hold: { spent: 2, settled: 1 } });
     expect((await plain.usage(id)).credits).toMatchObject({ spent: 4, held: 4 + 3 });
   });
 
@@ -147,7 +148,7 @@ describe('resendIds: false sends no id for charges the caller named none', () =>
     try {
       const prefix = uniquePrefix('noids');
       const sent: string[][] = [];
-      const tg = createTollgate({ redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       await tg.credits.charge(id, { required: 1 });

@@ -1,4 +1,4 @@
-// The Lua build and the one call path (STYLE "Lua scripts"): includes resolved once and in
+// The Lua build and the one call path: includes resolved once and in
 // order, cycles and missing files reported with file and line; the compile step (constant
 // tables to literals, unused helpers and comments dropped, strings untouched); headers that
 // declare every KEYS and ARGV; codes that agree with TypeScript; a fresh bundle with correct
@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccountNotFoundError, StoreUnavailableError, createTollgate, type Tollgate } from '../src/index.ts';
+import { createTollgate, type Tollgate } from '../src/index.ts';
+import { AccountNotFoundError, StoreUnavailableError } from '../src/errors.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { LUA_ROOT, SCRIPTS_DIR, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
 import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
@@ -23,6 +24,7 @@ import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
 import { connectNodeRedis } from './helpers/redis.ts';
 import { rawCommand, startRedisServer, type RedisServer } from './helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClient } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const files = (tree: Record<string, string>) => (path: string) => tree[path];
 const scriptFiles = readdirSync(LUA_ROOT).filter((f) => f.endsWith('.lua')).sort();
@@ -475,7 +477,7 @@ describe('scripts as functions: the library is loaded where it is missing', () =
     beforeAll(async () => {
       client = await connectTestClient(kind, { url: server.url });
       recorder = recording(client.adapter);
-      tg = createTollgate({ redis: recorder.client, prefix: `functions-${kind}`, clock: new ManualClock().fn });
+      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix: `functions-${kind}`, clock: new ManualClock().fn });
     });
     afterAll(() => client.close());
 
@@ -560,13 +562,13 @@ describe('a server that refuses functions: EVALSHA for good, and every call work
       try {
         await client.command(['SCRIPT', 'FLUSH']);
         const recorder = recording(client.adapter);
-        const tg = createTollgate({ redis: recorder.client, prefix: `refused-${kind}`, clock: new ManualClock().fn });
+        const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix: `refused-${kind}`, clock: new ManualClock().fn });
         const id = accountId();
         await tg.accounts.create(id, { plan: 'pro' });
         expect(verbsOf(recorder)).toEqual(first);
         expect(recorder.loads).toHaveLength(loads);
         recorder.clear();
-        expect(await tg.limits.admit(id, { credits: 1 })).toMatchObject({ allowed: true });
+        expect(await tg.limits.admit(id, { credits: 1 })).toMatchObject({ ok: true, allowed: true });
         expect(await tg.credits.charge(id, { required: 2 })).toMatchObject({ ok: true, charged: 2, balance: 4998 });
         const hold = await tg.holds.open(id, { items: 2, perItem: { required: 1 } });
         expect(hold).toMatchObject({ ok: true });
@@ -594,7 +596,7 @@ describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after N
     beforeAll(async () => {
       client = await connectTestClient(kind, { url: server.url });
       recorder = recording(client.adapter);
-      tg = createTollgate({ redis: recorder.client, prefix: `scripts-${kind}`, clock: new ManualClock().fn, scripts: 'eval' });
+      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix: `scripts-${kind}`, clock: new ManualClock().fn, scripts: 'eval' });
     });
     afterAll(() => client.close());
 
@@ -644,7 +646,7 @@ describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after N
   });
 
   it('is refused when neither "functions" nor "eval"', () => {
-    expect(() => createTollgate({ redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(/scripts must be "functions" or "eval"/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(/scripts must be "functions" or "eval"/);
   });
 });
 

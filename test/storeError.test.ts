@@ -6,7 +6,8 @@
 // always fails closed, and telemetry counts each decision. Real apps on a Redis of this file's
 // own, killed and started again, or paused past the call's timeout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, TELEMETRY_NAMES, type CounterLike, type TelemetryAttributes, type Tollgate } from '../src/index.ts';
+import { createTollgate, type CounterLike, type TelemetryAttributes, type Tollgate } from '../src/index.ts';
+import { TELEMETRY_NAMES } from '../src/telemetry.ts';
 import { connectClient, serverPid, waitUntil } from './faults/support.ts';
 import { expressApp, FRAMEWORKS, get, type App, type Headers, type Options } from './helpers/frameworks.ts';
 import { startRedisServer, type RedisServer } from './helpers/redisServer.ts';
@@ -89,7 +90,7 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
       expect(reply.status, `request ${i}`).toBe(200);
       expect(reply.headers.get('x-ratelimit-limit')).toBe('15');
       expect(reply.headers.get('x-ratelimit-remaining')).toBe(String(15 - i));
-      expect(reply.body.pass).toMatchObject({ subject: known.subject, degraded: 'local', admission: { allowed: true } });
+      expect(reply.body.pass).toMatchObject({ subject: known.subject, degraded: 'local', admission: { ok: true, allowed: true } });
     }
     const denied = await get(apps.local, { 'x-api-key': known.key });
     expect(denied.status).toBe(429);

@@ -1,4 +1,4 @@
-// The sweep (SPEC §6): holds whose worker stopped reporting are ended by their lease, with
+// The sweep (docs/holds.md): holds whose worker stopped reporting are ended by their lease, with
 // their refunds, so no credit or cap place stays locked forever; safe from many servers at
 // once. The deployment-wide sweep sees every subject under its prefix, so each test has a
 // prefix (a deployment) of its own.
@@ -7,6 +7,7 @@ import { createTollgate, type Hold, type RedisScriptClient, type Tollgate } from
 import { sweepMark } from '../src/scripts/bundle.generated.ts';
 import { checkInvariants } from '../src/model/index.ts';
 import { CLIENT_KINDS, accountId, backends, connectTestClient, openTollgate, type ClientKind, type TestClient, type TestGate } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const LEASE = 60_000;
 
@@ -28,7 +29,7 @@ describe.each(backends())('the sweep on %s', (kind) => {
   async function server(client: (typeof CLIENT_KINDS)[number], wrap: (inner: RedisScriptClient) => RedisScriptClient = (inner) => inner): Promise<Tollgate> {
     const connected = await connectTestClient(client);
     extra.push(connected);
-    return createTollgate({ redis: wrap(connected.adapter), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
+    return createTollgate({ plans: EXAMPLE_PLANS, redis: wrap(connected.adapter), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
   }
   async function subjectWithHold(plan = 'pro', items = 5): Promise<{ id: string; hold: Hold }> {
     const id = accountId();

@@ -1,12 +1,15 @@
-// OpenTelemetry (issue 13): a span per quota-store call (script, outcome, duration) and counters
+// OpenTelemetry: a span per quota-store call (script, outcome, duration) and counters
 // of admits, denials, charges and store failures, through @opentelemetry/api's global tracer
 // and meter by default; off with telemetry: false.
 import { metrics, trace, type Meter, type MeterProvider, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, fromIoredis, InvalidInputError, StoreUnavailableError, TELEMETRY_NAMES, type Tollgate } from '../src/index.ts';
+import { createTollgate, fromIoredis, type Tollgate } from '../src/index.ts';
+import { InvalidInputError, StoreUnavailableError } from '../src/errors.ts';
+import { TELEMETRY_NAMES } from '../src/telemetry.ts';
 import { connectIoredis, uniquePrefix } from './helpers/redis.ts';
 import { accountId, ManualClock } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 interface Recorded {
   name: string;
@@ -65,7 +68,7 @@ describe('telemetry', () => {
     // The host's SDK, registered before createTollgate as OpenTelemetry asks.
     trace.setGlobalTracerProvider({ getTracer: () => recorder.tracer } as TracerProvider);
     metrics.setGlobalMeterProvider({ getMeter: () => recorder.meter } as MeterProvider);
-    tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn });
   });
   afterAll(async () => {
     trace.disable();
@@ -132,7 +135,8 @@ describe('telemetry', () => {
   });
 
   it('a store failure marks the span failed with the error and counts a store failure', async () => {
-    const down = createTollgate({ redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }), clock: clock.fn });
+    // acceptEviction: the charge's script is sent (and fails), with no INFO read before it.
+    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }), clock: clock.fn, acceptEviction: true });
     recorder.clear();
     await expect(down.credits.charge('acct_x', { required: 1 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(recorder.spans[0]).toMatchObject({ name: 'tollgate charge', ended: true, status: { code: 2 }, attributes: { 'tollgate.outcome': 'unavailable' } });
@@ -141,7 +145,7 @@ describe('telemetry', () => {
   });
 
   it('telemetry: false records nothing; a tracer and meter can be given instead of the global ones', async () => {
-    const off = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn, telemetry: false });
+    const off = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn, telemetry: false });
     const subject = accountId('otel');
     await off.accounts.create(subject, { plan: 'free' });
     recorder.clear();
@@ -150,7 +154,7 @@ describe('telemetry', () => {
     expect(recorder.counts).toEqual([]);
 
     const own = new Recorder();
-    const given = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn, telemetry: { tracer: own.tracer, meter: own.meter } });
+    const given = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn, telemetry: { tracer: own.tracer, meter: own.meter } });
     await given.accounts.create(subject, { plan: 'free' });
     await given.limits.admit(subject);
     expect(recorder.spans).toEqual([]);
@@ -160,8 +164,8 @@ describe('telemetry', () => {
 
   it('refuses a telemetry option that is not true, false or { tracer, meter }', () => {
     const redis = fromIoredis(io);
-    expect(() => createTollgate({ redis, telemetry: 'on' as never })).toThrowError(InvalidInputError);
-    expect(() => createTollgate({ redis, telemetry: { tracer: {} as never } })).toThrowError(/Tracer/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis, telemetry: 'on' as never })).toThrowError(InvalidInputError);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis, telemetry: { tracer: {} as never } })).toThrowError(/Tracer/);
   });
 });
 
@@ -171,7 +175,7 @@ describe('telemetry without an SDK', () => {
     metrics.disable();
     const io = await connectIoredis();
     try {
-      const tg = createTollgate({ redis: fromIoredis(io), prefix: uniquePrefix('telemetry-late') });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('telemetry-late') });
       const subject = accountId('late');
       await tg.accounts.create(subject, { plan: 'free' });
       expect((await tg.limits.admit(subject)).allowed).toBe(true);

@@ -1,19 +1,11 @@
 // Bad input to the library throws a typed error with a clear message before Redis is touched
-// (SPEC §8): plans and policies at start-up (SPEC §2, §10), and every call's arguments. Errors
+// (docs/errors.md): plans and policies at start-up (docs/concepts.md#plans), and every call's arguments. Errors
 // are recognisable across duplicate installs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_PLANS,
-  InvalidInputError,
-  StoreUnavailableError,
-  TollgateError,
-  UnknownPlanError,
-  createTollgate,
-  isTollgateError,
-  validatePlans,
-  validatePolicies,
-  type Tollgate,
-} from '../src/index.ts';
+import { TollgateError, createTollgate, isTollgateError, type Tollgate } from '../src/index.ts';
+import { InvalidInputError, StoreUnavailableError, UnknownPlanError } from '../src/errors.ts';
+import { validatePlans, validatePolicies } from '../src/rules/plans.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { recording, type Recorder } from './helpers/recording.ts';
 import { CLIENT_KINDS, connectTestClient, type TestClient } from './helpers/tollgate.ts';
 
@@ -29,7 +21,7 @@ function goldPlan(): Record<string, any> {
 }
 const windows = (n: number) => Array.from({ length: n }, (_, i) => ({ limit: 10, windowMs: (i + 1) * 1000 }));
 
-describe('plans are validated at start-up, with messages that name the plan and the field (SPEC §2, §10)', () => {
+describe('plans are validated at start-up, with messages that name the plan and the field', () => {
   const cases: Array<[string, (p: Record<string, any>) => void, string | RegExp]> = [
     ['a surface with 0 windows', (p) => (p.limits.api = []), 'Plan "gold": limits.api must be a list of 1 to 4 windows'],
     ['a surface with 5 windows', (p) => (p.limits.api = windows(5)), 'Plan "gold": limits.api must be a list of 1 to 4 windows'],
@@ -61,7 +53,7 @@ describe('plans are validated at start-up, with messages that name the plan and 
   it.each(cases)('%s is refused by validatePlans and createTollgate, naming plan and field', (_, spoil, message) => {
     const plan = goldPlan();
     spoil(plan);
-    const plans = { free: DEFAULT_PLANS.free, gold: plan };
+    const plans = { free: EXAMPLE_PLANS.free, gold: plan };
     expect(() => validatePlans(plans)).toThrowError(InvalidInputError);
     expect(() => validatePlans(plans)).toThrowError(message);
     const recorder = recording(undefined);
@@ -84,7 +76,7 @@ describe('plans are validated at start-up, with messages that name the plan and 
   });
 });
 
-describe('policies are validated at start-up, naming the policy and field (SPEC §10)', () => {
+describe('policies are validated at start-up, naming the policy and field', () => {
   it.each<[string, unknown, string | RegExp]>([
     ['a bad window', { anonymous: { api: [{ limit: 10, windowMs: 1_500 }] } }, 'Policy "anonymous".api[0].windowMs must be whole seconds (got 1500)'],
     ['5 windows', { anonymous: { api: windows(5) } }, 'Policy "anonymous".api must be a list of 1 to 4 windows'],
@@ -94,7 +86,7 @@ describe('policies are validated at start-up, naming the policy and field (SPEC 
     ['an empty table', {}, 'The policy table must name at least one policy'],
   ])('%s is refused', (_, policies, message) => {
     expect(() => validatePolicies(policies)).toThrowError(message);
-    expect(() => createTollgate({ redis: recording(undefined).client, policies: policies as never })).toThrowError(message);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client, policies: policies as never })).toThrowError(message);
   });
 
   it('no policies is an empty table', () => {
@@ -102,7 +94,7 @@ describe('policies are validated at start-up, naming the policy and field (SPEC 
   });
 });
 
-describe('DEFAULT_PLANS (SPEC §2)', () => {
+describe("the example service's plans", () => {
   const fixedMinute = (limit: number) => [{ limit, windowMs: 60_000 }];
   const seed = {
     free: { limits: { api: fixedMinute(30), web: fixedMinute(30) }, credits: { allowance: 30, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 5000, surfaces: ['web'] } },
@@ -112,11 +104,11 @@ describe('DEFAULT_PLANS (SPEC §2)', () => {
   };
 
   it('is the seed table: requests/min on api and web, credits per cycle, free holds only on web, caps and max items', () => {
-    expect(DEFAULT_PLANS).toEqual(seed);
+    expect(EXAMPLE_PLANS).toEqual(seed);
   });
 
-  it('is the default of createTollgate, and passes its own validation as fixed windows', () => {
-    const tg = createTollgate({ redis: recording(undefined).client });
+  it('pass createTollgate\'s validation as fixed windows', () => {
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client });
     expect(Object.keys(tg.plans)).toEqual(['free', 'starter', 'pro', 'business']);
     for (const [name, plan] of Object.entries(seed)) {
       expect(tg.plans[name]!.limits).toEqual(Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: 'fixed' }))])));
@@ -139,26 +131,33 @@ describe('createTollgate options are checked before anything is sent', () => {
     ['a lease longer than 62 days', { leaseMs: 62 * 86_400_000 + 1 }, /^leaseMs must be a whole number 1\.\.5356800000/],
   ])('%s', (_, options, message) => {
     const recorder = recording(undefined);
-    expect(() => createTollgate({ redis: recorder.client, ...options })).toThrowError(message);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, ...options })).toThrowError(message);
+    expect(recorder.sent).toEqual([]);
+  });
+
+  it('plans are required: createTollgate without a plan table is refused before anything is sent', () => {
+    const recorder = recording(undefined);
+    expect(() => createTollgate({ redis: recorder.client } as never)).toThrowError(new InvalidInputError('The plan table must name at least one plan'));
+    expect(() => createTollgate({ memory: true } as never)).toThrowError(InvalidInputError);
     expect(recorder.sent).toEqual([]);
   });
 
   it('a raw client passed without its adapter is named in the error', () => {
-    expect(() => createTollgate({ redis: { evalSha: () => undefined } as never })).toThrowError(/a raw node-redis client: wrap it with fromNodeRedis/);
-    expect(() => createTollgate({ redis: { evalsha: () => undefined } as never })).toThrowError(/a raw ioredis client: wrap it with fromIoredis/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalSha: () => undefined } as never })).toThrowError(/a raw node-redis client: wrap it with fromNodeRedis/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalsha: () => undefined } as never })).toThrowError(/a raw ioredis client: wrap it with fromIoredis/);
   });
 });
 
 /** The tables of the bad-input checks: a plan with an extra surface, and a policy. */
 const TABLES = {
-  plans: { ...DEFAULT_PLANS, extra: { ...DEFAULT_PLANS.free, limits: { ...DEFAULT_PLANS.free.limits, mcp: [{ limit: 5, windowMs: 60_000 }] } } },
+  plans: { ...EXAMPLE_PLANS, extra: { ...EXAMPLE_PLANS.free, limits: { ...EXAMPLE_PLANS.free.limits, mcp: [{ limit: 5, windowMs: 60_000 }] } } },
   policies: { anonymous: { api: [{ limit: 3, windowMs: 60_000 }] } },
 };
 
 // A key of the right form: it would reach Redis if the options were right.
 const key = `tgk_acct_0123456789_${'a'.repeat(32)}`;
 const cases: Array<[string, (tg: Tollgate) => Promise<unknown>]> = [
-  // Subjects (SPEC §10).
+  // Subjects (docs/concepts.md#vocabulary).
   ['an empty subject', (tg) => tg.limits.admit('')],
   ['a subject with a brace (breaks the cluster hash tag)', (tg) => tg.limits.admit('a{b}')],
   ['a subject with a space', (tg) => tg.usage('a b')],
@@ -224,7 +223,7 @@ const cases: Array<[string, (tg: Tollgate) => Promise<unknown>]> = [
   ['a negative signup instant', (tg) => tg.accounts.create('a', { plan: 'free', signupAt: -5 })],
 ];
 
-describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched (SPEC §8), through a recording %s client', (kind) => {
+describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched, through a recording %s client', (kind) => {
   let client: TestClient;
   let recorder: Recorder;
   let tg: Tollgate;

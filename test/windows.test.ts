@@ -1,24 +1,25 @@
-// Window algorithms (SPEC §4, §10): fixed windows keep SPEC §4 exactly (clock-aligned, retry
+// Window algorithms (docs/limits.md): fixed windows keep the clock-aligned rule exactly (clock-aligned, retry
 // at the reset), sliding windows count the two-window estimate, retryAfterMs is exactly when a
 // request fits for both, and `stagger` spreads fixed resets across subjects. Through both
 // clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS, type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
-import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/windows.ts';
+import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
+import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/rules/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 import { TEST_START, backends, accountId, type ManualClock } from './helpers/tollgate.ts';
 
 const MINUTE = 60_000;
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 const PLANS = {
-  ...DEFAULT_PLANS,
+  ...EXAMPLE_PLANS,
   sliding: plan({ api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
   mixed: plan({ api: [{ limit: 4, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
 };
 const POLICIES = { anonymous: { api: [{ limit: 10, windowMs: MINUTE }] }, pair: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE }] }, slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] } };
 
 /**
- * The sliding estimate as issue 9 states it, floor(previous x (1 - elapsed / W)) + current,
+ * The sliding estimate as docs/limits.md#sliding-windows states it, floor(previous x (1 - elapsed / W)) + current,
  * with the fraction kept exact (previous x (W - elapsed) / W) so no float rounding decides.
  */
 const estimate = (previous: number, current: number, elapsed: number, windowMs: number) => Math.floor((previous * (windowMs - elapsed)) / windowMs) + current;
@@ -42,9 +43,9 @@ async function expectExactRetry(clock: ManualClock, admit: () => Promise<Admissi
   const retry = denied.retryAfterMs;
   expect(retry).toBeGreaterThan(0);
   clock.advance(retry - 1);
-  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ allowed: false });
+  expect(await admit(), `at retryAfterMs - 1 (${retry - 1} ms)`).toMatchObject({ ok: false, allowed: false });
   clock.advance(1);
-  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ allowed: true });
+  expect(await admit(), `at retryAfterMs (${retry} ms)`).toMatchObject({ ok: true, allowed: true });
   return retry;
 }
 
@@ -61,7 +62,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
     for (let i = 0; i < n; i++) expect((await gate.tg.limits.admit(id)).allowed).toBe(true);
   };
 
-  describe('SPEC §4: fixed windows', () => {
+  describe('fixed windows', () => {
     it('are clock-aligned: subjects that start at different moments reset at the same instant, the minute boundary', async () => {
       const a = await account('free');
       const b = await account('free');
@@ -86,7 +87,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
     });
   });
 
-  describe('SPEC §10: sliding windows', () => {
+  describe('sliding windows', () => {
     it('just after a boundary the count is floor(previous x (1 - elapsed / W)) + current', async () => {
       const id = await account('sliding');
       await admitN(id, 8);
@@ -95,7 +96,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       expect(used).toBe(7);
       expect((await gate.tg.limits.peek(id)).rateLimit).toEqual({ limit: 10, remaining: 10 - used, resetMs: 59_000, windowMs: MINUTE, algorithm: 'sliding' });
       await admitN(id, 10 - used);
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0 } });
     });
 
     it('half-way through the window the previous count weighs half (rounded down)', async () => {
@@ -180,7 +181,7 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       await admitN(id, 4);
       gate.clock.set(TEST_START + 40_000);
       const denied = await gate.tg.limits.admit(id, { cost: 2 });
-      expect(denied).toMatchObject({ allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
+      expect(denied).toMatchObject({ ok: false, allowed: false, rateLimit: { windowMs: MINUTE, algorithm: 'sliding' } });
       await expectExactRetry(gate.clock, () => gate.tg.limits.admit(id, { cost: 2 }));
     });
 
@@ -228,7 +229,7 @@ describe.each(backends())('stagger through %s', (kind) => {
     }
   });
 
-  it('without stagger (the default) every subject resets at the same clock-aligned instant (SPEC §4)', async () => {
+  it('without stagger (the default) every subject resets at the same clock-aligned instant', async () => {
     const subjects = Array.from({ length: 20 }, (_, i) => `ip:198.51.100.${i}:${accountId('a')}`);
     expect(new Set(await resetsOf(aligned, subjects))).toEqual(new Set([TEST_START + MINUTE]));
   });

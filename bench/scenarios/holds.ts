@@ -1,5 +1,5 @@
 /**
- * Holds (SPEC §6): opening one must cost the same whatever its number of items (one
+ * Holds (docs/holds.md): opening one must cost the same whatever its number of items (one
  * reservation, no per-item work), and each settlement is one script.
  *   hold open N=1, N=5,000   tg.holds.open as a host calls it (openHold.lua, with the sweep
  *                            index mark beside it: two scripts per open);

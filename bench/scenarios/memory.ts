@@ -8,6 +8,7 @@
  *                  the account's recent charge ids), so the stream's first node is amortised.
  */
 import { createTollgate } from "../../src/index.ts";
+import { EXAMPLE_PLANS } from "../../examples/shared/plans.ts";
 import type { BenchClient } from "../clients.ts";
 import { parallel } from "../fixture.ts";
 import { usedMemory } from "../redisInfo.ts";
@@ -36,7 +37,7 @@ export async function measureMemory(admin: BenchClient, client: BenchClient, acc
     await work();
     return (await usedMemory(admin)) - before;
   };
-  const tg = createTollgate({ redis: client.tollgate });
+  const tg = createTollgate({ redis: client.tollgate, plans: EXAMPLE_PLANS });
 
   await admin.command(["FLUSHALL"]);
   const idle = await grow(() => parallel(accounts, 64, (i) => tg.accounts.create(id(i), { plan: "pro" })));

@@ -32,7 +32,7 @@ export function createExpressApp(service: Service): express.Express {
   // Any other method on a known path (OPTIONS, PATCH, ...): 405 with Allow, not Express's own answer.
   for (const { path, allow } of service.paths) app.all(path, (req, res) => send(res, service.methodNotAllowed(toIncoming(req), allow)));
   app.use((req, res) => send(res, service.notFound(toIncoming(req))));
-  // Anything thrown around the routes gets the SPEC §8 body, not Express's HTML page.
+  // Anything thrown around the routes gets the error body, not Express's HTML page.
   app.use((error: unknown, req: Request, res: Response, next: express.NextFunction) => {
     if (res.headersSent) return next(error);
     send(res, service.failed(toIncoming(req), error));

@@ -12,7 +12,7 @@ import type { IncomingRequest, Service } from '../shared/service.ts';
 export function createKoaApp(service: Service): Koa {
   const app = new Koa();
   const router = new Router();
-  // Anything thrown below gets the SPEC §8 body, not Koa's plain-text error.
+  // Anything thrown below gets the error body, not Koa's plain-text error.
   app.use(async (ctx, next) => {
     try {
       await next();

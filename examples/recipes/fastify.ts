@@ -6,7 +6,8 @@ import { createTollgate, fromNodeRedis } from "tollgate";
 import { rateLimit } from "tollgate/fastify";
 
 const client = await createClient({ url: process.env.REDIS_URL }).on("error", (error) => console.error(error)).connect();
-const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+const plans = { starter: { limits: { api: [{ limit: 100, windowMs: 60_000 }] }, credits: { allowance: 1_000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 100, surfaces: ["api"] } } };
+const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
 const app = Fastify();
 // Every route of this scope added after it: the key checked and the request counted.
 await app.register(rateLimit, { tollgate, key: (request) => request.headers["x-api-key"]?.toString() ?? null });

@@ -8,7 +8,8 @@ import { createTollgate, fromNodeRedis } from "tollgate";
 import { rateLimit } from "tollgate/hono";
 
 const client = await createClient({ url: process.env.REDIS_URL, disableOfflineQueue: true }).on("error", () => {}).connect();
-const tollgate = createTollgate({ redis: fromNodeRedis(client) });
+const plans = { starter: { limits: { api: [{ limit: 100, windowMs: 60_000 }] }, credits: { allowance: 1_000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 100, surfaces: ["api"] } } };
+const tollgate = createTollgate({ redis: fromNodeRedis(client), plans });
 const key = (c: { req: { header(name: string): string | undefined } }) => c.req.header("x-api-key") ?? null;
 const app = new Hono();
 // 4 app servers: while Redis is down, each lets a subject use a quarter of its plan's windows.

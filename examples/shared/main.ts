@@ -1,5 +1,5 @@
 /**
- * Start-up shared by `npm start` (Express) and `npm run start:koa` (SPEC §9): reads PORT
+ * Start-up shared by `npm start` (Express) and `npm run start:koa` (docs/example-service.md#endpoints): reads PORT
  * (default 3000), HOST (default 127.0.0.1), REDIS_URL (default: a local redis-server started
  * here) or REDIS_CLUSTER_NODES (a Redis Cluster), REDIS_TIMEOUT_MS (default 2000),
  * ADMIN_TOKEN (enables /admin), WORKER=auto|manual, IETF_RATELIMIT_HEADERS=1 (adds the IETF

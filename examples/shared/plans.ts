@@ -1,13 +1,13 @@
 /**
- * The video service's plans (SPEC §2) in tollgate's plan shape, and the bounds that are the
- * service's own: the comments collection's credit limit (SPEC §6). A bulk job is a hold of N
+ * The video service's plans (docs/example-service.md#plans) in tollgate's plan shape, and the bounds that are the
+ * service's own: the comments collection's credit limit (docs/example-service.md#bulk-jobs). A bulk job is a hold of N
  * items (N videos), so `holds.maxItems` is the most videos one job may take; `holds.surfaces`
  * says where jobs may be opened: Free only on the website (`web`), which is how Free accounts
  * get 403 plan_not_allowed for bulk jobs through the API and may still collect comments.
  */
 import type { PlanTable } from 'tollgate';
 
-/** SPEC §6: the credit limit L a website user picks for a comments collection. */
+/** The credit limit L a website user picks for a comments collection (docs/example-service.md#bulk-jobs). */
 export const COLLECTION_LIMIT = { min: 1, max: 10_000 } as const;
 
 /** Our default for the most videos a job may take (the seed does not give one). */

@@ -1,5 +1,5 @@
 /**
- * Every endpoint of SPEC §9 as one table of method, path (Express/Koa syntax), price and
+ * Every endpoint of the service as one table of method, path (Express/Koa syntax), price and
  * handler. A route's price is written here once: the guard admits the request and pre-checks
  * the credits at that price, and the handler charges the price it is handed (auth/guard.ts Call).
  * Adapters register the table as it is.
@@ -38,15 +38,15 @@ export type RouteDeps = GuardDeps &
   Omit<WebsiteDeps, 'transcript' | 'createCollection' | 'createJob' | 'cancelJob' | 'session'> & {
     adminToken?: string;
     mcp?: Handler;
-    /** The free catalog reads are served while Redis is unreachable (SPEC §8, opt-in). */
+    /** The free catalog reads are served while Redis is unreachable (opt-in; docs/example-service.md#errors). */
     failOpenFree?: boolean;
   };
 
 /** Counts one request on the caller's surface and spends nothing. */
 const FREE: Price = { requests: 1, credits: 0 };
-/** Counts nothing and spends nothing: usage reads (SPEC §4). */
+/** Counts nothing and spends nothing: usage reads (docs/example-service.md#rate-limits). */
 const NOT_COUNTED: Price = { requests: 0, credits: 0 };
-/** One credit per unit of work (a transcript, a nonempty comments page), pre-checked before any work (SPEC §5). */
+/** One credit per unit of work (a transcript, a nonempty comments page), pre-checked before any work (docs/example-service.md#transcripts-and-comments). */
 const ONE_CREDIT: Price = { requests: 1, credits: 1 };
 
 export function buildRoutes(deps: RouteDeps): Route[] {

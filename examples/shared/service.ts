@@ -33,7 +33,7 @@ export interface ServiceOptions {
   /**
    * How long any Redis call may take, tollgate's scripts and the service's own commands alike
    * (job store, enqueue); a slower call fails closed with 503 unavailable
-   * (SPEC §8). Default 2000 ms.
+   * (docs/example-service.md#errors). Default 2000 ms.
    */
   timeoutMs?: number;
   /** Key prefix of tollgate's keys; the example's own keys use `<prefix>:ex`. Default "tg". */
@@ -44,7 +44,7 @@ export interface ServiceOptions {
   adminToken?: string;
   worker?: WorkerMode;
   platform?: VideoPlatform;
-  /** Default the service's own table (plans.ts, SPEC §2). */
+  /** Default the service's own table (plans.ts; docs/example-service.md#plans). */
   plans?: PlanTable;
   /**
    * Failed key checks (401s) a client IP may make per minute; past it the IP gets 429 until
@@ -58,7 +58,7 @@ export interface ServiceOptions {
   /** OAuth hook; default the demo verifier whose tokens the admin endpoint mints. */
   verifyToken?: TokenVerifier;
   /**
-   * SPEC §8 lets free endpoints fail open: on, the free catalog reads (search, video details,
+   * Free endpoints may fail open: on, the free catalog reads (search, video details,
    * channel and playlist listings) are still served while Redis is unreachable, uncounted and
    * without rate-limit headers, to callers whose credential was verified in the last 5 minutes
    * (or an OAuth token the hook verifies without Redis). Everything else stays closed (503).
@@ -94,7 +94,7 @@ export interface Service {
   /**
    * Every path of the table with the methods it serves (`Allow`). Adapters register each after
    * the routes, for every method, and answer what reaches it with methodNotAllowed: 405 with
-   * Allow, in the SPEC §8 body (OPTIONS, PATCH, PUT, TRACE, ... on a known path).
+   * Allow, in the error body (OPTIONS, PATCH, PUT, TRACE, ... on a known path).
    */
   paths: Array<{ path: string; allow: string }>;
   methodNotAllowed(request: IncomingRequest, allow: string): HttpReply;
@@ -105,7 +105,7 @@ export interface Service {
    * on raw), else undefined. Both servers so answer it the same way.
    */
   screen(request: IncomingRequest): HttpReply | undefined;
-  /** The SPEC §8 reply for an error the framework raised outside the routes (its error handler). */
+  /** The error reply for an error the framework raised outside the routes (its error handler). */
   failed(request: IncomingRequest, error: unknown): HttpReply;
   tollgate: Tollgate;
   oauth: DemoOAuth;

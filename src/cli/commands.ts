@@ -5,7 +5,8 @@
  * its table, so any surface the account has is known.
  */
 import { SubjectKeys } from "../redisKeys.ts";
-import { AccountNotFoundError, createTollgate, InvalidInputError, type PlanTable, type Tollgate } from "../index.ts";
+import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
+import { createTollgate, type PlanTable, type Tollgate } from "../index.ts";
 import type { Connection } from "./connect.ts";
 
 /** The options every command takes, from the command line. */

@@ -3,11 +3,11 @@
  * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
  */
 import type { AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "../accounts.ts";
-import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../cycles.ts";
+import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../rules/cycles.ts";
 import { AccountExistsError } from "../errors.ts";
-import { planNamed, type Plan } from "../plans.ts";
-import type { AccountLimits, Cycle, EndedCycle } from "../records.ts";
-import { subjectId } from "../validate.ts";
+import { planNamed, type Plan } from "../rules/plans.ts";
+import type { AccountLimits, Cycle, EndedCycle } from "../rules/records.ts";
+import { subjectId } from "../rules/validate.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";

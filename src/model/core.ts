@@ -5,17 +5,17 @@
  * holds one of these, as the library's concept modules hold one context.
  */
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { accountSurfaceCheck, DEFAULT_PLANS, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../plans.ts";
-import type { AccountLimits, EndedCycle, Hold } from "../records.ts";
-import { leaseArg } from "../holds.ts";
-import { count, subjectId } from "../validate.ts";
-import { staggerOf, type Window } from "../windows.ts";
+import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../rules/plans.ts";
+import type { AccountLimits, EndedCycle, Hold } from "../rules/records.ts";
+import { leaseArg } from "../rules/holds.ts";
+import { count, subjectId } from "../rules/validate.ts";
+import { staggerOf, type Window } from "../rules/windows.ts";
 import { ExpiringMap } from "./expiring.ts";
 import type { Slot, WindowCounters } from "./windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
-  /** Plan table; default DEFAULT_PLANS, as createTollgate. */
+  /** Plan table, as createTollgate's. */
   plans?: PlanTable;
   /** Policy table, as createTollgate. */
   policies?: PolicyTable;
@@ -154,7 +154,7 @@ export class ModelCore {
   private readonly clock: () => number;
 
   constructor(options: ModelOptions) {
-    this.plans = validatePlans(options.plans ?? DEFAULT_PLANS);
+    this.plans = validatePlans(options.plans);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
     this.leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);

@@ -2,7 +2,7 @@
  * Credits in the reference model (docs/credits.md): charges, the per-day history and the
  * journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
  */
-import { chargeArgs, historyDaysArg, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "../credits.ts";
+import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "../rules/credits.ts";
 import { operationReused } from "../errors.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { roll } from "./cycles.ts";
@@ -51,7 +51,7 @@ export class ModelCredits {
     const earlier = operationId === "" ? undefined : a.operations.get(operationId, now);
     if (earlier !== undefined && earlier.terms !== terms) throw operationReused(operationId);
     if (earlier !== undefined) return { ok: true, charged: earlier.charged, balance: a.balance, replayed: true };
-    if (a.balance < required) return { ok: false, reason: "insufficient", remaining: a.balance, needed: required };
+    if (a.balance < required) return insufficient(a.balance, required);
     const charged = required + Math.min(optional, a.balance - required);
     a.balance -= charged;
     a.spent += charged;

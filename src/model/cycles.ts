@@ -2,8 +2,8 @@
  * Billing cycles in the reference model (docs/credits.md): a cycle rolls over lazily when an
  * account is touched past its end, and a new cycle started now ends the current one at now.
  */
-import { currentPeriod, periodStart } from "../cycles.ts";
-import type { Cycle, EndedCycle } from "../records.ts";
+import { currentPeriod, periodStart } from "../rules/cycles.ts";
+import type { Cycle, EndedCycle } from "../rules/records.ts";
 import type { ModelAccount } from "./core.ts";
 
 /** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */

@@ -4,27 +4,13 @@
  * by their lease. Also the sweep, which finds subjects whose leases may have run out.
  */
 import { InvalidInputError, HoldNotFoundError } from "../errors.ts";
-import {
-  budgetArgs,
-  holdIdArg,
-  openArgs,
-  settleArgs,
-  spendArgs,
-  type EndOutcome,
-  type IdempotencyInput,
-  type OpenBudgetRequest,
-  type OpenHoldRequest,
-  type HoldSize,
-  type OpenOutcome,
-  type RenewOutcome,
-  type SettleOutcome,
-  type Settlement,
-  type Spend,
-} from "../holds.ts";
-import { fingerprint, type IdempotencyClaim } from "../idempotency.ts";
-import type { Hold, HoldKind } from "../records.ts";
-import { count, printableKey, shortId, subjectId } from "../validate.ts";
-import { surfaceName } from "../windows.ts";
+import { insufficient } from "../rules/credits.ts";
+import { budgetArgs, endOutcome, holdIdArg, openArgs, settleArgs, settled, settleRefused, spendArgs, surfaceNotAllowed, type EndOutcome, type HoldSize, type IdempotencyInput, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type RenewOutcome, type SettleOutcome, type Settlement, type Spend } from "../rules/holds.ts";
+import { fingerprint } from "../idempotency.ts";
+import { type IdempotencyClaim } from "../rules/idempotency.ts";
+import type { Hold, HoldKind } from "../rules/records.ts";
+import { count, printableKey, shortId, subjectId } from "../rules/validate.ts";
+import { surfaceName } from "../rules/windows.ts";
 import type { ModelAccount, ModelCore, ModelHold } from "./core.ts";
 import { journal, recordHistory } from "./credits.ts";
 import { roll } from "./cycles.ts";
@@ -93,7 +79,7 @@ export function expireLapsed(core: ModelCore, a: ModelAccount): number {
 }
 
 /**
- * A tidy (lua/tidyHolds.lua): the cycle rolls, lapsed holds end, then ended holds are
+ * A tidy: the cycle rolls, lapsed holds end, then ended holds are
  * dropped: with endedMax or more, the oldest down to endedMax - 1 - TIDY_SLACK, then those
  * kept endedKeepMs. A dropped hold's id is kept operationTtlMs. How many holds ended.
  */
@@ -295,7 +281,7 @@ export class ModelHolds {
     const rules = a.plan.holds;
     if (!rules.surfaces.includes(surface)) {
       release();
-      return { ok: false, reason: "surface_not_allowed", surface, allowed: [...rules.surfaces] };
+      return surfaceNotAllowed(surface, [...rules.surfaces]);
     }
     if (kind === "items" && size.items > rules.maxItems) {
       release();
@@ -309,7 +295,7 @@ export class ModelHolds {
     const reserve = kind === "items" ? size.items * (size.required + size.optional) : size.amount;
     if (a.balance < reserve) {
       release();
-      return { ok: false, reason: "insufficient", remaining: a.balance, needed: reserve };
+      return insufficient(a.balance, reserve);
     }
     a.balance -= reserve;
     a.held += reserve;
@@ -350,21 +336,21 @@ export class ModelHolds {
     const now = this.core.now();
     roll(a, now);
     const h = a.holds.get(holdId);
-    if (h?.items_.has(what.itemId)) return { accepted: true, hold: publicHold(h), replayed: true };
+    if (h?.items_.has(what.itemId)) return settled(publicHold(h), true);
     if (!h) throw new HoldNotFoundError(holdId);
     if (h.kind !== kind) throw new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
-    if (h.status !== "open") return { accepted: false, reason: "hold_ended", hold: publicHold(h) };
+    if (h.status !== "open") return settleRefused("hold_ended", publicHold(h));
     if (now >= h.leaseExpiresAt) {
       endHold(this.core, a, h, "completed", "lease_expired");
-      return { accepted: false, reason: "lease_expired", hold: publicHold(h) };
+      return settleRefused("lease_expired", publicHold(h));
     }
     if (kind === "budget") {
-      if (what.amount > h.reserved - h.spent) return { accepted: false, reason: "budget_exhausted", hold: publicHold(h) };
+      if (what.amount > h.reserved - h.spent) return settleRefused("budget_exhausted", publicHold(h));
       spend(this.core, a, h, what.amount);
       if (what.amount > 0) h.delivered += 1;
     } else if (what.failed !== "") {
       if (h.failed[what.failed] === undefined && Object.keys(h.failed).length >= MAX_LABELS) {
-        return { accepted: false, reason: "too_many_labels", hold: publicHold(h) };
+        return settleRefused("too_many_labels", publicHold(h));
       }
       h.failed[what.failed] = (h.failed[what.failed] ?? 0) + 1;
     } else {
@@ -377,7 +363,7 @@ export class ModelHolds {
     h.items_.add(what.itemId);
     h.leaseExpiresAt = now + (h.leaseMs_ || this.core.leaseMs);
     if (kind === "items" ? h.settled >= h.items : h.spent >= h.reserved) endHold(this.core, a, h, "completed", kind === "items" ? "settled" : "exhausted");
-    return { accepted: true, hold: publicHold(h), replayed: false };
+    return settled(publicHold(h), false);
   }
 
   private end(subject: string, holdIdGiven: string, status: "completed" | "canceled"): EndOutcome {
@@ -387,8 +373,8 @@ export class ModelHolds {
     roll(a, this.core.now());
     const h = a.holds.get(holdId);
     if (!h) throw new HoldNotFoundError(holdId);
-    if (h.status !== "open") return { ended: false, hold: publicHold(h) };
+    if (h.status !== "open") return endOutcome(false, publicHold(h));
     endHold(this.core, a, h, status, status === "canceled" ? "canceled" : "finished");
-    return { ended: true, hold: publicHold(h) };
+    return endOutcome(true, publicHold(h));
   }
 }

@@ -4,8 +4,9 @@
  * of the opening it was given to, for idempotencyTtlMs. A key is scoped to its subject.
  */
 import { randomUUID } from "node:crypto";
-import { fingerprint, type BeginOutcome, type IdempotencyClaim, type StoredOutcome } from "../idempotency.ts";
-import { printableKey, subjectId } from "../validate.ts";
+import { fingerprint } from "../idempotency.ts";
+import { type BeginOutcome, type IdempotencyClaim, type StoredOutcome } from "../rules/idempotency.ts";
+import { printableKey, subjectId } from "../rules/validate.ts";
 import type { ModelCore, ModelIdempotencyRecord } from "./core.ts";
 
 /** What a key's record says to a request with this fingerprint and token: go on (null), or the answer. */

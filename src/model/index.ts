@@ -1,5 +1,5 @@
 /**
- * The reference model of tollgate's rules (SPEC §3-7, §10), in plain TypeScript with no Redis:
+ * The reference model of tollgate's rules, in plain TypeScript with no Redis:
  * `tollgate/model`. It takes the same option objects and returns the same shapes as the main
  * API, so the property tests (and a host's own) run one list of operations against Redis and
  * against the model and compare the answers and accounts.inspect after every step, then check
@@ -19,10 +19,10 @@ export type { ExpiringMap } from "./expiring.ts";
 export type { Slot, WindowCounters } from "./windows.ts";
 export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions } from "../accounts.ts";
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
-export type { ChargeRequest, ChargeOutcome, DayUsage } from "../credits.ts";
-export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, Settlement, Spend, SettleOutcome, EndOutcome } from "../holds.ts";
+export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from "../credits.ts";
+export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome } from "../holds.ts";
 export type { Usage } from "../usage.ts";
-export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, Credits } from "../records.ts";
-export type { Plan, PlanTable, PolicyTable } from "../plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "../windows.ts";
-export type { Interval } from "../cycles.ts";
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "../records.ts";
+export type { Plan, PlanTable, PolicyTable } from "../rules/plans.ts";
+export type { Window, Algorithm, SurfaceWindows, RateLimitState } from "../rules/windows.ts";
+export type { Interval } from "../rules/cycles.ts";

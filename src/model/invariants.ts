@@ -9,7 +9,7 @@ export interface InvariantViolation {
 }
 
 /**
- * The credit invariants every account must keep (SPEC §3, §6), checked on an account as
+ * The credit invariants every account must keep, checked on an account as
  * accounts.inspect reads it from Redis, or as the model's accounts.inspect gives it:
  *   - current cycle: balance + spent + held == allowance, balance >= 0, held >= 0;
  *   - each ended cycle: unused + spent + held + refunded == allowance, held >= 0;

@@ -4,9 +4,9 @@
  * or expired key, or one used on a surface it may not use, counts nothing.
  */
 import { randomBytes } from "node:crypto";
-import { keyDigest, keyIdArg, keyIssueArgs, parseKey, type IssueKeyOptions, type IssuedKey, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "../apiKeys.ts";
+import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyRefused, parseKey, type IssueKeyOptions, type IssuedKey, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "../rules/keys.ts";
 import { AccountNotFoundError, KeyLimitError } from "../errors.ts";
-import { count, subjectId } from "../validate.ts";
+import { count, subjectId } from "../rules/validate.ts";
 import type { ModelAccount, ModelCore, ModelKey } from "./core.ts";
 import type { ModelLimits } from "./limits.ts";
 import { usageOf } from "./usage.ts";
@@ -66,18 +66,18 @@ export class ModelKeys {
   verify(key: string, options: VerifyOptions = {}): Verification | UsageVerification {
     const surface = this.core.accountSurface(options.surface ?? "api");
     const parsed = parseKey(key, this.core.keyPrefix);
-    if (parsed === null) return { valid: false, reason: "malformed" };
+    if (parsed === null) return keyRefused("malformed");
     const subject = subjectId(parsed.subject);
     const cost = options.usage === true ? 0 : count("cost", options.cost ?? 1, 1);
     const credits = options.usage === true ? 0 : count("Credits to pre-check", options.credits ?? 0);
     const refusal = this.refusal(subject, parsed.keyId, parsed.digest, surface);
-    if (refusal) return { valid: false, reason: refusal };
+    if (refusal) return keyRefused(refusal);
     try {
-      if (options.usage === true) return { valid: true, subject, keyId: parsed.keyId, usage: usageOf(this.core, subject, surface) };
-      return { valid: true, subject, keyId: parsed.keyId, admission: this.limits.admitAccount(subject, surface, cost, credits) };
+      if (options.usage === true) return keyAccepted(subject, parsed.keyId, { usage: usageOf(this.core, subject, surface) });
+      return keyAccepted(subject, parsed.keyId, { admission: this.limits.admitAccount(subject, surface, cost, credits) });
     } catch (error) {
       // A key whose account is gone proves nothing.
-      if (error instanceof AccountNotFoundError) return { valid: false, reason: "unknown" };
+      if (error instanceof AccountNotFoundError) return keyRefused("unknown");
       throw error;
     }
   }

@@ -4,9 +4,9 @@
  * windows or none, and a denial counts nothing.
  */
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { admitArgs, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../limits.ts";
-import { subjectId } from "../validate.ts";
-import { mostRestrictive, surfaceName, type RateLimitState, type Window } from "../windows.ts";
+import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
+import { subjectId } from "../rules/validate.ts";
+import { mostRestrictive, surfaceName, type RateLimitState, type Window } from "../rules/windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
 
@@ -58,7 +58,7 @@ export class ModelLimits {
     const now = this.core.now();
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
-    if (state !== undefined && credits === 0) return { allowed: true, rateLimit: state, windows: [state] };
+    if (state !== undefined && credits === 0) return admitted(state, [state]);
     return this.counted(a, slots, windows, now, subject, cost, credits, state);
   }
 
@@ -75,7 +75,7 @@ export class ModelLimits {
   ): Admission {
     if (state !== undefined) {
       const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
-      return { allowed: true, rateLimit: state, windows: [state], credits: { sufficient: balance >= credits, balance, needed: credits } };
+      return admitted(state, [state], { sufficient: balance >= credits, balance, needed: credits });
     }
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
@@ -130,12 +130,12 @@ export function surfaceWindows(limits: Record<string, readonly Window[]>, subjec
 function admission(counted: Counted, credits: number, balance: number): Admission {
   const { outcome, states, retries } = counted;
   if (outcome === "ok" && states.length === 1) {
-    if (credits === 0) return { allowed: true, rateLimit: states[0]!, windows: states };
-    return { allowed: true, rateLimit: states[0]!, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+    if (credits === 0) return admitted(states[0]!, states);
+    return admitted(states[0]!, states, { sufficient: balance >= credits, balance, needed: credits });
   }
   const { index, retryAfterMs } = mostRestrictive(states, retries);
   const rateLimit = states[index]!;
-  if (outcome !== "ok") return { allowed: false, reason: outcome, rateLimit, windows: states, retryAfterMs };
-  if (credits === 0) return { allowed: true, rateLimit, windows: states };
-  return { allowed: true, rateLimit, windows: states, credits: { sufficient: balance >= credits, balance, needed: credits } };
+  if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs);
+  if (credits === 0) return admitted(rateLimit, states);
+  return admitted(rateLimit, states, { sufficient: balance >= credits, balance, needed: credits });
 }

@@ -8,9 +8,9 @@
  * time from the clock it is given, never from the system. Input is checked by the same
  * functions the library uses, so bad input throws the same typed errors.
  */
-import type { PlanTable, PolicyTable } from "../plans.ts";
-import type { Usage } from "../usage.ts";
-import { subjectId } from "../validate.ts";
+import type { PlanTable, PolicyTable } from "../rules/plans.ts";
+import type { Usage } from "../rules/usage.ts";
+import { subjectId } from "../rules/validate.ts";
 import { ModelAccounts } from "./accounts.ts";
 import { ModelCore, type ModelAccount, type ModelOptions } from "./core.ts";
 import { ModelCredits } from "./credits.ts";

@@ -2,7 +2,7 @@
  * An account's whole quota state on one surface in the reference model (docs/concepts.md):
  * rolls the cycle over and tidies lapsed holds first, and counts nothing.
  */
-import type { Usage } from "../usage.ts";
+import type { Usage } from "../rules/usage.ts";
 import type { ModelCore } from "./core.ts";
 import { cycleOf, roll } from "./cycles.ts";
 import { openHolds, tidyIfLapsed } from "./holds.ts";

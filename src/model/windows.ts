@@ -6,7 +6,7 @@
  * window for long: the next count moves it on, and a policy subject's slots are dropped once
  * no read can reach them, so memory stays bounded by the subjects counted recently.
  */
-import { mostRestrictive, type RateLimitState, type Window } from "../windows.ts";
+import { mostRestrictive, type RateLimitState, type Window } from "../rules/windows.ts";
 import type { ExpiringMap } from "./expiring.ts";
 
 /** The counts of one window length: `count` in window number `window`, `previous` in the one before. */

@@ -3,7 +3,7 @@
  * reply. Scripts go as ["FCALL", function, numkeys, key1, ..., arg1, ...] or ["EVALSHA",
  * sha1, ...]; on a cluster the adapter routes a command by its first key (words[3] of a
  * script). Adapters for node-redis and ioredis live beside this file; nothing else in the
- * library knows which client was passed (STYLE: one tiny interface).
+ * library knows which client was passed (one tiny interface).
  */
 export interface RedisScriptClient {
   /** Sends the command; rejects with the server's error (e.g. one starting "NOSCRIPT"). */
@@ -20,6 +20,17 @@ export interface RedisScriptClient {
    * client; a client without it cannot be durable.
    */
   dedicated?(): Promise<DedicatedConnection>;
+  /**
+   * Sends a command that names no key (INFO) to every master, one server for a client that is
+   * not a cluster, and resolves with each master's reply and address. Without it, the command
+   * goes through `send` to one server.
+   */
+  everyMaster?(words: string[]): Promise<Array<{ server: string; reply: unknown }>>;
+  /**
+   * Calls `listener` each time a connection of the client is (re)established, so tollgate reads
+   * again what a server it reconnects to may have changed (its maxmemory-policy).
+   */
+  onReconnect?(listener: () => void): void;
 }
 
 /** A connection (on a cluster, one per master, opened when first needed) that tollgate alone uses. */

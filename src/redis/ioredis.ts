@@ -50,7 +50,36 @@ export function fromIoredis(client: IoredisLike): RedisScriptClient {
     ...(canOpen && {
       dedicated: async (): Promise<DedicatedConnection> => (cluster ? clusterDedicated(client as IoredisCluster) : standaloneConnection(await openCopy(client as IoredisServer))),
     }),
+    everyMaster: cluster && typeof (client as IoredisCluster).nodes === "function"
+      ? (words: string[]) => Promise.all((client as IoredisCluster).nodes("master").map(async (node) => ({ server: addressOf(node), reply: await node.call(words[0]!, ...words.slice(1)) })))
+      : async (words: string[]) => [{ server: addressOf(client), reply: await client.call(words[0]!, ...words.slice(1)) }],
+    onReconnect: (listener: () => void) => onReconnect(client, cluster, listener),
   } as RedisScriptClient;
+}
+
+/** The server a client connects to, as "host:port" where its options say. */
+function addressOf(client: IoredisLike): string {
+  const options = (client as { options?: { host?: string; port?: number } }).options;
+  return options?.host !== undefined || options?.port !== undefined ? `${options.host ?? "localhost"}:${options.port ?? 6379}` : "the Redis server";
+}
+
+/**
+ * Calls listener on each reconnection: a server's "ready", or on a cluster a new node and each
+ * node's "ready" after its first (a node's first connection is no reconnection).
+ */
+function onReconnect(client: IoredisLike, cluster: boolean, listener: () => void): void {
+  type Events = { on?: (event: string, listener: (node?: Events) => void) => unknown };
+  const events = client as Events;
+  if (typeof events.on !== "function") return;
+  if (!cluster) {
+    events.on("ready", listener);
+    return;
+  }
+  events.on("+node", (node) => {
+    listener();
+    let connected = false;
+    if (typeof node?.on === "function") node.on("ready", () => (connected ? listener() : (connected = true)));
+  });
 }
 
 function clusterDedicated(cluster: IoredisCluster): DedicatedConnection {

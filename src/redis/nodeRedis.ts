@@ -74,15 +74,42 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
       send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
       load: (library, routingKey) => client.sendCommand(routingKey, false, ["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
       ...(withNodes && { dedicated: async () => clusterDedicated(client as ClusterWithNodes) }),
+      ...(withNodes && { everyMaster: (words: string[]) => onEveryMaster(client as ClusterWithNodes, words) }),
+      onReconnect: reconnectsOf(client, "node-ready"),
     } as RedisScriptClient;
   }
   const duplicable = typeof (client as Partial<Duplicable>).duplicate === "function";
   return {
     [ADAPTED]: true,
     send: (words) => client.sendCommand(words, NO_TIMEOUT),
+    everyMaster: async (words) => [{ server: addressOf(client), reply: await client.sendCommand(words, NO_TIMEOUT) }],
+    onReconnect: reconnectsOf(client, "ready"),
     load: (library) => client.sendCommand(["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
     ...(duplicable && { dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)) }),
   } as RedisScriptClient;
+}
+
+/** The command on every master of the cluster, each reply with the master's address. */
+async function onEveryMaster(cluster: ClusterWithNodes, words: string[]): Promise<Array<{ server: string; reply: unknown }>> {
+  return Promise.all(
+    cluster.masters.map(async (master) => ({ server: `${master.host}:${master.port}`, reply: await (await cluster.nodeClient(master)).sendCommand(words, NO_TIMEOUT) })),
+  );
+}
+
+/** Subscribes to the client's event of a (re)established connection, where it has events. */
+function reconnectsOf(client: NodeRedisLike, event: string): (listener: () => void) => void {
+  return (listener) => {
+    const events = client as { on?: (event: string, listener: () => void) => unknown };
+    if (typeof events.on === "function") events.on(event, listener);
+  };
+}
+
+/** The server a client connects to, as "host:port" where its options say. */
+function addressOf(client: NodeRedisLike): string {
+  const options = (client as { options?: { url?: string; socket?: { host?: string; port?: number } } }).options;
+  const socket = options?.socket;
+  if (socket?.host !== undefined || socket?.port !== undefined) return `${socket.host ?? "localhost"}:${socket.port ?? 6379}`;
+  return options?.url ?? "the Redis server";
 }
 
 function clusterDedicated(cluster: ClusterWithNodes): DedicatedConnection {

@@ -3,7 +3,7 @@
  * helpers and comments dropped: src/scripts/compile.ts) into its own readable module,
  * src/scripts/generated/<script>.ts: its compiled Lua, SHA1, a command builder from its
  * header's KEYS and ARGV lines and a reply decoder from its `Returns:` lines
- * (src/scripts/decoders.ts). Beside them: the codes Lua exports, the reply forms of lib/
+ * Beside them: the codes Lua exports, the reply forms of lib/
  * headers, the function library, and bundle.generated.ts, which exports them all. Nothing is
  * read from disk at run time. Run with `npm run build:lua`; test/scripts.test.ts fails when a
  * generated file is stale.
@@ -366,7 +366,7 @@ ${names.map((n) => `import { ${n} } from "./${n}.ts";`).join("\n")}
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = ${libraryHelpers.expression};
 
-/** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
+/** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
 ${names.map((n) => `  ${n}: ${n}.body,`).join("\n")}
 });

@@ -1,5 +1,5 @@
 /**
- * Build-time compilation of a resolved Lua script into what ships (STYLE "Seams": hot Lua
+ * Build-time compilation of a resolved Lua script into what ships (hot Lua
  * runs straight-line with literal field names; shipped artefacts are lean):
  *   - constant tables: a `local NAME = { field = 'literal', ... }` table marked by a `--@const`
  *     comment line above it is not built at run time. `NAME.field` becomes the literal, and a
@@ -234,7 +234,7 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
 
 /**
  * The `--@const export` tables of a Lua file, as { name: { field: value } }, so TypeScript reads
- * the positions and names the scripts use from the same source (src/scripts/bundle.ts).
+ * the positions and names the scripts use from the same source.
  */
 export function exportedConstants(source: string, file = "lib"): Record<string, Record<string, string | number>> {
   const out: Record<string, Record<string, string | number>> = {};

@@ -1,6 +1,6 @@
 /**
  * Build step: the TypeScript of a script's reply type and decoder, from the shapes its header
- * declares (src/scripts/replyGrammar.ts), as node-redis pairs each command with its
+ * declares, as node-redis pairs each command with its
  * transformReply. A concept module reads named fields; it never indexes a reply.
  */
 import { ReplyGrammarError, type ReplyField, type ReplyShape, type ReplyType } from "./replyGrammar.ts";

@@ -1,5 +1,5 @@
 /**
- * Resolves the `--@include "path"` directives of the Lua sources (STYLE: shared helpers in
+ * Resolves the `--@include "path"` directives of the Lua sources (shared helpers in
  * lua/lib/). Each file is included once, helpers before the code that uses them, and a
  * missing file or an include cycle is reported with the file and line that asked for it.
  * Pure: the caller supplies how to read a file, so the same code serves the build step and
@@ -79,7 +79,7 @@ export interface LuaHeader {
   name: string;
   keys: LuaParam[];
   args: LuaParam[];
-  /** Its `Returns:` declarations (src/scripts/replyGrammar.ts). */
+  /** Its `Returns:` declarations. */
   returns: ReplyShape[];
 }
 

@@ -1,6 +1,6 @@
 /**
- * The one recovery ladder of a script call, shared by the runner (src/scripts/runner.ts) and
- * durable movements (src/scripts/durable.ts). After a call failed where nothing ran, it is sent
+ * The one recovery ladder of a script call, shared by the runner and
+ * durable movements. After a call failed where nothing ran, it is sent
  * again:
  *   - a slot that is moving (TRYAGAIN, an ASK or MOVED the client did not follow, CLUSTERDOWN):
  *     the same words after a backoff, until the call's deadline;

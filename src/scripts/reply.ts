@@ -1,6 +1,6 @@
 /**
  * The readers the generated decoders use (src/scripts/generated/, from each header's
- * `Returns:` lines, src/scripts/replyGrammar.ts): one element of a Lua reply to its declared
+ * `Returns:` lines): one element of a Lua reply to its declared
  * type. Lua sends numbers as integers and strings as strings; an attribute a record does not
  * store is 0 or ''.
  */

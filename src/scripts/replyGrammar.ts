@@ -1,11 +1,11 @@
 /**
  * The grammar of a script header's `Returns:` lines, which declare the reply field by field so
- * the bundle can generate its typed decoder (src/scripts/decoders.ts):
+ * the bundle can generate its typed decoder:
  *
  *   Returns: {code, charged integer, balance integer, needed integer}
  *   Returns KEY_REFUSED: {code, reason string}
  *
- * A reply is a Lua array whose first element is the result code (lua/lib/codes.lua). Each
+ * A reply is a Lua array whose first element is the result code. Each
  * further element is `name type`, in order; `name type?` may be absent (or an empty string or
  * table); `...name type` is every element to the end, and `...name {a type, b type}` the rest in
  * groups. A `Returns CODE|CODE:` line gives the reply of those codes; the plain `Returns:` line,

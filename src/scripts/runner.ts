@@ -7,7 +7,7 @@
  *
  * Scripts run as the functions of the build's library (FCALL), which define the helpers once
  * rather than on every call. A call that failed where nothing ran is sent again by the one
- * recovery ladder (src/scripts/recovery.ts), which durable movements share: a moving slot
+ * recovery ladder, which durable movements share: a moving slot
  * after a backoff, within the timeout; a missing library once loaded; EVALSHA where
  * functions are refused (for good, as `scripts: "eval"` does from the start); EVAL after
  * NOSCRIPT.
@@ -53,7 +53,7 @@ export class ScriptRunner {
   /**
    * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
    * ends). Without durability it is run itself, so the movement costs what it did; with it,
-   * the movement is acknowledged only once the replicas confirmed it (src/scripts/durable.ts),
+   * the movement is acknowledged only once the replicas confirmed it,
    * and operationId is what an unconfirmed movement reports to retry with.
    */
   move<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
@@ -128,7 +128,7 @@ export class ScriptRunner {
   }
 
   /**
-   * After a failed send, the call again where nothing ran (src/scripts/recovery.ts), within
+   * After a failed send, the call again where nothing ran, within
    * the call's timeout; the last failure is the answer.
    */
   private async recover(script: AnyScript, words: string[], error: unknown, deadline: number): Promise<unknown> {

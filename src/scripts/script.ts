@@ -1,7 +1,7 @@
 /**
  * What a bundled script is to the rest of the library: its SHA1 and shipped source, the name
  * of its function in the build's function library, and a builder generated from its header
- * (src/scripts/bundle.ts) that lays out the whole command, FCALL or EVALSHA to the last
+ * that lays out the whole command, FCALL or EVALSHA to the last
  * argument, in one array. The builder fills the standard keys of the subject and the
  * deployment's settings by their header names, so a module passes only what is its own: the
  * hot path builds no intermediate key or argument objects. Its decoder, generated from the
@@ -9,7 +9,7 @@
  */
 import type { Code } from "./codes.ts";
 
-/** The Redis keys of one subject that scripts name in their headers (src/redisKeys.ts). */
+/** The Redis keys of one subject that scripts name in their headers. */
 export interface SubjectKeyNames {
   readonly account: string;
   readonly cycles: string;
@@ -34,7 +34,7 @@ export interface Settings {
   readonly endedHoldsMax: string;
 }
 
-/** What every decoded reply has: its result code (lua/lib/codes.lua). */
+/** What every decoded reply has: its result code. */
 export interface ScriptReply {
   readonly code: Code;
 }
@@ -53,7 +53,7 @@ export interface Script<P, R extends ScriptReply = ScriptReply> {
    * ["FCALL", fn, numkeys, ...]: the same words after the first two. words[3] is the routing key.
    */
   command(now: string, settings: Settings, keys: SubjectKeyNames, params: P, viaFunction?: boolean): string[];
-  /** The reply by name, as the header's `Returns:` lines declare it (src/scripts/replyGrammar.ts). */
+  /** The reply by name, as the header's `Returns:` lines declare it. */
   decode(reply: readonly unknown[]): R;
 }
 

@@ -9,6 +9,7 @@ import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import { ManualClock, accountId, clusterNodes, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
 import { ChargeLedger, auditCharges, expectSound, readJournal, untilAnswered } from '../faults/support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 /** Four app servers: two per client kind, each with its own connections. */
 const SERVERS = ['node-redis', 'ioredis', 'node-redis', 'ioredis'] as const;
@@ -21,7 +22,7 @@ describe('several app servers on one cluster', () => {
 
   beforeAll(async () => {
     clients = await Promise.all(SERVERS.map((kind) => connectTestClient(kind)));
-    gates = clients.map((client) => createTollgate({ redis: client.adapter, prefix, clock: clock.fn }));
+    gates = clients.map((client) => createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn }));
   });
   afterAll(() => Promise.all((clients ?? []).map((client) => client.close())));
 

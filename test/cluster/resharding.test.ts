@@ -6,13 +6,15 @@
 // having written nothing. A cluster of this file's own, so the moves disturb no other file.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { StoreUnavailableError, createTollgate, type Tollgate } from '../../src/index.ts';
+import { createTollgate, type Tollgate } from '../../src/index.ts';
+import { StoreUnavailableError } from '../../src/errors.ts';
 import { checkInvariants } from '../../src/model/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
 import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, migrateKeys, slotOfKey } from '../helpers/cluster.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { clusterClient, ownCluster } from '../helpers/ownCluster.ts';
 import { CLIENT_KINDS, ManualClock, accountId } from '../helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const LEASE = 60_000;
 /** How long a call waits on the moving slot before the move ends. */
@@ -96,7 +98,7 @@ describe('resharding: every credit-moving script while its slot moves', () => {
     async function fresh(options: { timeoutMs?: number } = {}) {
       const clock = new ManualClock();
       const prefix = uniquePrefix('reshard');
-      const tg = createTollgate({ redis: client().adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client().adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
       const id = accountId('reshard');
       await tg.accounts.create(id, { plan: 'pro' });
       // An ended cycle, so the cycles hash exists: a script whose declared keys all exist runs

@@ -14,6 +14,7 @@ import { beginSlotMove, endSlotMove, keysOnSource, migrateKey, slotOfKey, type S
 import { uniquePrefix } from '../helpers/redis.ts';
 import { clusterClient, ownCluster } from '../helpers/ownCluster.ts';
 import { CLIENT_KINDS, ManualClock, accountId } from '../helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const ACCOUNTS = 12;
 const CALLERS = 12;
@@ -63,7 +64,7 @@ describe('resharding soak: slots move under load', () => {
             throw error;
           }),
       };
-      const tg: Tollgate = createTollgate({ redis: counting, prefix, clock: clock.fn, timeoutMs: 3_000 });
+      const tg: Tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: counting, prefix, clock: clock.fn, timeoutMs: 3_000 });
       const ids = Array.from({ length: ACCOUNTS }, () => accountId('soak'));
       const keys = new Map<string, string>();
       for (const id of ids) {

@@ -1,4 +1,4 @@
-// SPEC §1-2, §10 on a Redis Cluster: every script touches the keys of one subject only, so all
+// Subjects and slots on a Redis Cluster: every script touches the keys of one subject only, so all
 // of them hash to that subject's slot (holds, operation ids, Idempotency-Key records, API keys,
 // window counters and the journal included, and a policy subject's counters without an
 // account); the deployment-wide sweep index is the one other key and is touched alone.
@@ -12,6 +12,7 @@ import { uniquePrefix } from '../helpers/redis.ts';
 import { rawCommand } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, clusterNodes, connectTestClient, type TestClient } from '../helpers/tollgate.ts';
 import net from 'node:net';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 /** One MONITOR line: the connection (or "lua" for a command a script ran) and the words. */
 interface Monitored {
@@ -160,7 +161,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('slots');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('slots');
     await wholeLife(tg, clock, id);
 
@@ -177,7 +178,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const monitor = await monitorAll(ports);
     try {
       const clock = new ManualClock();
-      const tg = createTollgate({ redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
       await wholeLife(tg, clock, accountId('declared'));
       await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
@@ -214,7 +215,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const recorder = recording(client.adapter);
     const clock = new ManualClock();
     const prefix = uniquePrefix('policy');
-    const tg = createTollgate({ redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: clock.fn, policies: POLICIES });
     const ip = `ip:${accountId('203.0.113')}`;
     for (let i = 0; i < 7; i++) await tg.limits.admit(ip, { policy: 'anonymous' });
     await tg.limits.peek(ip, { policy: 'anonymous' });
@@ -236,7 +237,7 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
   it('every key the library wrote for the account is stored in its slot, on the node that owns it', async () => {
     const clock = new ManualClock();
     const prefix = uniquePrefix('stored');
-    const tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
     const id = accountId('stored');
     await wholeLife(tg, clock, id);
 
@@ -294,7 +295,7 @@ describe('the function library on a cluster', () => {
       await Promise.all(cluster.nodes.map(({ port }) => rawCommand(port, ['FUNCTION', 'FLUSH'])));
       const recorder = recording(client.adapter);
       const prefix = uniquePrefix('library');
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lib'));
       const masters = new Set(await Promise.all(ids.map((id) => masterOf(new SubjectKeys(prefix, id).account))));
       expect(masters.size).toBe(cluster.nodes.length);
@@ -311,7 +312,7 @@ describe('the function library on a cluster', () => {
     it('a master that lost the library (as one promoted without it) gets it again from the first call whose key it owns; the others answer at once', async () => {
       const prefix = uniquePrefix('lost');
       const recorder = recording(client.adapter);
-      const tg = createTollgate({ redis: recorder.client, prefix, clock: new ManualClock().fn });
+      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, prefix, clock: new ManualClock().fn });
       const ids = Array.from({ length: 12 }, () => accountId('lost'));
       for (const id of ids) await tg.accounts.create(id, { plan: 'pro' });
       const lost = cluster.nodes[1]!.port;

@@ -16,7 +16,7 @@ import {
   videoBehaviour,
 } from '../../examples/shared/platform/index.ts';
 
-// The id alphabet as SPEC §9 states it, independent of the implementation's own copy.
+// The id alphabet as the contract states it, independent of the implementation's own copy.
 const ID_CHARS = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'];
 const idChars = (minLength: number, maxLength: number) =>
   fc.string({ unit: fc.constantFrom(...ID_CHARS), minLength, maxLength });
@@ -67,7 +67,7 @@ async function allPages(p: VideoPlatform, videoId: string, sort: CommentSort): P
   return pages;
 }
 
-describe('ids (SPEC §9: else 400)', () => {
+describe('ids (else 400)', () => {
   it('a video id is exactly 11 chars of [A-Za-z0-9_-]', () => {
     fc.assert(fc.property(videoIdArb, (id) => assertVideoId(id) === id));
   });
@@ -125,7 +125,7 @@ describe('ids (SPEC §9: else 400)', () => {
   });
 });
 
-describe('video id prefixes (SPEC §9)', () => {
+describe('video id prefixes', () => {
   it('an id starting unavail is unavailable: video, transcript and comments are 404 video_unavailable', async () => {
     const unavailable = { status: 404, code: 'video_unavailable', name: 'VideoUnavailableError' };
     expect(await rejection(platform.getVideo(UNAVAILABLE))).toMatchObject(unavailable);
@@ -192,7 +192,7 @@ describe('video id prefixes (SPEC §9)', () => {
   });
 });
 
-describe('comment pages (SPEC §9: any other id has 3 nonempty Top pages of 20 comments)', () => {
+describe('comment pages (any other id has 3 nonempty Top pages of 20 comments)', () => {
   it('exactly 3 nonempty Top pages of 20, chained by page tokens, the last with next_page_token null', async () => {
     await fc.assert(
       fc.asyncProperty(ordinaryVideoIdArb, async (id) => {
@@ -282,7 +282,7 @@ describe('comment pages (SPEC §9: any other id has 3 nonempty Top pages of 20 c
   });
 });
 
-describe('determinism (SPEC §9: no network, everything derived from the id)', () => {
+describe('determinism (no network, everything derived from the id)', () => {
   it('the same video id gives the same details, transcript and comments from any instance', async () => {
     const other = createFakePlatform();
     await fc.assert(
@@ -319,7 +319,7 @@ describe('determinism (SPEC §9: no network, everything derived from the id)', (
   });
 });
 
-describe('channels and playlists (SPEC §9: a deterministic set of 20-200 videos derived from the id)', () => {
+describe('channels and playlists (a deterministic set of 20-200 videos derived from the id)', () => {
   const listings = [
     ['channel', channelIdArb, (id: string) => platform.listChannelVideos(id)],
     ['playlist', playlistIdArb, (id: string) => platform.listPlaylistVideos(id)],
@@ -419,7 +419,7 @@ function parseCues(body: string, kind: 'srt' | 'vtt'): [number, number, string][
     });
 }
 
-describe('transcript formats (SPEC §5: convert if a non-JSON format was asked)', () => {
+describe('transcript formats (convert if a non-JSON format was asked)', () => {
   it.each(['srt', 'vtt'] as const)('%s output parses back: one cue per segment, timestamps monotonic', async (format) => {
     await fc.assert(
       fc.asyncProperty(ordinaryVideoIdArb, async (id) => {
@@ -488,7 +488,7 @@ describe('transcript formats (SPEC §5: convert if a non-JSON format was asked)'
 });
 
 describe('errors', () => {
-  it('each error type has its SPEC §8 status', async () => {
+  it('each error type has its documented status', async () => {
     const transcript = await platform.getTranscript(BAD_CONVERSION);
     const errors = [
       await rejection(platform.getVideo('short')),

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { connectRedis, type AppRedis } from '../../examples/shared/redis/client.ts';
 import { createTollgate } from '../../src/index.ts';
 import { redisUrl, uniquePrefix } from '../helpers/redis.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 let app: AppRedis;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ afterAll(async () => {
 
 it('commands, MULTI and tollgate scripts on the example client arm no timer of their own per command', async () => {
   const prefix = uniquePrefix('client');
-  const tollgate = createTollgate({ redis: app.scripts, prefix });
+  const tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: app.scripts, prefix });
   await tollgate.accounts.create('acct_timers', { plan: 'pro' });
   const timeout = vi.spyOn(AbortSignal, 'timeout');
   try {

@@ -1,4 +1,4 @@
-// SPEC §9 start-up as a user runs it: `npm start` / `npm run start:koa` with no REDIS_URL start
+// Start-up as a user runs it: `npm start` / `npm run start:koa` with no REDIS_URL start
 // their own redis-server, print the URL and a demo API key that gets a 200, and stop that
 // redis-server again when the process group is stopped.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,16 +1,18 @@
-// Ambiguous outcome (issue "Scale-out and faults", SPEC §5-7): a charge, a hold opening or a
+// Ambiguous outcome: a charge, a hold opening or a
 // settlement whose reply is lost after the script ran (the connection cut by a proxy, or
 // CLIENT KILL) reaches its caller as StoreUnavailableError; retried with the same operation id,
 // Idempotency-Key or item id it is applied exactly once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreUnavailableError, createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { createTollgate, fromIoredis, type ChargeOutcome, type Tollgate } from '../../src/index.ts';
+import { StoreUnavailableError } from '../../src/errors.ts';
 import { charge } from '../../src/scripts/bundle.generated.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { startRedisProxy, type RedisProxy } from './proxy.ts';
 import { connectClient, readJournal, untilAnswered, waitUntil } from './support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 // Keeps the server busy for a while, so commands sent meanwhile are read in one batch.
 const BUSY_SCRIPT = `local t = redis.call('TIME')
@@ -51,7 +53,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
   beforeAll(async () => {
     proxy = await startRedisProxy(server.port);
     client = await connectClient(kind, proxy.url);
-    tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000 });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000 });
   });
   afterAll(async () => {
     await client?.close();
@@ -150,14 +152,14 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     // It did run: the journal has its spend, though no caller was told.
     expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
     const retried = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-7', optionalSpent: 1 }));
-    expect(retried.value).toMatchObject({ accepted: true, replayed: true, hold: { settled: 2, spent: 5, optionalSpent: 1 } });
+    expect(retried.value).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 2, spent: 5, optionalSpent: 1 } });
     expect((await movementsOf(id, holdId, 'spend')).map((e) => e.amount)).toEqual([2, 3]);
     // The last item's reply lost too: the retry is a replay of the settlement that ended the hold.
     const end = proxy.dropReplyTo('lost-item-8');
     expect(await tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }).catch((e: unknown) => e)).toBeInstanceOf(StoreUnavailableError);
     await end;
     const last = await untilAnswered(() => tg.holds.settle(id, holdId, { itemId: 'lost-item-8', failed: 'x' }));
-    expect(last.value).toMatchObject({ accepted: true, replayed: true, hold: { status: 'completed', spent: 5, refunded: 4 } });
+    expect(last.value).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { status: 'completed', spent: 5, refunded: 4 } });
     expect(await movementsOf(id, holdId, 'refund')).toHaveLength(1);
     expect((await untilAnswered(() => tg.credits.reconcile(id))).value.matches).toBe(true);
   });
@@ -170,7 +172,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     // until it has seen the first.
     const direct = await connectClient(kind, server.url);
     const killer = await connectClient('node-redis', server.url);
-    const gate = createTollgate({ redis: direct.adapter, prefix, clock: clock.fn, timeoutMs: 2_000 });
+    const gate = createTollgate({ plans: EXAMPLE_PLANS, redis: direct.adapter, prefix, clock: clock.fn, timeoutMs: 2_000 });
     try {
       const id = await account(gate);
       await gate.credits.charge(id, { required: 1 });
@@ -210,7 +212,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
     client.on('error', () => {});
     await client.connect();
     try {
-      await run(createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 }), proxy);
+      await run(createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 2_000 }), proxy);
     } finally {
       client.disconnect();
       await proxy.close();
@@ -250,7 +252,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       const lost = proxy.dropReplyTo('resent-item');
       const outcome = await tg.holds.settle(id, opened.hold.id, { itemId: 'resent-item' });
       await lost;
-      expect(outcome).toMatchObject({ accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
+      expect(outcome).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
       expect(await movementsOf(id, opened.hold.id, 'spend')).toHaveLength(1);
       expect((await tg.usage(id)).credits).toMatchObject({ spent: 1, held: 3 });
     }));
@@ -272,7 +274,7 @@ describe('64 charges of one account in flight while connections drop, on ioredis
     const client = new Redis(proxy.url);
     client.on('error', () => {});
     const clock = new ManualClock();
-    const tg = createTollgate({ redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 5_000 });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(client), prefix, clock: clock.fn, timeoutMs: 5_000 });
     const id = accountId('storm');
     await tg.accounts.create(id, { plan: 'business' });
     const outcomes: ChargeOutcome[] = [];
@@ -308,7 +310,7 @@ describe('64 charges of one account in flight while connections drop, on ioredis
     // Every charge asked for landed exactly once: one journal entry per charge, no id twice.
     expect(new Set(refs).size).toBe(refs.length);
     expect(refs).toHaveLength(WAVES * IN_FLIGHT);
-    const checked = createTollgate({ redis: fromIoredis(new Redis(server.url)), prefix, clock: clock.fn });
+    const checked = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(new Redis(server.url)), prefix, clock: clock.fn });
     expect((await checked.usage(id)).credits).toMatchObject({ spent: WAVES * IN_FLIGHT });
     expect((await checked.credits.reconcile(id)).matches).toBe(true);
   }, 60_000);

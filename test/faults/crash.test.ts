@@ -10,6 +10,7 @@ import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { auditWorkload, Workload } from './load.ts';
 import { connectClient, expectSound, readJournal, type JournalEntry } from './support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const CRASHES = 2;
 
@@ -25,7 +26,7 @@ describe('SIGKILL of an appendfsync-always Redis under load', () => {
     // Offline queues on (the clients' default): calls made while Redis restarts wait for it.
     clients = await Promise.all(CLIENT_KINDS.map((kind) => connectClient(kind, server.url)));
     // A short timeout, so callers notice the crash quickly and retry.
-    gates = clients.map((client) => createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 300 }));
+    gates = clients.map((client) => createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 300 }));
   });
   afterAll(async () => {
     await Promise.all((clients ?? []).map((client) => client.close().catch(() => {})));

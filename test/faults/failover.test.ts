@@ -1,4 +1,4 @@
-// Failover (issue 14 item 7): a primary (appendfsync always) with one replica whose link lags
+// Failover: a primary (appendfsync always) with one replica whose link lags
 // LAG_MS, as a slow network does. Callers on both clients charge with operation ids and open,
 // settle, finish and cancel holds; mid-load the primary is SIGKILLed and the link cut (what
 // it still held never arrives), the replica is promoted (REPLICAOF NO ONE) and the callers'

@@ -3,7 +3,7 @@
 // strings, headers (API keys, session cookies beside malformed ones, Idempotency-Key) and
 // bodies (JSON, job and collection requests, MCP JSON-RPC, garbage, bodies nested thousands
 // deep, bodies just over the size limits) under random media types and charsets, or none, as
-// one account. After every request: no 5xx other than 502/503, every error in the SPEC §8
+// one account. After every request: no 5xx other than 502/503, every error in the docs/example-service.md#errors
 // shape (the website answers its own forms with pages), a 405 names what is allowed, HEAD on
 // a charged route is 405, and on POST /jobs with a good key a body that cannot be taken is
 // 400/413/415 as its class says (or the 429 before it). After every sequence: that account's
@@ -292,7 +292,7 @@ describe.each(ADAPTERS)('$name server under fuzzed HTTP', (adapter) => {
 });
 
 /**
- * The credit invariants of SPEC §3, §6 on what Redis holds: balance + spent + held ==
+ * The credit invariants (docs/credits.md#the-credit-invariant) on what Redis holds: balance + spent + held ==
  * allowance, balance >= 0, each job (hold) spends and refunds at most what it reserved and
  * holds nothing once ended, and the cycle's held is what its open jobs still hold.
  */
@@ -316,7 +316,7 @@ function describeRequest(r: FuzzRequest): string {
   return `${r.method} ${r.path.template} ${JSON.stringify(r.path.parts)} auth=${r.auth} type=${JSON.stringify(r.contentType)} cookie=${JSON.stringify(r.cookieJunk)} body=${JSON.stringify(r.body).slice(0, 200)}`;
 }
 
-/** Sign-in and sign-out answer the website's forms (and a browser) with pages, not the SPEC §8 body. */
+/** Sign-in and sign-out answer the website's forms (and a browser) with pages, not the error body. */
 function websitePage(r: FuzzRequest): boolean {
   if (r.path.template !== '/web/login' && r.path.template !== '/web/logout') return false;
   return /^application\/x-www-form-urlencoded\s*(?:;|$)/i.test(r.contentType) || (r.accept ?? '').includes('text/html');

@@ -1,4 +1,4 @@
-// Redis outages seen over HTTP (issue "Scale-out and faults", SPEC §8), against both example
+// Redis outages seen over HTTP (docs/example-service.md#errors), against both example
 // servers. Paused (SIGSTOP), Redis holds every connection open and answers nothing: each
 // request that needs it answers 503 unavailable with Retry-After within about the service's
 // timeoutMs, not never, and after SIGCONT the same server serves again. Down (killed), nothing
@@ -13,6 +13,7 @@ import { createTollgate, isTollgateError } from '../../src/index.ts';
 import { ADAPTERS, type Harness, type Reply, type RequestOptions, startHarness, videoIds } from '../examples/contract/harness.ts';
 import { uniquePrefix } from '../helpers/redis.ts';
 import { type RedisServer, rawCommand, startRedisServer } from '../helpers/redisServer.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const TIMEOUT_MS = 300;
 // What a loaded CI machine may add to the timeout before the reply reaches the client.
@@ -177,7 +178,7 @@ describe('the job queue (BullMQ) during an outage', () => {
   async function runner(prefix: string) {
     const app = await connectRedis({ url: redis.url }, TIMEOUT_MS);
     const deps = {
-      tollgate: createTollgate({ redis: app.scripts, prefix, timeoutMs: TIMEOUT_MS }),
+      tollgate: createTollgate({ plans: EXAMPLE_PLANS, redis: app.scripts, prefix, timeoutMs: TIMEOUT_MS }),
       platform: createFakePlatform(),
       store: new JobStore(app, `${prefix}:ex`),
     };

@@ -1,13 +1,15 @@
-// Outage (issue "Scale-out and faults", SPEC §8): with Redis unreachable, or slower than the
+// Outage (docs/errors.md): with Redis unreachable, or slower than the
 // configured timeout, charged operations fail closed with the typed StoreUnavailableError
 // (code 'unavailable') within about the timeout; when Redis is back, the same tollgate serves
 // again, with no restart and no new client.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreUnavailableError, createTollgate, isTollgateError, type Tollgate } from '../../src/index.ts';
+import { createTollgate, isTollgateError, type Tollgate } from '../../src/index.ts';
+import { StoreUnavailableError } from '../../src/errors.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { connectClient, readJournal, serverPid, waitUntil } from './support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const TIMEOUT_MS = 300;
 // What a loaded CI machine may add to the timeout before the error reaches the caller.
@@ -60,7 +62,7 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     // As tollgate's policy needs (see connectClient): no offline queue, so nothing issued
     // during an outage runs later behind its caller's back.
     client = await connectClient(kind, server.url, { offlineQueue: false });
-    tg = createTollgate({ redis: client.adapter, prefix, clock: clock.fn, timeoutMs: TIMEOUT_MS });
+    tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: TIMEOUT_MS });
   });
   afterAll(async () => {
     await client?.close();
@@ -122,7 +124,7 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     expect(retried).toMatchObject({ ok: true, charged: 1, replayed: true });
     // Likewise the opening under its Idempotency-Key, and the settlement under its item id.
     expect(await tg.holds.open(id, { items: 5, perItem: { required: 1 }, idempotency: { key: 'slow:key', body: { v: 1 } } })).toMatchObject({ ok: true, replayed: true });
-    expect(await tg.holds.settle(id, holdId, { itemId: 'slow:item' })).toMatchObject({ accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
+    expect(await tg.holds.settle(id, holdId, { itemId: 'slow:item' })).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
     const journal = await readJournal(client.command, prefix, id);
     expect(journal.filter((e) => e.kind === 'charge' && e.ref === 'slow:op')).toHaveLength(1);
     const after = await tg.accounts.inspect(id);

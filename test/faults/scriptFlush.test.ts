@@ -9,6 +9,7 @@ import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from '../helpers/tollgate.ts';
 import { auditWorkload, Workload } from './load.ts';
 import { connectClient, expectSound, readJournal, type JournalEntry } from './support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const FLUSHES = 6;
 
@@ -45,7 +46,7 @@ describe.each(CASES)('$label under load', ({ flushes, scripts }) => {
     // A server of its own: other test files must not see their script cache flushed.
     server = await startRedisServer();
     clients = await Promise.all(CLIENT_KINDS.map((kind) => connectClient(kind, server.url)));
-    gates = clients.map((client) => createTollgate({ redis: counting(client.adapter, counter), prefix, clock: clock.fn, scripts }));
+    gates = clients.map((client) => createTollgate({ plans: EXAMPLE_PLANS, redis: counting(client.adapter, counter), prefix, clock: clock.fn, scripts }));
   });
   afterAll(async () => {
     await Promise.all((clients ?? []).map((client) => client.close()));

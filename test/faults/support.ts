@@ -17,7 +17,7 @@ export interface ClientSetup {
   /**
    * Queue commands while the connection is down (both clients' default). Off, a command
    * issued then fails at once instead of running later, after its caller was told
-   * "unavailable" (SPEC §8: nothing charged while the store is unreachable).
+   * "unavailable" (nothing charged while the store is unreachable; docs/errors.md).
    */
   offlineQueue?: boolean;
 }

@@ -1,5 +1,5 @@
 // A throwaway Redis Cluster of local redis-server processes (masters only), for the tests that
-// must hold under cluster key routing (SPEC §1: standalone or Redis Cluster).
+// must hold under cluster key routing (standalone or Redis Cluster; docs/concepts.md#redis-and-the-runtime).
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

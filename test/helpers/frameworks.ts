@@ -13,7 +13,8 @@ import Koa, { type Context } from 'koa';
 import { rateLimit as expressRateLimit, type ExpressRateLimitOptions } from '../../src/express.ts';
 import { rateLimit as fastifyRateLimit, type FastifyRateLimitOptions } from '../../src/fastify.ts';
 import { rateLimit as honoRateLimit, type HonoRateLimitOptions } from '../../src/hono.ts';
-import type { StoreErrorMode, Tollgate } from '../../src/index.ts';
+import type { StoreErrorMode } from '../../src/http.ts';
+import type { Tollgate } from '../../src/index.ts';
 import { rateLimit as koaRateLimit, type KoaRateLimitOptions } from '../../src/koa.ts';
 
 export type Headers = Record<string, string | string[] | undefined>;

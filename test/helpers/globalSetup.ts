@@ -23,7 +23,7 @@ declare module 'vitest' {
 /** Name of the vitest project whose files run against a Redis Cluster. */
 export const CLUSTER_PROJECT = 'cluster';
 
-// Same major line as Debian's redis-server package; SPEC §1 asks for Redis >= 7.0.
+// Same major line as Debian's redis-server package; tollgate needs Redis >= 7.0.
 const CONTAINER_IMAGE = 'redis:7.0-alpine';
 
 function succeeds(command: string, args: string[], timeoutMs: number): Promise<boolean> {

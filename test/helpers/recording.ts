@@ -6,6 +6,7 @@ import * as bundle from '../../src/scripts/bundle.generated.ts';
 import { LIBRARY } from '../../src/scripts/bundle.generated.ts';
 import type { Script } from '../../src/scripts/script.ts';
 import { createTollgate, type Tollgate, type TollgateOptions } from '../../src/index.ts';
+import { EXAMPLE_PLANS } from './plans.ts';
 import { uniquePrefix } from './redis.ts';
 import { ManualClock, connectTestClient, type Backend, type TestClient } from './tollgate.ts';
 
@@ -75,6 +76,9 @@ export function recording(inner: RedisScriptClient | undefined): Recorder {
         return inner.load!(library, routingKey);
       },
     }),
+    // The eviction guard's INFO goes to the inner client unrecorded: `sent` holds the scripts.
+    ...(inner?.everyMaster && { everyMaster: (words: string[]) => inner.everyMaster!(words) }),
+    ...(inner?.onReconnect && { onReconnect: (listener: () => void) => inner.onReconnect!(listener) }),
   } as RedisScriptClient;
   return {
     client,
@@ -111,7 +115,7 @@ export async function openRecordingTollgate(kind: Backend, name: string, options
     const clock = new ManualClock();
     const recorder = recording(undefined);
     return {
-      tg: createTollgate({ memory: true, clock: clock.fn, ...options }),
+      tg: createTollgate({ memory: true, plans: EXAMPLE_PLANS, clock: clock.fn, ...options }),
       clock,
       prefix: uniquePrefix(name),
       onRedis: false,
@@ -134,7 +138,7 @@ export async function openRecordingTollgate(kind: Backend, name: string, options
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
   return {
-    tg: createTollgate({ prefix, clock: clock.fn, ...options, redis: recorder.client }),
+    tg: createTollgate({ plans: EXAMPLE_PLANS, prefix, clock: clock.fn, ...options, redis: recorder.client }),
     clock,
     prefix,
     onRedis: true,

@@ -1,4 +1,4 @@
-// A tollgate on the test Redis with an injected clock, through either client (SPEC §1: both
+// A tollgate on the test Redis with an injected clock, through either client (both
 // node-redis and ioredis are supported, so core tests run through both). In the `cluster`
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
 // same test files run unchanged against cluster key routing. The public-API files also run
@@ -9,6 +9,7 @@ import { inject } from 'vitest';
 import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient, type Tollgate, type TollgateOptions } from '../../src/index.ts';
 import type { ClusterNode } from './globalSetup.ts';
 import { connectIoredis, connectNodeRedis, redisUrl, uniquePrefix } from './redis.ts';
+import { EXAMPLE_PLANS } from './plans.ts';
 
 export const CLIENT_KINDS = ['node-redis', 'ioredis'] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
@@ -25,7 +26,7 @@ export function backends(): Backend[] {
   return clusterNodes() ? [...CLIENT_KINDS] : [...CLIENT_KINDS, 'memory'];
 }
 
-/** Tests move time by hand; nothing sleeps (STYLE). */
+/** Tests move time by hand; nothing sleeps. */
 export const TEST_START = Date.UTC(2026, 0, 15, 12, 0, 0);
 
 export class ManualClock {
@@ -72,7 +73,7 @@ export function defaultTarget(): RedisTarget {
 export interface TestClient {
   kind: ClientKind;
   topology: 'standalone' | 'cluster';
-  /** For createTollgate({ redis }). */
+  /** For createTollgate({ plans: EXAMPLE_PLANS, redis }). */
   adapter: RedisScriptClient;
   /**
    * A raw command. On a cluster, a command with a key goes to the key's node (the key is the
@@ -169,7 +170,7 @@ export async function openTollgate(
   const prefix = uniquePrefix(name);
   if (kind === 'memory') {
     return {
-      tg: createTollgate({ memory: true, clock: clock.fn, ...options }),
+      tg: createTollgate({ memory: true, plans: EXAMPLE_PLANS, clock: clock.fn, ...options }),
       clock,
       prefix,
       backend: kind,
@@ -182,7 +183,7 @@ export async function openTollgate(
   }
   const client = await connectTestClient(kind, url === undefined ? defaultTarget() : { url });
   return {
-    tg: createTollgate({ redis: client.adapter, prefix, clock: clock.fn, ...options }),
+    tg: createTollgate({ redis: client.adapter, plans: EXAMPLE_PLANS, prefix, clock: clock.fn, ...options }),
     clock,
     prefix,
     backend: kind,

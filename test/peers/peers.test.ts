@@ -1,4 +1,4 @@
-// Peer ranges are what is tested (issue 13): the lowest and highest major of node-redis and of
+// Peer ranges are what is tested: the lowest and highest major of node-redis and of
 // ioredis that package.json's peerDependencies allow each run a smoke suite through their
 // adapter, the README quick start (examples/quickstart*.ts) as written, and the refusal of a
 // raw client passed without its adapter. The majors come in as npm aliases (redis4, ioredis5)
@@ -9,8 +9,10 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, fromIoredis, fromNodeRedis, InvalidInputError, type RedisScriptClient } from '../../src/index.ts';
+import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient } from '../../src/index.ts';
+import { InvalidInputError } from '../../src/errors.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -89,12 +91,12 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
   afterAll(() => client?.close());
 
   it('runs a smoke suite through its adapter: account, key checked with the admit, charge, hold, usage, a flushed script cache', async () => {
-    const tg = createTollgate({ redis: client.adapter, prefix: `peer${majorOf(peer.module)}${peer.name}` });
+    const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: `peer${majorOf(peer.module)}${peer.name}` });
     const subject = `acct_${peer.module}`;
     await tg.accounts.create(subject, { plan: 'starter' });
     const { key } = await tg.keys.issue(subject);
     const check = await tg.keys.verify(key, { credits: 1 });
-    expect(check).toMatchObject({ valid: true, subject, admission: { allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } } });
+    expect(check).toMatchObject({ ok: true, valid: true, subject, admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } } });
     expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({ ok: true, charged: 2, balance: 998, replayed: false });
     const hold = await tg.holds.open(subject, { items: 3, perItem: { required: 1 } });
     if (!hold.ok) throw new Error(`hold refused: ${hold.reason}`);
@@ -109,8 +111,8 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
 
   it(`refuses the raw client with an InvalidInputError naming ${peer.name === 'redis' ? 'fromNodeRedis' : 'fromIoredis'}`, () => {
     const adapter = peer.name === 'redis' ? 'fromNodeRedis' : 'fromIoredis';
-    expect(() => createTollgate({ redis: client.raw as RedisScriptClient })).toThrowError(InvalidInputError);
-    expect(() => createTollgate({ redis: client.raw as RedisScriptClient })).toThrowError(new RegExp(`wrap it with ${adapter}\\(client\\)`));
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client.raw as RedisScriptClient })).toThrowError(InvalidInputError);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client.raw as RedisScriptClient })).toThrowError(new RegExp(`wrap it with ${adapter}\\(client\\)`));
   });
 
   it(`runs the README quick start (examples/${peer.example}) as written`, async () => {

@@ -1,4 +1,4 @@
-// Model-based property test of charges, cycles and plan changes (SPEC §3-5): after every step
+// Model-based property test of charges, cycles and plan changes: after every step
 // Redis equals memory, balance + spent + held == allowance and balance >= 0. 1,000
 // sequences in CI; TOLLGATE_PROPERTY_RUNS asks for a longer run.
 import fc from 'fast-check';

@@ -96,7 +96,7 @@ export const limitOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: advance },
 );
 
-/** Charges, cycles and plan changes (SPEC §3, §5). */
+/** Charges, cycles and plan changes (docs/accounts.md#billing-cycles, docs/credits.md#charges). */
 export const creditOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('admit' as const), surface, cost: fc.constant(1), credits: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 5, arbitrary: fc.record({ op: fc.constant('charge' as const), required: fc.integer({ min: 0, max: 6 }), optional: fc.integer({ min: 0, max: 3 }), operation: fc.option(fc.integer({ min: 0, max: 3 })) }) },
@@ -107,7 +107,7 @@ export const creditOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('history' as const), days: fc.integer({ min: 1, max: 40 }) }) },
 );
 
-/** Whole accounts: holds of both kinds next to everything else (SPEC §6-7, §10). */
+/** Whole accounts: holds of both kinds next to everything else (docs/holds.md, docs/idempotency.md). */
 export const holdOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: creditOps },
   // Few keys and mostly one body per key, so retries of a stored outcome (replays of a hold or

@@ -5,7 +5,7 @@
 // Redis equals memory (the reference model behind the public API) and every
 // invariant holds: per cycle balance + spent + held == allowance, balance >= 0, each refund
 // at most once (an ended hold holds nothing), refunds to ended cycles never raise the current
-// balance (SPEC §3, §6, §7, §10). 2,000 sequences in CI.
+// balance. 2,000 sequences in CI.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_START, accountId, openTollgate, type TestGate } from '../helpers/tollgate.ts';

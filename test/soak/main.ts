@@ -24,6 +24,7 @@ import { rawCommand, startRedisServer, type RedisServer } from '../helpers/redis
 import { auditWorkload, type HoldTally } from '../faults/load.ts';
 import { auditAccount, ChargeLedger, connectClient, readJournal, serverPid, waitUntil, type JournalEntry } from '../faults/support.ts';
 import { tollgateOptions, type FromWorker, type ToWorker, type WorkerConfig, type WorkerReport } from './worker.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const PROCESSES = Number(process.env.SOAK_PROCESSES ?? 4);
@@ -49,7 +50,7 @@ async function main(): Promise<number> {
   say(`tollgate soak: ${SECONDS} s, ${PROCESSES} processes, ${ACCOUNTS} accounts, Redis ${url}${server ? ' (ours: appendonly yes, appendfsync always)' : ''}`);
 
   const admin = await connectClient('node-redis', url);
-  const tg = createTollgate({ redis: admin.adapter, ...tollgateOptions({ prefix, timeoutMs: 5_000, leaseMs: LEASE_MS }) });
+  const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: admin.adapter, ...tollgateOptions({ prefix, timeoutMs: 5_000, leaseMs: LEASE_MS }) });
   const accounts = Array.from({ length: ACCOUNTS }, (_, i) => `acct_${i}`);
   for (const [i, id] of accounts.entries()) await tg.accounts.create(id, { plan: PLANS[i % PLANS.length]! });
 

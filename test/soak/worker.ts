@@ -6,6 +6,7 @@ import { createTollgate, type Tollgate } from '../../src/index.ts';
 import type { ClientKind, TestClient } from '../helpers/tollgate.ts';
 import { Workload, type HoldTally, type LoadFigures } from '../faults/load.ts';
 import { connectClient, untilAnswered } from '../faults/support.ts';
+import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
 export interface WorkerConfig {
   index: number;
@@ -46,7 +47,7 @@ const KINDS: ClientKind[] = ['node-redis', 'ioredis'];
 
 async function run(config: WorkerConfig): Promise<void> {
   const clients: TestClient[] = await Promise.all(KINDS.map((kind) => connectClient(kind, config.url)));
-  const gates: Tollgate[] = clients.map((client) => createTollgate({ redis: client.adapter, ...tollgateOptions(config) }));
+  const gates: Tollgate[] = clients.map((client) => createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, ...tollgateOptions(config) }));
   const load = new Workload({
     gates,
     accounts: config.accounts,

@@ -1,5 +1,5 @@
 /**
- * Admin endpoints (SPEC §9), mounted only when ADMIN_TOKEN is set and guarded by
+ * Admin endpoints (docs/example-service.md#endpoints), mounted only when ADMIN_TOKEN is set and guarded by
  * `Authorization: Bearer <ADMIN_TOKEN>` (constant-time compare). They are the host's own
  * back office: no rate limit, no credits; a wrong token counts against its IP like any failed
  * key check (auth/failedAuth.ts).

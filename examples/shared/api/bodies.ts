@@ -1,5 +1,5 @@
 /**
- * Response bodies of SPEC §9 in the API's snake_case, computed from tollgate's records.
+ * Response bodies in the API's snake_case, computed from tollgate's records.
  * Instants are ISO 8601 strings in UTC (`finished_at` is null while a job runs); counts are
  * plain numbers.
  *

@@ -1,5 +1,5 @@
 /**
- * The free reads of SPEC §9: search, video details, channel and playlist listings. They spend
+ * The free reads: search, video details, channel and playlist listings. They spend
  * no credit but, like every authenticated request, count against the per-minute budget.
  */
 import type { AuthedHandler } from '../auth/guard.ts';

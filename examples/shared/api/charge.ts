@@ -1,5 +1,5 @@
 /**
- * Charging after the work is done (SPEC §5). The charge carries the request id as its operation
+ * Charging after the work is done (docs/example-service.md#transcripts-and-comments). The charge carries the request id as its operation
  * id, so one retry after a store timeout cannot charge twice; if the store still fails the
  * caller fails closed (503) and sends nothing unpaid.
  */

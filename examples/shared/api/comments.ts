@@ -1,10 +1,11 @@
 /**
- * GET /api/v1/comments/:videoId?sort=top|newest&page_token=&reply_to= (SPEC §5): the balance
+ * GET /api/v1/comments/:videoId?sort=top|newest&page_token=&reply_to= (docs/example-service.md#transcripts-and-comments): the balance
  * must hold the price before fetching (checked by the guard in the admission round trip); a
  * nonempty page is charged the price (Top, Newest, continuation or reply thread alike); errors
  * and empty pages cost nothing.
  */
-import { insufficientReply, type Tollgate } from 'tollgate';
+import { type Tollgate } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import { chargeAfterWork } from './charge.ts';
 import type { AuthedHandler } from '../auth/guard.ts';
 import { json } from '../http/handler.ts';

@@ -1,10 +1,11 @@
 /**
- * GET /transcript/:id?format=json|text|srt|vtt, in the order of SPEC §5: admit + balance >= the
+ * GET /transcript/:id?format=json|text|srt|vtt, in this order: admit + balance >= the
  * price (one round trip, done by the guard) -> fetch -> convert -> charge the price -> respond.
  * A failed fetch or conversion charges nothing; a charge that finds the balance gone answers
  * 402 and the transcript is not sent.
  */
-import { insufficientReply, type Tollgate } from 'tollgate';
+import { type Tollgate } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import { chargeAfterWork } from './charge.ts';
 import type { AuthedHandler } from '../auth/guard.ts';
 import { json } from '../http/handler.ts';

@@ -1,4 +1,4 @@
-/** GET /api/v1/usage (SPEC §4, §9): the account's quota state, read with the credential in one round trip; free and not counted. */
+/** GET /api/v1/usage (docs/example-service.md): the account's quota state, read with the credential in one round trip; free and not counted. */
 import { usageBody } from './bodies.ts';
 import type { AuthedHandler } from '../auth/guard.ts';
 import { json } from '../http/handler.ts';

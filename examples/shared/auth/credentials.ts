@@ -1,5 +1,5 @@
 /**
- * Who is calling, on which surface, and whether the request is admitted (SPEC §2, §4, §9).
+ * Who is calling, on which surface, and whether the request is admitted (docs/example-service.md).
  * `X-API-Key: <key>` or `Authorization: Bearer <key or OAuth token>` use the `api` surface; the
  * website's session cookie uses `web`. API keys and sessions are both tollgate keys: an API key
  * may only be used on `api`, a session is a key that expires and may only be used on `web`, so
@@ -8,7 +8,8 @@
  * OAuth token resolves through the host's verifier hook to its account, then a plain admit.
  */
 import { createHash } from 'node:crypto';
-import { checkRequest, isTollgateError, rateLimitHeaders, type Allowed, type RateLimitDecision, type Tollgate, type Usage } from 'tollgate';
+import { isTollgateError, type Allowed, type Tollgate, type Usage } from 'tollgate';
+import { checkRequest, rateLimitHeaders, type RateLimitDecision } from 'tollgate/http';
 import { cookie, type ApiRequest, type HttpReply } from '../http/handler.ts';
 import type { TokenVerifier } from './oauth.ts';
 
@@ -25,7 +26,7 @@ export interface Caller {
 /**
  * What a route or tool costs, written once beside it (routes.ts, mcp/tools.ts): the requests it
  * counts on the caller's surface (0 only for usage reads), and the credits one unit of its
- * work is charged, which the balance must hold before any work starts (SPEC §5). `optional`
+ * work is charged, which the balance must hold before any work starts (docs/example-service.md#transcripts-and-comments). `optional`
  * credits are charged only as far as the balance allows (MCP get_transcript's comments page).
  */
 export interface Price {
@@ -82,7 +83,7 @@ type CreditPrecheck = NonNullable<Allowed['credits']>;
  * checkRequest, the step its rateLimit middlewares take, which also writes the headers and the
  * 429: a key or session is verified with the admit in one script (keys.verify); an OAuth token
  * is resolved by the verifier hook, then its account admitted. Short credits are not refused
- * here: the handler answers 402 after it has validated the request (SPEC §5).
+ * here: the handler answers 402 after it has validated the request (docs/example-service.md#transcripts-and-comments).
  */
 export async function checkCredential(deps: AuthDeps, credential: Credential, price: Price, request: ApiRequest): Promise<Checked> {
   const surface: Surface = credential.via === 'session' ? 'web' : 'api';
@@ -117,8 +118,8 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
 function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
   if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission?.credits };
   const { refusal } = decision;
-  if (refusal.reason === 'unavailable') throw refusal.error;
-  if (refusal.reason === 'unauthorized') return { valid: false };
+  if (refusal.type === 'unavailable') throw refusal.error;
+  if (refusal.type === 'unauthorized') return { valid: false };
   const admission = refusal.admission!;
   if (!admission.allowed) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
   // insufficient_quota: counted and within the windows; the handler answers the 402.

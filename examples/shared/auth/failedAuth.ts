@@ -1,5 +1,5 @@
 /**
- * Failed key checks per client IP (a tollgate policy, SPEC §10), so that keys, session cookies,
+ * Failed key checks per client IP (a tollgate policy; docs/concepts.md#vocabulary), so that keys, session cookies,
  * OAuth tokens and the admin token cannot be guessed by brute force. Every 401 that answers a
  * credential that was presented and did not check out counts one attempt for the request's IP
  * (`ip:<address>`, a subject without an account); past `perMinute` attempts in the minute the
@@ -10,7 +10,8 @@
  * before its key is verified (tollgate's deny cache, limits.denied: no Redis call); another
  * process learns of the block at that IP's next failed check there.
  */
-import { isTollgateError, rateLimitedReply, type PolicyTable, type Tollgate } from 'tollgate';
+import { isTollgateError, type PolicyTable, type Tollgate } from 'tollgate';
+import { rateLimitedReply } from 'tollgate/http';
 import type { ApiRequest, HttpReply } from '../http/handler.ts';
 
 export const FAILED_AUTH = { policy: 'failed_auth', surface: 'attempts' } as const;

@@ -1,5 +1,5 @@
 /**
- * What every authenticated endpoint shares (SPEC §4, §8), around tollgate's one-round-trip key
+ * What every authenticated endpoint shares (docs/example-service.md), around tollgate's one-round-trip key
  * check + admit (credentials.ts): an IP over its failed checks gets 429 before anything is verified;
  * a credential that does not check out gets 401 (no rate-limit headers) and counts against its
  * IP (failedAuth.ts); a request over the budget gets 429 (not counted); then the endpoint, and
@@ -42,7 +42,7 @@ export interface GuardOptions {
   /** Credentials taken; default keys or the website's session cookie. */
   accept?: Accept;
   /**
-   * Serve even when Redis is unreachable (SPEC §8: free endpoints may fail open). Only for
+   * Serve even when Redis is unreachable (free endpoints may fail open; docs/example-service.md#errors). Only for
    * endpoints that spend no credit and need no Redis themselves.
    */
   failOpen?: boolean;
@@ -59,7 +59,7 @@ export type GuardedHandler = Handler & { readonly price: Price };
 
 export function guard(deps: GuardDeps, handler: AuthedHandler, options: GuardOptions): GuardedHandler {
   const { price } = options;
-  if (options.failOpen && price.credits > 0) throw new Error('A charged endpoint never fails open (SPEC §8)');
+  if (options.failOpen && price.credits > 0) throw new Error('A charged endpoint never fails open');
   const accept = options.accept ?? 'keys_or_session';
   const guarded: Handler = async (request) => {
     const blocked = deps.failedAuth.blocked(request);

@@ -1,5 +1,5 @@
 /**
- * The OAuth hook (SPEC §9): a host plugs in a verifier that turns a bearer token into the
+ * The OAuth hook (docs/example-service.md#endpoints): a host plugs in a verifier that turns a bearer token into the
  * account it was issued for (introspection, JWT checks, ...). The demo ships a verifier for
  * HMAC-signed tokens minted by POST /admin/accounts/:id/oauth-tokens; a token resolves to the
  * same account as its API key, so both share one `api` counter and one balance.

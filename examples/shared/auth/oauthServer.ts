@@ -105,7 +105,7 @@ export function oauthServer(deps: OAuthServerDeps) {
   return { protectedResource, protectedMcp, authorizationServer, authorize, token };
 }
 
-/** RFC 6749 §5.2: the OAuth error body (not SPEC §8's: OAuth clients read this one). */
+/** RFC 6749 §5.2: the OAuth error body (not the service's error body: OAuth clients read this one). */
 function oauthError(status: number, error: string, description: string, headers: Record<string, string> = {}): HttpReply {
   return json(status, { error, error_description: description }, { 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers });
 }

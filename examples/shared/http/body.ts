@@ -1,5 +1,5 @@
 /**
- * Request bodies, read the same way by both servers (SPEC §8): one reader on Node's request
+ * Request bodies, read the same way by both servers (docs/example-service.md#errors): one reader on Node's request
  * stream instead of each framework's body parsers, so that media types, charsets, sizes and
  * nesting get the same answer from Express and Koa.
  *
@@ -21,7 +21,7 @@
  *   other coding is 415 unsupported_media_type with `Accept-Encoding: gzip, deflate`
  *   (RFC 9110 §12.5.3); a body that does not decode as the coding it names is 400.
  * The problem is only noted here (bodyError): the route answers it in its own order, after
- * authentication and the rate limit (SPEC §6), and routes that take no body never look.
+ * authentication and the rate limit (docs/example-service.md#bulk-jobs), and routes that take no body never look.
  */
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';

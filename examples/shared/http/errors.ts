@@ -1,11 +1,12 @@
 /**
- * Thrown errors to SPEC §8 replies: the platform's typed errors keep their own status and type,
+ * Thrown errors to error replies: the platform's typed errors keep their own status and type,
  * tollgate's map through replyForError (503 + Retry-After when the quota store is down), a
  * hold that is not the caller's is the job it names, not found; our own Redis being
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
-import { errorReply, isTollgateError, replyForError, unavailableReply } from 'tollgate';
+import { isTollgateError } from 'tollgate';
+import { errorReply, replyForError, unavailableReply } from 'tollgate/http';
 import { isPlatformError } from '../platform/index.ts';
 import { fail, type ApiRequest, type HttpReply } from './handler.ts';
 import { MESSAGES } from './messages.ts';

@@ -3,7 +3,7 @@
  * an ApiRequest from their own request and copy an HttpReply onto their own response.
  */
 import { parseCookie } from 'cookie';
-import { errorReply, newRequestId, type ErrorType, type HttpReply } from 'tollgate';
+import { errorReply, newRequestId, type ErrorType, type HttpReply } from 'tollgate/http';
 import type { BodyError } from './body.ts';
 
 export type { HttpReply };
@@ -41,12 +41,25 @@ export function json(status: number, body: unknown, headers: Record<string, stri
   return { status, headers: { 'Content-Type': 'application/json', ...headers }, body };
 }
 
-/** The service's own error types beside tollgate's (SPEC §8): the platform's, and the job cap's 429. */
-const SERVICE_STATUS = { video_unavailable: 404, no_captions: 404, job_limit_reached: 429 } as const;
+/**
+ * The service's own error types beside tollgate's (ERROR_STATUS): the platform's, the job
+ * cap's 429, a plan without bulk jobs, and the HTTP layer's own refusals.
+ */
+export const SERVICE_STATUS = {
+  plan_not_allowed: 403,
+  forbidden: 403,
+  video_unavailable: 404,
+  no_captions: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  job_limit_reached: 429,
+  upstream_error: 502,
+} as const;
 
 export type ServiceErrorType = ErrorType | keyof typeof SERVICE_STATUS;
 
-/** An SPEC §8 error reply with the given extra headers. */
+/** An error reply with the given extra headers. */
 export function fail(
   request: ApiRequest,
   type: ServiceErrorType,
@@ -73,7 +86,7 @@ export function isDecodablePath(path: string): boolean {
   }
 }
 
-/** The SPEC §8 reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
+/** The error reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
 export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
   const error = request.bodyError;
   return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' }, ...(error.headers ? { headers: error.headers } : {}) });

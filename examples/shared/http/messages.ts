@@ -1,5 +1,5 @@
 /**
- * Every message the service puts in an error body (SPEC §8), in one place so that REST, MCP and
+ * Every message the service puts in an error body (docs/example-service.md#errors), in one place so that REST, MCP and
  * the website say the same thing in the same words. The types and statuses come from
  * tollgate's ERROR_STATUS; the credit and rate-limit messages are tollgate's own
  * (insufficientReply, rateLimitedReply).
@@ -32,7 +32,7 @@ export const MESSAGES = {
   oneMessage: 'Send one JSON-RPC message per request',
   internal: 'Internal server error',
 
-  // POST /jobs (SPEC §6-7)
+  // POST /jobs (docs/example-service.md)
   idempotencyKeyMalformed: 'Idempotency-Key must be 1-255 printable ASCII characters',
   idempotencyKeyReused: 'This Idempotency-Key was used with a different request body',
   idempotencyKeyInUse: 'A request with this Idempotency-Key is still being processed; retry shortly',
@@ -53,7 +53,7 @@ export const MESSAGES = {
   noJob: (id: string) => `No job "${id.slice(0, 64)}" for this account`,
   page: 'offset and limit must be whole numbers (limit at most 1000)',
 
-  // website collections (SPEC §6)
+  // website collections (docs/example-service.md#bulk-jobs)
   videoId: 'video_id must be a video id (11 characters of A-Z a-z 0-9 _ -)',
   collectionLimit: (min: number, max: number) => `limit must be a whole number of credits ${min}..${max}`,
   collectionRefused: (reason: string) => `The collection was refused (${reason})`,

@@ -1,5 +1,5 @@
 /**
- * POST /jobs in the order of SPEC §6-7: authenticate (401) and rate limit (429, never cached)
+ * POST /jobs in this order: authenticate (401) and rate limit (429, never cached)
  * are the guard's; then the Idempotency-Key lookup (replay / 422 / 409) -> validation (400) and
  * plan checks (403), which free the key -> resolve the videos -> ONE tollgate.holds.open that
  * re-checks the key, the active-job cap (429, cached), the credits (402) and stores the outcome.
@@ -7,7 +7,8 @@
  * comments, 1 optional for its Top page.
  */
 import { randomBytes } from 'node:crypto';
-import { insufficientReply, type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from 'tollgate';
+import { type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import { jobBody } from '../api/bodies.ts';
 import type { AuthedHandler, Call } from '../auth/guard.ts';
 import { bodyRefusal, fail, json, type ApiRequest, type HttpReply } from '../http/handler.ts';
@@ -48,7 +49,7 @@ export function createJob(deps: CreateJobDeps): AuthedHandler {
     const accountId = call.caller.accountId;
     let claim: IdempotencyClaim | undefined;
     if (key !== undefined) {
-      // The fingerprint is of the body as sent, before validation (SPEC §7).
+      // The fingerprint is of the body as sent, before validation (docs/example-service.md#idempotency-key).
       const begun: BeginOutcome = await deps.tollgate.idempotency.begin(accountId, key, request.body ?? null);
       if (begun.state !== 'new') return earlyOutcome(request, begun);
       claim = begun.claim;
@@ -174,7 +175,7 @@ function planNotAllowed(request: ApiRequest, plan: string | undefined): HttpRepl
   return fail(request, 'plan_not_allowed', MESSAGES.bulkNotOnPlan(plan ?? 'current'), { extra: plan === undefined ? {} : { plan } });
 }
 
-/** SPEC §8 calls the open-job cap's 429 job_limit_reached (tollgate: hold_limit_reached). */
+/** The service calls the open-job cap's 429 job_limit_reached (tollgate: hold_limit_reached). */
 export function jobLimitReply(request: ApiRequest, active: number, cap: number, headers: Record<string, string> = {}): HttpReply {
   return fail(request, 'job_limit_reached', MESSAGES.jobLimit(active, cap), { extra: { active, cap }, headers });
 }

@@ -1,11 +1,11 @@
 /**
- * The POST /jobs body (SPEC §6), one zod schema for REST and MCP create_job: exactly one of
+ * The POST /jobs body (docs/example-service.md#bulk-jobs), one zod schema for REST and MCP create_job: exactly one of
  * `video_ids` (deduplicated), `channel_id`, `playlist_id`, and an optional boolean
  * `include_comments`. JOB_BODY_FIELDS are the fields with their JSON types (MCP create_job's
  * input schema, so an MCP client sees them); JOB_BODY adds the rules and is what both check a
  * body with (MCP create_job runs the REST handler). Nothing here touches Redis or the platform;
  * a problem is a 400 naming the field. The Idempotency-Key fingerprint is taken from the raw
- * body before this runs (SPEC §7).
+ * body before this runs (docs/example-service.md#idempotency-key).
  */
 import { z } from 'zod';
 import { MESSAGES } from '../http/messages.ts';

@@ -1,7 +1,7 @@
 /**
  * One unit of work for a job, shared by the BullMQ worker and POST /admin/jobs/:id/process.
  * Bulk job (an items hold): one video -> its transcript and, with comments, its Top page ->
- * one tollgate.holds.settle with the video id as item id (SPEC §6): delivered, spending the
+ * one tollgate.holds.settle with the video id as item id (docs/example-service.md#bulk-jobs): delivered, spending the
  * transcript's credit and the comment credit when the Top page was nonempty, or failed with
  * `video_unavailable` / `no_captions`. Collection (a budget hold): one comments page -> one
  * tollgate.holds.spend of 1 credit when the page is nonempty, 0 when it is empty or failed.

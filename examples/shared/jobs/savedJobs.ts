@@ -1,5 +1,5 @@
 /**
- * Saved-job reads, export and cancel (SPEC §6, §9): GET /jobs, GET /jobs/:id,
+ * Saved-job reads, export and cancel (docs/example-service.md): GET /jobs, GET /jobs/:id,
  * GET /jobs/:id/results, DELETE /jobs/:id. All free. Another account's job is not found.
  * Cancel refunds every undelivered item and unused comment reservation, once.
  */

@@ -1,5 +1,5 @@
 /**
- * Runs jobs (SPEC §6, §9). WORKER=auto: each tollgate job becomes one BullMQ job on a
+ * Runs jobs (docs/example-service.md). WORKER=auto: each tollgate job becomes one BullMQ job on a
  * Redis-backed queue; a worker runs a bounded number of jobs at once, each with a bounded
  * number of videos in flight, and records one result per video. A job survives a restart:
  * BullMQ hands a stalled job to the next worker and the cursor in JobStore resumes where the

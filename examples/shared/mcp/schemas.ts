@@ -1,6 +1,6 @@
 /**
  * The MCP tools' output schemas (`outputSchema`, checked by the SDK against each successful
- * result's `structuredContent`): the SPEC §9 bodies the REST routes answer, in zod. A change
+ * result's `structuredContent`): the response bodies the REST routes answer, in zod. A change
  * to api/bodies.ts that these do not follow fails the tool call, so the two cannot drift apart.
  */
 import { z } from 'zod';

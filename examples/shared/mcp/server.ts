@@ -1,5 +1,5 @@
 /**
- * MCP over Streamable HTTP at POST /mcp (SPEC §9), with the official SDK in stateless JSON
+ * MCP over Streamable HTTP at POST /mcp (docs/example-service.md#endpoints), with the official SDK in stateless JSON
  * mode: every HTTP request gets its own McpServer and transport, bound to the caller.
  * Before the SDK sees a request, in one round trip with the key check: a tools/call is admitted
  * on the shared `api` counter at its tool's price (tools.ts; the credit pre-check of a
@@ -9,7 +9,7 @@
  * A missing or bad API key / OAuth token is 401 with `WWW-Authenticate: Bearer
  * resource_metadata="…"`, which leads a client to the authorization server (auth/oauthServer.ts);
  * bad ones count against the client's IP.
- * Credit and plan errors are tool results with isError and the SPEC §8 error object.
+ * Credit and plan errors are tool results with isError and the error object.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';

@@ -1,5 +1,5 @@
 /**
- * The MCP tools (SPEC §5, §9): get_transcript (1 credit; with include_comments 2 when a
+ * The MCP tools (docs/example-service.md): get_transcript (1 credit; with include_comments 2 when a
  * nonempty Top page comes too, 1 when comments fail, are empty or only 1 credit is left; a
  * comments failure never loses the transcript), get_video_comments (1 per nonempty page),
  * create_job (the REST handler itself, so the same order, schema and idempotency rules hold)
@@ -9,11 +9,12 @@
  *
  * Each tool declares its output schema (schemas.ts: the REST bodies) and hints for clients
  * (annotations); a success carries the value as `structuredContent` and, for clients that read
- * only text, as JSON text beside it. An error stays `isError` with the SPEC §8 object as text.
+ * only text, as JSON text beside it. An error stays `isError` with the error object as text.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { insufficientReply, type Tollgate, type Usage } from 'tollgate';
+import { type Tollgate, type Usage } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import type { Caller, Price } from '../auth/credentials.ts';
 import { usageBody } from '../api/bodies.ts';
 import { chargeAfterWork } from '../api/charge.ts';
@@ -33,7 +34,7 @@ export interface ToolDeps extends CreateJobDeps {
 
 /**
  * Each tools/call counts one `api` request and pre-checks the tool's credits, except
- * get_usage, which is free and not counted like its REST twin GET /api/v1/usage (SPEC §4, §9).
+ * get_usage, which is free and not counted like its REST twin GET /api/v1/usage (docs/example-service.md).
  * get_transcript's optional credit is the comments page of include_comments, charged only as
  * far as the balance allows.
  */

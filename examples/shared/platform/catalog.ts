@@ -1,7 +1,7 @@
 /**
  * Channel and playlist listings and search results, derived from the listing's id or the
  * query. Listings mix in a few videos that fail in known ways, so a bulk job over a
- * channel or playlist always meets per-video failures (SPEC §6).
+ * channel or playlist always meets per-video failures (docs/example-service.md#bulk-jobs).
  */
 import { InvalidRequestError } from './errors.ts';
 import { type Rng, rngFor } from './hash.ts';

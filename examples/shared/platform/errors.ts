@@ -1,6 +1,6 @@
 /**
  * Upstream failures as typed errors. Each has a stable `name`, an error `code` from
- * SPEC §8 and the HTTP `status` it maps to, so a handler can turn any of them into an
+ * docs/example-service.md#errors and the HTTP `status` it maps to, so a handler can turn any of them into an
  * error body without a table of its own.
  */
 
@@ -79,7 +79,7 @@ export class UpstreamError extends PlatformError {
 
 /**
  * Converting a fetched transcript failed. Reported like any other upstream failure (502)
- * because the client can do nothing about it but retry later; SPEC §5 charges nothing.
+ * because the client can do nothing about it but retry later; a failed piece of work charges nothing.
  */
 export class ConversionError extends UpstreamError {
   override readonly name: string = 'ConversionError';

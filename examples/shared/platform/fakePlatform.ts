@@ -1,5 +1,5 @@
 /**
- * The fake upstream platform: deterministic, offline, and failing in the ways SPEC §9
+ * The fake upstream platform: deterministic, offline, and failing in the ways docs/example-service.md#the-fake-video-platform
  * names by id prefix. Checks run in a fixed order: the request's own parameters first
  * (400), then what the video's prefix says (404, 502), then the data.
  */

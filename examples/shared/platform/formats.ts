@@ -1,6 +1,6 @@
 /**
  * Transcript conversion: JSON as fetched, plain text, SubRip (SRT) and WebVTT. This is
- * step 3 of SPEC §5, so it throws typed errors the handler reports without charging.
+ * the conversion step of a transcript, so it throws typed errors the handler reports without charging.
  */
 import { ConversionError, InvalidFormatError } from './errors.ts';
 import { shown, videoBehaviour } from './ids.ts';

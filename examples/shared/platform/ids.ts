@@ -1,5 +1,5 @@
 /**
- * What a platform id may look like (SPEC §9), and what a video id's prefix means to the
+ * What a platform id may look like (docs/example-service.md#endpoints), and what a video id's prefix means to the
  * fake platform. Ids are checked here, before anything is derived from them.
  */
 import { InvalidIdError } from './errors.ts';
@@ -17,7 +17,7 @@ export type VideoBehaviour =
   | 'comments_error'
   | 'bad_conversion';
 
-/** SPEC §9: the id prefixes that make a video fail in a known way. */
+/** The id prefixes that make a video fail in a known way (docs/example-service.md#endpoints). */
 export const VIDEO_ID_PREFIXES = {
   unavail: 'unavailable',
   nocapt: 'no_captions',

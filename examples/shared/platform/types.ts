@@ -42,7 +42,7 @@ export interface Comment {
 
 /**
  * One page as the platform returns it. A page is "empty" when `comments` is empty; the
- * service charges only for nonempty pages (SPEC §5).
+ * service charges only for nonempty pages (docs/example-service.md#transcripts-and-comments).
  */
 export interface CommentsPage {
   video_id: string;

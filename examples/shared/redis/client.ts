@@ -2,7 +2,7 @@
  * The Redis the example servers keep their own records in (the job store), on one server or a
  * Redis Cluster, seen through the few commands they need.
  *
- * SPEC §8 (fail closed, promptly): every call has a deadline, and a Redis that is down, paused
+ * docs/example-service.md#errors (fail closed, promptly): every call has a deadline, and a Redis that is down, paused
  * or slower than the deadline fails the call with tollgate's StoreUnavailableError, which the
  * servers answer with 503 unavailable. The client keeps no offline queue, so a command issued
  * while the connection is down fails at once instead of running after its request was told
@@ -23,7 +23,8 @@ import {
   createClient,
   createCluster,
 } from 'redis';
-import { StoreUnavailableError, fromNodeRedis, type RedisScriptClient } from 'tollgate';
+import { fromNodeRedis, type RedisScriptClient } from 'tollgate';
+import { StoreUnavailableError } from 'tollgate/errors';
 
 export interface ClusterNode {
   host: string;

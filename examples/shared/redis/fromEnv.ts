@@ -1,5 +1,5 @@
 /**
- * The embedded default of SPEC §9: with REDIS_URL unset, start a throwaway redis-server on a
+ * The embedded default: with REDIS_URL unset, start a throwaway redis-server on a
  * free local port (no persistence, in a temp dir) and stop it when the server stops. It runs
  * in our process group, so stopping the group (Ctrl-C) stops it too.
  */

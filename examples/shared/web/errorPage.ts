@@ -1,5 +1,5 @@
 /**
- * The pages' errors, read as sentences for a person: the same SPEC §8 error the JSON routes
+ * The pages' errors, read as sentences for a person: the same error the JSON routes
  * answer (its status and headers kept: Retry-After, the rate-limit headers), told as what
  * happened and what to do. A 402 says how many credits are left and when the cycle renews; a
  * 429 when to try again.
@@ -29,7 +29,7 @@ export interface ErrorContext {
   back?: { href: string; text: string };
 }
 
-/** True for an SPEC §8 error body in JSON, which a page turns into its own words. */
+/** True for an error body in JSON, which a page turns into its own words. */
 export function isJsonError(reply: HttpReply): boolean {
   return reply.status >= 400 && (reply.headers['Content-Type'] ?? '').startsWith('application/json');
 }

@@ -1,5 +1,5 @@
 /**
- * The signed-in site's pages (SPEC §2, §6, §9 on the `web` surface): the dashboard, transcripts,
+ * The signed-in site's pages (on the `web` surface; docs/example-service.md): the dashboard, transcripts,
  * comments collections and bulk jobs. Each page is an AuthedHandler behind page.ts (session,
  * cookie rule, CSRF, the `web` budget, errors as sentences); the work itself is done by the
  * same handlers as the JSON routes (the transcript's charge order, the collection's bounds,
@@ -168,7 +168,7 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
     return render('transcripts', { ...base(request, 'Transcripts', 'transcripts'), ...usageView(usage), formats: TRANSCRIPT_FORMATS, price: prices.transcript.credits });
   };
 
-  /** POST /transcripts: the transcript route's own handler (SPEC §5 order and charge), then a redirect to what was paid for. */
+  /** POST /transcripts: the transcript route's own handler (order and charge; docs/example-service.md#transcripts-and-comments), then a redirect to what was paid for. */
   const fetchTranscript: AuthedHandler = async (request, call) => {
     const fields = formFields(request);
     const videoId = (fields.video_id ?? '').trim();
@@ -227,7 +227,7 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
     });
   };
 
-  /** POST /collections: the JSON route's handler (SPEC §6 bounds, hold, cap), with the form's fields. */
+  /** POST /collections: the JSON route's handler (bounds, hold, cap; docs/example-service.md#bulk-jobs), with the form's fields. */
   const createCollection: AuthedHandler = async (request, call) => {
     const fields = formFields(request);
     const limit = /^\s*\d{1,9}\s*$/.test(fields.limit ?? '') ? Number(fields.limit) : (fields.limit ?? null);
@@ -285,7 +285,7 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
       return reply.status === 200 ? redirect(back(request.params.id ?? '')) : reply;
     };
 
-  /** Every saved result of a job or collection as one JSON file; spends no credit (SPEC §6). */
+  /** Every saved result of a job or collection as one JSON file; spends no credit (docs/example-service.md#bulk-jobs). */
   const exportJob: AuthedHandler = async (request, call) => {
     const hold = await tollgate.holds.get(call.caller.accountId, request.params.id ?? '');
     const results: unknown[] = [];
@@ -321,7 +321,7 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
 function usageView(usage: Usage) {
   const { credits, cycle, rateLimit } = usage;
   const allowance = Math.max(1, credits.allowance);
-  // One stacked bar for balance + spent + held == allowance (SPEC §3).
+  // One stacked bar for balance + spent + held == allowance (docs/accounts.md#billing-cycles).
   let x = 0;
   const segment = (name: string, value: number) => {
     const width = (value / allowance) * 100;

@@ -2,7 +2,7 @@
  * The website's routes, served by both servers from the shared route table (routes.ts): the
  * public home page and assets, the sign-in and sign-out that take forms and JSON alike, and
  * the signed-in pages. A page's price is written here beside it: a page view counts one request
- * on the `web` surface (its own counter, SPEC §2) and spends nothing, except fetching a
+ * on the `web` surface (its own counter; docs/example-service.md#plans) and spends nothing, except fetching a
  * transcript (1 credit, the price of GET /transcript/:id). Assets count nothing.
  */
 import type { Price } from '../auth/credentials.ts';
@@ -15,7 +15,7 @@ import { signinHandlers, type SessionHandlers, type SigninDeps } from './signin.
 
 /** A page view: one request on `web`, no credit. */
 const PAGE: Price = { requests: 1, credits: 0 };
-/** A transcript fetched from its page: as GET /transcript/:id, 1 credit pre-checked and charged on delivery (SPEC §5). */
+/** A transcript fetched from its page: as GET /transcript/:id, 1 credit pre-checked and charged on delivery (docs/example-service.md#transcripts-and-comments). */
 const TRANSCRIPT: Price = { requests: 1, credits: 1 };
 
 export type WebsiteDeps = PageGuardDeps & PageDeps & SigninDeps & { session: SessionHandlers };

@@ -86,7 +86,7 @@ function signinPage(deps: SigninDeps, request: ApiRequest, failed?: HttpReply): 
   );
 }
 
-/** The plan table as the home page lists it (SPEC §2). */
+/** The plan table as the home page lists it (docs/example-service.md#plans). */
 function planRows(plans: PlanTable) {
   return Object.entries(plans).map(([name, plan]) => {
     const perMinute = (surface: string) => plan.limits[surface]?.find((w) => w.windowMs === 60_000)?.limit ?? null;

@@ -1,5 +1,5 @@
 /**
- * The website flow (SPEC §6, §9). POST /web/login {api_key} is a demo login that needs no
+ * The website flow (docs/example-service.md). POST /web/login {api_key} is a demo login that needs no
  * password store: a valid API key opens a session, which is a tollgate key of the same account
  * that expires and may only be used on `web`; the cookie holds it (HttpOnly, SameSite=Lax), so
  * requests with the cookie use the separate `web` counter and logout revokes it; the cookie is
@@ -8,7 +8,8 @@
  * collections reserve the user's credit limit L for the whole crawl (1..10,000 and <= balance)
  * as a budget hold, count toward the active-job cap, and are open to Free accounts.
  */
-import { insufficientReply, type Tollgate } from 'tollgate';
+import { type Tollgate } from 'tollgate';
+import { insufficientReply } from 'tollgate/http';
 import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { collectionBody } from '../api/bodies.ts';
 import type { FailedAuth } from '../auth/failedAuth.ts';

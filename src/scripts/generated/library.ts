@@ -109,7 +109,7 @@ const HELPERS = [
   prologueLua.prologue_move,
 ].join("\n");
 
-/** Every script as a function of one library, the helpers defined once (src/scripts/script.ts). */
+/** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   admit: admit.body,
   admitPolicy: admitPolicy.body,

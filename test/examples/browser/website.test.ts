@@ -1,4 +1,4 @@
-// The website of issue 12 in a real headless Chromium, against both example servers: a person
+// The website in a real headless Chromium, against both example servers: a person
 // signs in with the form, reads the balance, fetches a transcript and sees the balance drop by
 // one, starts a comments collection and watches it finish with its refund, cancels a bulk job,
 // and meets the 429 page when the web budget runs out. Every page is checked for script errors

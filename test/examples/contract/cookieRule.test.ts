@@ -1,4 +1,4 @@
-// The one rule of the cookie-authenticated site (issue 12 item 3, issue 14 item 4), on the JSON
+// The one rule of the cookie-authenticated site, on the JSON
 // routes and the pages of both example servers: a request that changes something and is
 // authenticated only by the session cookie is refused 403 forbidden, before anything is counted
 // or spent, when its Origin (or, when absent, its Referer; or else a browser's Sec-Fetch-Site)
@@ -28,7 +28,7 @@ describe.each(ADAPTERS)('$name server: the cookie rule', (adapter) => {
   const webRemaining = async (cookie: string) => (await h.request('/api/v1/usage', { headers: { cookie } })).body.rate_limit.remaining as number;
   const credits = async (id: string) => (await h.service.tollgate.usage(id)).credits;
 
-  it('a cookie-only POST /jobs from another origin is 403 forbidden in the SPEC §8 body: nothing created, counted or reserved', async () => {
+  it('a cookie-only POST /jobs from another origin is 403 forbidden in the error body: nothing created, counted or reserved', async () => {
     const { id, cookie } = await signIn();
     const body = { video_ids: ['vid00000001', 'vid00000002'] };
     const refused = await h.request('/jobs', { body, headers: { cookie, origin: EVIL } });

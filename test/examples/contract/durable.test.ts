@@ -1,4 +1,4 @@
-// DURABLE_REPLICAS (issue 14 item 7): with durableReplicas 1 the example acknowledges a credit
+// DURABLE_REPLICAS: with durableReplicas 1 the example acknowledges a credit
 // movement only once a replica confirms it. A replica that confirms: the transcript is served
 // and charged once. A replica that stops confirming (SIGSTOP): the charge is retried once with
 // its operation id, applies at most once, and the request is answered 503 unavailable with

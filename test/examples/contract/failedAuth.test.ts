@@ -1,7 +1,7 @@
 // Failed key checks per client IP (issue "Limits for any subject", item 8), over real HTTP
 // against both example servers: every 401 that answers a credential that did not check out
 // counts one attempt for the IP, 10 a minute by default; past them the IP gets 429
-// rate_limited with Retry-After (SPEC §8 body) on every route, whatever it presents, until the
+// rate_limited with Retry-After (error body) on every route, whatever it presents, until the
 // window resets. Successful requests and sign-ins never count, nor does a request that
 // presents nothing. All requests here come from 127.0.0.1.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

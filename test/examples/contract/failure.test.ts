@@ -1,4 +1,4 @@
-// SPEC §8 failure policy over HTTP against both example servers: with Redis unreachable the
+// The failure policy over HTTP against both example servers: with Redis unreachable the
 // servers fail closed (503 unavailable + Retry-After), serve no unpaid work, and recover when
 // Redis is back. With failOpenFreeEndpoints (FAIL_OPEN_FREE=1) the free catalog reads are
 // still served to callers verified recently; everything else stays closed.

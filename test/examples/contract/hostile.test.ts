@@ -1,7 +1,7 @@
-// Hostile input against both example servers (SPEC §8, §9): methods a route does not serve,
+// Hostile input against both example servers (docs/example-service.md): methods a route does not serve,
 // HEAD on a charged route, malformed cookies, bodies of other media types, charsets and
 // content codings, too large or too deep, and an Idempotency-Key whose holder stopped. Every
-// refusal is the SPEC §8 body; nothing is charged for work that is not sent; nothing answers 500.
+// refusal is the error body; nothing is charged for work that is not sent; nothing answers 500.
 import http from 'node:http';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,7 +88,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
   const balance = async (id: string) => (await h.service.tollgate.usage(id)).credits.balance;
   const session = async (key: string) => (await h.request('/web/login', { body: { api_key: key } })).headers.get('set-cookie')!.split(';')[0]!;
 
-  describe('methods (SPEC §8: 405 method_not_allowed with Allow)', () => {
+  describe('methods (405 method_not_allowed with Allow)', () => {
     it('HEAD on a charged route is 405 with Allow: GET and charges nothing', async () => {
       const { id, key } = await h.account('starter');
       const before = await balance(id);
@@ -113,7 +113,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       }
     });
 
-    it('a method a known path does not serve is 405 with the Allow of that path, in the SPEC §8 body', async () => {
+    it('a method a known path does not serve is 405 with the Allow of that path, in the error body', async () => {
       const { key } = await h.account('starter');
       const cases: Array<[string, string, string]> = [
         ['OPTIONS', `/transcript/${VIDEO}`, 'GET'],
@@ -275,7 +275,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
   describe('bodies: size (413 payload_too_large, the body read so the client sees it)', () => {
     const big = (bytes: number) => JSON.stringify({ video_ids: [VIDEO], pad: 'x'.repeat(bytes) });
 
-    it(`a body over ${MAX_BODY_BYTES} bytes is 413 on POST /jobs and on /web/login (not 401), in the SPEC §8 body`, async () => {
+    it(`a body over ${MAX_BODY_BYTES} bytes is 413 on POST /jobs and on /web/login (not 401), in the error body`, async () => {
       const { key } = await h.account('pro');
       const jobs = await h.request('/jobs', { key, raw: big(MAX_BODY_BYTES) });
       expectSpecError(jobs, 413, 'payload_too_large');
@@ -411,7 +411,7 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
     });
   });
 
-  describe('Idempotency-Key in use (SPEC §7)', () => {
+  describe('Idempotency-Key in use', () => {
     it('409 idempotency_key_in_use carries Retry-After; a claim left by a stopped holder frees the key within 5 s', async () => {
       const { id, key } = await h.account('pro');
       const body = { video_ids: [VIDEO] };

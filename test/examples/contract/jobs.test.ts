@@ -1,4 +1,4 @@
-// SPEC §6, §7, §9 bulk jobs over real HTTP, against both example servers (WORKER=manual, items
+// Bulk jobs over real HTTP, against both example servers (WORKER=manual, items
 // processed through POST /admin/jobs/:id/process): the seed examples, cancel, refunds to an
 // ended cycle, the lease sweep, the job body, the POST /jobs order, idempotency and bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
   const createJob = (key: string, body: unknown, headers: Record<string, string> = {}) => h.request('/jobs', { key, body, headers });
   const process = (jobId: string, count: number) => h.admin(`/admin/jobs/${jobId}/process`, { count });
 
-  describe('seed examples (SPEC §6)', () => {
+  describe('seed examples', () => {
     it('500 resolved -> -500; 480 ok, 15 unavailable, 5 no captions -> refund 20, net spend 480', async () => {
       const { id, key } = await h.account('starter');
       const ids = [...videoIds('vid', 480), ...videoIds('unavail', 15), ...videoIds('nocapt', 5)];
@@ -98,8 +98,8 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
     });
   });
 
-  describe('job reads (SPEC §6, §9)', () => {
-    it('the job body has exactly the SPEC §9 fields; reads and exports are free', async () => {
+  describe('job reads', () => {
+    it('the job body has exactly the documented fields; reads and exports are free', async () => {
       const { id, key } = await h.account('starter');
       const created = await createJob(key, { video_ids: videoIds('vid', 3) });
       expect(Object.keys(created.body).sort()).toEqual(
@@ -134,7 +134,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
     });
   });
 
-  describe('POST /jobs rules (SPEC §6)', () => {
+  describe('POST /jobs rules', () => {
     it('Free accounts get 403 plan_not_allowed and nothing is reserved', async () => {
       const { id, key } = await h.account('free');
       const r = await createJob(key, { video_ids: videoIds('vid', 2) });
@@ -196,7 +196,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
     });
   });
 
-  describe('idempotency (SPEC §7)', () => {
+  describe('idempotency', () => {
     it('same key + same body replays the original response with Idempotent-Replayed: true; one job only', async () => {
       const { id, key } = await h.account('starter');
       const body = { video_ids: videoIds('vid', 10), include_comments: false };
@@ -288,7 +288,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
     });
   });
 
-  describe('refunds and leases (SPEC §6)', () => {
+  describe('refunds and leases', () => {
     it('a refund after the paying cycle ended is recorded on the job, not added to the new balance', async () => {
       const { id, key } = await h.account('starter');
       const created = await createJob(key, { video_ids: [...videoIds('vid', 3), ...videoIds('unavail', 2), ...videoIds('vid', 5, 3)] });
@@ -319,7 +319,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
     });
   });
 
-  describe('admin (SPEC §9)', () => {
+  describe('admin', () => {
     it('needs the admin token; plan change applies the new budget at once', async () => {
       const noToken = await h.request('/admin/accounts', { body: { plan: 'free' } });
       expect(noToken.status).toBe(401);

@@ -1,4 +1,4 @@
-// SPEC §5, §9 MCP endpoint, driven by the SDK's own Client over Streamable HTTP against both
+// The MCP endpoint, driven by the SDK's own Client over Streamable HTTP against both
 // example servers: tools and their charges, the `api` counter shared with REST (API key and
 // OAuth token alike), housekeeping and get_usage that count nothing, output schemas with
 // structuredContent and tool hints, and 401/429 as HTTP responses.
@@ -32,7 +32,7 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     return client;
   }
 
-  /** A tool's value: its structuredContent on success (the same as its JSON text), the SPEC §8 object as text on error. */
+  /** A tool's value: its structuredContent on success (the same as its JSON text), the error object as text on error. */
   async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
     const result = (await client.callTool({ name, arguments: args })) as {
       isError?: boolean;
@@ -137,7 +137,7 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     expect(await balance(id)).toBe(0);
   });
 
-  it('credit errors are tool results with isError and the SPEC §8 error object; failed fetches charge nothing', async () => {
+  it('credit errors are tool results with isError and the error object; failed fetches charge nothing', async () => {
     const { id, key } = await h.account('free');
     const client = await connect(key);
     const gone = await call(client, 'get_transcript', { video_id: 'unavail0001' });

@@ -1,4 +1,4 @@
-// SPEC §4, §5, §8, §9 over real HTTP, against both example servers: auth, rate-limit headers,
+// The REST contract over real HTTP, against both example servers: auth, rate-limit headers,
 // the free and charged sync endpoints, their charging order and the race for the last credit.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Service } from '../../../examples/shared/service.ts';
@@ -17,7 +17,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
 
   const balance = async (id: string) => (await h.service.tollgate.usage(id)).credits.balance;
 
-  describe('authentication (SPEC §9)', () => {
+  describe('authentication', () => {
     it('401 without a key, with a wrong key, and with a malformed one; no rate-limit headers on 401', async () => {
       const { key } = await h.account('starter');
       const wrong = key.slice(0, -4) + (key.endsWith('aaaa') ? 'bbbb' : 'aaaa');
@@ -43,7 +43,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('rate limiting (SPEC §4)', () => {
+  describe('rate limiting', () => {
     it('headers on every authenticated response, errors included; 429 rate_limited with Retry-After is not counted', async () => {
       const { id, key } = await h.account('free');
       const bad = await h.request('/transcript/short', { key });
@@ -69,7 +69,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
       expect(after.headers.get('x-ratelimit-remaining')).toBe('29');
     });
 
-    it('GET /api/v1/usage counts nothing and has the SPEC §9 body', async () => {
+    it('GET /api/v1/usage counts nothing and has the documented body', async () => {
       const { key } = await h.account('pro');
       for (let i = 0; i < 3; i++) await h.request('/api/v1/usage', { key });
       const r = await h.request('/api/v1/usage', { key });
@@ -86,7 +86,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('GET /transcript/:id (SPEC §5)', () => {
+  describe('GET /transcript/:id', () => {
     it('charges 1 on success, in every format', async () => {
       const { id, key } = await h.account('starter');
       const json = await h.request(`/transcript/${VIDEO}`, { key });
@@ -144,7 +144,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('GET /api/v1/comments/:videoId (SPEC §5)', () => {
+  describe('GET /api/v1/comments/:videoId', () => {
     it('each nonempty page costs 1: Top, Newest, a continuation and a reply thread', async () => {
       const { id, key } = await h.account('starter');
       const top = await h.request(`/api/v1/comments/${VIDEO}`, { key });
@@ -183,7 +183,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('free reads (SPEC §9)', () => {
+  describe('free reads', () => {
     it('search, video details, channel and playlist listings spend no credit but count a request', async () => {
       const { id, key } = await h.account('starter');
       const search = await h.request('/api/v1/search?q=lofi%20beats', { key });
@@ -209,7 +209,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('requests no route can read (SPEC §8)', () => {
+  describe('requests no route can read', () => {
     it('a path that is not valid percent-encoding is 400 invalid_request with the error body and X-Request-Id, before any auth or counting', async () => {
       const { id, key } = await h.account('starter');
       const attempts: Array<[string, string]> = [
@@ -264,7 +264,7 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
     });
   });
 
-  describe('IETF draft fields (SPEC §4, opt-in)', () => {
+  describe('IETF draft fields (opt-in)', () => {
     let ietf: Harness;
     beforeAll(async () => {
       ietf = await startHarness(adapter, 'rest-ietf', { ietfHeaders: true });

@@ -1,4 +1,4 @@
-// The website of issue 12 over plain HTTP, against both example servers (the browser tests in
+// The website over plain HTTP, against both example servers (the browser tests in
 // test/examples/browser drive the same pages in Chromium): the same HTML from both, pages on
 // the `web` surface with its own counter and the shared credits, static assets that count
 // nothing, forms that reuse the JSON routes' rules, errors told as sentences, and the headers
@@ -220,7 +220,7 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
     expect((await get('/dashboard', cookie)).status).toBe(200);
   });
 
-  it('a collection from its form: the SPEC §6 bounds, a progress view that polls while it runs, cancel with its refund', async () => {
+  it('a collection from its form: the bounds, a progress view that polls while it runs, cancel with its refund', async () => {
     const { id, cookie } = await signIn('free');
     const form = (await get('/collections', cookie)).text;
     expect(form).toMatch(/name="limit" type="number" required min="1" max="30"/);

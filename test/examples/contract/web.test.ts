@@ -1,4 +1,4 @@
-// SPEC §2, §6, §9 website flow over real HTTP, against both example servers: demo login, the
+// The website flow over real HTTP, against both example servers: demo login, the
 // separate `web` counter with shared credits, and standalone comments collections.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS, type Harness, startHarness } from './harness.ts';

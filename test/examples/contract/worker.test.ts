@@ -1,4 +1,4 @@
-// SPEC §6, §9 WORKER=auto against both example servers: BullMQ runs each job to the end with
+// WORKER=auto against both example servers: BullMQ runs each job to the end with
 // one recorded result per video, and a job survives a restart of the server (the next worker
 // resumes from the cursor; no video is recorded twice).
 import { afterEach, describe, expect, it, vi } from 'vitest';

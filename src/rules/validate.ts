@@ -1,13 +1,13 @@
 /**
- * Boundary checks (STYLE: validate at the boundary, trust inside). Each throws an
- * InvalidInputError with a message that names the bad value, before Redis is touched (SPEC §8).
+ * Boundary checks (validate at the boundary, trust inside). Each throws an
+ * InvalidInputError with a message that names the bad value, before Redis is touched.
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from "../errors.ts";
 
 const SUBJECT_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 
-/** SPEC §2, §10: 1-128 chars of [A-Za-z0-9_.:-]; a brace would break the cluster hash tag. */
+/** 1-128 chars of [A-Za-z0-9_.:-]; a brace would break the cluster hash tag. */
 export function subjectId(value: unknown): string {
   if (typeof value !== "string" || !SUBJECT_ID.test(value)) {
     throw new InvalidInputError(
@@ -17,7 +17,7 @@ export function subjectId(value: unknown): string {
   return value;
 }
 
-/** SPEC §7: Idempotency-Key (and operation ids): 1-255 printable ASCII characters. */
+/** Idempotency-Key (and operation ids): 1-255 printable ASCII characters. */
 export function printableKey(what: string, value: unknown): string {
   if (typeof value !== "string" || !PRINTABLE_ASCII.test(value)) {
     throw new InvalidInputError(`${what} must be 1-255 printable ASCII characters (got ${describe(value)})`);

@@ -1,16 +1,16 @@
 /**
- * Billing-cycle boundaries (SPEC §3), the TypeScript twin of lua/lib/calendar.lua (the
+ * Billing-cycle boundaries, the TypeScript twin of the scripts' calendar (the
  * model and the tests use it; test/cycles.test.ts checks that both agree). Month intervals
  * are calendar months in UTC counted from the anchor and clamped to month end, so an anchor
  * on Jan 31 gives Feb 28/29, then Mar 31.
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from "../errors.ts";
 import { count, instant } from "./validate.ts";
 
 /** A billing-cycle length: whole days, or whole calendar months in UTC clamped to month end. */
 export type Interval = { days: number } | { months: number };
 
-/** A paid account's cycle: an anchor instant and an interval (SPEC §3). */
+/** A paid account's cycle: an anchor instant and an interval. */
 export interface CycleSpec {
   /** Start of the first cycle: signup (free) or the subscription's anchor. Date or ms. */
   anchor: Date | number;

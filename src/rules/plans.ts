@@ -1,5 +1,5 @@
 /**
- * Plans and policies (SPEC §2, §10). A plan gives an account its surfaces' windows, its
+ * Plans and policies. A plan gives an account its surfaces' windows, its
  * credits per cycle and its holds rules; a policy gives windows to subjects that have no
  * account (sign-in attempts per IP). Both tables are checked once at start-up, with messages
  * that name the plan and the field. An account keeps a copy of its plan's numbers (taken at
@@ -7,11 +7,11 @@
  * moves the limits at once.
  */
 import { intervalArgs, type Interval } from "./cycles.ts";
-import { InvalidInputError, UnknownPlanError } from "./errors.ts";
+import { InvalidInputError, UnknownPlanError } from "../errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
 import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
-/** What a plan gives an account: windows per surface, credits per cycle, holds rules (SPEC §2, §10). */
+/** What a plan gives an account: windows per surface, credits per cycle, holds rules. */
 export interface Plan {
   /** Each surface's windows (1 to 4), by the host's surface names. */
   limits: SurfaceWindows;
@@ -24,37 +24,11 @@ export interface Plan {
   holds: { cap: number; maxItems: number; surfaces: readonly string[] };
 }
 
-/** The host's plans by name (validated by createTollgate; see DEFAULT_PLANS). */
+/** The host's plans by name (validated by createTollgate). */
 export type PlanTable = Readonly<Record<string, Plan>>;
 
 /** Named windows for subjects without an account: { policy: { surface: windows } }. */
 export type PolicyTable = Readonly<Record<string, SurfaceWindows>>;
-
-const minute = (limit: number) => [{ limit, windowMs: 60_000 }];
-
-/** The seed's plan table (SPEC §2): `api` and `web` per plan; free holds only on `web`. */
-export const DEFAULT_PLANS = {
-  free: {
-    limits: { api: minute(30), web: minute(30) },
-    credits: { allowance: 30, cycle: { days: 30 } },
-    holds: { cap: 1, maxItems: 5000, surfaces: ["web"] },
-  },
-  starter: {
-    limits: { api: minute(100), web: minute(100) },
-    credits: { allowance: 1000, cycle: { months: 1 } },
-    holds: { cap: 2, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-  pro: {
-    limits: { api: minute(300), web: minute(300) },
-    credits: { allowance: 5000, cycle: { months: 1 } },
-    holds: { cap: 5, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-  business: {
-    limits: { api: minute(1000), web: minute(1000) },
-    credits: { allowance: 20000, cycle: { months: 1 } },
-    holds: { cap: 10, maxItems: 5000, surfaces: ["api", "web"] },
-  },
-} as const satisfies PlanTable;
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -135,7 +109,7 @@ export function planArgs(plan: Plan & { name: string }) {
 
 /**
  * The check of a surface an account is counted on: a name that no plan of the table has is
- * refused before Redis is touched (SPEC §8); one the account's own plan lacks is refused by
+ * refused before Redis is touched; one the account's own plan lacks is refused by
  * the script (shared with tollgate/model).
  */
 export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => string {
