@@ -8,7 +8,7 @@
   ARGV[7] holdsCap      integer  open holds allowed at once
   ARGV[8] holdsMaxItems integer  items per hold
   ARGV[9] holdsSurfaces string   surfaces holds may use, comma-separated
-  ARGV[10] windows       string   'surface=spec;...' (src/plans.ts, lib/windows.lua)
+  ARGV[10] windows       string   'surface=spec;...' (src/rules/plans.ts, lib/windows.lua)
   ARGV[11] startNow      0|1      also start a new cycle now
   ARGV[12] unit          'd'|'m'|''  new interval unit with startNow, '' keeps the current one
   ARGV[13] length        integer  new interval length with startNow, 0 keeps the current one

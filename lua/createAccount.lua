@@ -14,7 +14,7 @@
   ARGV[4] holdsCap      integer  open holds allowed at once
   ARGV[5] holdsMaxItems integer  items per hold
   ARGV[6] holdsSurfaces string   surfaces holds may use, comma-separated
-  ARGV[7] windows       string   'surface=spec;...' (src/plans.ts, lib/windows.lua)
+  ARGV[7] windows       string   'surface=spec;...' (src/rules/plans.ts, lib/windows.lua)
   ARGV[8] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units

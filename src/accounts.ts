@@ -24,7 +24,7 @@ import {
 } from "./records.ts";
 import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
-import { field, list, text } from "./scripts/reply.ts";
+import { field, list } from "./scripts/reply.ts";
 import { windowsForm } from "./windows.ts";
 import type { RateLimitState } from "./rules/windows.ts";
 

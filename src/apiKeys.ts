@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "./context.ts";
 import { AccountNotFoundError, KeyLimitError } from "./errors.ts";
-import { admissionFrom, type Admission } from "./limits.ts";
+import { admissionFrom } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
 import { afterDue } from "./sweep.ts";

@@ -65,7 +65,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
     if (options.skip?.(req)) return next();
     checkRequest(options, req).then(
       async (decision) => {
-        if ("pass" in decision) {
+        if (decision.ok) {
           res.locals.tollgate = decision.pass;
           res.set(decision.pass.headers);
           return next();

@@ -84,7 +84,7 @@ function onRequest(options: FastifyRateLimitOptions): onRequestHookHandler {
   return function tollgateRateLimit(request, reply, done) {
     if (options.skip?.(request)) return done();
     checkRequest(options, request).then((decision) => {
-      if ("pass" in decision) {
+      if (decision.ok) {
         request.tollgate = decision.pass;
         reply.headers(decision.pass.headers);
         return done();

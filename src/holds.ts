@@ -10,9 +10,8 @@
  */
 import type { Context } from "./context.ts";
 import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
-import { decodeStoredOutcome, fingerprint } from "./idempotency.ts";
+import { claimOf, decodeStoredOutcome } from "./idempotency.ts";
 import { insufficient } from "./rules/credits.ts";
-import type { IdempotencyClaim } from "./rules/idempotency.ts";
 import { holdFrom, type Hold, type HoldKind } from "./records.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import {
@@ -36,7 +35,7 @@ import {
   type SettleOutcome,
   type Spend,
 } from "./rules/holds.ts";
-import { count, printableKey, shortId } from "./rules/validate.ts";
+import { count, shortId } from "./rules/validate.ts";
 import { surfaceName } from "./rules/windows.ts";
 import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
@@ -281,12 +280,6 @@ export class Holds {
   sweepSubject(subject: string): Promise<{ ended: number; nextLeaseAt: number | null }> {
     return this.sweeper.sweepSubject(subject);
   }
-}
-
-function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefined {
-  if (input === undefined) return undefined;
-  if ("token" in input) return input;
-  return { key: printableKey("Idempotency-Key", input.key), fingerprint: fingerprint(input.body), token: "" };
 }
 
 export type { SubjectKeys };

@@ -51,7 +51,7 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<{ Va
   return async function tollgateRateLimit(c, next) {
     if (options.skip?.(c)) return next();
     const decision = await checkRequest(options, c);
-    if ("refusal" in decision) {
+    if (!decision.ok) {
       if (options.onDenied) return options.onDenied(c, decision.refusal);
       const { status, headers, body } = decision.refusal.reply;
       return new Response(JSON.stringify(body), { status, headers });

@@ -13,6 +13,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Context } from "./context.ts";
 import { holdFromJson } from "./records.ts";
+import type { IdempotencyInput } from "./rules/holds.ts";
 import type { BeginOutcome, IdempotencyClaim, StoredOutcome } from "./rules/idempotency.ts";
 import { printableKey } from "./rules/validate.ts";
 import { beginIdempotency, releaseIdempotency } from "./scripts/bundle.generated.ts";
@@ -28,6 +29,13 @@ export type { BeginOutcome, IdempotencyClaim, StoredOutcome };
  */
 export function fingerprint(body: unknown): string {
   return createHash("sha256").update(canonicalJson(body)).digest("hex");
+}
+
+/** The Idempotency-Key of an opening: a claim from begin, or a key and body (checked here). */
+export function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefined {
+  if (input === undefined) return undefined;
+  if ("token" in input) return input;
+  return { key: printableKey("Idempotency-Key", input.key), fingerprint: fingerprint(input.body), token: "" };
 }
 
 /**

@@ -58,7 +58,7 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
   return async (ctx: Context, next: Next) => {
     if (options.skip?.(ctx)) return next();
     const decision = await checkRequest(options, ctx);
-    if ("refusal" in decision) {
+    if (!decision.ok) {
       if (options.onDenied) return options.onDenied(ctx, decision.refusal);
       const { reply } = decision.refusal;
       ctx.status = reply.status;

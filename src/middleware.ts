@@ -10,8 +10,8 @@
  * checked, at start-up; one worked out per request is refused then, as the host's mistake.
  */
 import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders, type HttpReply } from "./replies.ts";
-import type { PerRequest, RateLimitDecision, RateLimitOptions } from "./rateLimitOptions.ts";
+import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders } from "./replies.ts";
+import { refused, type PerRequest, type RateLimitDecision, type RateLimitOptions } from "./rateLimitOptions.ts";
 import type { Admission } from "./rules/limits.ts";
 import { rememberWindows, storeErrorMode, whenStoreFails } from "./storeError.ts";
 
@@ -56,7 +56,7 @@ function value<Req, T>(option: PerRequest<Req, T> | undefined, req: Req, fallbac
  * const options = { tollgate, key: (req: IncomingMessage) => String(req.headers["x-api-key"] ?? "") || null, credits: 1 };
  * checkRateLimitOptions(options);
  * const decision = await checkRequest(options, req);
- * if ("refusal" in decision) return send(decision.refusal.reply); // 401, 429, 402 or 503
+ * if (!decision.ok) return send(decision.refusal.reply); // 401, 429, 402 or 503
  * for (const [name, value] of Object.entries(decision.pass.headers)) res.setHeader(name, value);
  * ```
  */
@@ -65,10 +65,7 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
   const surface = value(options.surface, req, "api");
   const cost = value(options.cost, req, 1);
   const credits = value(options.credits, req, 0);
-  const unauthorized = (subject?: string): RateLimitDecision => ({
-    ok: false,
-    refusal: { type: "unauthorized", reason: "unauthorized", reply: errorReply("unauthorized", UNAUTHORIZED, { requestId: requestId() }), ...(subject === undefined ? {} : { subject }) },
-  });
+  const unauthorized = (): RateLimitDecision => refused("unauthorized", errorReply("unauthorized", UNAUTHORIZED, { requestId: requestId() }));
 
   let subject: string;
   let keyId: string | undefined;
@@ -96,13 +93,11 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
 
   if (options.onStoreError === "local") rememberWindows(options, subject, surface, admission.windows);
   const headerOptions = { ietf: options.ietfHeaders === true, policy: options.policy ?? surface };
-  if (!admission.ok) {
-    return { ok: false, refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, requestId(), headerOptions), subject, admission } };
-  }
+  if (!admission.ok) return refused("rate_limited", rateLimitedReply(admission, requestId(), headerOptions), { subject, admission });
   const headers = rateLimitHeaders(admission, headerOptions);
   if (admission.credits && !admission.credits.sufficient) {
     const reply = insufficientReply(admission.credits.balance, admission.credits.needed, requestId(), headers);
-    return { ok: false, refusal: { type: "insufficient_quota", reason: "insufficient_quota", reply, subject, admission } };
+    return refused("insufficient_quota", reply, { subject, admission });
   }
   return { ok: true, pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
 }

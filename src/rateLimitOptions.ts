@@ -100,3 +100,8 @@ export interface RateLimitRefusal {
 
 /** The outcome of one request: go on with these headers (`ok: true`), or answer with the refusal. */
 export type RateLimitDecision = { ok: true; pass: RateLimitPass } | { ok: false; refusal: RateLimitRefusal };
+
+/** A refused request: its error type (under both names until 1.0), the reply, and what is known. */
+export function refused(type: RefusalType, reply: HttpReply, known: Pick<RateLimitRefusal, "subject" | "admission" | "error"> = {}): RateLimitDecision {
+  return { ok: false, refusal: { type, reason: type, reply, ...known } };
+}

@@ -13,7 +13,7 @@
 import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./replies.ts";
 import type { Admission } from "./rules/limits.ts";
-import type { RateLimitDecision, RateLimitOptions, StoreErrorMode } from "./rateLimitOptions.ts";
+import { refused, type RateLimitDecision, type RateLimitOptions, type StoreErrorMode } from "./rateLimitOptions.ts";
 import { createLocalLimiter } from "./memory.ts";
 import type { Plan } from "./rules/plans.ts";
 import type { Tollgate } from "./tollgate.ts";
@@ -53,11 +53,11 @@ export function rememberWindows(options: RateLimitOptions<never>, subject: strin
 export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: FailedCall, error: unknown): Promise<RateLimitDecision> {
   const mode = options.onStoreError ?? "closed";
   // Credits cannot be looked for anywhere but the store.
-  if (mode === "closed" || call.credits > 0) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
+  if (mode === "closed" || call.credits > 0) return refused("unavailable", unavailableReply(call.requestId()), { error });
   const { tollgate, policy } = options;
   const parsed = options.key ? tollgate.keys.parse(call.given) : { subject: call.given };
   // A malformed key never reaches the store: keys.verify refuses it first.
-  if (parsed === null) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
+  if (parsed === null) return refused("unavailable", unavailableReply(call.requestId()), { error });
   const { subject } = parsed;
   const { surface } = call;
   const keyId = "keyId" in parsed ? { keyId: parsed.keyId } : {};
@@ -66,10 +66,10 @@ export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: 
     return { ok: true, pass: { subject, ...keyId, surface, headers: {}, degraded: "open" } };
   }
   const admission = await limiterOf(options).admit(subject, surface, call.cost, policy);
-  if (admission === undefined) return { ok: false, refusal: { type: "unavailable", reason: "unavailable", reply: unavailableReply(call.requestId()), error } };
-  tollgate.countDegraded?.("local", surface, admission.allowed ? "passed" : "denied");
+  if (admission === undefined) return refused("unavailable", unavailableReply(call.requestId()), { error });
+  tollgate.countDegraded?.("local", surface, admission.ok ? "passed" : "denied");
   const headerOptions = { ietf: options.ietfHeaders === true, policy: policy ?? surface };
-  if (!admission.ok) return { ok: false, refusal: { type: "rate_limited", reason: "rate_limited", reply: rateLimitedReply(admission, call.requestId(), headerOptions), subject, admission } };
+  if (!admission.ok) return refused("rate_limited", rateLimitedReply(admission, call.requestId(), headerOptions), { subject, admission });
   return { ok: true, pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: "local" } };
 }
 

@@ -162,7 +162,7 @@ export interface Tollgate {
   readonly policies: PolicyTable;
   /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
   close(): Promise<void>;
-  /** @internal Counts a request a middleware decided without the store (TELEMETRY_NAMES.degraded). */
+  /** @internal Counts a request a middleware decided without the store (the `tollgate.degraded` counter). */
   countDegraded?(mode: "open" | "local", surface: string, outcome: "passed" | "denied"): void;
 }
 

@@ -87,7 +87,7 @@ export async function holdScenarios(client: BenchClient, admin: BenchClient): Pr
       },
       op: async (i) => {
         const outcome = await tg.holds.settle(accountOf(i), openHolds[i % ACCOUNTS]!, { itemId: `item-${i}` });
-        if (!outcome.accepted || outcome.replayed) throw new Error(`holds.settle refused: ${outcome.accepted ? "replayed" : outcome.reason}`);
+        if (!outcome.ok || outcome.replayed) throw new Error(`holds.settle refused: ${outcome.ok ? "replayed" : outcome.reason}`);
       },
     },
     rawOpen: {

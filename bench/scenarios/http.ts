@@ -104,7 +104,7 @@ export function tollgateAdmitApp(tg: Tollgate): Express {
   app.use(async (req, res, next) => {
     const admission = await tg.limits.admit(req.get("x-api-key") ?? "");
     res.set(rateLimitHeaders(admission));
-    if (!admission.allowed) {
+    if (!admission.ok) {
       res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
       return;
     }
@@ -118,12 +118,12 @@ export function tollgateVerifyApp(tg: Tollgate): Express {
   const app = express();
   app.use(async (req, res, next) => {
     const verified = await tg.keys.verify(req.get("x-api-key") ?? "");
-    if (!verified.valid) {
+    if (!verified.ok) {
       res.status(401).json({ error: { type: "unauthorized", message: "Invalid API key" } });
       return;
     }
     res.set(rateLimitHeaders(verified.admission));
-    if (!verified.admission.allowed) {
+    if (!verified.admission.ok) {
       res.status(429).json({ error: { type: "rate_limited", message: "Rate limit exceeded" } });
       return;
     }

@@ -27,7 +27,7 @@ export async function inProcessScenarios(): Promise<Record<InProcessKey, Scenari
       name: IN_PROCESS_SCENARIO.memoryAdmit,
       op: (i) =>
         tg.limits.admit(accountOf(i)).then((admission) => {
-          if (!admission.allowed) throw new Error("the memory admit denied a bench request");
+          if (!admission.ok) throw new Error("the memory admit denied a bench request");
         }),
     },
     rlfMemory: {

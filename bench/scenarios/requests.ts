@@ -80,12 +80,12 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
     duration: 60,
   });
 
-  const admitted = (what: string, admission: { allowed: boolean; credits?: { sufficient: boolean } }, credits = false) => {
-    if (!admission.allowed || (credits && !admission.credits?.sufficient)) throw new Error(`${what} denied a bench request`);
+  const admitted = (what: string, admission: { ok: boolean; credits?: { sufficient: boolean } }, credits = false) => {
+    if (!admission.ok || (credits && !admission.credits?.sufficient)) throw new Error(`${what} denied a bench request`);
   };
   const verified = async (i: number, credits: number) => {
     const outcome = await tg.keys.verify(apiKeys[i % ACCOUNTS]!, { credits });
-    if (!outcome.valid) throw new Error(`keys.verify refused a bench key: ${outcome.reason}`);
+    if (!outcome.ok) throw new Error(`keys.verify refused a bench key: ${outcome.reason}`);
     admitted("keys.verify", outcome.admission, credits > 0);
   };
 

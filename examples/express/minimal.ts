@@ -14,11 +14,11 @@ const key = (req: express.Request) => req.get("x-api-key") ?? null;
 
 const app = express();
 // The key checked and the request counted in one round trip: 401 or 429 here, or on with the headers.
-app.get("/hello", rateLimit({ tollgate, key }), (req, res) => {
+app.get("/hello", rateLimit({ tollgate, key }), (_req, res) => {
   res.json({ hello: res.locals.tollgate!.subject });
 });
 // 1 credit looked for in the same round trip (402 when short), and charged once the work is done.
-app.get("/report", rateLimit({ tollgate, key, credits: 1 }), async (req, res) => {
+app.get("/report", rateLimit({ tollgate, key, credits: 1 }), async (_req, res) => {
   const charge = await tollgate.credits.charge(res.locals.tollgate!.subject, { required: 1 });
   res.json({ report: "...", charge });
 });

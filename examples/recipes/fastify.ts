@@ -1,5 +1,5 @@
 // README "Fastify": the plugin on a Fastify app, tried with one request (app.inject).
-// `REDIS_URL=redis://... npx tsx examples/recipes/fastify.ts`; test/readme.test.ts runs it.
+// `REDIS_URL=redis://... npm run example examples/recipes/fastify.ts`; test/readme.test.ts runs it.
 import Fastify from "fastify";
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";

@@ -1,5 +1,5 @@
 // README "Hono": the middleware on a Hono app, tried with one request (app.request).
-// `REDIS_URL=redis://... npx tsx examples/recipes/hono.ts`; test/readme.test.ts runs it.
+// `REDIS_URL=redis://... npm run example examples/recipes/hono.ts`; test/readme.test.ts runs it.
 import { Hono } from "hono";
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";

@@ -1,5 +1,5 @@
 // README "In memory": a tollgate without Redis, as a unit test of a host's own code would use
-// it, with the clock moved by hand. `npx tsx examples/recipes/memory.ts`
+// it, with the clock moved by hand. `npm run example examples/recipes/memory.ts`
 import { createTollgate } from "tollgate";
 
 let now = Date.UTC(2026, 0, 1);
@@ -13,8 +13,8 @@ await tollgate.accounts.create("acct_1", { plan: "basic" });
 const { key } = await tollgate.keys.issue("acct_1");
 for (let i = 1; i <= 3; i++) {
   const check = await tollgate.keys.verify(key, { credits: 1 });
-  console.log(i, check.valid && check.admission.allowed ? 200 : 429);
+  console.log(i, check.ok && check.admission.ok ? 200 : 429);
 }
 now += 60_000; // a minute later the window has room again
-console.log((await tollgate.limits.admit("acct_1")).allowed);
+console.log((await tollgate.limits.admit("acct_1")).ok);
 console.log(await tollgate.credits.charge("acct_1", { required: 3 }));

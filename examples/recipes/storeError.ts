@@ -1,7 +1,7 @@
 // README "When Redis is down": a free read endpoint that stays up on this process's limits,
 // a charged one that fails closed. The block the README shows ends at the first blank line
 // after `onStoreError`; the rest stops the client and tries both.
-// `REDIS_URL=redis://... npx tsx examples/recipes/storeError.ts`; test/readme.test.ts runs it.
+// `REDIS_URL=redis://... npm run example examples/recipes/storeError.ts`; test/readme.test.ts runs it.
 import { Hono } from "hono";
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";

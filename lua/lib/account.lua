@@ -72,7 +72,7 @@ local function account_write(accountKey, a, names)
 end
 
 -- Store a plan's surfaces' windows on the account (surfaces the plan no longer has are
--- removed, with their counts). windows: 'surface=spec;surface=spec' as src/plans.ts encodes it.
+-- removed, with their counts). windows: 'surface=spec;surface=spec' as src/rules/plans.ts encodes it.
 local function account_write_windows(accountKey, a, windows)
   local prefix, keep, args = ACCOUNT_PREFIX.windows, {}, {}
   for surface, spec in string.gmatch(windows, '([^=;]+)=([^;]+)') do

@@ -1,5 +1,5 @@
 --[[
-  calendar: billing-cycle boundaries (docs/accounts.md#billing-cycles), mirrored by src/cycles.ts.
+  calendar: billing-cycle boundaries (docs/accounts.md#billing-cycles), mirrored by src/rules/cycles.ts.
   A cycle spec is an anchor instant (ms since epoch, UTC) plus an interval of whole days
   ('d') or whole calendar months ('m'). Month periods are computed from the anchor each
   time, clamped to month end, so Jan 31 -> Feb 28/29 -> Mar 31.

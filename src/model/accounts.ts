@@ -15,7 +15,7 @@ import { newestFirst, publicHold } from "./holds.ts";
 import { countWindows } from "./windows.ts";
 
 /** The plan's numbers as an account holds them. */
-export function limitsOf(plan: Plan & { name: string }): AccountLimits {
+function limitsOf(plan: Plan & { name: string }): AccountLimits {
   return {
     name: plan.name,
     limits: Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ limit: w.limit, windowMs: w.windowMs, algorithm: w.algorithm ?? "fixed" }))])),

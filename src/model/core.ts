@@ -15,8 +15,8 @@ import type { Slot, WindowCounters } from "./windows.ts";
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
-  /** Plan table, as createTollgate's. */
-  plans?: PlanTable;
+  /** Plan table, as createTollgate's (required). */
+  plans: PlanTable;
   /** Policy table, as createTollgate. */
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */

@@ -6,10 +6,9 @@
 import { InvalidInputError, HoldNotFoundError } from "../errors.ts";
 import { insufficient } from "../rules/credits.ts";
 import { budgetArgs, endOutcome, holdIdArg, openArgs, settleArgs, settled, settleRefused, spendArgs, surfaceNotAllowed, type EndOutcome, type HoldSize, type IdempotencyInput, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type RenewOutcome, type SettleOutcome, type Settlement, type Spend } from "../rules/holds.ts";
-import { fingerprint } from "../idempotency.ts";
-import { type IdempotencyClaim } from "../rules/idempotency.ts";
+import { claimOf } from "../idempotency.ts";
 import type { Hold, HoldKind } from "../rules/records.ts";
-import { count, printableKey, shortId, subjectId } from "../rules/validate.ts";
+import { count, shortId, subjectId } from "../rules/validate.ts";
 import { surfaceName } from "../rules/windows.ts";
 import type { ModelAccount, ModelCore, ModelHold } from "./core.ts";
 import { journal, recordHistory } from "./credits.ts";
@@ -71,7 +70,7 @@ export function openHolds(a: ModelAccount): ModelHold[] {
 const TIDY_SLACK = 15;
 
 /** Ends every open hold whose lease ran out (now >= lease); how many. */
-export function expireLapsed(core: ModelCore, a: ModelAccount): number {
+function expireLapsed(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
   const lapsed = openHolds(a).filter((h) => now >= h.leaseExpiresAt);
   for (const h of lapsed) endHold(core, a, h, "completed", "lease_expired");
@@ -112,13 +111,6 @@ export function newestFirst(x: Hold, y: Hold): number {
 export function publicHold(h: ModelHold): Hold {
   const { items_: _items, leaseMs_: _lease, ...hold } = h;
   return structuredClone({ ...hold, failed: { ...hold.failed } });
-}
-
-/** The Idempotency-Key of an opening: a claim from begin, or a key and body (checked here). */
-function claimOf(input: IdempotencyInput | undefined): IdempotencyClaim | undefined {
-  if (input === undefined) return undefined;
-  if ("token" in input) return input;
-  return { key: printableKey("Idempotency-Key", input.key), fingerprint: fingerprint(input.body), token: "" };
 }
 
 /** As tollgate.holds: open, openBudget, settle, spend, finish, cancel, get, list, sweep, sweepSubject. */

@@ -177,7 +177,7 @@ export function endOutcome(ended: boolean, hold: Hold): EndOutcome {
 
 const LABEL = /^[a-z0-9_.-]{1,64}$/;
 
-export function newHoldId(): string {
+function newHoldId(): string {
   return `hold_${randomBytes(12).toString("base64url")}`;
 }
 

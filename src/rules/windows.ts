@@ -39,7 +39,7 @@ export interface RateLimitState {
 
 const SURFACE = /^[a-z0-9_-]{1,32}$/;
 const MAX_WINDOW_MS = 31 * 86_400_000;
-export const MAX_WINDOWS = 4;
+const MAX_WINDOWS = 4;
 export const MAX_LIMIT = 1_000_000_000;
 
 /** A surface name: 1-32 of a-z 0-9 _ - (the host's own names). */
@@ -51,7 +51,7 @@ export function surfaceName(what: string, value: unknown): string {
 }
 
 /** Checks 1..4 windows of one surface; at names where they come from in messages. */
-export function validateWindows(at: string, value: unknown): Window[] {
+function validateWindows(at: string, value: unknown): Window[] {
   if (!Array.isArray(value) || value.length < 1 || value.length > MAX_WINDOWS) {
     throw new InvalidInputError(`${at} must be a list of 1 to ${MAX_WINDOWS} windows`);
   }

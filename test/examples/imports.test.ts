@@ -7,7 +7,9 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
-const exported = new Set(Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports as Record<string, unknown>).map((subpath) => `tollgate${subpath.slice(1)}`));
+const exported = new Set(
+  Object.keys(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports as Record<string, unknown>).map((subpath) => `tollgate${subpath.slice(1)}`),
+);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -42,7 +42,7 @@ const bodyOf = async (reply: Response) => (await reply.json()) as Body;
 describe.each(['express', 'koa'])('examples/%s/minimal.ts', (framework) => {
   const file = `examples/${framework}/minimal.ts`;
 
-  it('is about 30 lines on the library\'s middleware, importing tollgate as a user does', () => {
+  it("is about 30 lines on the library's middleware, importing tollgate as a user does", () => {
     const source = readFileSync(`${ROOT}${file}`, 'utf8');
     expect(source.trim().split('\n').length).toBeLessThanOrEqual(35);
     expect(source).toContain(`from "tollgate/${framework}"`);

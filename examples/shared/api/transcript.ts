@@ -22,7 +22,7 @@ export function getTranscript(deps: { tollgate: Tollgate; platform: VideoPlatfor
     const converted = convertTranscript(transcript, format);
 
     const charge = await chargeAfterWork(deps.tollgate, call.caller.accountId, { required: call.price.credits, operationId: request.requestId });
-    if (!charge.ok) return insufficientReply(charge.remaining, charge.needed, request.requestId);
+    if (!charge.ok) return insufficientReply(charge.balance, charge.needed, request.requestId);
     const headers = { 'X-Credits-Charged': String(charge.charged), 'X-Request-Id': request.requestId };
     if (format === 'json') return json(200, transcript, headers);
     return { status: 200, headers: { ...headers, 'Content-Type': converted.contentType }, body: converted.body };

@@ -108,7 +108,7 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
   const caller = (accountId: string): Caller => ({ accountId, surface, via: credential.via });
   if (price.requests === 0) {
     const verified = await tollgate.keys.verify(credential.value, { surface, usage: true });
-    if (!verified.valid) return { valid: false };
+    if (!verified.ok) return { valid: false };
     return { valid: true, caller: caller(verified.subject), headers: rateLimitHeaders(verified.usage, headerOptions), usage: verified.usage };
   }
   return checkedOf(await checkRequest({ ...counted, key: () => credential.value }, null), caller, headerOptions);
@@ -116,12 +116,12 @@ export async function checkCredential(deps: AuthDeps, credential: Credential, pr
 
 /** checkRequest's decision as the guard takes it; the store's outage is thrown for its fail-open or 503 rule. */
 function checkedOf(decision: RateLimitDecision, caller: (accountId: string) => Caller, headerOptions: { ietf: boolean; policy: string }): Checked {
-  if ('pass' in decision) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission?.credits };
+  if (decision.ok) return { valid: true, caller: caller(decision.pass.subject), headers: decision.pass.headers, credits: decision.pass.admission?.credits };
   const { refusal } = decision;
   if (refusal.type === 'unavailable') throw refusal.error;
   if (refusal.type === 'unauthorized') return { valid: false };
   const admission = refusal.admission!;
-  if (!admission.allowed) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
+  if (!admission.ok) return { valid: true, caller: caller(refusal.subject!), reply: refusal.reply };
   // insufficient_quota: counted and within the windows; the handler answers the 402.
   return { valid: true, caller: caller(refusal.subject!), headers: rateLimitHeaders(admission, headerOptions), credits: admission.credits };
 }

@@ -49,7 +49,7 @@ export class FailedAuth {
   async refuse(request: ApiRequest, unauthorized: HttpReply): Promise<HttpReply> {
     try {
       const admission = await this.tollgate.limits.admit(ipSubject(request.ip), FAILED_AUTH);
-      return admission.allowed ? unauthorized : this.tooMany(request, admission);
+      return admission.ok ? unauthorized : this.tooMany(request, admission);
     } catch (error) {
       if (isTollgateError(error, 'unavailable')) return unauthorized;
       throw error;

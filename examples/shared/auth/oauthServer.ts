@@ -95,7 +95,7 @@ export function oauthServer(deps: OAuthServerDeps) {
       return oauthError(400, 'invalid_target', `Tokens from this server are for ${own[0]} only`);
     }
     const verified = await deps.tollgate.keys.verify(secret, { surface: 'api', usage: true });
-    if (!verified.valid || verified.subject !== clientId) {
+    if (!verified.ok || verified.subject !== clientId) {
       const refused = oauthError(401, 'invalid_client', 'The client credentials are not valid', basic === undefined ? {} : { 'WWW-Authenticate': 'Basic realm="oauth"' });
       return deps.failedAuth.refuse(request, refused);
     }

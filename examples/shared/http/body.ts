@@ -89,7 +89,11 @@ export async function readBody(req: IncomingMessage): Promise<ReadBody> {
   if (read.error === 'unreadable') return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyUnreadable }, drained: read.drained };
   if (refusal || kind === undefined) return { bodyType, ...(refusal ? { bodyError: refusal } : {}), drained: read.drained };
   if (read.error === 'undecodable') {
-    return { bodyType, bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotDecodable(String(req.headers['content-encoding'])) }, drained: read.drained };
+    return {
+      bodyType,
+      bodyError: { type: 'invalid_request', message: MESSAGES.bodyNotDecodable(String(req.headers['content-encoding'])) },
+      drained: read.drained,
+    };
   }
   if (read.bytes === null) return { bodyType, bodyError: tooLarge(kind, limit), drained: read.drained };
   if (read.bytes.length === 0) return { drained: true };
@@ -141,7 +145,12 @@ function mediaType(header: string | undefined): { essence: string; charset: stri
   for (const param of params) {
     const at = param.indexOf('=');
     if (at < 0) continue;
-    if (param.slice(0, at).trim().toLowerCase() === 'charset') charset = param.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (param.slice(0, at).trim().toLowerCase() === 'charset')
+      charset = param
+        .slice(at + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase();
   }
   return { essence: essence.trim().toLowerCase(), charset };
 }
@@ -186,7 +195,7 @@ function collect(req: IncomingMessage, keep: number, codings: readonly Coding[])
     let done = false;
     // The decoders in the order to undo the codings: the last applied is the first undone.
     const decoders = [...codings].reverse().map(decoderFor);
-    decoders.slice(0, -1).forEach((decoder, at) => decoder.pipe(decoders[at + 1]!));
+    for (let at = 1; at < decoders.length; at++) decoders[at - 1]!.pipe(decoders[at]!);
     const first = decoders[0];
     const last = decoders.at(-1);
     let decoding = first !== undefined;
@@ -201,7 +210,8 @@ function collect(req: IncomingMessage, keep: number, codings: readonly Coding[])
       for (const decoder of decoders) decoder.destroy();
       resolve(result);
     };
-    const result = (): Collected => (undecodable ? { bytes: null, drained: true, error: 'undecodable' } : { bytes: kept ? Buffer.concat(chunks, size) : null, drained: true });
+    const result = (): Collected =>
+      undecodable ? { bytes: null, drained: true, error: 'undecodable' } : { bytes: kept ? Buffer.concat(chunks, size) : null, drained: true };
     // No more decoding: the coded data ended, grew past `keep`, or is not what it claims. The
     // rest of the body is only counted.
     const stopDecoding = () => {

@@ -89,7 +89,9 @@ export function isDecodablePath(path: string): boolean {
 /** The error reply (400, 413 or 415) to a body the route cannot take; undefined when it can. */
 export function bodyRefusal(request: ApiRequest): HttpReply | undefined {
   const error = request.bodyError;
-  return error === undefined ? undefined : fail(request, error.type, error.message, { extra: { param: 'body' }, ...(error.headers ? { headers: error.headers } : {}) });
+  return error === undefined
+    ? undefined
+    : fail(request, error.type, error.message, { extra: { param: 'body' }, ...(error.headers ? { headers: error.headers } : {}) });
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import type { Hold, Tollgate } from 'tollgate';
 import type { JobMeta, JobStore } from './jobStore.ts';
-import { isPlatformError, type CommentsPage, type Transcript, type VideoPlatform } from '../platform/index.ts';
+import { commentsPageOrNull, isPlatformError, type CommentsPage, type Transcript, type VideoPlatform } from '../platform/index.ts';
 
 export interface WorkDeps {
   tollgate: Tollgate;
@@ -23,25 +23,24 @@ export type StepOutcome = 'processed' | 'idle' | 'ended';
 type TranscriptResult = 'delivered' | 'video_unavailable' | 'no_captions';
 type CommentPageResult = 'nonempty' | 'empty' | 'failed';
 
+function commentPageResult(page: CommentsPage | null): CommentPageResult {
+  return page === null ? 'failed' : page.comments.length > 0 ? 'nonempty' : 'empty';
+}
+
 export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMeta): Promise<StepOutcome> {
   const item = await deps.store.claimNext(jobId);
   if (item === null) return 'idle';
   const { outcome, transcript } = await fetchTranscript(deps.platform, item.videoId);
   let commentPage: CommentPageResult | undefined;
-  let comments: CommentsPage | undefined;
+  let comments: CommentsPage | null = null;
   if (meta.includeComments && outcome === 'delivered') {
-    try {
-      comments = await deps.platform.getComments(item.videoId, { sort: 'top' });
-      commentPage = comments.comments.length > 0 ? 'nonempty' : 'empty';
-    } catch (error) {
-      if (!isPlatformError(error)) throw error;
-      commentPage = 'failed';
-    }
+    comments = await commentsPageOrNull(deps.platform, item.videoId, { sort: 'top' });
+    commentPage = commentPageResult(comments);
   }
   // The video is the item: a worker that retries it counts it once.
   const settlement = outcome === 'delivered' ? { itemId: item.videoId, optionalSpent: commentPage === 'nonempty' ? 1 : 0 } : { itemId: item.videoId, failed: outcome };
   const settled = await deps.tollgate.holds.settle(meta.account, jobId, settlement);
-  if (!settled.accepted) return 'ended';
+  if (!settled.ok) return 'ended';
   if (settled.replayed) return 'processed';
   await deps.store.addResult(jobId, {
     index: item.index,
@@ -77,17 +76,12 @@ export async function processCollectionPage(deps: WorkDeps, jobId: string, meta:
     await deps.tollgate.holds.finish(meta.account, jobId);
     return 'ended';
   }
-  let page: CommentsPage | null = null;
-  try {
-    page = await deps.platform.getComments(meta.videoId!, { sort: 'top', ...next });
-  } catch (error) {
-    if (!isPlatformError(error)) throw error;
-  }
-  const result: CommentPageResult = page === null ? 'failed' : page.comments.length > 0 ? 'nonempty' : 'empty';
+  const page = await commentsPageOrNull(deps.platform, meta.videoId!, { sort: 'top', ...next });
+  const result = commentPageResult(page);
   // The page (its thread and token) is the item: a retried page counts once.
   const pageId = `${next.replyTo ?? 'top'}:${next.pageToken ?? 'first'}`;
   const settled = await deps.tollgate.holds.spend(meta.account, jobId, { itemId: pageId, amount: result === 'nonempty' ? 1 : 0 });
-  if (!settled.accepted) {
+  if (!settled.ok) {
     await deps.store.writeState(jobId, { ...state, done: true });
     return 'ended';
   }

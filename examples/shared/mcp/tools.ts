@@ -23,7 +23,7 @@ import { createJob, type CreateJobDeps } from '../jobs/createJob.ts';
 import type { ApiRequest, HttpReply } from '../http/handler.ts';
 import { JOB_BODY_FIELDS } from '../jobs/jobRequest.ts';
 import { CommentsResultShape, CreateJobResultShape, TranscriptResultShape, UsageResultShape } from './schemas.ts';
-import { convertTranscript, isPlatformError, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from '../platform/index.ts';
+import { commentsPageOrNull, convertTranscript, parseCommentSort, parseTranscriptFormat, TRANSCRIPT_FORMATS, type CommentsPage } from '../platform/index.ts';
 
 export interface ToolDeps extends CreateJobDeps {
   tollgate: Tollgate;
@@ -108,18 +108,13 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         let page: CommentsPage | null = null;
         let commentsStatus = 'not_requested';
         if (args.include_comments) {
-          try {
-            page = await deps.platform.getComments(args.video_id, { sort: 'top' });
-            commentsStatus = page.comments.length > 0 ? 'delivered' : 'empty';
-          } catch (error) {
-            if (!isPlatformError(error)) throw error;
-            commentsStatus = 'failed';
-          }
+          page = await commentsPageOrNull(deps.platform, args.video_id, { sort: 'top' });
+          commentsStatus = page === null ? 'failed' : page.comments.length > 0 ? 'delivered' : 'empty';
         }
         const price = TOOL_PRICES.get_transcript;
         const optional = commentsStatus === 'delivered' ? price.optional : 0;
         const charge = await chargeAfterWork(deps.tollgate, account, { required: price.credits, optional, operationId: deps.requestId });
-        if (!charge.ok) return fromReply(insufficientReply(charge.remaining, charge.needed, deps.requestId));
+        if (!charge.ok) return fromReply(insufficientReply(charge.balance, charge.needed, deps.requestId));
         if (optional > 0 && charge.charged < price.credits + optional) commentsStatus = 'insufficient_credits';
         return ok({
           video_id: args.video_id,
@@ -147,7 +142,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         const page = await deps.platform.getComments(args.video_id, { sort, pageToken: args.page_token, replyTo: args.reply_to });
         if (page.comments.length === 0) return ok({ ...page, credits_charged: 0 });
         const charge = await chargeAfterWork(deps.tollgate, account, { required: TOOL_PRICES.get_video_comments.credits, operationId: deps.requestId });
-        if (!charge.ok) return fromReply(insufficientReply(charge.remaining, charge.needed, deps.requestId));
+        if (!charge.ok) return fromReply(insufficientReply(charge.balance, charge.needed, deps.requestId));
         return ok({ ...page, credits_charged: charge.charged });
       }),
   );

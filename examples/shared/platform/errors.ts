@@ -3,6 +3,7 @@
  * docs/example-service.md#errors and the HTTP `status` it maps to, so a handler can turn any of them into an
  * error body without a table of its own.
  */
+import type { CommentsPage, CommentsRequest, VideoPlatform } from './types.ts';
 
 export type PlatformErrorCode = 'invalid_request' | 'video_unavailable' | 'no_captions' | 'upstream_error';
 
@@ -107,4 +108,14 @@ export function isPlatformError(error: unknown): error is PlatformError {
     typeof status === 'number' &&
     typeof message === 'string'
   );
+}
+
+/** A comments page, or null when the platform cannot give it (a platform error); other errors are thrown. */
+export async function commentsPageOrNull(platform: VideoPlatform, videoId: string, request: CommentsRequest): Promise<CommentsPage | null> {
+  try {
+    return await platform.getComments(videoId, request);
+  } catch (error) {
+    if (!isPlatformError(error)) throw error;
+    return null;
+  }
 }

@@ -10,6 +10,7 @@ export type {
   VideoPlatform,
 } from './types.ts';
 export {
+  commentsPageOrNull,
   ConversionError,
   InvalidFormatError,
   InvalidIdError,

@@ -48,7 +48,7 @@ export function webHandlers(deps: WebDeps) {
     const unauthorized = fail(request, 'unauthorized', MESSAGES.login);
     if (typeof apiKey !== 'string') return unauthorized;
     const verified = await tollgate.keys.verify(apiKey, { surface: 'api', usage: true });
-    if (!verified.valid) return deps.failedAuth.refuse(request, unauthorized);
+    if (!verified.ok) return deps.failedAuth.refuse(request, unauthorized);
     const session = await tollgate.keys.issue(verified.subject, { name: 'web session', ttlMs: SESSION_TTL_MS, surfaces: ['web'] });
     const cookieHeader = sessionCookie(request, deps.site, session.key, SESSION_TTL_MS / 1000);
     return json(200, { account_id: verified.subject, plan: verified.usage.plan }, { 'Set-Cookie': cookieHeader });
@@ -59,7 +59,7 @@ export function webHandlers(deps: WebDeps) {
     const session = cookie(request, SESSION_COOKIE);
     if (session !== undefined) {
       const verified = await tollgate.keys.verify(session, { surface: 'web', usage: true });
-      if (verified.valid) await tollgate.keys.revoke(verified.subject, verified.keyId);
+      if (verified.ok) await tollgate.keys.revoke(verified.subject, verified.keyId);
     }
     return json(200, { logged_out: true }, { 'Set-Cookie': clearedSessionCookie(request, deps.site) });
   };
@@ -82,7 +82,7 @@ export function webHandlers(deps: WebDeps) {
       await deps.runner.enqueue(jobId).catch((e) => console.error('enqueue failed:', e));
       return json(201, collectionBody(outcome.hold, body.video_id), { Location: `/web/collections/${jobId}` });
     }
-    if (outcome.reason === 'insufficient') return insufficientReply(outcome.remaining, outcome.needed, request.requestId);
+    if (outcome.reason === 'insufficient') return insufficientReply(outcome.balance, outcome.needed, request.requestId);
     if (outcome.reason === 'hold_limit_reached') return jobLimitReply(request, outcome.active, outcome.cap);
     return fail(request, 'invalid_request', MESSAGES.collectionRefused(outcome.reason));
   };
