@@ -31,4 +31,5 @@ local CODE = {
   KEY_EXISTS = 23,
   HOLDS_DUE = 24,
   HOLD_DROPPED = 25,
+  OPERATION_REUSED = 26,
 }

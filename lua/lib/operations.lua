@@ -2,9 +2,12 @@
   operations: the subject's recent operation ids, in one hash, so that a charge sent again (a
   caller's retry, or a client resending a command after a reconnect) applies once, and a hold
   id that was used is never opened again (docs/reliability.md). Fields:
-    'o' .. operationId   '<atMs> <charged>'     a charge the caller named
-                         '<atMs> <charged> r'   a charge the library named (the caller gave
-                                                none; a retry with it finds it all the same)
+    'o' .. operationId   '<atMs> <charged> <required>:<optional>'     a charge the caller named,
+                                                with its terms (the same id with other terms
+                                                is refused: OPERATION_REUSED)
+                         '<atMs> <charged> <required>:<optional> r'   a charge the library
+                                                named (the caller gave none; a retry with it
+                                                finds it all the same)
     'h' .. holdId        '<atMs>'               a hold whose record was dropped (lib/holds.lua)
     OPERATIONS_META      '<adds><expirySetAtMs> <cleanup cursor> <dueAtMs> <passDueAtMs>'
                          adds: one byte, '0' + the adds since the last cleanup step

@@ -21,6 +21,7 @@ export { readCycles } from "./generated/readCycles.ts";
 export { readHold } from "./generated/readHold.ts";
 export { reconcile } from "./generated/reconcile.ts";
 export { releaseIdempotency } from "./generated/releaseIdempotency.ts";
+export { renewHold } from "./generated/renewHold.ts";
 export { resetLimits } from "./generated/resetLimits.ts";
 export { revokeKey } from "./generated/revokeKey.ts";
 export { settleHold } from "./generated/settleHold.ts";

@@ -51,7 +51,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "907768e9ffcb257c18c4d7873b4291002064957c";
+const SHA1 = "9e5b8bc58898ba19dc658f013bca56d088d6af43";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -45,8 +45,9 @@ const HELPERS = [
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
 local operationsKey = KEYS[5]
-local required = tonumber(ARGV[5])
-local optional = tonumber(ARGV[6])
+local requiredText, optionalText = ARGV[5], ARGV[6]
+local required = tonumber(requiredText)
+local optional = tonumber(optionalText)
 local operationId = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag = ARGV[8] == '1' and ' r' or ''
@@ -66,9 +67,17 @@ local earlier, operations
 if operationId ~= '' then
 earlier, operations = operations_read(operationsKey, operationField)
 end
-local refusal
+local refusal, terms
+if operationId ~= '' then
+terms = requiredText .. ':' .. optionalText
+end
 if earlier then
-refusal = { 12, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?([%d:]*)')
+if earlierTerms ~= '' and earlierTerms ~= terms then
+refusal = { 26, 0, balance, required }
+else
+refusal = { 12, tonumber(charged), balance, required }
+end
 elseif balance < required then
 refusal = { 2, 0, balance, required }
 end
@@ -85,8 +94,8 @@ local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
 if operationId ~= '' then
 local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. operationTag, ctx.now,
-operationTtlMs, nowText)
+operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
+ctx.now, operationTtlMs, nowText)
 end
 if charged > 0 then
 journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
@@ -94,7 +103,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "7b6704d31e98e6f771f505d303c5ea82d033766d";
+const SHA1 = "c786d29c35b57278283974f14ae77415c63900d2";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -27,7 +27,8 @@ export const CODE = {
   "KEY_LIMIT": 22,
   "KEY_EXISTS": 23,
   "HOLDS_DUE": 24,
-  "HOLD_DROPPED": 25
+  "HOLD_DROPPED": 25,
+  "OPERATION_REUSED": 26
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */

@@ -66,7 +66,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "5c43521caa45ee57258d300534c62154688fa8b9";
+const SHA1 = "119b2fd765b1e54f88243ec3845197ed3814a7ee";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

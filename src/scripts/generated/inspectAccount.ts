@@ -43,7 +43,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "029cfa8287500a8941b8af887c088db85d2b4c8b";
+const SHA1 = "266f8e5f838b345e3d1ac9383b5bc640d6b52e86";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

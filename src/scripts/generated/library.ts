@@ -32,6 +32,7 @@ import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
+import { renewHold } from "./renewHold.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
 import { settleHold } from "./settleHold.ts";
@@ -89,6 +90,7 @@ const HELPERS = [
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
   holdsLua.holds_next_lease,
+  holdsLua.hold_renew,
   holdsLua.hold_accepting,
   idempotencyLua.idempotency_check,
   idempotencyLua.idempotency_claim,
@@ -127,6 +129,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   readHold: readHold.body,
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
+  renewHold: renewHold.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,
   settleHold: settleHold.body,

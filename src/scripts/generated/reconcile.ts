@@ -57,7 +57,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "6aa797e61ada7b37abf857dc0ff69a4d29519b77";
+const SHA1 = "e6fdf3c3da4ad476cbbb3934c23f9e368c08b0ff";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -43,7 +43,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "a4a1a2c10503669d4817f06a76d74e788cd4bc97";
+const SHA1 = "9dcba14624c9ace2a1ae9275ad15071545a04bfa";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "89dcd882e8441e8bf6dbda77825430724fe4e4f4";
+const SHA1 = "27ecd8715605174f21c54ebf126a5c1b4441386c";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

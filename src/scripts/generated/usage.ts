@@ -75,7 +75,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "6ddfb53fc119866429900d24fdd2752be83aacfd";
+const SHA1 = "394fbfdcd40e2c6f7c84a5c7c86770f6512cbccc";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {
