@@ -55,7 +55,10 @@ async function monitorAll(ports: number[]): Promise<{ lines: Monitored[][]; stop
         }),
     ),
   );
-  return { lines, stop: () => sockets.forEach((socket) => socket.destroy()) };
+  return { lines, stop: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
 }
 
 const DAY = 86_400_000;
