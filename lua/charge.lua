@@ -2,8 +2,9 @@
   charge: take required + optional credits atomically (docs/credits.md): insufficient when the
   balance is below required, else required + min(optional, balance - required). Every charge
   carries an operation id, the caller's or one the library made, kept in the subject's
-  operations (lib/operations.lua): the same id sent again (a retry, a command a client resends
-  after a reconnect) is answered with what it charged and takes nothing. Straight-line: the
+  operations (lib/operations.lua) with the charge's terms: the same id sent again with the
+  same terms (a retry, a command a client resends after a reconnect) is answered with what it
+  charged and takes nothing; with other terms it is refused (OPERATION_REUSED). Straight-line: the
   rollover runs only past the cycle's end, and is written only once every check has run
   (whatever the outcome: any call brings the account to its current cycle).
   Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
@@ -14,7 +15,8 @@
   ARGV[8] madeByLibrary 0|1      1: the library made the id (kept a shorter while, lib/operations.lua)
   ARGV[9] operationTtlMs integer how long a caller's operation id is remembered
   Returns: {code, charged integer, balance integer, needed integer}
-    Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT
+    Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT,
+    OPERATION_REUSED (the id was charged with other terms; nothing charged)
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"
@@ -26,8 +28,9 @@
 
 local ctx = prologue_move(KEYS, ARGV)
 local operationsKey  = KEYS[5]
-local required       = tonumber(ARGV[5])
-local optional       = tonumber(ARGV[6])
+local requiredText, optionalText = ARGV[5], ARGV[6]
+local required       = tonumber(requiredText)
+local optional       = tonumber(optionalText)
 local operationId    = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag   = ARGV[8] == '1' and ' r' or ''
@@ -51,9 +54,18 @@ if operationId ~= '' then
   earlier, operations = operations_read(operationsKey, operationField)
 end
 
-local refusal
+local refusal, terms
+if operationId ~= '' then
+  terms = requiredText .. ':' .. optionalText
+end
 if earlier then
-  refusal = { CODE.REPLAYED, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+  local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?([%d:]*)')
+  -- An entry kept from before terms were stored has none: it replays.
+  if earlierTerms ~= '' and earlierTerms ~= terms then
+    refusal = { CODE.OPERATION_REUSED, 0, balance, required }
+  else
+    refusal = { CODE.REPLAYED, tonumber(charged), balance, required }
+  end
 elseif balance < required then
   refusal = { CODE.INSUFFICIENT, 0, balance, required }
 end
@@ -72,7 +84,9 @@ spent = spent + charged
 local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
 if operationId ~= '' then
-  operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
+  local nowText = string.format('%d', ctx.now)
+  operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
+    ctx.now, operationTtlMs, nowText)
 end
 if charged > 0 then
   journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)

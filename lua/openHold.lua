@@ -24,6 +24,7 @@
   ARGV[16] idempotencyTtlMs integer how long a stored outcome is kept
   ARGV[17] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[18] endedHoldsMax integer ended holds kept per subject
+  ARGV[19] holdLeaseMs  integer  this hold's own lease length, stored on it; 0: leaseMs
   Returns OK: {code, hold hold}   hold: lib/holds.lua's reply form
   Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome (of the
     Idempotency-Key, or of the hold already opened under this hold id) and its code
@@ -50,6 +51,11 @@ local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
 local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
 local idempotencyTtlMs = tonumber(ARGV[16])
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
+local holdLeaseText = ARGV[19]
+local holdLeaseMs = tonumber(holdLeaseText)
+if holdLeaseMs > 0 then
+  leaseMs = holdLeaseMs
+end
 
 local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
 
@@ -153,6 +159,9 @@ local h = { id = holdId, kind = kind, status = 'open', surface = surface, items 
 redis.call('HSET', holdKey, HOLD.kind, kind, HOLD.status, 'open', HOLD.surface, surface, HOLD.items, itemsArg,
   HOLD.required, requiredArg, HOLD.optional, optionalArg, HOLD.reserved, reserveText, HOLD.cycleId, cycleText,
   HOLD.createdAt, nowText, HOLD.leaseExpiresAt, leaseText)
+if holdLeaseMs > 0 then
+  redis.call('HSET', holdKey, HOLD.leaseMs, holdLeaseText)
+end
 redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)
 

@@ -13,7 +13,7 @@
   ARGV[7] failed        string   an items hold's failure label, '' when the item was delivered
   ARGV[8] optionalSpent integer  an items hold: optional credits the item used (0..optional)
   ARGV[9] amount        integer  a budget hold: credits to spend (0 renews the lease)
-  ARGV[10] leaseMs      integer  lease length from now
+  ARGV[10] leaseMs      integer  lease length from now, unless the hold has its own
   ARGV[11] endedHoldsKeepMs integer how long an ended hold is kept
   Returns: {code, hold hold?}   hold: lib/holds.lua's reply form (absent when there is none)
     REPLAYED: this item was settled before; nothing changed.
@@ -93,12 +93,9 @@ else
 end
 h.settled = h.settled + 1
 
--- The lease as text once: the hold and the open-holds index both take it.
-h.leaseExpiresAt = ctx.now + leaseMs
-local leaseText = string.format('%d', h.leaseExpiresAt)
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+hold_renew(ctx, h, leaseMs)
 redis.call('HSET', holdKey, itemField, 1, HOLD.settled, h.settled, HOLD.delivered, h.delivered,
-  HOLD.optionalSpent, h.optionalSpent, HOLD.spent, h.spent, HOLD.leaseExpiresAt, leaseText)
+  HOLD.optionalSpent, h.optionalSpent, HOLD.spent, h.spent)
 if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
   hold_end(ctx, a, h, 'completed', reason)
 end

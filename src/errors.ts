@@ -183,3 +183,8 @@ export function isTollgateError(error: unknown, code?: TollgateErrorCode): error
   const candidate = error as { [BRAND]?: unknown; code?: unknown };
   return candidate[BRAND] === true && (code === undefined || candidate.code === code);
 }
+
+/** @internal An operation id sent again with other terms than it was first used with (the library and tollgate/model). */
+export function operationReused(operationId: string): InvalidInputError {
+  return new InvalidInputError(`Operation id "${operationId}" was already used with other terms: an operation id names one operation`);
+}

@@ -5,7 +5,7 @@
  * what it used of its optional ones are spent) or failed with a label (nothing spent). A
  * budget hold reserves an amount drawn item by item. Outcomes a client can cause are values;
  * only missing accounts or holds, bad input and store failures throw.
- * Scripts: openHold, settleHold, endHold, readHold,
+ * Scripts: openHold, settleHold, renewHold, endHold, readHold,
  * listHolds; the sweep lives in src/sweep.ts.
  */
 import type { Context } from "./context.ts";
@@ -25,21 +25,23 @@ import {
   spendArgs,
   surfaceNotAllowed,
   type EndOutcome,
+  type HoldSize,
   type IdempotencyInput,
   type OpenBudgetRequest,
   type OpenHoldRequest,
   type OpenOutcome,
+  type RenewOutcome,
   type Settlement,
   type SettleOutcome,
   type Spend,
 } from "./rules/holds.ts";
 import { count, shortId } from "./rules/validate.ts";
 import { surfaceName } from "./rules/windows.ts";
-import { endHold, listHolds, openHold, readHold, settleHold } from "./scripts/bundle.generated.ts";
+import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import type { Sweeper } from "./sweep.ts";
 
-export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, Settled, Settlement, SettleOutcome, SettleRefusal, Spend, SurfaceNotAllowed } from "./rules/holds.ts";
+export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, Settled, Settlement, SettleOutcome, SettleRefusal, Spend, SurfaceNotAllowed } from "./rules/holds.ts";
 
 /**
  * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
@@ -74,14 +76,36 @@ export class Holds {
 
   /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
-    return this.openAny(subject, "budget", request?.surface ?? "web", budgetArgs(request), request);
+    return this.openAny(subject, "budget", request?.surface ?? "api", budgetArgs(request), request);
+  }
+
+  /**
+   * Renews an open hold's lease from now without settling anything, for work that runs longer
+   * than a lease (an LLM completion, a long render): by the hold's own leaseMs, else
+   * createTollgate's. A hold that has ended, or whose lease ran out before the renewal (it
+   * ends then, with its refunds), answers `{ ok: false, reason: "ended" }`.
+   *
+   * @example
+   * ```ts
+   * const timer = setInterval(() => void tollgate.holds.renew("acct_42", holdId), 60_000);
+   * try { await runTheModel(); } finally { clearInterval(timer); }
+   * ```
+   */
+  async renew(subject: string, holdIdArg: string): Promise<RenewOutcome> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const holdId = shortId("Hold id", holdIdArg);
+    const reply = await this.ctx.runner.run(renewHold, redisKeys, { hold: redisKeys.hold(holdId) }, holdId);
+    // The sweep index needs no word: an entry earlier than a lease is safe, and the sweep moves it.
+    if (reply.code === Code.OK) return { ok: true, leaseUntil: reply.leaseUntil };
+    if (reply.code === Code.HOLD_ENDED) return { ok: false, reason: "ended" };
+    throw new Error(`renewHold returned an unknown code ${String(reply.code)}`);
   }
 
   private async openAny(
     subject: string,
     kind: HoldKind,
     surfaceArg: string,
-    size: { items: number; required: number; optional: number; amount: number },
+    { leaseMs: holdLeaseMs, ...size }: HoldSize,
     request: { idempotency?: IdempotencyInput; holdId?: string },
   ): Promise<OpenOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
@@ -99,15 +123,17 @@ export class Holds {
       idempotencyKey: claim?.key ?? "",
       fingerprint: claim?.fingerprint ?? "",
       idempotencyToken: claim?.token ?? "",
+      holdLeaseMs,
     };
     // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
     const open = () => this.sweeper.afterDue(redisKeys, () => this.ctx.runner.move(openHold, redisKeys, params, holdId, holdId));
     // The sweep index learns of the subject before the hold exists, so a crash between the
     // two can never leave a hold that no sweep will find: sent in that order on one
     // connection, or, when a durable open goes on a connection of its own, one after the other.
+    const leaseUntil = this.ctx.localNow() + (holdLeaseMs || this.ctx.leaseMs);
     const reply = this.ctx.runner.durable
-      ? (await this.sweeper.mark(redisKeys.subject), await open())
-      : (await Promise.all([this.sweeper.mark(redisKeys.subject), open()]))[1];
+      ? (await this.sweeper.mark(redisKeys.subject, leaseUntil), await open())
+      : (await Promise.all([this.sweeper.mark(redisKeys.subject, leaseUntil), open()]))[1];
     switch (reply.code) {
       case Code.OK:
         return { ok: true, hold: holdFrom(reply.hold), replayed: false };

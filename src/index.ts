@@ -18,7 +18,7 @@ export type { Accounts, AccountSnapshot, CreateAccountOptions, ChangePlanOptions
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "./limits.ts";
 export type { Override, OverrideOptions } from "./overrides.ts";
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Insufficient, Reconciliation, DayUsage } from "./credits.ts";
-export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome, IdempotencyInput } from "./holds.ts";
+export type { Holds, OpenHoldRequest, OpenBudgetRequest, OpenOutcome, RenewOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome, IdempotencyInput } from "./holds.ts";
 export type { Keys, IssueKeyOptions, IssuedKey, KeyInfo, VerifyOptions, Verification, UsageVerification, KeyRefusal, KeyRefused, KeyAccepted } from "./apiKeys.ts";
 export type { Usage } from "./usage.ts";
 export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "./records.ts";

@@ -12,7 +12,7 @@ import type { Credits } from "./credits.ts";
 import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./rules/credits.ts";
 import type { Interval } from "./rules/cycles.ts";
 import type { Holds } from "./holds.ts";
-import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, SettleOutcome, Settlement, Spend } from "./rules/holds.ts";
+import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from "./rules/holds.ts";
 import type { Idempotency } from "./idempotency.ts";
 import type { BeginOutcome, IdempotencyClaim } from "./rules/idempotency.ts";
 import type { Limits } from "./limits.ts";
@@ -161,6 +161,9 @@ class MemoryHolds implements Face<Holds> {
   }
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
     return this.model.holds.openBudget(subject, request);
+  }
+  async renew(subject: string, holdId: string): Promise<RenewOutcome> {
+    return this.model.holds.renew(subject, holdId);
   }
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
     return this.model.holds.settle(subject, holdId, settlement);

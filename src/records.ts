@@ -87,6 +87,7 @@ export function endedCyclesFrom(list: unknown): EndedCycle[] {
     id: n(field(c, "id")),
     start: n(field(c, "cycleStart")),
     end: n(field(c, "cycleEnd")),
+    plannedEnd: n(field(c, "plannedEnd") ?? field(c, "cycleEnd")),
     allowance: n(field(c, "allowance")),
     unused: n(field(c, "unused")),
     spent: n(field(c, "spent")),

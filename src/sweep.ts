@@ -23,10 +23,9 @@ export class Sweeper {
     this.index = sweepIndexKey(ctx.prefix);
   }
 
-  /** Marks the subject for a sweep one lease from now (before a hold opens). */
-  mark(subject: string): Promise<unknown> {
-    const now = this.ctx.clock ? Math.floor(this.ctx.clock()) : Date.now();
-    return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: now + this.ctx.leaseMs });
+  /** Marks the subject for a sweep by `leaseUntil`, the lease of a hold about to open. */
+  mark(subject: string, leaseUntil: number): Promise<unknown> {
+    return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: leaseUntil });
   }
 
   /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */

@@ -10,6 +10,7 @@ import { DenyCache } from "./denyCache.ts";
 import { EvictionGuard } from "./evictionGuard.ts";
 import { InvalidInputError } from "./errors.ts";
 import { Holds } from "./holds.ts";
+import { leaseArg } from "./rules/holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { createMemoryTollgate } from "./memory.ts";
@@ -62,7 +63,7 @@ export interface TollgateOptions {
   history?: false | { days: number };
   /** A quota-store call slower than this fails closed with StoreUnavailableError. Default 2000. */
   timeoutMs?: number;
-  /** Hold lease; every settlement renews it. Default 5 minutes. */
+  /** Hold lease, 1 ms to 62 days; every settlement and holds.renew renew it, and a hold may have its own. Default 5 minutes. */
   leaseMs?: number;
   /**
    * How long a charge's operation id is remembered, and the id of a hold no longer kept.
@@ -209,7 +210,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
   const plans = validatePlans(options.plans);
   const policies = validatePolicies(options.policies);
-  const leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
+  const leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
   const historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
   const settings: Settings = {
     ...journalSettings(options.journal),

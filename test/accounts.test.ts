@@ -117,7 +117,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     await tg.holds.open(id, { items: 2, perItem: { required: 1 }, surface: 'web' });
     await tg.accounts.changePlan(id, 'free');
     expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toMatchObject({ ok: false, reason: 'surface_not_allowed', allowed: ['web'] });
-    expect(await tg.holds.openBudget(id, { amount: 1 })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
+    expect(await tg.holds.openBudget(id, { amount: 1, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 1 });
     if (!a.ok) throw new Error(a.reason);
     expect(await tg.holds.settle(id, a.hold.id, { itemId: 'x' })).toMatchObject({ ok: true, accepted: true });
     expect((await tg.usage(id)).credits).toMatchObject({ allowance: 1000, spent: 1, held: 3 });
@@ -194,14 +194,14 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const usage = await tg.usage(id);
     expect(usage.credits).toMatchObject({ allowance: 30, balance: 30, spent: 0, held: 0 });
     expect(usage.cycle).toEqual({ id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 60 * DAY });
-    expect(await tg.accounts.endedCycles(id)).toEqual([{ id: 1, start: TEST_START, end: TEST_START + 30 * DAY, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 }]);
+    expect(await tg.accounts.endedCycles(id)).toEqual([{ id: 1, start: TEST_START, end: TEST_START + 30 * DAY, plannedEnd: TEST_START + 30 * DAY, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 }]);
   });
 
   it('ended cycles are kept as summaries, oldest first, each with what its open holds still hold until they end', async () => {
     const id = await account('free');
     await tg.credits.charge(id, { required: 5 });
     gate.clock.advance(30 * DAY);
-    const hold = await tg.holds.openBudget(id, { amount: 8 });
+    const hold = await tg.holds.openBudget(id, { amount: 8, surface: 'web' });
     if (!hold.ok) throw new Error(hold.reason);
     await tg.credits.charge(id, { required: 2 });
     gate.clock.advance(30 * DAY);
@@ -237,10 +237,11 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const id = await account('starter');
     await tg.credits.charge(id, { required: 400 });
     gate.clock.advance(3 * DAY);
+    const planned = (await tg.usage(id)).cycle.end;
     const cycle = await tg.accounts.startCycle(id);
     expect(cycle).toEqual({ id: 2, start: gate.clock.now, end: Date.UTC(2026, 1, 18, 12) });
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 1000, spent: 0 });
-    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400, end: gate.clock.now });
+    expect((await tg.accounts.endedCycles(id))[0]).toMatchObject({ unused: 600, spent: 400, end: gate.clock.now, plannedEnd: planned });
     expect((await tg.accounts.startCycle(id, { every: { days: 10 } })).end).toBe(gate.clock.now + 10 * DAY);
   });
 
@@ -255,8 +256,8 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     };
     const expected = {
       ended: [
-        { id: 1, start: TEST_START, end: TEST_START + 30 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
-        { id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 45 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
+        { id: 1, start: TEST_START, end: TEST_START + 30 * DAY, plannedEnd: TEST_START + 30 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
+        { id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 45 * DAY, plannedEnd: TEST_START + 60 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
       ],
       current: { id: 3, start: TEST_START + 45 * DAY, end: TEST_START + 75 * DAY },
     };
@@ -265,6 +266,31 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
       expect(await cyclesAfter(touch, (id) => tg.accounts.startCycle(id))).toEqual(expected);
       expect(await cyclesAfter(touch, (id) => tg.accounts.changePlan(id, 'free', { startNewCycle: true }))).toEqual(expected);
     }
+  });
+
+  it('cycles never overlap: each ended cycle ends where the next starts, whether it ran out or a new one was started early', async () => {
+    const id = await account('starter');
+    gate.clock.advance(2 * DAY);
+    await tg.accounts.startCycle(id);
+    gate.clock.advance(40 * DAY);
+    await tg.usage(id);
+    gate.clock.advance(DAY);
+    await tg.accounts.changePlan(id, 'pro', { startNewCycle: true });
+    const ended = await tg.accounts.endedCycles(id);
+    const current = (await tg.usage(id)).cycle;
+    expect(ended.map((c) => c.id)).toEqual([1, 2, 3]);
+    const starts = [...ended.slice(1).map((c) => c.start), current.start];
+    ended.forEach((c, i) => {
+      expect(c.end, `cycle ${c.id}`).toBe(starts[i]);
+      expect(c.end, `cycle ${c.id}`).toBeLessThanOrEqual(c.plannedEnd);
+    });
+    // The first and the third were started early; the second ran out as planned.
+    expect(ended.map((c) => c.end < c.plannedEnd)).toEqual([true, false, true]);
+    // The model's invariants hold the rule, and catch an ended cycle that kept its planned end.
+    const snapshot = await tg.accounts.inspect(id);
+    expect(checkInvariants(snapshot)).toEqual([]);
+    const overlapping = { ...snapshot, endedCycles: snapshot.endedCycles.map((c) => (c.id === 1 ? { ...c, end: c.plannedEnd } : c)) };
+    expect(checkInvariants(overlapping).map((v) => v.rule)).toEqual(['cycles never overlap']);
   });
 
   it('balance + spent + held == allowance and balance >= 0 after every movement', async () => {

@@ -39,6 +39,19 @@ describe.each(backends())('charges on %s', (kind) => {
     expect(await gate.tg.credits.charge(other, { required: 1, operationId: 'req_1:item' })).toMatchObject({ ok: true, replayed: false });
   });
 
+  it('an operation id carries its terms: the same id with other amounts is an InvalidInputError and charges nothing', async () => {
+    const id = await account();
+    expect(await gate.tg.credits.charge(id, { required: 1, operationId: 'req_2' })).toMatchObject({ ok: true, charged: 1, replayed: false });
+    for (const other of [{ required: 50 }, { required: 1, optional: 1 }, { required: 0, optional: 1 }, { required: 2 }]) {
+      await expect(gate.tg.credits.charge(id, { ...other, operationId: 'req_2' }), JSON.stringify(other)).rejects.toThrowError(
+        new InvalidInputError('Operation id "req_2" was already used with other terms: an operation id names one operation'),
+      );
+    }
+    // The same terms still replay, and only the first charge was taken.
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 0, operationId: 'req_2' })).toEqual({ ok: true, charged: 1, balance: 29, replayed: true });
+    expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 29, spent: 1 });
+  });
+
   it('an insufficient charge does not use up its operation id', async () => {
     const id = await account();
     await gate.tg.credits.charge(id, { required: 30 });

@@ -92,7 +92,7 @@ describe('durability on a primary with one replica', () => {
       const outcome = await tg.credits.charge(id, { required: 2, operationId: 'order-1' });
       expect(outcome).toMatchObject({ ok: true, charged: 2, replayed: false });
       // Read straight after the acknowledgement, no waiting: the replica already holds it.
-      expect(await onReplica(['HGET', keys.operations, 'oorder-1'])).toMatch(/^\d+ 2$/);
+      expect(await onReplica(['HGET', keys.operations, 'oorder-1'])).toMatch(/^\d+ 2 2:0$/);
       expect(await onReplica(['HGET', keys.account, 'b'])).toBe(String(outcome.ok && outcome.balance));
     });
 
@@ -135,7 +135,7 @@ describe('durability on a primary with one replica', () => {
       expect(await tg.credits.charge(id, { required: 2, operationId: 'after-flush' })).toMatchObject({ ok: true, charged: 2 });
       // The FCALL that found it missing, the load, and the FCALL again.
       expect([(await calls('fcall')) - fcalls, (await calls('function\\|load')) - loads]).toEqual([2, 1]);
-      expect(await onReplica(['HGET', keys.operations, 'oafter-flush'])).toMatch(/^\d+ 2$/);
+      expect(await onReplica(['HGET', keys.operations, 'oafter-flush'])).toMatch(/^\d+ 2 2:0$/);
       expect(await onReplica(['FUNCTION', 'LIST'])).toHaveLength(1);
     });
 
@@ -145,7 +145,7 @@ describe('durability on a primary with one replica', () => {
         const id = await account();
         await client.command(['SCRIPT', 'FLUSH']);
         expect(await evalGate.credits.charge(id, { required: 3, operationId: 'after-script-flush' })).toMatchObject({ ok: true, charged: 3 });
-        expect(await onReplica(['HGET', new SubjectKeys(prefix, id).operations, 'oafter-script-flush'])).toMatch(/^\d+ 3$/);
+        expect(await onReplica(['HGET', new SubjectKeys(prefix, id).operations, 'oafter-script-flush'])).toMatch(/^\d+ 3 3:0$/);
       } finally {
         await evalGate.close();
       }

@@ -312,6 +312,57 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect((await tg.holds.get(id, hold.id)).status).toBe('open');
     });
 
+    it('holds.renew renews the lease from now without settling anything, as often as the work needs', async () => {
+      const id = await account();
+      const hold = await open(id, 1, 0, 4096);
+      for (let i = 0; i < 5; i++) {
+        gate.clock.advance(LEASE - 1);
+        expect(await tg.holds.renew(id, hold.id)).toEqual({ ok: true, leaseUntil: gate.clock.now + LEASE });
+      }
+      expect(await tg.holds.get(id, hold.id)).toMatchObject({ status: 'open', settled: 0, spent: 0, held: 4096, leaseExpiresAt: gate.clock.now + LEASE });
+      // The work ran 5 leases long and is still charged: its settlement is accepted.
+      gate.clock.advance(LEASE - 1);
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'completion', optionalSpent: 1234 })).toMatchObject({ accepted: true, hold: { status: 'completed', spent: 1234, refunded: 2862 } });
+      expect(await credits(id)).toMatchObject({ balance: 5000 - 1234, spent: 1234, held: 0 });
+      await expectSound(id);
+    });
+
+    it('holds.renew of an ended hold, or of one whose lease ran out (it ends then, with its refunds), is ended; an unknown id throws', async () => {
+      const id = await account();
+      const finished = await open(id, 2);
+      await tg.holds.finish(id, finished.id);
+      expect(await tg.holds.renew(id, finished.id)).toEqual({ ok: false, reason: 'ended' });
+      const lapsing = await open(id, 10);
+      gate.clock.advance(LEASE);
+      expect(await tg.holds.renew(id, lapsing.id)).toEqual({ ok: false, reason: 'ended' });
+      expect(await tg.holds.get(id, lapsing.id)).toMatchObject({ status: 'completed', endReason: 'lease_expired', refunded: 10, held: 0 });
+      expect(await credits(id)).toMatchObject({ balance: 5000, held: 0 });
+      await expect(tg.holds.renew(id, 'no-such-hold')).rejects.toBeInstanceOf(HoldNotFoundError);
+      await expectSound(id);
+    });
+
+    it("a hold's own leaseMs (up to 62 days) is its lease at opening, on each settlement and on renew", async () => {
+      const id = await account();
+      const long = opened(await tg.holds.open(id, { items: 3, perItem: { required: 1 }, leaseMs: 62 * DAY }));
+      expect(long.leaseExpiresAt).toBe(TEST_START + 62 * DAY);
+      const short = opened(await tg.holds.open(id, { items: 3, perItem: { required: 1 }, leaseMs: 1_000 }));
+      expect(short.leaseExpiresAt).toBe(TEST_START + 1_000);
+      gate.clock.advance(500);
+      expect((await settle(id, short.id, 1)).hold.leaseExpiresAt).toBe(gate.clock.now + 1_000);
+      expect(await tg.holds.renew(id, long.id)).toEqual({ ok: true, leaseUntil: gate.clock.now + 62 * DAY });
+      gate.clock.advance(LEASE);
+      // The deployment's lease has passed: only the short hold lapsed.
+      expect((await tg.holds.get(id, short.id)).endReason).toBe('lease_expired');
+      expect((await tg.holds.get(id, long.id)).status).toBe('open');
+      const budget = opened(await tg.holds.openBudget(id, { amount: 5, leaseMs: 7 * DAY }));
+      expect(budget).toMatchObject({ surface: 'api', leaseExpiresAt: gate.clock.now + 7 * DAY });
+      for (const leaseMs of [0, 62 * DAY + 1, 1.5, -1, '60000']) {
+        await expect(tg.holds.open(id, { items: 1, perItem: { required: 1 }, leaseMs: leaseMs as number })).rejects.toThrowError(InvalidInputError);
+        await expect(tg.holds.openBudget(id, { amount: 1, leaseMs: leaseMs as number })).rejects.toThrowError(InvalidInputError);
+      }
+      await expectSound(id);
+    });
+
     it('a settlement after the lease ran out is refused and changes nothing; the hold ends then with its refunds', async () => {
       const id = await account();
       const hold = await open(id, 10);
@@ -506,11 +557,20 @@ describe.each(backends())('budget holds through %s', (kind) => {
   async function budget(amount: number, plan = 'free') {
     const id = accountId();
     await tg.accounts.create(id, { plan });
-    return { id, hold: opened(await tg.holds.openBudget(id, { amount })) };
+    return { id, hold: opened(await tg.holds.openBudget(id, { amount, surface: 'web' })) };
   }
   const credits = async (id: string) => (await tg.usage(id)).credits;
 
-  it('reserves the amount on the web surface by default; each spend takes its amount from it', async () => {
+  it('opens on the api surface by default, as holds.open does', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'pro' });
+    expect(opened(await tg.holds.openBudget(id, { amount: 4 })).surface).toBe('api');
+    const web = accountId();
+    await tg.accounts.create(web, { plan: 'free' });
+    expect(await tg.holds.openBudget(web, { amount: 4 })).toMatchObject({ ok: false, reason: 'surface_not_allowed', surface: 'api', allowed: ['web'] });
+  });
+
+  it('reserves the amount on the surface asked for; each spend takes its amount from it', async () => {
     const { id, hold } = await budget(10);
     expect(hold).toMatchObject({ kind: 'budget', surface: 'web', items: 0, perItem: { required: 0, optional: 0 }, reserved: 10, held: 10, status: 'open' });
     expect(await credits(id)).toMatchObject({ balance: 20, held: 10 });
@@ -557,7 +617,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
     await tg.holds.spend(id, hold.id, { itemId: 'b' });
     expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'completed', endReason: 'finished', spent: 2, refunded: 8 } });
     expect(await credits(id)).toMatchObject({ balance: 28, held: 0, spent: 2 });
-    const other = opened(await tg.holds.openBudget(id, { amount: 6 }));
+    const other = opened(await tg.holds.openBudget(id, { amount: 6, surface: 'web' }));
     expect(await tg.holds.cancel(id, other.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'canceled', refunded: 6 } });
     expect(await credits(id)).toMatchObject({ balance: 28, held: 0, spent: 2 });
   });
@@ -565,9 +625,9 @@ describe.each(backends())('budget holds through %s', (kind) => {
   it('a budget above the balance is insufficient; a budget counts toward the cap', async () => {
     const id = accountId();
     await tg.accounts.create(id, { plan: 'free' });
-    expect(await tg.holds.openBudget(id, { amount: 31 })).toEqual({ ok: false, reason: 'insufficient', balance: 30, remaining: 30, needed: 31 });
-    expect((await tg.holds.openBudget(id, { amount: 5 })).ok).toBe(true);
-    expect(await tg.holds.openBudget(id, { amount: 5 })).toMatchObject({ ok: false, reason: 'hold_limit_reached', cap: 1 });
+    expect(await tg.holds.openBudget(id, { amount: 31, surface: 'web' })).toEqual({ ok: false, reason: 'insufficient', balance: 30, remaining: 30, needed: 31 });
+    expect((await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).ok).toBe(true);
+    expect(await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', cap: 1 });
   });
 
   it('spend on an items hold, or settle on a budget hold, is an InvalidInputError and changes nothing', async () => {

@@ -17,7 +17,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Each file of src/ and the files of src/ it imports or re-exports (relative specifiers only). */
-export function importGraph(dir: string): Map<string, string[]> {
+function importGraph(dir: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(dir)) {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, false);
@@ -28,7 +28,7 @@ export function importGraph(dir: string): Map<string, string[]> {
 }
 
 /** Every circle of the graph, each once, as the files along it (Tarjan's strongly connected components). */
-export function circles(graph: Map<string, string[]>): string[][] {
+function circles(graph: Map<string, string[]>): string[][] {
   let next = 0;
   const index = new Map<string, number>();
   const low = new Map<string, number>();

@@ -42,7 +42,7 @@ describe('createTollgate with memory: true', () => {
 
   it('checks the options it takes as on Redis', () => {
     expect(() => createTollgate({ memory: true, plans: { bad: { ...PLANS.basic!, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(InvalidInputError);
-    expect(() => createTollgate({ memory: true, plans: PLANS, leaseMs: 0 })).toThrowError(/^leaseMs must be a whole number >= 1/);
+    expect(() => createTollgate({ memory: true, plans: PLANS, leaseMs: 0 })).toThrowError(/^leaseMs must be a whole number 1..5356800000/);
     expect(() => createTollgate({ memory: true, plans: PLANS, keys: { maxKeys: 0 } })).toThrowError(/^keys\.maxKeys must be a whole number 1\.\.49/);
     expect(() => createTollgate({ memory: true, plans: PLANS, journal: { maxEntries: 0 } })).toThrowError(/^journal\.maxEntries must be a whole number >= 1/);
   });

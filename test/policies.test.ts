@@ -12,7 +12,6 @@ const POLICIES = {
   layered: { api: [{ limit: 2, windowMs: 10_000 }, { limit: 5, windowMs: 60_000, algorithm: 'sliding' as const }] },
 };
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe.each(backends())('policies through %s', (kind) => {
   let gate: RecordingGate;

@@ -63,6 +63,25 @@ describe.each(backends())('the sweep on %s', (kind) => {
     await expectSound(id);
   });
 
+  it("finds a hold by its own lease, whichever of a subject's holds opened first: the index keeps the earliest lease", async () => {
+    for (const leases of [[62 * 86_400_000, 1_000], [1_000, 62 * 86_400_000]]) {
+      const id = accountId();
+      await tg.accounts.create(id, { plan: 'pro' });
+      const holds = [];
+      for (const leaseMs of leases) {
+        const opened = await tg.holds.open(id, { items: 2, perItem: { required: 1 }, leaseMs });
+        if (!opened.ok) throw new Error(opened.reason);
+        holds.push(opened.hold);
+      }
+      gate.clock.advance(1_000);
+      expect(await tg.holds.sweep(), `leases ${leases.join(', ')}`).toEqual({ subjects: 1, ended: 1 });
+      const short = holds[leases.indexOf(1_000)]!;
+      expect(await tg.holds.get(id, short.id)).toMatchObject({ endReason: 'lease_expired', refunded: 2 });
+      if (gate.onRedis) expect(await indexScore(id)).toBe(holds[leases.indexOf(62 * 86_400_000)]!.leaseExpiresAt);
+      await expectSound(id);
+    }
+  });
+
   it('reclaims lapsed holds of every subject of the deployment, and running it twice changes nothing', async () => {
     const subjects = [await subjectWithHold(), await subjectWithHold(), await subjectWithHold()];
     gate.clock.advance(LEASE + 1);

@@ -127,6 +127,8 @@ describe('createTollgate options are checked before anything is sent', () => {
     ['maxExpiringKeys 1.5', { keys: { maxExpiringKeys: 1.5 } }, /^keys\.maxExpiringKeys must be a whole number/],
     ['a deny cache of 0 entries', { denyCache: { maxEntries: 0 } }, /^denyCache\.maxEntries must be a whole number >= 1/],
     ['timeoutMs 0', { timeoutMs: 0 }, /^timeoutMs must be a whole number >= 1/],
+    ['leaseMs 0', { leaseMs: 0 }, /^leaseMs must be a whole number 1\.\.5356800000/],
+    ['a lease longer than 62 days', { leaseMs: 62 * 86_400_000 + 1 }, /^leaseMs must be a whole number 1\.\.5356800000/],
   ])('%s', (_, options, message) => {
     const recorder = recording(undefined);
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recorder.client, ...options })).toThrowError(message);

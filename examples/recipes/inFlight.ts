@@ -5,7 +5,7 @@ const tollgate = createTollgate({
   memory: true,
   plans: {
     llm: {
-      // At most 5 completions at once; a place nobody releases frees itself after 2 minutes.
+      // 5 completions at once; a place not released frees itself after 2 minutes.
       limits: { completions: [{ algorithm: "concurrency", limit: 5, leaseMs: 120_000 }] },
       credits: { allowance: 1_000, cycle: { months: 1 } },
       holds: { cap: 1, maxItems: 1, surfaces: [] },

@@ -6,7 +6,7 @@ const free = { limits: { api: [{ limit: 30, windowMs: 60_000 }] }, credits: { al
 const tollgate = createTollgate({ memory: true, plans: { free }, clock: () => now });
 await tollgate.accounts.create("acct_launch", { plan: "free" }); // 30 requests a minute
 
-// Launch day: 300 a minute for this customer, for 24 hours; the count so far is kept.
+// Launch day: 300 a minute for 24 hours, the count kept.
 await tollgate.limits.override("acct_launch", {
   surface: "api",
   windows: [{ limit: 300, windowMs: 60_000 }],

@@ -11,7 +11,7 @@ const before = createTollgate({ redis: fromNodeRedis(client), prefix, plans: { p
 await before.accounts.create("acct_7", { plan: "pro" });
 await before.limits.admit("acct_7");
 
-// Today's deploy raises it to 500 and bumps plansVersion: the account's next admit takes it.
+// Today's deploy: 500 a minute, plansVersion 2.
 const after = createTollgate({ redis: fromNodeRedis(client), prefix, plans: { pro: pro(500) }, plansVersion: 2 });
 const { rateLimit } = await after.limits.admit("acct_7");
 console.log(rateLimit.limit, rateLimit.remaining); // 500 498: the count is kept

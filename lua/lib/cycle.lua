@@ -17,17 +17,23 @@
 
 --@const
 local ENDED_CYCLE = { allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r',
-  cycleStart = 'cs', cycleEnd = 'ce' }
+  cycleStart = 'cs', cycleEnd = 'ce', plannedEnd = 'pe' }
 
--- Archive the current cycle of a and open [startMs, endMs) with the next allowance, in a:
--- cycle_save writes both.
-local function cycle_open(a, startMs, endMs)
+-- Archive the current cycle of a, ended at endedMs (its planned end unless a new cycle was
+-- started early), and open [startMs, endMs) with the next allowance, in a: cycle_save writes
+-- both. The planned end is stored only when it differs from the end.
+local function cycle_open(a, startMs, endMs, endedMs)
   local p = a.cycle .. ':'
   local archive = a.archive or {}
+  endedMs = endedMs or a.cycleEnd
   for _, v in ipairs({ p .. ENDED_CYCLE.allowance, a.allowance, p .. ENDED_CYCLE.unused, a.balance,
     p .. ENDED_CYCLE.spent, a.spent, p .. ENDED_CYCLE.held, a.held, p .. ENDED_CYCLE.refunded, 0,
-    p .. ENDED_CYCLE.cycleStart, a.cycleStart, p .. ENDED_CYCLE.cycleEnd, a.cycleEnd }) do
+    p .. ENDED_CYCLE.cycleStart, a.cycleStart, p .. ENDED_CYCLE.cycleEnd, endedMs }) do
     archive[#archive + 1] = v
+  end
+  if endedMs ~= a.cycleEnd then
+    archive[#archive + 1] = p .. ENDED_CYCLE.plannedEnd
+    archive[#archive + 1] = a.cycleEnd
   end
   a.archive = archive
   a.cycle = a.cycle + 1
@@ -79,7 +85,8 @@ local function cycle_current_account(ctx)
 end
 
 -- Start a new cycle at ctx.now (a billing webhook, docs/credits.md): the current cycle (a is
--- rolled to the cycle containing now) ends here and is archived so, and the account is
+-- rolled to the cycle containing now) ends here and is archived so, with its planned end kept
+-- as plannedEnd (cycles never overlap), and the account is
 -- re-anchored at now, optionally with a new interval ('' / 0 keep the current unit / length).
 -- Written by cycle_save.
 local function cycle_reanchor(ctx, a, unit, length)
@@ -92,8 +99,7 @@ local function cycle_reanchor(ctx, a, unit, length)
   end
   a.anchor = ctx.now
   a.interval = unit .. length
-  a.cycleEnd = ctx.now
-  cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1))
+  cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
 end
 
 -- The ended cycles as a list of attribute tables, oldest first (the one decoder of them),

@@ -15,6 +15,7 @@
     cycleId               the cycle that paid     createdAt endedAt leaseExpiresAt (ms)
     endReason             '' | settled | exhausted | finished | canceled | lease_expired
     labels                distinct failure labels, counted in failedLabels as 'label=n label=n'
+    leaseMs               the hold's own lease length (0, not stored: the deployment's leaseMs)
   and one field HOLD_PREFIX.item .. itemId per item it settled, so an item settled twice (a
   retry, a client resending after a reconnect) counts once: the hold keeps its own items, and
   no script touches a key of a hold but the hold's.
@@ -50,6 +51,7 @@ local HOLD = {
   optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os',
   spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca',
   endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl',
+  leaseMs = 'lm',
 }
 
 --@const
@@ -234,8 +236,21 @@ local function holds_next_lease(ctx)
   return tonumber(first[2])
 end
 
--- An open hold of `kind` that may take one more settlement, or nil and the code that refuses
--- it (with the hold when there is one). A hold whose lease ran out is ended here with its
+-- Renew h's lease from now: its own lease length, or leaseMs (the deployment's). Writes the
+-- hold's lease and the open-holds index; returns the new lease as text.
+local function hold_renew(ctx, h, leaseMs)
+  if h.leaseMs > 0 then
+    leaseMs = h.leaseMs
+  end
+  h.leaseExpiresAt = ctx.now + leaseMs
+  local leaseText = string.format('%d', h.leaseExpiresAt)
+  redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+  redis.call('HSET', h.key, HOLD.leaseExpiresAt, leaseText)
+  return leaseText
+end
+
+-- An open hold of `kind` (nil: of either kind) that may take one more settlement, or nil and
+-- the code that refuses it (with the hold when there is one). A hold whose lease ran out is ended here with its
 -- refunds, after every other check: the lease is checked when the settlement arrives
 -- (docs/holds.md).
 local function hold_accepting(ctx, a, holdKey, kind)
@@ -243,7 +258,7 @@ local function hold_accepting(ctx, a, holdKey, kind)
   if not h then
     return nil, CODE.NO_HOLD
   end
-  if h.kind ~= kind then
+  if kind and h.kind ~= kind then
     return nil, CODE.WRONG_HOLD_KIND, h
   end
   if h.status ~= 'open' then

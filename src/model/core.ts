@@ -7,6 +7,7 @@
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
 import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../rules/plans.ts";
 import type { AccountLimits, EndedCycle, Hold } from "../rules/records.ts";
+import { leaseArg } from "../rules/holds.ts";
 import { count, subjectId } from "../rules/validate.ts";
 import { staggerOf, type Window } from "../rules/windows.ts";
 import { ExpiringMap } from "./expiring.ts";
@@ -20,7 +21,7 @@ export interface ModelOptions {
   policies?: PolicyTable;
   /** Time in ms: the model never reads the system clock. */
   clock: () => number;
-  /** Hold lease; default 5 minutes, as createTollgate. */
+  /** Hold lease, 1 ms to 62 days; default 5 minutes, as createTollgate. */
   leaseMs?: number;
   /** Offset fixed windows per subject, as createTollgate's `stagger`. */
   stagger?: boolean;
@@ -100,8 +101,8 @@ export interface ModelAccount {
   ended: Map<number, EndedCycle>;
   /** Holds by id. */
   holds: Map<string, ModelHold>;
-  /** Charged operation ids: what was charged, kept operationTtlMs. */
-  operations: ExpiringMap<number>;
+  /** Charged operation ids: what was charged and the terms asked ('<required>:<optional>'), kept operationTtlMs. */
+  operations: ExpiringMap<{ charged: number; terms: string }>;
   /** Ids of ended holds no longer kept, kept operationTtlMs: an opening with one is refused. */
   droppedHolds: ExpiringMap<true>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */
@@ -120,6 +121,8 @@ export interface ModelAccount {
 export interface ModelHold extends Hold {
   /** Ids of the items settled (or budget draws), so a repeat is a replay. */
   items_: Set<string>;
+  /** The hold's own lease length; 0: the model's leaseMs. */
+  leaseMs_: number;
 }
 
 /** One override: its windows and its end (0: none). */
@@ -169,7 +172,7 @@ export class ModelCore {
     this.plans = validatePlans(options.plans);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
-    this.leaseMs = count("leaseMs", options.leaseMs ?? 5 * 60_000, 1);
+    this.leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
     this.stagger = options.stagger === true;
     this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
     this.journal = journalOn(options.journal);

@@ -3,6 +3,7 @@
  * journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
  */
 import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "../rules/credits.ts";
+import { operationReused } from "../errors.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
 import { roll } from "./cycles.ts";
 
@@ -46,13 +47,15 @@ export class ModelCredits {
     const { required, optional, operationId } = chargeArgs(request);
     const now = this.core.now();
     roll(a, now);
+    const terms = `${required}:${optional}`;
     const earlier = operationId === "" ? undefined : a.operations.get(operationId, now);
-    if (earlier !== undefined) return { ok: true, charged: earlier, balance: a.balance, replayed: true };
+    if (earlier !== undefined && earlier.terms !== terms) throw operationReused(operationId);
+    if (earlier !== undefined) return { ok: true, charged: earlier.charged, balance: a.balance, replayed: true };
     if (a.balance < required) return insufficient(a.balance, required);
     const charged = required + Math.min(optional, a.balance - required);
     a.balance -= charged;
     a.spent += charged;
-    if (operationId !== "") a.operations.set(operationId, charged, now + this.core.operationTtlMs, now);
+    if (operationId !== "") a.operations.set(operationId, { charged, terms }, now + this.core.operationTtlMs, now);
     journal(this.core, a, "charge", charged, a.cycle);
     recordHistory(this.core, a, "s", charged);
     return { ok: true, charged, balance: a.balance, replayed: false };

@@ -6,9 +6,9 @@ import { currentPeriod, periodStart } from "../rules/cycles.ts";
 import type { Cycle, EndedCycle } from "../rules/records.ts";
 import type { ModelAccount } from "./core.ts";
 
-/** Archives the cycle and opens a new one with the next allowance. */
-function openCycle(a: ModelAccount, start: number, end: number): void {
-  a.ended.set(a.cycle, { id: a.cycle, start: a.cycleStart, end: a.cycleEnd, allowance: a.allowance, unused: a.balance, spent: a.spent, held: a.held, refunded: 0 });
+/** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */
+function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleEnd): void {
+  a.ended.set(a.cycle, { id: a.cycle, start: a.cycleStart, end: ended, plannedEnd: a.cycleEnd, allowance: a.allowance, unused: a.balance, spent: a.spent, held: a.held, refunded: 0 });
   a.cycle += 1;
   a.allowance = a.nextAllowance;
   a.balance = a.nextAllowance;
@@ -25,13 +25,12 @@ export function roll(a: ModelAccount, now: number): void {
   openCycle(a, p.start, p.end);
 }
 
-/** A new cycle now (call after roll): the current one ends now and is archived so. */
+/** A new cycle now (call after roll): the current one ends now and is archived so, its planned end kept. */
 export function reanchor(a: ModelAccount, now: number, unit?: "d" | "m", length?: number): void {
   if (unit) a.unit = unit;
   if (length) a.length = length;
   a.anchor = now;
-  a.cycleEnd = now;
-  openCycle(a, now, periodStart(now, a.unit, a.length, 1));
+  openCycle(a, now, periodStart(now, a.unit, a.length, 1), now);
 }
 
 export function cycleOf(a: ModelAccount): Cycle {

@@ -5,7 +5,7 @@
  */
 import { InvalidInputError, HoldNotFoundError } from "../errors.ts";
 import { insufficient } from "../rules/credits.ts";
-import { budgetArgs, endOutcome, holdIdArg, openArgs, settleArgs, settled, settleRefused, spendArgs, surfaceNotAllowed, type EndOutcome, type IdempotencyInput, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type SettleOutcome, type Settlement, type Spend } from "../rules/holds.ts";
+import { budgetArgs, endOutcome, holdIdArg, openArgs, settleArgs, settled, settleRefused, spendArgs, surfaceNotAllowed, type EndOutcome, type HoldSize, type IdempotencyInput, type OpenBudgetRequest, type OpenHoldRequest, type OpenOutcome, type RenewOutcome, type SettleOutcome, type Settlement, type Spend } from "../rules/holds.ts";
 import { claimOf } from "../idempotency.ts";
 import type { Hold, HoldKind } from "../rules/records.ts";
 import { count, shortId, subjectId } from "../rules/validate.ts";
@@ -18,7 +18,7 @@ import { checkKey, storeOutcome } from "./idempotency.ts";
 /** Distinct failure labels one hold may count. */
 const MAX_LABELS = 16;
 
-type Size = { items: number; required: number; optional: number; amount: number };
+type Size = HoldSize;
 
 /** Moves n held credits to spent, on the cycle that paid for the hold. */
 function spend(core: ModelCore, a: ModelAccount, h: ModelHold, n: number): void {
@@ -109,7 +109,7 @@ export function newestFirst(x: Hold, y: Hold): number {
 }
 
 export function publicHold(h: ModelHold): Hold {
-  const { items_: _items, ...hold } = h;
+  const { items_: _items, leaseMs_: _lease, ...hold } = h;
   return structuredClone({ ...hold, failed: { ...hold.failed } });
 }
 
@@ -124,7 +124,25 @@ export class ModelHolds {
 
   /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   openBudget(subject: string, request: OpenBudgetRequest): OpenOutcome {
-    return this.openAny(subject, "budget", request?.surface ?? "web", budgetArgs(request), request);
+    return this.openAny(subject, "budget", request?.surface ?? "api", budgetArgs(request), request);
+  }
+
+  /** Renews an open hold's lease from now without settling; a hold that has ended (or whose lease ran out, ending it now) is `ended`. */
+  renew(subject: string, holdId: string): RenewOutcome {
+    subjectId(subject);
+    const id = shortId("Hold id", holdId);
+    const a = this.core.account(subject);
+    const now = this.core.now();
+    roll(a, now);
+    const h = a.holds.get(id);
+    if (!h) throw new HoldNotFoundError(id);
+    if (h.status !== "open") return { ok: false, reason: "ended" };
+    if (now >= h.leaseExpiresAt) {
+      endHold(this.core, a, h, "completed", "lease_expired");
+      return { ok: false, reason: "ended" };
+    }
+    h.leaseExpiresAt = now + (h.leaseMs_ || this.core.leaseMs);
+    return { ok: true, leaseUntil: h.leaseExpiresAt };
   }
 
   /** Settles one item of an items hold, delivered or failed; a repeat is a replay. */
@@ -210,8 +228,11 @@ export class ModelHolds {
     const { holdId, own } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
     const now = this.core.now();
-    // The sweep learns of the subject before the hold exists, as on Redis.
-    this.core.sweepIndex.set(id, now + this.core.leaseMs);
+    // The sweep learns of the subject before the hold exists, as on Redis (lua/sweepMark.lua):
+    // an entry already earlier and not yet due stays.
+    const leaseUntil = now + (size.leaseMs || this.core.leaseMs);
+    const marked = this.core.sweepIndex.get(id);
+    if (marked === undefined || marked > leaseUntil || marked <= now) this.core.sweepIndex.set(id, leaseUntil);
     const a = this.core.account(id);
     roll(a, now);
     if (claim) {
@@ -290,9 +311,10 @@ export class ModelHolds {
       cycleId: a.cycle,
       createdAt: now,
       endedAt: null,
-      leaseExpiresAt: now + this.core.leaseMs,
+      leaseExpiresAt: leaseUntil,
       endReason: null,
       items_: new Set(),
+      leaseMs_: size.leaseMs,
     };
     a.holds.set(holdId, h);
     if (claim) storeOutcome(this.core, id, claim.key, claim.fingerprint, { kind: "hold", hold: publicHold(h) });
@@ -331,7 +353,7 @@ export class ModelHolds {
     }
     h.settled += 1;
     h.items_.add(what.itemId);
-    h.leaseExpiresAt = now + this.core.leaseMs;
+    h.leaseExpiresAt = now + (h.leaseMs_ || this.core.leaseMs);
     if (kind === "items" ? h.settled >= h.items : h.spent >= h.reserved) endHold(this.core, a, h, "completed", kind === "items" ? "settled" : "exhausted");
     return settled(publicHold(h), false);
   }

@@ -17,7 +17,9 @@ export interface InvariantViolation {
  *     an ended hold holds nothing and says when and why it ended, an items hold reserved
  *     items x (required + optional), settles at most its items, each settled item is
  *     delivered or failed, and it spent exactly delivered x required + optionalSpent;
- *   - held of a cycle == what its open holds still hold.
+ *   - held of a cycle == what its open holds still hold;
+ *   - cycles never overlap: each ended cycle ends by its planned end and by the start of the
+ *     next cycle (an idle account skips whole cycles, so it may end before).
  */
 export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
   const out: InvariantViolation[] = [];
@@ -48,6 +50,12 @@ export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
     if (e.held < 0) fail("ended cycle: held >= 0", `cycle ${e.id}: ${e.held}`);
     if (e.held !== (heldBy.get(e.id) ?? 0)) fail("ended cycle held == its open holds' holds", `cycle ${e.id}: ${e.held} != ${heldBy.get(e.id) ?? 0}`);
   }
+  const cycles = [...s.endedCycles].sort((x, y) => x.id - y.id);
+  cycles.forEach((e, i) => {
+    const next = cycles[i + 1] ?? s.cycle;
+    if (e.start > e.end || e.end > e.plannedEnd) fail("ended cycle: start <= end <= plannedEnd", `cycle ${e.id}: ${e.start}, ${e.end}, ${e.plannedEnd}`);
+    if (e.end > next.start) fail("cycles never overlap", `cycle ${e.id} ends at ${e.end}, after cycle ${next.id} starts at ${next.start}`);
+  });
   if (c.held !== (heldBy.get(s.cycle.id) ?? 0)) fail("held == open holds' holds", `${c.held} != ${heldBy.get(s.cycle.id) ?? 0}`);
   return out;
 }

@@ -24,18 +24,40 @@ export interface OpenHoldRequest {
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
+  /** This hold's lease (1 ms to 62 days), renewed by each settlement and by holds.renew. Default: createTollgate's leaseMs. */
+  leaseMs?: number;
 }
 
 /** holds.openBudget's request: a budget hold of `amount` credits, spent as it goes. */
 export interface OpenBudgetRequest {
   /** Credits reserved for the whole budget (>= 1). */
   amount: number;
-  /** Default "web". */
+  /** Default "api", as holds.open's; must be one of the plan's holds.surfaces. */
   surface?: string;
   /** An Idempotency-Key: the same key and body answer the first outcome again. */
   idempotency?: IdempotencyInput;
   /** Defaults to a random id. Opening again with the same id and terms returns the hold. */
   holdId?: string;
+  /** This hold's lease (1 ms to 62 days), renewed by each spend and by holds.renew. Default: createTollgate's leaseMs. */
+  leaseMs?: number;
+}
+
+/** holds.renew's outcome: the new lease, or `ended` for a hold that has ended (its lease may have run out first). */
+export type RenewOutcome = { ok: true; leaseUntil: number } | { ok: false; reason: "ended" };
+
+/** The longest lease a hold may have: 62 days, the longest a hold that crosses a cycle needs (internal). */
+export const MAX_LEASE_MS = 62 * 86_400_000;
+
+/** A checked lease length (createTollgate's leaseMs, a hold's own leaseMs): 1 ms to 62 days. */
+export function leaseArg(what: string, value: unknown): number {
+  return count(what, value, 1, MAX_LEASE_MS);
+}
+
+/** A hold's checked terms: its size, and its own lease length (0: the deployment's). */
+export type HoldSize = { items: number; required: number; optional: number; amount: number; leaseMs: number };
+
+function ownLease(value: unknown): number {
+  return value === undefined ? 0 : leaseArg("leaseMs", value);
 }
 
 /**
@@ -160,17 +182,17 @@ function newHoldId(): string {
 }
 
 /** The checked size of an items hold (shared with tollgate/model). */
-export function openArgs(request: OpenHoldRequest): { items: number; required: number; optional: number; amount: number } {
+export function openArgs(request: OpenHoldRequest): HoldSize {
   const items = count("items", request?.items, 1);
   const required = count("perItem.required", request.perItem?.required);
   const optional = count("perItem.optional", request.perItem?.optional ?? 0);
   if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
-  return { items, required, optional, amount: 0 };
+  return { items, required, optional, amount: 0, leaseMs: ownLease(request.leaseMs) };
 }
 
 /** The checked size of a budget hold (shared with tollgate/model). */
-export function budgetArgs(request: OpenBudgetRequest): { items: number; required: number; optional: number; amount: number } {
-  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1) };
+export function budgetArgs(request: OpenBudgetRequest): HoldSize {
+  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1), leaseMs: ownLease(request.leaseMs) };
 }
 
 /** A checked settlement of an items hold (shared with tollgate/model). */

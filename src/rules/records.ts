@@ -67,6 +67,12 @@ export interface Cycle {
 
 /** The summary of a cycle that has ended, archived at rollover. */
 export interface EndedCycle extends Cycle {
+  /**
+   * When the cycle was planned to end. `end` is when it really ended: earlier than this when a
+   * new cycle was started before it (startCycle, changePlan with startNewCycle), so ended cycles
+   * never overlap the current one.
+   */
+  plannedEnd: number;
   /** The credits the cycle started with. */
   allowance: number;
   /** Credits left unused when the cycle ended; they do not roll over. */

@@ -25,6 +25,7 @@ export { readHold } from "./generated/readHold.ts";
 export { reconcile } from "./generated/reconcile.ts";
 export { releaseIdempotency } from "./generated/releaseIdempotency.ts";
 export { releaseLease } from "./generated/releaseLease.ts";
+export { renewHold } from "./generated/renewHold.ts";
 export { resetLimits } from "./generated/resetLimits.ts";
 export { revokeKey } from "./generated/revokeKey.ts";
 export { settleHold } from "./generated/settleHold.ts";

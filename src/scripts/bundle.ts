@@ -285,6 +285,9 @@ function renderScript(file: string, header: LuaHeader, compiled: CompiledScript,
   const words = [`f ? "FCALL" : "EVALSHA"`, `f ? FUNCTION : SHA1`, keyCount(header.keys), ...header.keys.map(keyWord), ...header.args.map(argWord)];
   const uses = (v: string) => words.some((w) => new RegExp(`(^|[^\\w.])${v}\\b`).test(w));
   const usesCode = reply.decode.includes("CODE.") || reply.type.includes("CODE.");
+  // The generated module's own template literal, written as text.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: it is the text of generated code
+  const sourceLiteral = helpers ? "`${HELPERS}\\n${BODY}\\n`" : "`${BODY}\\n`";
   return `${GENERATED_NOTE(`lua/${file}`)}
 ${importLines(needs, { code: usesCode, codeType: true, script: true }).join("\n")}
 import { BUILD_ID } from "./build.ts";
@@ -307,7 +310,7 @@ export const ${name}: Script<${pascal(name)}Params, ${pascal(name)}Reply> = {
   sha1: SHA1,
   fn: FUNCTION,
   body: BODY,
-  source: ${helpers ? "`${HELPERS}\\n${BODY}\\n`" : "`${BODY}\\n`"},
+  source: ${sourceLiteral},
   command: (${uses("now") ? "now" : "_now"}, ${uses("s") ? "s" : "_s"}, ${uses("k") ? "k" : "_k"}, ${uses("p") ? "p" : "_p"}, f) => [${words.join(", ")}],
   decode: ${reply.decode},
 };
@@ -352,7 +355,9 @@ export function renderGenerated(root: string = LUA_ROOT): Map<string, string> {
   out.set("generated/forms.ts", `${GENERATED_NOTE("the Reply form lines of lua/lib/ headers")}\n${importLines(formNeeds, {}).join("\n")}\n\n${constLines(formNeeds).join("\n")}\n\n${formCode}\n`);
   const modules = new HelperModules(library.chunks);
   const libraryHelpers = helpersExpression(library.chunks, modules);
-  headers.forEach((header, i) => out.set(`generated/${header.name}.ts`, renderScript(files[i]!, header, scripts.get(header.name)!, forms, modules)));
+  headers.forEach((header, i) => {
+    out.set(`generated/${header.name}.ts`, renderScript(files[i]!, header, scripts.get(header.name)!, forms, modules));
+  });
   for (const [lib, texts] of [...modules.byLib].sort(([a], [b]) => a.localeCompare(b))) out.set(`generated/lib/${lib}.ts`, renderHelperModule(lib, texts, modules.notes));
   const names = headers.map((h) => h.name);
   out.set(

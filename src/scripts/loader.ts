@@ -135,8 +135,12 @@ export function parseHeader(source: string, file: string): LuaHeader {
     const name = /^Layout:\s+(\w+)/.exec(layoutLine)?.[1] ?? "";
     const layout = LAYOUTS[name];
     if (!layout) throw new LuaIncludeError(`${file}: unknown layout "${name}" (one of ${Object.keys(LAYOUTS).join(", ")})`);
-    layout.keys.forEach(([key, type], i) => keys.push({ index: i + 1, name: key, type }));
-    layout.args.forEach(([arg, type], i) => args.push({ index: i + 1, name: arg, type }));
+    layout.keys.forEach(([key, type], i) => {
+      keys.push({ index: i + 1, name: key, type });
+    });
+    layout.args.forEach(([arg, type], i) => {
+      args.push({ index: i + 1, name: arg, type });
+    });
   }
   for (const line of lines) {
     const m = /^(KEYS|ARGV)\[(\d+)(\.\.\.)?\]\s+(\w+)\s*(\S*)/.exec(line);

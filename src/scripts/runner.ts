@@ -12,7 +12,7 @@
  * functions are refused (for good, as `scripts: "eval"` does from the start); EVAL after
  * NOSCRIPT.
  */
-import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, StoreUnavailableError } from "../errors.ts";
+import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, operationReused, StoreUnavailableError } from "../errors.ts";
 import { functionFailure, type RedisScriptClient } from "../redis/client.ts";
 import { asError } from "../redis/dedicated.ts";
 import { LIBRARY } from "./bundle.generated.ts";
@@ -176,6 +176,8 @@ function failureOf(reply: readonly unknown[], subject: string, params: unknown, 
       return new InvalidInputError(`Hold "${holdId}" is not of the kind this call settles (items: settle, budget: spend)`);
     case Code.BAD_SETTLEMENT:
       return new InvalidInputError(`optionalSpent is above the optional credits per item of hold "${holdId}"`);
+    case Code.OPERATION_REUSED:
+      return operationReused((params as { operationId: string }).operationId);
     default:
       return undefined;
   }

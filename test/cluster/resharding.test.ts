@@ -42,7 +42,7 @@ async function openItems(tg: Tollgate, id: string) {
 
 /** Every script that moves credits (or keys), by what it does. */
 const CASES: Record<string, Case> = {
-  charge: { prepare: async (tg, id) => async (t) => must('charge', await t.credits.charge(id, { required: 2 })) },
+  charge: { prepare: async (_tg, id) => async (t) => must('charge', await t.credits.charge(id, { required: 2 })) },
   'hold open': { prepare: async (_tg, id) => async (t) => must('open', await t.holds.open(id, { items: 2, perItem: { required: 1 } })) },
   settle: {
     prepare: async (tg, id) => {

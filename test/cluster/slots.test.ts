@@ -55,7 +55,10 @@ async function monitorAll(ports: number[]): Promise<{ lines: Monitored[][]; stop
         }),
     ),
   );
-  return { lines, stop: () => sockets.forEach((socket) => socket.destroy()) };
+  return { lines, stop: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
 }
 
 const DAY = 86_400_000;
@@ -90,7 +93,7 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.keys.revoke(id, keyId);
 
   must('charge', await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' }));
-  must('charge', await tg.credits.charge(id, { required: 1, operationId: 'req_1:transcript' }));
+  must('charge', await tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:transcript' }));
   must('charge', await tg.credits.charge(id, { required: 1 }));
 
   const claim = await tg.idempotency.begin(id, 'key-1', { video_ids: ['a', 'b', 'c'] });
@@ -107,6 +110,7 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.holds.settle(id, items.hold.id, { itemId: 'v1', optionalSpent: 1 });
   await tg.holds.settle(id, items.hold.id, { itemId: 'v2', failed: 'no_captions' });
   await tg.holds.get(id, items.hold.id);
+  must('renew', await tg.holds.renew(id, items.hold.id));
   await tg.holds.cancel(id, items.hold.id);
 
   const budget = must('budget', await tg.holds.openBudget(id, { amount: 5, idempotency: { key: 'key-3', body: { limit: 5 } } }));

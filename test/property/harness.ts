@@ -64,6 +64,7 @@ export type Op =
   | { op: 'settle'; hold: number; item: number; failed: number | null; optionalSpent: number }
   | { op: 'spend'; hold: number; item: number; amount: number }
   | { op: 'end'; hold: number; cancel: boolean }
+  | { op: 'renewHold'; hold: number }
   | { op: 'get'; hold: number }
   | { op: 'list' }
   | { op: 'sweep' }
@@ -116,6 +117,7 @@ export const holdOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ op: fc.constant('settle' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 12 }), failed: fc.option(fc.integer({ min: 0, max: LABELS.length - 1 }), { freq: 2 }), optionalSpent: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('spend' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 8 }), amount: fc.integer({ min: 0, max: 3 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('end' as const), hold: fc.nat(), cancel: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('renewHold' as const), hold: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('get' as const), hold: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant({ op: 'list' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'sweep' as const }) },
@@ -313,6 +315,13 @@ export async function runSequence(
           ? await both(() => tg.holds.cancel(subject, id), () => memory.holds.cancel(subject, id))
           : await both(() => tg.holds.finish(subject, id), () => memory.holds.finish(subject, id));
         if ('value' in got && !(got.value as { ended: boolean }).ended) note(reached, 'end_of_an_ended_hold');
+        break;
+      }
+      case 'renewHold': {
+        if (holdIds.length === 0) break;
+        const id = holdId(op.hold);
+        const got = await both(() => tg.holds.renew(subject, id), () => memory.holds.renew(subject, id));
+        if ('value' in got) note(reached, (got.value as { ok: boolean }).ok ? 'renew_renewed' : 'renew_ended');
         break;
       }
       case 'get':

@@ -1,6 +1,6 @@
 // Model-based property test over whole accounts (issue: holds): items holds and budget holds
 // with and without Idempotency-Keys, cap hits, insufficient balances, settlements delivered
-// and failed with labels, optionalSpent, spends, replays, finish, cancel, leases, sweeps, new
+// and failed with labels, optionalSpent, spends, replays, finish, cancel, leases and their renewals, sweeps, new
 // cycles, plan changes, clock moves, API keys and Idempotency-Key claims. After every step
 // Redis equals memory (the reference model behind the public API) and every
 // invariant holds: per cycle balance + spent + held == allowance, balance >= 0, each refund
@@ -32,7 +32,7 @@ describe('holds, keys and idempotency on Redis against memory', () => {
       'open_opened', 'openBudget_opened', 'hold_replayed', 'hold_limit_reached', 'hold_limit_reached_replayed', 'insufficient',
       'surface_not_allowed', 'too_many_items', 'idempotency_key_reused', 'open_refused_as_bad_input',
       'settle_accepted', 'spend_accepted', 'settle_replayed', 'settle_hold_ended', 'settle_lease_expired', 'settle_budget_exhausted',
-      'settle_bad_input', 'end_of_an_ended_hold', 'refund_to_ended_cycle', 'lease_expired', 'new_cycle',
+      'settle_bad_input', 'end_of_an_ended_hold', 'renew_renewed', 'renew_ended', 'refund_to_ended_cycle', 'lease_expired', 'new_cycle',
       'key_issued', 'key_admitted', 'key_denied', 'key_usage', 'key_unknown', 'key_expired', 'key_surface_not_allowed',
       'begin_new', 'begin_in_use', 'begin_replay', 'begin_reused', 'claimed_open',
     ]) {

@@ -42,7 +42,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
 
-const SHA1 = "dc557294a1ae66278d4b8e2c986dd02700e0eba3";
+const SHA1 = "0c06bd8789c8fbc5719527f6f099eb5eabd414f7";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

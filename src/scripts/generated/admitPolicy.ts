@@ -39,7 +39,7 @@ end
 end
 return reply`;
 
-const SHA1 = "b4844bbf786169e680150924cac2f96f282b4eea";
+const SHA1 = "a097513d773c01d3ab2e18fd18da60b78f2866f4";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

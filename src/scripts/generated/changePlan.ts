@@ -61,7 +61,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "17f74db8100d1f64e056f05f45ce1cba9b1152a2";
+const SHA1 = "4c3dc424a88a4e41ddd8ce34f3ef2d05b75f8f6f";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -45,8 +45,9 @@ const HELPERS = [
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
 local operationsKey = KEYS[5]
-local required = tonumber(ARGV[5])
-local optional = tonumber(ARGV[6])
+local requiredText, optionalText = ARGV[5], ARGV[6]
+local required = tonumber(requiredText)
+local optional = tonumber(optionalText)
 local operationId = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag = ARGV[8] == '1' and ' r' or ''
@@ -66,9 +67,17 @@ local earlier, operations
 if operationId ~= '' then
 earlier, operations = operations_read(operationsKey, operationField)
 end
-local refusal
+local refusal, terms
+if operationId ~= '' then
+terms = requiredText .. ':' .. optionalText
+end
 if earlier then
-refusal = { 12, tonumber(string.match(earlier, '^%d+ (%d+)')), balance, required }
+local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?([%d:]*)')
+if earlierTerms ~= '' and earlierTerms ~= terms then
+refusal = { 26, 0, balance, required }
+else
+refusal = { 12, tonumber(charged), balance, required }
+end
 elseif balance < required then
 refusal = { 2, 0, balance, required }
 end
@@ -84,7 +93,9 @@ spent = spent + charged
 local chargedText = tostring(charged)
 redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
 if operationId ~= '' then
-operations_add(operationsKey, operations, operationField, string.format('%d ', ctx.now) .. chargedText .. operationTag, ctx.now, operationTtlMs)
+local nowText = string.format('%d', ctx.now)
+operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
+ctx.now, operationTtlMs, nowText)
 end
 if charged > 0 then
 journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
@@ -92,7 +103,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "4cc602a1bdede8a189f25089ca5d74a558f8ee59";
+const SHA1 = "1659eec5498a7aa030a40242358ba479d5bc27ac";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

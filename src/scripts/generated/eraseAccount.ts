@@ -13,7 +13,7 @@ export type EraseAccountReply = { code: Code };
 
 /** lua/eraseAccount.lua's own code, compiled. */
 const BODY = String.raw`if ARGV[1] ~= '1' and redis.call('ZCARD', KEYS[5]) > 0 then
-return { 26 }
+return { 27 }
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
 for i = 9, #KEYS do
@@ -21,7 +21,7 @@ redis.call('DEL', KEYS[i])
 end
 return { 0 }`;
 
-const SHA1 = "7503bbeb293e9631692dd8d137601664c5cbc332";
+const SHA1 = "c342d51d5f837bbd19fdc0660799962e97dcb918";
 const FUNCTION = `tg${BUILD_ID}_eraseAccount`;
 
 export const eraseAccount: Script<EraseAccountParams, EraseAccountReply> = {

@@ -50,7 +50,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "dd74b0fe7306a8fec9fa39a265d1e7f651b5dfb4";
+const SHA1 = "ef1f4ae36ad4a4bc4a55ce71d5914a1b15b347b2";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -36,6 +36,7 @@ import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
 import { releaseLease } from "./releaseLease.ts";
+import { renewHold } from "./renewHold.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
 import { settleHold } from "./settleHold.ts";
@@ -104,6 +105,7 @@ const HELPERS = [
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
   holdsLua.holds_next_lease,
+  holdsLua.hold_renew,
   holdsLua.hold_accepting,
   idempotencyLua.idempotency_check,
   idempotencyLua.idempotency_claim,
@@ -146,6 +148,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
   releaseLease: releaseLease.body,
+  renewHold: renewHold.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,
   settleHold: settleHold.body,

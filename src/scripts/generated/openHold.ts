@@ -16,7 +16,7 @@ import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to openHold: the subject's keys, the settings and now are filled in by name. */
-export type OpenHoldParams = { hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idempotencyKey: string; fingerprint: string; idempotencyToken: string };
+export type OpenHoldParams = { hold: string; idempotency: string; holdId: string; kind: string; surface: string; items: number; required: number; optional: number; amount: number; idempotencyKey: string; fingerprint: string; idempotencyToken: string; holdLeaseMs: number };
 
 /** openHold's reply, as lua/openHold.lua's header declares it. */
 export type OpenHoldReply =
@@ -63,6 +63,11 @@ local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
 local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
 local idempotencyTtlMs = tonumber(ARGV[16])
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
+local holdLeaseText = ARGV[19]
+local holdLeaseMs = tonumber(holdLeaseText)
+if holdLeaseMs > 0 then
+leaseMs = holdLeaseMs
+end
 local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
 local a = holds_credits(ctx)
 if not a then
@@ -146,6 +151,9 @@ failed = {} }
 redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
 'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
 'ca', nowText, 'ls', leaseText)
+if holdLeaseMs > 0 then
+redis.call('HSET', holdKey, 'lm', holdLeaseText)
+end
 redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)
 local reply = hold_reply(h)
@@ -154,7 +162,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "d12554eb5e7010c4f6a4c1d4b0a4d62bca843d24";
+const SHA1 = "3fe3ee29e1170da338c45e8c855a19151d179ccf";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
@@ -163,7 +171,7 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "10", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, p.hold, p.idempotency, now, s.journalTrim, s.journalBound, s.historyDays, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idempotencyKey, p.fingerprint, p.idempotencyToken, s.idempotencyTtlMs, s.endedHoldsKeepMs, s.endedHoldsMax],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "10", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, p.hold, p.idempotency, now, s.journalTrim, s.journalBound, s.historyDays, p.holdId, p.kind, p.surface, String(p.items), String(p.required), String(p.optional), String(p.amount), s.leaseMs, p.idempotencyKey, p.fingerprint, p.idempotencyToken, s.idempotencyTtlMs, s.endedHoldsKeepMs, s.endedHoldsMax, String(p.holdLeaseMs)],
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.OK) {

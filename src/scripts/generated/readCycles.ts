@@ -32,7 +32,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "a21fb489b547438490db0646fa42f9f5e83c5ffe";
+const SHA1 = "b69c82732143cbf744e76c482de3a9a54bcfc541";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -52,7 +52,7 @@ end
 end
 return reply`;
 
-const SHA1 = "2fbea77d4ff001088e5182f7b0fd4209c7623031";
+const SHA1 = "074e4e0e01b2733563855a474b8b9f5859010a32";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

@@ -43,6 +43,7 @@ const HELPERS = [
   holdsLua.hold_spend,
   holdsLua.hold_refund,
   holdsLua.hold_end,
+  holdsLua.hold_renew,
   holdsLua.hold_accepting,
 ].join("\n");
 
@@ -105,18 +106,16 @@ h.delivered = h.delivered + 1
 h.optionalSpent = h.optionalSpent + optionalSpent
 end
 h.settled = h.settled + 1
-h.leaseExpiresAt = ctx.now + leaseMs
-local leaseText = string.format('%d', h.leaseExpiresAt)
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+hold_renew(ctx, h, leaseMs)
 redis.call('HSET', holdKey, itemField, 1, 'ns', h.settled, 'dl', h.delivered,
-'os', h.optionalSpent, 'sp', h.spent, 'ls', leaseText)
+'os', h.optionalSpent, 'sp', h.spent)
 if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
 hold_end(ctx, a, h, 'completed', reason)
 end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "6b14b6017e280b87f909959dbb69158612d98175";
+const SHA1 = "3b4ac1966ca3b22808de6eb619d616f83f3ce433";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

@@ -43,7 +43,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "64afc07da5e94eb3fb3e0468212f4ab9ea5bd9ab";
+const SHA1 = "5d13ff4306f1036b0006972b965c385574dd7978";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

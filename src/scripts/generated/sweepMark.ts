@@ -3,7 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
-
+import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to sweepMark: the subject's keys, the settings and now are filled in by name. */
 export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: string; nextScore: number };
@@ -11,16 +11,23 @@ export type SweepMarkParams = { sweepIndex: string; subject: string; seenScore: 
 /** sweepMark's reply, as lua/sweepMark.lua's header declares it. */
 export type SweepMarkReply = { code: Code; moved: boolean };
 
+/** The lib/ helpers sweepMark uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  clockLua.clock_now,
+].join("\n");
+
 /** lua/sweepMark.lua's own code, compiled. */
 const BODY = String.raw`local sweepIndex = KEYS[1]
-local subject = ARGV[1]
-local seenScore = tonumber(ARGV[2])
-local nextScore = tonumber(ARGV[3])
-if seenScore ~= nil then
+local subject = ARGV[2]
+local seenScore = tonumber(ARGV[3])
+local nextScore = tonumber(ARGV[4])
 local current = redis.call('ZSCORE', sweepIndex, subject)
+if seenScore ~= nil then
 if not current or tonumber(current) ~= seenScore then
 return { 0, 0 }
 end
+elseif current and tonumber(current) <= nextScore and tonumber(current) > clock_now(ARGV[1]) then
+return { 0, 0 }
 end
 if nextScore < 0 then
 redis.call('ZREM', sweepIndex, subject)
@@ -29,7 +36,7 @@ redis.call('ZADD', sweepIndex, nextScore, subject)
 end
 return { 0, 1 }`;
 
-const SHA1 = "fe057a9f0bdd721334df966b153969862f606ae0";
+const SHA1 = "f6b16535fa75e8a581f099a0416003e40c94876e";
 const FUNCTION = `tg${BUILD_ID}_sweepMark`;
 
 export const sweepMark: Script<SweepMarkParams, SweepMarkReply> = {
@@ -37,8 +44,8 @@ export const sweepMark: Script<SweepMarkParams, SweepMarkReply> = {
   sha1: SHA1,
   fn: FUNCTION,
   body: BODY,
-  source: `${BODY}\n`,
-  command: (_now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.sweepIndex, p.subject, p.seenScore, String(p.nextScore)],
+  source: `${HELPERS}\n${BODY}\n`,
+  command: (now, _s, _k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", p.sweepIndex, now, p.subject, p.seenScore, String(p.nextScore)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, moved: flag(r[1]) };

@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "94e8360ad798b016ce8e6d25e943460655f5925a";
+const SHA1 = "d39691c02839e0711accb17b38431604390c105c";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

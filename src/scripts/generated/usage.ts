@@ -83,7 +83,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "853a28dc950f6e06a6c0f9558e073166e6fc5186";
+const SHA1 = "339ae67bb73047ab6cdc47f81abe828d4a7be864";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -45,7 +45,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])`;
 
-const SHA1 = "d0f5ddb6f6ddbaa2421547e8b4c9e389d134d341";
+const SHA1 = "5197802e7d33746bbed8b96b404a1bb836974d7f";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -56,7 +56,7 @@ return { 18, refusal }
 end
 end
 if version ~= plansVersion and (spec or redis.call('EXISTS', accountKey) == 1) and account_behind(version or nil, plansVersion) then
-return { 28, redis.call('HGET', accountKey, 'p') }
+return { 29, redis.call('HGET', accountKey, 'p') }
 end
 if not spec then
 if redis.call('EXISTS', accountKey) == 0 then

@@ -7,7 +7,7 @@ export const HOLDS_TIDY_SLACK = String.raw`local HOLDS_TIDY_SLACK = 15`;
 
 export const hold_load = String.raw`local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -30,7 +30,7 @@ return h
 end`;
 
 export const hold_write = String.raw`local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -147,12 +147,23 @@ end
 return tonumber(first[2])
 end`;
 
+export const hold_renew = String.raw`local function hold_renew(ctx, h, leaseMs)
+if h.leaseMs > 0 then
+leaseMs = h.leaseMs
+end
+h.leaseExpiresAt = ctx.now + leaseMs
+local leaseText = string.format('%d', h.leaseExpiresAt)
+redis.call('ZADD', ctx.holdsActiveKey, leaseText, h.id)
+redis.call('HSET', h.key, 'ls', leaseText)
+return leaseText
+end`;
+
 export const hold_accepting = String.raw`local function hold_accepting(ctx, a, holdKey, kind)
 local h = hold_load(holdKey)
 if not h then
 return nil, 9
 end
-if h.kind ~= kind then
+if kind and h.kind ~= kind then
 return nil, 15, h
 end
 if h.status ~= 'open' then

@@ -13,46 +13,60 @@ export const OPERATIONS_CLEANUP_EVERY = String.raw`local OPERATIONS_CLEANUP_EVER
 
 export const OPERATIONS_CLEANUP_COUNT = String.raw`local OPERATIONS_CLEANUP_COUNT = 64`;
 
-export const operations_cleanup = String.raw`local function operations_cleanup(opsKey, meta, now, ttlMs)
-local page = redis.call('HSCAN', opsKey, meta.cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
+export const operations_cleanup = String.raw`local function operations_cleanup(opsKey, meta, now, ttlMs, shortestMs)
+local cursor, due, passDue = string.match(meta.tail, '^ (%d+) (%d+) (%d+)$')
+cursor, due, passDue = cursor or '0', tonumber(due) or 0, tonumber(passDue) or 0
+if now < due and due - now <= shortestMs then
+return
+end
+if cursor == '0' then
+passDue = now + shortestMs
+end
+local crowded = redis.call('HLEN', opsKey) > OPERATIONS_MAX
+local page = redis.call('HSCAN', opsKey, cursor, 'COUNT', OPERATIONS_CLEANUP_COUNT)
 local flat, gone = page[2], {}
-local crowded = meta.entries > OPERATIONS_MAX
-local callerBefore = now - (crowded and math.min(ttlMs, OPERATIONS_FLOOR_MS) or ttlMs)
+local callerBefore = now - (crowded and shortestMs or ttlMs)
 local libraryBefore = now - (crowded and OPERATIONS_FLOOR_MS or OPERATIONS_LIBRARY_KEEP_MS)
 for i = 1, #flat, 2 do
 local value = flat[i + 1]
+if flat[i] ~= OPERATIONS_META then
 local at = tonumber(string.match(value, '^%d+'))
-if flat[i] ~= OPERATIONS_META and at <= (string.byte(value, -1) == 114 and libraryBefore or callerBefore) then
+if at <= (string.byte(value, -1) == 114 and libraryBefore or callerBefore) then
 gone[#gone + 1] = flat[i]
+elseif at + shortestMs < passDue then
+passDue = at + shortestMs
+end
 end
 end
 if #gone > 0 then
-meta.entries = meta.entries - redis.call('HDEL', opsKey, unpack(gone))
+redis.call('HDEL', opsKey, unpack(gone))
 end
-meta.cursor = page[1]
-if meta.cursor == '0' then
-meta.entries = redis.call('HLEN', opsKey)
+if page[1] == '0' then
+due = passDue
 end
+meta.tail = string.format(' %s %d %d', page[1], due, passDue)
 end`;
 
 export const operations_read = String.raw`local function operations_read(opsKey, field)
 local v = redis.call('HMGET', opsKey, field, OPERATIONS_META)
-local setAt, entries, cursor = string.match(v[2] or '', '^(%d+) (%d+) (%d+)$')
-return v[1], { setAt = tonumber(setAt) or -1, entries = tonumber(entries) or 0, cursor = cursor or '0' }
+local adds, setAt, tail = string.match(v[2] or '', '^(.)(%d+)( %d+ %d+ %d+)$')
+return v[1], { adds = adds and string.byte(adds) - 48 or 0, setAt = tonumber(setAt) or -1, setAtText = setAt,
+tail = tail or ' 0 0 0' }
 end`;
 
-export const operations_add = String.raw`local function operations_add(opsKey, meta, field, value, now, ttlMs)
-meta.entries = meta.entries + 1
-if meta.entries % OPERATIONS_CLEANUP_EVERY == 0 then
-operations_cleanup(opsKey, meta, now, ttlMs)
+export const operations_add = String.raw`local function operations_add(opsKey, meta, field, value, now, ttlMs, nowText)
+meta.adds = meta.adds + 1
+if meta.adds >= OPERATIONS_CLEANUP_EVERY then
+operations_cleanup(opsKey, meta, now, ttlMs, math.min(ttlMs, OPERATIONS_FLOOR_MS))
+meta.adds = 0
 end
-local setAt, keepMs = meta.setAt, math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
-if setAt < 0 or now - setAt >= keepMs or now < setAt then
-setAt = now
+local keepMs = math.max(ttlMs, OPERATIONS_LIBRARY_KEEP_MS)
+local renew = meta.setAt < 0 or now - meta.setAt >= keepMs or now < meta.setAt
+if renew then
+meta.setAt, meta.setAtText = now, nowText or string.format('%d', now)
 end
-redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.format('%d %d ', setAt, meta.entries) .. meta.cursor)
-if setAt ~= meta.setAt then
+redis.call('HSET', opsKey, field, value, OPERATIONS_META, string.char(48 + meta.adds) .. meta.setAtText .. meta.tail)
+if renew then
 redis.call('PEXPIRE', opsKey, 2 * keepMs)
 end
-meta.setAt = setAt
 end`;

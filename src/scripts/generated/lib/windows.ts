@@ -256,7 +256,7 @@ windows_long_form(reply, out)
 end
 local lease, retry = 0, 0
 if full then
-code, retry = 27, earliest - now
+code, retry = 28, earliest - now
 elseif code == 0 and cost > 0 then
 lease = math.max(now, nextId)
 places[#places + 1] = lease .. '@' .. (now + leaseMs)
@@ -357,7 +357,7 @@ windows_long_form(reply, out)
 end
 local lease, retry = 0, 0
 if full then
-code, retry = 27, earliest - now
+code, retry = 28, earliest - now
 elseif code == 0 and cost > 0 then
 lease = math.max(now, nextId)
 places[#places + 1] = lease .. '@' .. (now + leaseMs)
