@@ -19,9 +19,13 @@ export const BENCH_PLANS = {
   },
 } as const satisfies PlanTable;
 
-/** Subjects without an account (ip:...) limited by one fixed one-minute window. */
+/** Subjects without an account (ip:...) limited by one fixed one-minute window, or one bucket. */
 export const BENCH_POLICIES = {
   anonymous: { api: [{ limit: MAX_LIMIT, windowMs: 60_000 }] },
+  /** The same subjects by one token bucket: what a bucket costs beside a fixed window. */
+  bucket: { api: [{ algorithm: "bucket", limit: MAX_LIMIT, windowMs: 60_000 }] },
+  /** A fixed window and a concurrency limit: a request's place is taken, then released. */
+  inFlight: { api: [{ limit: MAX_LIMIT, windowMs: 60_000 }, { algorithm: "concurrency", limit: 1_000, leaseMs: 60_000 }] },
 } as const satisfies PolicyTable;
 
 /** The lease of bench holds: long enough that nothing lapses during a run. */

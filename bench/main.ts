@@ -61,7 +61,7 @@ const command = [
 
 // Key rows run twice, interleaved with the others, so the noise of this machine shows.
 const REQUEST_ORDER: ReadonlyArray<readonly [RequestKey, number]> = [
-  ["floor", 1], ["admit", 1], ["admitNoTelemetry", 1], ["rlf", 1], ["precheck", 1], ["verify", 1], ["verifyPrecheck", 1], ["policy", 1],
+  ["floor", 1], ["admit", 1], ["admitNoTelemetry", 1], ["rlf", 1], ["precheck", 1], ["verify", 1], ["verifyPrecheck", 1], ["policy", 1], ["policyBucket", 1], ["policyInFlight", 1],
   ["charge", 1], ["chargeNoHistory", 1], ["rawAdmit", 1],
   ["floor", 2], ["admit", 2], ["admitNoTelemetry", 2], ["rlf", 2], ["precheck", 2], ["verify", 2], ["charge", 2],
 ];

@@ -1,7 +1,8 @@
 --[[
   admitPolicy: count a request of `cost` in every window a policy gives a surface, for a
   subject that needs no account (src/limits.ts with `policy`). Stores nothing but the counts,
-  in one key that expires two of its longest window after the last counted request. cost 0
+  in one key that expires two of its longest window after the last counted request (not
+  before a temporary override ends; never while an override without an end stands). cost 0
   only looks.
   KEYS[1] counters      string the subject's counts on this policy and surface (lib/windows.lua's state)
   ARGV[1] nowMs         integer  injected time, or -1 for Redis TIME
@@ -17,6 +18,10 @@
 local countersKey = KEYS[1]
 local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
 if state then
-  redis.call('SET', countersKey, state, 'PX', keepMs)
+  if keepMs < 0 then
+    redis.call('SET', countersKey, state)
+  else
+    redis.call('SET', countersKey, state, 'PX', keepMs)
+  end
 end
 return reply

@@ -3,7 +3,7 @@
   once; the new allowance applies from the next cycle, unless startNow asks for a new cycle at
   this instant (then at once, re-anchored like startCycle).
   Layout: cycle       KEYS[1-2] account, cycles; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
-  ARGV[5] plan          string   plan name
+  ARGV[5] plan          string   plan name ('' with refresh: the account's plan left the table)
   ARGV[6] allowance     integer  credits per cycle
   ARGV[7] holdsCap      integer  open holds allowed at once
   ARGV[8] holdsMaxItems integer  items per hold
@@ -12,6 +12,9 @@
   ARGV[11] startNow      0|1      also start a new cycle now
   ARGV[12] unit          'd'|'m'|''  new interval unit with startNow, '' keeps the current one
   ARGV[13] length        integer  new interval length with startNow, 0 keeps the current one
+  ARGV[14] plansVersion  string   the plan table's version (lib/account.lua)
+  ARGV[15] refresh       0|1      1: the same plan's numbers from a newer table, written only
+                                  while the account is still behind it (no new cycle)
   Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -23,13 +26,24 @@ local ctx = prologue_move(KEYS, ARGV)
 local plan, allowance = ARGV[5], tonumber(ARGV[6])
 local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
+local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
 
 local a = cycle_current_account(ctx)
 if not a then
   return { CODE.NO_ACCOUNT, 0, 0, 0 }
 end
+if refresh and not account_behind(a.plansVersion, plansVersion) then
+  -- Another server refreshed it first, from this table or a newer one.
+  return { CODE.OK, a.cycle, a.cycleStart, a.cycleEnd }
+end
+if refresh and plan == '' then
+  -- Its plan has left the table: it keeps its numbers, and is not asked again.
+  a.plansVersion = plansVersion
+  account_write(ctx.accountKey, a, { 'plansVersion' })
+  return { CODE.OK, a.cycle, a.cycleStart, a.cycleEnd }
+end
 cycle_save(ctx, a)
-account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
+account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
 if startNow == 1 then
   cycle_reanchor(ctx, a, unit, length)
   cycle_save(ctx, a)

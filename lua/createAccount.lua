@@ -18,6 +18,7 @@
   ARGV[8] anchorMs      integer  cycle anchor (signup or subscription start), -1 for now
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units
+  ARGV[11] plansVersion string   the plan table's version (lib/account.lua)
   Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer, found string}   Codes: OK, ACCOUNT_EXISTS
     found: on ACCOUNT_EXISTS, what exists: 'account', 'journal', 'cycles' or 'holds'; '' on OK
 ]]
@@ -42,6 +43,7 @@ local windows       = ARGV[7]
 local anchorMs      = tonumber(ARGV[8])
 local unit          = ARGV[9]
 local length        = tonumber(ARGV[10])
+local plansVersion  = ARGV[11]
 
 if redis.call('EXISTS', accountKey) == 1 then
   return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'account' }
@@ -68,8 +70,8 @@ local _, startMs, endMs = current_period(anchorMs, unit, length, now)
 local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,
   cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length, 
   plan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,
-  holdsSurfaces = holdsSurfaces }
+  holdsSurfaces = holdsSurfaces, plansVersion = plansVersion }
 account_write_windows(accountKey, a, windows)
-account_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
+account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
   'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 return { CODE.OK, 1, startMs, endMs, '' }

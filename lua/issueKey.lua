@@ -11,6 +11,8 @@
   ARGV[6] name          string   a label for lists, '' for none
   ARGV[7] maxKeys       integer  keys that never expire allowed at once
   ARGV[8] maxExpiringKeys integer expiring keys allowed at once
+  ARGV[9] limits        string   the key's own windows, 'surface=spec;...' with a spec's spaces as
+                                 commas (lib/apiKeys.lua); '' for none
   Returns: {code, createdAt integer, expiresAt integer}   expiresAt 0 for never   Codes: OK, NO_ACCOUNT, KEY_LIMIT, KEY_EXISTS
 ]]
 --@include "lib/codes.lua"
@@ -26,6 +28,7 @@ local surfaces    = ARGV[5]
 local name        = ARGV[6]
 local maxKeys     = tonumber(ARGV[7])
 local maxExpiringKeys = tonumber(ARGV[8])
+local limits      = ARGV[9]
 
 if redis.call('EXISTS', accountKey) == 0 then
   return { CODE.NO_ACCOUNT, 0, 0 }
@@ -56,12 +59,17 @@ end
 if expiresAt > 0 and #expiring >= maxExpiringKeys then
   table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
   for i = 1, #expiring - maxExpiringKeys + 1 do
-    gone[#gone + 1] = KEY_FIELD.record .. expiring[i].keyId
-    gone[#gone + 1] = KEY_FIELD.record .. expiring[i].keyId .. KEY_FIELD.info
+    for _, field in ipairs(key_fields(expiring[i].keyId, expiring[i].limits)) do
+      gone[#gone + 1] = field
+    end
   end
 end
 if #gone > 0 then
   redis.call('HDEL', accountKey, unpack(gone))
 end
-redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
+if limits == '' then
+  redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
+else
+  redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces .. ' L', infoField, now .. ' ' .. name, recordField .. KEY_FIELD.limits, limits)
+end
 return { CODE.OK, now, expiresAt }

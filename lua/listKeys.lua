@@ -1,7 +1,8 @@
 --[[
   listKeys: a subject's API keys that have not expired, oldest first, without their digests; expired ones are deleted.
   Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
-  Returns: {code, keys json}   keys: a list of {keyId, expiresAt, surfaces, createdAt, name}
+  Returns: {code, keys json}   keys: a list of {keyId, expiresAt, surfaces, createdAt, name,
+    limits?} (limits: the key's own windows as lib/apiKeys.lua stores them)
     Codes: OK
 ]]
 --@include "lib/codes.lua"

@@ -4,7 +4,8 @@
   KEYS[1] target        hash   the account (lib/account.lua); with a policy, the subject's
                                counts on that policy and surface (lua/admitPolicy.lua)
   ARGV[1] surface       string   the account's surface
-  ARGV[2] policy        0|1      1: KEYS[1] is a policy's counts, deleted whole
+  ARGV[2] policy        0|1      1: KEYS[1] is a policy's counts, deleted whole but for an
+                                 override (lib/windows.lua)
   Returns: {code}   Codes: OK, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
@@ -15,7 +16,14 @@ local accountKey = KEYS[1]
 local surface    = ARGV[1]
 
 if ARGV[2] == '1' then
-  redis.call('DEL', accountKey)
+  -- A policy subject's counts go whole; an override there stays, with the key's time to live.
+  local state = redis.call('GET', accountKey)
+  local override = state and string.match(state, '^o=%S+')
+  if override then
+    redis.call('SET', accountKey, override, 'KEEPTTL')
+  elseif state then
+    redis.call('DEL', accountKey)
+  end
   return { CODE.OK }
 end
 local countsField = ACCOUNT_PREFIX.counters .. surface

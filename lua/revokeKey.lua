@@ -10,6 +10,6 @@
 local accountKey = KEYS[1]
 local keyId      = ARGV[1]
 
-local field = KEY_FIELD.record .. keyId
-local revoked = redis.call('HDEL', accountKey, field, field .. KEY_FIELD.info) > 0 and 1 or 0
+local limitsText = redis.call('HGET', accountKey, KEY_FIELD.record .. keyId .. KEY_FIELD.limits)
+local revoked = redis.call('HDEL', accountKey, unpack(key_fields(keyId, limitsText or nil))) > 0 and 1 or 0
 return { CODE.OK, revoked }

@@ -7,13 +7,15 @@
   ARGV[3] cost          integer  requests this one counts as
   ARGV[4] credits       integer  balance needed for the pre-check; 0 skips it
   ARGV[5] stagger       integer  the subject's offset of fixed windows in ms; 0 for none
-  ARGV[6] keyId         string   the presented key's id
-  ARGV[7] keyDigest     string   the presented key's digest
+  ARGV[6] plansVersion  string   the caller's plan table (lib/account.lua); '' never refreshes
+  ARGV[7] keyId         string   the presented key's id
+  ARGV[8] keyDigest     string   the presented key's digest
   Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
+  Returns PLANS_BEHIND: {code, plan string}   as lua/admit.lua
   Returns: {code, windows windows, balance integer?}   as lua/admit.lua
     Codes: those of admit, KEY_REFUSED
 ]]
 --@include "lib/clock.lua"
 --@include "lib/admit.lua"
 
-return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])

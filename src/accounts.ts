@@ -22,7 +22,10 @@ import {
   type EndedCycle,
   type Hold,
 } from "./records.ts";
-import { changePlan, createAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
+import { globEscape, scanAll, scanPage } from "./scan.ts";
+import { unmarkSubject } from "./sweep.ts";
+import { count as countOf } from "./rules/validate.ts";
+import { changePlan, createAccount, eraseAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import { field, list } from "./scripts/reply.ts";
 import { windowsForm } from "./windows.ts";
@@ -63,6 +66,31 @@ export interface ChangePlanOptions {
   /** With startNewCycle: a new interval. */
   every?: Interval;
 }
+
+/** accounts.list's options. */
+export interface ListAccountsOptions {
+  /** Where to go on from: the cursor of the page before. Default: the start. */
+  cursor?: string | null;
+  /** About how many subjects a page holds (1-1000; a page may hold fewer). Default 100. */
+  count?: number;
+}
+
+/** A page of accounts.list: subjects with an account, and the cursor of the next page (null: the end). */
+export interface AccountPage {
+  /** Subjects with an account, in no particular order. */
+  subjects: string[];
+  /** Pass it to the next call; null when every account has been listed. */
+  cursor: string | null;
+}
+
+/** accounts.delete's options. */
+export interface DeleteAccountOptions {
+  /** Delete even while holds are open (their reserved credits go with the account). Default false. */
+  force?: boolean;
+}
+
+/** What accounts.delete answers: done, or refused while holds are open (nothing deleted). */
+export type DeleteOutcome = { ok: true } | { ok: false; reason: "holds_open" };
 
 const cycleOf = (reply: { cycle: number; cycleStartMs: number; cycleEndMs: number }): Cycle => ({ id: reply.cycle, start: reply.cycleStartMs, end: reply.cycleEndMs });
 
@@ -115,7 +143,7 @@ export class Accounts {
     const plan = planNamed(this.ctx.plans, planName);
     const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
-    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval });
+    const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval, refresh: 0 });
     this.ctx.denyCache?.forget(redisKeys.subject);
     return cycleOf(reply);
   }
@@ -132,6 +160,38 @@ export class Accounts {
     const redisKeys = this.ctx.redisKeys(subject);
     const reply = await this.ctx.runner.run(readCycles, redisKeys, {});
     return endedCyclesFrom(reply.cycles);
+  }
+
+  /**
+   * A page of the subjects that have an account, on one server or a whole cluster (each
+   * master in turn), for a migration or an export: call again with the answer's cursor until
+   * it is null. A SCAN underneath: an account created or deleted meanwhile may or may not be
+   * listed, and none is listed twice unless the cluster's slots move.
+   */
+  async list(options: ListAccountsOptions = {}): Promise<AccountPage> {
+    const count = countOf("count", options.count ?? 100, 1, 1000);
+    const probe = this.ctx.redisKeys("x").account;
+    const [head, tail] = [probe.slice(0, probe.indexOf("{x}")), probe.slice(probe.indexOf("{x}") + 3)];
+    const page = await scanPage(this.ctx.runner, `${globEscape(head)}{*}${globEscape(tail)}`, options.cursor, count, "hash");
+    const subjects = page.keys.filter((key) => key.startsWith(`${head}{`) && key.endsWith(`}${tail}`)).map((key) => key.slice(head.length + 1, key.length - tail.length - 1));
+    return { subjects, cursor: page.cursor };
+  }
+
+  /**
+   * Deletes every key of a subject: its account, cycles, journal, history, holds, keys,
+   * Idempotency-Keys and policy counts (an erasure request). Refused while holds are open
+   * unless `force`; a subject with nothing stored is deleted already ({ ok: true }).
+   */
+  async delete(subject: string, options: DeleteAccountOptions = {}): Promise<DeleteOutcome> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const own = new Set([redisKeys.account, redisKeys.cycles, redisKeys.journal, redisKeys.history, redisKeys.holdsActive, redisKeys.holdsEnded, redisKeys.holdList, redisKeys.operations]);
+    const base = redisKeys.account.slice(0, -1);
+    const others = (await scanAll(this.ctx.runner, `${globEscape(base)}*`)).filter((key) => !own.has(key));
+    const reply = await this.ctx.runner.run(eraseAccount, redisKeys, { others, force: options.force === true ? 1 : 0 });
+    if (reply.code === Code.HOLDS_OPEN) return { ok: false, reason: "holds_open" };
+    await unmarkSubject(this.ctx, redisKeys.subject);
+    this.ctx.denyCache?.forget(redisKeys.subject);
+    return { ok: true };
   }
 
   /**

@@ -16,9 +16,10 @@ import { AccountNotFoundError, KeyLimitError } from "./errors.ts";
 import { admissionFrom } from "./limits.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
 import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
+import { withCurrentPlan } from "./planEdits.ts";
 import { afterDue } from "./sweep.ts";
 import { Code } from "./scripts/codes.ts";
-import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyRefused, parseKey, type IssuedKey, type IssueKeyOptions, type KeyInfo, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
+import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyLimitsOf, keyRefused, parseKey, type IssuedKey, type IssueKeyOptions, type KeyInfo, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
 import { count } from "./rules/validate.ts";
 import { field, int, list, text } from "./scripts/reply.ts";
 import { usageFrom } from "./usage.ts";
@@ -33,10 +34,11 @@ export class Keys {
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const { name, ttlMs, surfaces } = keyIssueArgs(options, this.ctx.accountSurface);
+    const { name, ttlMs, surfaces, limits } = keyIssueArgs(options, this.ctx.accountSurface);
     const keyId = randomBytes(5).toString("hex");
     const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
     const reply = await this.ctx.runner.run(issueKey, redisKeys, {
+      limits,
       keyId,
       keyDigest: keyDigest(key),
       ttlMs,
@@ -73,13 +75,16 @@ export class Keys {
     return list(reply.keys).map((k) => {
       const expiresAt = int(field(k, "expiresAt"));
       const surfaces = text(field(k, "surfaces"));
-      return {
+      const info: KeyInfo = {
         keyId: text(field(k, "keyId")),
         name: text(field(k, "name")),
         createdAt: int(field(k, "createdAt")),
         expiresAt: expiresAt > 0 ? expiresAt : null,
         surfaces: surfaces === "*" ? null : surfaces.split(","),
       };
+      const limits = (k as Record<string, unknown>)["limits"];
+      if (typeof limits === "string") info.limits = keyLimitsOf(limits);
+      return info;
     });
   }
 
@@ -125,9 +130,9 @@ export class Keys {
       if (cached) return keyAccepted(redisKeys.subject, parsed.keyId, { admission: cached });
     }
     const stagger = this.ctx.staggerOf(redisKeys.subject);
-    const reply = await this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest });
+    const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest }));
     if (reply.code === Code.KEY_REFUSED) return keyRefused(reply.reason);
-    const admission = admissionFrom(reply, credits);
+    const admission = admissionFrom(reply, credits, `${surface}:`);
     if (!admission.ok && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);
     return keyAccepted(redisKeys.subject, parsed.keyId, { admission });
   }

@@ -32,7 +32,7 @@ export class DenyCache {
    */
   get(cacheKey: string, cost = 1): Denial | undefined {
     const entry = this.entries.get(cacheKey);
-    if (entry === undefined || entry.denial.windows.some((w) => cost > w.limit)) return undefined;
+    if (entry === undefined || entry.denial.windows.some((w) => cost > (w.burst ?? w.limit))) return undefined;
     const now = this.now();
     if (now >= entry.until) {
       this.entries.delete(cacheKey);
@@ -52,12 +52,12 @@ export class DenyCache {
   /**
    * Remembers a denial that no request of this caller can beat before it runs out. A fixed
    * window with nothing left refuses every cost until its reset; a sliding one frees room
-   * gradually, so its retry for a costly request is later than a cheaper request's: only a
-   * denial of cost 1 is remembered there.
+   * gradually (and a bucket refills so), so its retry for a costly request is later than a
+   * cheaper request's: only a denial of cost 1 is remembered there.
    */
   remember(cacheKey: string, subject: string, denial: Denial, cost: number): void {
     if (denial.reason !== "rate_limited" || denial.retryAfterMs === null || denial.rateLimit.remaining > 0) return;
-    if (cost > 1 && denial.rateLimit.algorithm === "sliding") return;
+    if (cost > 1 && denial.rateLimit.algorithm !== "fixed") return;
     const now = this.now();
     this.entries.delete(cacheKey);
     this.entries.set(cacheKey, { subject, storedAt: now, until: now + denial.retryAfterMs, denial });

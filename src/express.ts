@@ -68,6 +68,11 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
         if (decision.ok) {
           res.locals.tollgate = decision.pass;
           res.set(decision.pass.headers);
+          const release = decision.pass.release;
+          if (release) {
+            res.once("finish", release);
+            res.once("close", release);
+          }
           return next();
         }
         if (options.onDenied) return options.onDenied(req, res, decision.refusal);

@@ -87,6 +87,11 @@ function onRequest(options: FastifyRateLimitOptions): onRequestHookHandler {
       if (decision.ok) {
         request.tollgate = decision.pass;
         reply.headers(decision.pass.headers);
+        const release = decision.pass.release;
+        if (release) {
+          reply.raw.once("finish", release);
+          reply.raw.once("close", release);
+        }
         return done();
       }
       if (options.onDenied) return options.onDenied(request, reply, decision.refusal);

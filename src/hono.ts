@@ -59,6 +59,11 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<{ Va
     c.set("tollgate", decision.pass);
     // Prepared headers: Hono adds them to whatever response the route (or onError) makes.
     for (const name in decision.pass.headers) c.header(name, decision.pass.headers[name]);
-    await next();
+    try {
+      await next();
+    } finally {
+      // Hono has the response once next() is done (a streamed body may still be going).
+      await decision.pass.release?.();
+    }
   };
 }

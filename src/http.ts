@@ -32,3 +32,4 @@ export {
   type PerRequest,
   type StoreErrorMode,
 } from "./middleware.ts";
+export { ipSubject, type IpSubjectOptions } from "./ipSubject.ts";

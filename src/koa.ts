@@ -66,9 +66,13 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
       ctx.body = JSON.stringify(reply.body);
       return;
     }
-    const { headers } = decision.pass;
+    const { headers, release } = decision.pass;
     ctx.state.tollgate = decision.pass;
     ctx.set(headers);
+    if (release) {
+      ctx.res.once("finish", release);
+      ctx.res.once("close", release);
+    }
     try {
       await next();
     } catch (error) {

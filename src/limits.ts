@@ -6,9 +6,11 @@
  */
 import type { Context } from "./context.ts";
 import type { SubjectKeys } from "./redisKeys.ts";
-import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
-import { mostRestrictive, surfaceName, windowsSpec, type RateLimitState } from "./rules/windows.ts";
-import { admit as admitScript, admitPolicy, resetLimits } from "./scripts/bundle.generated.ts";
+import { withCurrentPlan } from "./planEdits.ts";
+import { overrideOf, overrideWord, type Override, type OverrideOptions } from "./overrides.ts";
+import { admitArgs, admitted, denied, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
+import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState } from "./rules/windows.ts";
+import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, releaseLease, resetLimits } from "./scripts/bundle.generated.ts";
 import { Code } from "./scripts/codes.ts";
 import type { WindowsForm } from "./windows.ts";
 
@@ -32,17 +34,21 @@ export interface AdmitReply {
 }
 
 /** The admission an admit reply stands for. */
-export function admissionFrom(reply: AdmitReply, credits: number): Admission {
+export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = ""): Admission {
   const { code } = reply;
-  const refused = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT;
+  const refused = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT || code === Code.CONCURRENCY;
   const { states: windows, retries } = reply.windows;
   const { index, retryAfterMs } = mostRestrictive(windows, retries);
   const rateLimit = windows[index]!;
+  // One fixed window (the common case) is never a shadow: its reply form has no retries.
+  const shadowDenials = windows.length > 1 || windows[0]!.shadow ? shadowDenialsOf(windows, retries) : undefined;
   if (refused) {
-    return denied(code === Code.RATE_LIMITED ? "rate_limited" : "cost_exceeds_limit", rateLimit, windows, retryAfterMs);
+    const reason = code === Code.RATE_LIMITED ? "rate_limited" : code === Code.CONCURRENCY ? "concurrency" : "cost_exceeds_limit";
+    return denied(reason, rateLimit, windows, retryAfterMs, shadowDenials);
   }
-  if (credits === 0) return admitted(rateLimit, windows);
-  return admitted(rateLimit, windows, { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits });
+  const lease = reply.windows.lease > 0 ? leaseText(reply.windows.lease, leaseTarget) : undefined;
+  const precheck = credits === 0 ? undefined : { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits };
+  return admitted(rateLimit, windows, precheck, { shadowDenials, lease });
 }
 
 /** Request limits (`tollgate.limits`): admit, peek and reset a subject's windows on a surface. */
@@ -73,14 +79,15 @@ export class Limits {
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) {
       const surface = this.ctx.accountSurface(options.surface ?? "api");
-      const reply = await this.ctx.runner.run(admitScript, redisKeys, { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) });
-      return admissionFrom(reply, credits);
+      const params = { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) };
+      const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, params));
+      return admissionFrom(reply, credits, `${surface}:`);
     }
     const target = this.policy(redisKeys, options.policy, options.surface);
     const cache = this.ctx.denyCache;
     const cached = cache?.get(target.cacheKey, cost);
     if (cached) return cached;
-    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0);
+    const admission = admissionFrom(await this.ctx.runner.run(admitPolicy, redisKeys, { ...target, cost }), 0, `${target.surface}:${options.policy}`);
     if (!admission.ok) cache?.remember(target.cacheKey, redisKeys.subject, admission, cost);
     return admission;
   }
@@ -101,7 +108,7 @@ export class Limits {
     const redisKeys = this.ctx.redisKeys(subject);
     const reply =
       options.policy === undefined
-        ? await this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) })
+        ? await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) }))
         : await this.ctx.runner.run(admitPolicy, redisKeys, { ...this.policy(redisKeys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };
@@ -114,6 +121,57 @@ export class Limits {
     const target = options.policy === undefined ? redisKeys.account : this.policy(redisKeys, options.policy, surface).counters;
     await this.ctx.runner.run(resetLimits, redisKeys, { target, surface, policy: options.policy === undefined ? 0 : 1 });
     this.ctx.denyCache?.forget(redisKeys.subject);
+  }
+
+  /**
+   * Sets one subject's own windows on a surface, in place of its plan's (or, with `policy`,
+   * the policy's), without a plan change; `windows: null` clears it, and `expiresAt` ends it by
+   * itself (a temporary raise, or a ban with `limit: 0`). The counts carry over: raising a
+   * limit mid-window keeps what was used (docs/limits.md, "Overrides").
+   *
+   * @example
+   * ```ts
+   * // 10x the plan's requests for a launch, for one day:
+   * await tollgate.limits.override("acct_42", { surface: "api", windows: [{ limit: 300, windowMs: 60_000 }], expiresAt: Date.now() + 86_400_000 });
+   * ```
+   */
+  async override(subject: string, options: OverrideOptions): Promise<void> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const override = overrideWord(options);
+    if (options.policy === undefined) {
+      const surface = this.ctx.accountSurface(options.surface ?? "api");
+      await this.ctx.runner.run(overrideLimits, redisKeys, { target: redisKeys.account, surface, policy: 0, override, keepMs: 0 });
+    } else {
+      const target = this.policy(redisKeys, options.policy, options.surface);
+      const longest = Math.max(...policyWindows(this.ctx.policies, options.policy, target.surface).map((w) => w.windowMs));
+      await this.ctx.runner.run(overrideLimits, redisKeys, { target: target.counters, surface: target.surface, policy: 1, override, keepMs: 2 * longest });
+    }
+    this.ctx.denyCache?.forget(redisKeys.subject);
+  }
+
+  /**
+   * Frees the place a request took under a surface's concurrency limit (its admission's
+   * `lease`). Idempotent: a place freed already, or ended by its leaseMs, changes nothing.
+   * Whether a place was freed.
+   */
+  async release(subject: string, lease: string): Promise<boolean> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const { id, surface, policy } = leaseOf(lease);
+    const target = policy === undefined ? redisKeys.account : redisKeys.policyCounters(policy, surface);
+    const reply = await this.ctx.runner.run(releaseLease, redisKeys, { target, surface, policy: policy === undefined ? 0 : 1, lease: id });
+    return reply.released;
+  }
+
+  /** The subject's overrides that have not ended: its account's, then each policy's. */
+  async overrides(subject: string): Promise<Override[]> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const targets = Object.entries(this.ctx.policies).flatMap(([policy, surfaces]) => Object.keys(surfaces).map((surface) => ({ policy, surface })));
+    const reply = await this.ctx.runner.run(listOverrides, redisKeys, { policyCounters: targets.map((t) => redisKeys.policyCounters(t.policy, t.surface)) });
+    return reply.overrides.map((o) => {
+      if (o.at === 0) return overrideOf(o.surface, o.windows, o.expiresAt);
+      const target = targets[o.at - 1]!;
+      return overrideOf(target.surface, o.windows, o.expiresAt, target.policy);
+    });
   }
 
   private policy(redisKeys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {

@@ -5,7 +5,7 @@
  * and one-process apps: several processes share nothing, and nothing survives a restart
  * (docs/memory.md).
  */
-import type { Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions } from "./accounts.ts";
+import type { AccountPage, Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "./accounts.ts";
 import type { Keys } from "./apiKeys.ts";
 import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
 import type { Credits } from "./credits.ts";
@@ -17,13 +17,14 @@ import type { Idempotency } from "./idempotency.ts";
 import type { BeginOutcome, IdempotencyClaim } from "./rules/idempotency.ts";
 import type { Limits } from "./limits.ts";
 import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from "./rules/limits.ts";
+import type { Override, OverrideOptions } from "./overrides.ts";
 import { TollgateModel } from "./model/model.ts";
 import type { ModelOptions } from "./model/core.ts";
 import type { AccountLimits, Cycle, EndedCycle, Hold } from "./rules/records.ts";
 import type { Usage } from "./rules/usage.ts";
 import { validatePlans, validatePolicies } from "./rules/plans.ts";
 import { count } from "./rules/validate.ts";
-import type { Window } from "./rules/windows.ts";
+import { checkedTable, type SurfaceWindows, type Window } from "./rules/windows.ts";
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
@@ -70,7 +71,7 @@ export function createLocalLimiter(options: MemoryOptions & { instances: number 
   const { instances, ...rest } = options;
   count("instances", instances, 1);
   const share = (windows: readonly Window[]): Window[] => windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) }));
-  const shared = (table: Record<string, readonly Window[]>) => Object.fromEntries(Object.entries(table).map(([surface, windows]) => [surface, share(windows)]));
+  const shared = (table: SurfaceWindows) => Object.fromEntries(Object.entries(checkedTable(table)).map(([surface, windows]) => [surface, share(windows)]));
   const plans = validatePlans(rest.plans);
   const policies = validatePolicies(rest.policies);
   return createMemoryTollgate({
@@ -101,6 +102,12 @@ class MemoryAccounts implements Face<Accounts> {
   async inspect(subject: string): Promise<AccountSnapshot> {
     return this.model.accounts.inspect(subject);
   }
+  async list(options?: ListAccountsOptions): Promise<AccountPage> {
+    return this.model.accounts.list(options);
+  }
+  async delete(subject: string, options?: DeleteAccountOptions): Promise<DeleteOutcome> {
+    return this.model.accounts.delete(subject, options);
+  }
 }
 
 class MemoryLimits implements Face<Limits> {
@@ -122,6 +129,15 @@ class MemoryLimits implements Face<Limits> {
   }
   async reset(subject: string, options?: LimitTarget): Promise<void> {
     this.model.limits.reset(subject, options);
+  }
+  async override(subject: string, options: OverrideOptions): Promise<void> {
+    this.model.limits.override(subject, options);
+  }
+  async release(subject: string, lease: string): Promise<boolean> {
+    return this.model.limits.release(subject, lease);
+  }
+  async overrides(subject: string): Promise<Override[]> {
+    return this.model.limits.overrides(subject);
   }
 }
 

@@ -13,6 +13,7 @@ import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { errorReply, insufficientReply, newRequestId, rateLimitedReply, rateLimitHeaders } from "./replies.ts";
 import { refused, type PerRequest, type RateLimitDecision, type RateLimitOptions } from "./rateLimitOptions.ts";
 import type { Admission } from "./rules/limits.ts";
+import type { Tollgate } from "./tollgate.ts";
 import { rememberWindows, storeErrorMode, whenStoreFails } from "./storeError.ts";
 
 export type { PerRequest, RateLimitDecision, RateLimitOptions, RateLimitPass, RateLimitRefusal, RefusalType, StoreErrorMode } from "./rateLimitOptions.ts";
@@ -95,9 +96,22 @@ export async function checkRequest<Req>(options: RateLimitOptions<Req>, req: Req
   const headerOptions = { ietf: options.ietfHeaders === true, policy: options.policy ?? surface };
   if (!admission.ok) return refused("rate_limited", rateLimitedReply(admission, requestId(), headerOptions), { subject, admission });
   const headers = rateLimitHeaders(admission, headerOptions);
+  const release = admission.lease === undefined ? undefined : releaser(options.tollgate, subject, admission.lease);
   if (admission.credits && !admission.credits.sufficient) {
+    // Refused: the place it took is not needed.
+    await release?.();
     const reply = insufficientReply(admission.credits.balance, admission.credits.needed, requestId(), headers);
     return refused("insufficient_quota", reply, { subject, admission });
   }
-  return { ok: true, pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers } };
+  return { ok: true, pass: { subject, ...(keyId === undefined ? {} : { keyId }), surface, admission, headers, ...(release === undefined ? {} : { release }) } };
+}
+
+/** pass.release: frees the lease once, however often it is called; a store error is swallowed. */
+function releaser(tollgate: Pick<Tollgate, "limits">, subject: string, lease: string): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () =>
+    (done ??= tollgate.limits.release(subject, lease).then(
+      () => undefined,
+      () => undefined,
+    ));
 }

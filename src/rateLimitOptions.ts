@@ -74,6 +74,13 @@ export interface RateLimitPass {
    * keyId) are then the ones the key names, NOT verified.
    */
   degraded?: "open" | "local";
+  /**
+   * On a surface with a concurrency limit: frees the place the request took (limits.release).
+   * The middlewares call it when the response finishes or the connection closes; a host
+   * using checkRequest calls it when the work is done. Safe to call more than once; a store
+   * error is swallowed (the place then frees itself after its leaseMs).
+   */
+  release?: () => Promise<void>;
 }
 
 /** The error types checkRequest answers with. */

@@ -77,7 +77,9 @@ export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}):
   };
   if (options.ietf) {
     const policy = options.policy ?? "api";
-    const windows = limited.windows && limited.windows.length > 0 ? limited.windows : [state];
+    // A shadow window is a dry run: it is never announced.
+    const shown = limited.windows?.filter((w) => !w.shadow);
+    const windows = shown && shown.length > 0 ? shown : [state];
     // One window keeps the surface's own name ("api"); several are told apart by length.
     const name = (w: RateLimitState) => (windows.length === 1 ? policy : `${policy}-${w.windowMs / 1000}s`);
     headers["RateLimit-Policy"] = windows.map((w) => `"${name(w)}";q=${w.limit};w=${w.windowMs / 1000}`).join(", ");

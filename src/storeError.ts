@@ -18,7 +18,7 @@ import { createLocalLimiter } from "./memory.ts";
 import type { Plan } from "./rules/plans.ts";
 import type { Tollgate } from "./tollgate.ts";
 import { count } from "./rules/validate.ts";
-import type { RateLimitState, Window } from "./rules/windows.ts";
+import { checkedWindows, type RateLimitState, type Window } from "./rules/windows.ts";
 
 /** The request that met the store failure, as checkRequest read it. */
 export interface FailedCall {
@@ -127,10 +127,10 @@ class LocalLimiter {
     const plans = Object.entries(this.tollgate.plans).filter(([, plan]) => plan.limits[surface] !== undefined);
     const seen = this.seen.get(`${subject}\0${surface}`);
     const same = (windows: readonly Window[]) => seen !== undefined && windows.length === seen.length && windows.every((w, i) => w.limit === seen[i]!.limit && w.windowMs === seen[i]!.windowMs);
-    const match = plans.find(([, plan]) => same(plan.limits[surface]!));
+    const match = plans.find(([, plan]) => same(checkedWindows(plan.limits[surface]!)));
     if (match) return match[0];
     const perMs = (windows: readonly Window[]) => Math.min(...windows.map((w) => w.limit / w.windowMs));
-    return plans.reduce<[string, Plan] | undefined>((least, entry) => (least === undefined || perMs(entry[1].limits[surface]!) < perMs(least[1].limits[surface]!) ? entry : least), undefined)?.[0];
+    return plans.reduce<[string, Plan] | undefined>((least, entry) => (least === undefined || perMs(checkedWindows(entry[1].limits[surface]!)) < perMs(checkedWindows(least[1].limits[surface]!)) ? entry : least), undefined)?.[0];
   }
 }
 

@@ -132,3 +132,8 @@ const NO_SUBJECT = {
   holdList: "",
   operations: "",
 };
+
+/** Takes a subject out of the sweep index (its account was deleted). */
+export function unmarkSubject(ctx: Context, subject: string): Promise<unknown> {
+  return ctx.runner.run(sweepMark, NO_SUBJECT, { sweepIndex: sweepIndexKey(ctx.prefix), subject, seenScore: "", nextScore: -1 });
+}

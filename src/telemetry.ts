@@ -10,6 +10,8 @@ import { InvalidInputError, isTollgateError } from "./errors.ts";
 import { Code } from "./scripts/codes.ts";
 import { ScriptRunner, type CallSubject } from "./scripts/runner.ts";
 import type { Script, ScriptReply } from "./scripts/script.ts";
+import { shadowDenialsOf } from "./rules/windows.ts";
+import type { WindowsForm } from "./windows.ts";
 
 /** Attribute values as OpenTelemetry takes them. */
 export type TelemetryAttributes = Record<string, string | number | boolean>;
@@ -68,6 +70,11 @@ export const TELEMETRY_NAMES = {
    * or "local"), by mode, surface and outcome (passed or denied).
    */
   degraded: "tollgate.degraded",
+  /**
+   * Requests a shadow window would have denied (counted, never denied: docs/limits.md), by
+   * script, surface and the window's length in ms.
+   */
+  shadowDenials: "tollgate.shadow.denials",
 } as const;
 
 interface Instruments {
@@ -78,6 +85,7 @@ interface Instruments {
   charges: CounterLike | undefined;
   storeFailures: CounterLike | undefined;
   degraded: CounterLike | undefined;
+  shadowDenials: CounterLike | undefined;
 }
 
 interface OtelApi {
@@ -146,6 +154,7 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
     charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: "Charges by outcome" }),
     storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: "Quota-store calls that failed or timed out" }),
     degraded: meter?.createCounter(TELEMETRY_NAMES.degraded, { description: "Requests decided without the quota store (onStoreError open or local)" }),
+    shadowDenials: meter?.createCounter(TELEMETRY_NAMES.shadowDenials, { description: "Requests a shadow window would have denied" }),
   };
 }
 
@@ -160,7 +169,7 @@ export class ObservedRunner extends ScriptRunner {
   constructor(observe: Instruments, ...args: ConstructorParameters<typeof ScriptRunner>) {
     super(...args);
     this.instruments = observe;
-    this.counting = [observe.admits, observe.denials, observe.charges, observe.storeFailures].some((counter) => counter !== undefined);
+    this.counting = [observe.admits, observe.denials, observe.charges, observe.storeFailures, observe.shadowDenials].some((counter) => counter !== undefined);
   }
 
   override run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
@@ -202,13 +211,17 @@ export class ObservedRunner extends ScriptRunner {
   }
 
   private count(name: string, params: unknown, reply: ScriptReply, outcome: string): void {
-    const { admits, denials, charges } = this.instruments;
+    const { admits, denials, charges, shadowDenials } = this.instruments;
     if (ADMITS.has(name)) {
       const { surface, cost } = params as { surface?: string; cost?: number };
       // cost 0 is limits.peek: it counts nothing.
       if (cost === 0 || reply.code === Code.KEY_REFUSED) return;
       const attributes = { "tollgate.script": name, "tollgate.surface": surface ?? "" };
-      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
+      const form = (reply as { windows?: WindowsForm }).windows;
+      if (shadowDenials && form) {
+        for (const window of shadowDenialsOf(form.states, form.retries) ?? []) shadowDenials.add(1, { ...attributes, "tollgate.window_ms": window.windowMs });
+      }
+      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT || reply.code === Code.CONCURRENCY) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
       else admits?.add(1, attributes);
     } else if (name === "charge") {
       const charged = reply.code === Code.OK ? "charged" : reply.code === Code.REPLAYED ? "replayed" : "insufficient";

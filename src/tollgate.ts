@@ -14,7 +14,7 @@ import { leaseArg } from "./rules/holds.ts";
 import { Idempotency } from "./idempotency.ts";
 import { Limits } from "./limits.ts";
 import { createMemoryTollgate } from "./memory.ts";
-import { validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./rules/plans.ts";
+import { plansVersionOf, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./rules/plans.ts";
 import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
 import { DurableMovements } from "./scripts/durable.ts";
 import { ScriptRunner } from "./scripts/runner.ts";
@@ -40,6 +40,14 @@ export interface TollgateOptions {
    * cycle and the rules for holds. Validated here.
    */
   plans: PlanTable;
+  /**
+   * The plan table's version, a whole number to raise with every edit of `plans`. An account
+   * takes its plan's new numbers at its next admit when this is higher than the version its
+   * numbers came from, so servers with the old and the new table side by side in a rolling
+   * deploy never move it back. Without it an account is refreshed whenever the table's numbers
+   * differ from the ones it was given: set it (docs/limits.md, "Plan edits").
+   */
+  plansVersion?: number;
   /** Windows for subjects without an account, by policy name (limits.admit with `policy`). */
   policies?: PolicyTable;
   /** Key prefix; default "tg". */
@@ -213,6 +221,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     operationTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
     endedHoldsKeepMs: String(count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
     endedHoldsMax: String(count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000)),
+    plansVersion: plansVersionOf(options.plansVersion, plans),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);

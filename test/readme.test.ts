@@ -55,6 +55,11 @@ describe.each([
   ['Limits for any subject', 'recipes/limits.ts'],
   ['Holds', 'recipes/llm.ts'],
   ['In memory', 'recipes/memory.ts'],
+  ['Token buckets', 'recipes/bucket.ts'],
+  ['Overrides', 'recipes/override.ts'],
+  ['Per-key limits', 'recipes/keyLimits.ts'],
+  ['Concurrency limits', 'recipes/inFlight.ts'],
+  ['Plan edits', 'recipes/planEdit.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -122,6 +127,26 @@ describe('README examples run as written', () => {
     const lines = (await run('recipes/memory.ts')).trim().split('\n');
     expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
     expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
+  });
+
+  it('token buckets: a burst of 5 at once, the 6th denied, a token back after 500 ms', async () => {
+    expect((await run('recipes/bucket.ts')).trim().split('\n')).toEqual(['true true true true true false', 'true 0']);
+  });
+
+  it('overrides: a raise to 300 a minute for one customer, the plan\'s 30 back the next day', async () => {
+    expect((await run('recipes/override.ts')).trim().split('\n')).toEqual(['300', '30']);
+  });
+
+  it('per-key limits: the CI key\'s third request in a minute is refused', async () => {
+    expect((await run('recipes/keyLimits.ts')).trim().split('\n')).toEqual(['1 200', '2 200', '3 429']);
+  });
+
+  it('concurrency limits: 5 completions in flight, the 6th refused, room again once one is released', async () => {
+    expect((await run('recipes/inFlight.ts')).trim().split('\n')).toEqual(['6 concurrency', 'true']);
+  });
+
+  it('plan edits: a limit raised from 5 to 500 reaches the account at its next admit, its count kept', async () => {
+    expect((await run('recipes/planEdit.ts')).trim()).toBe('500 498');
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

@@ -390,7 +390,7 @@ describe('generated command builders follow the headers', () => {
     const words = verifyKey.command('1768478400000', settings, keys, { surface: 'api', cost: 2, credits: 1, stagger: 0, keyId: '0123456789', keyDigest: 'digest' });
     expect(words.slice(0, 3)).toEqual(['EVALSHA', verifyKey.sha1, '1']);
     expect(words[3]).toBe('tg:{acct_1}:a');
-    expect(words.slice(4)).toEqual(['1768478400000', 'api', '2', '1', '0', '0123456789', 'digest']);
+    expect(words.slice(4)).toEqual(['1768478400000', 'api', '2', '1', '0', 'S:plansVersion', '0123456789', 'digest']);
   });
 
   it('admitPolicy.command routes by the policy counters of the subject, in its slot', () => {

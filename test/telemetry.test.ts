@@ -102,6 +102,21 @@ describe('telemetry', () => {
     expect(recorder.spans.at(-2)!.attributes['tollgate.outcome']).toBe('cost_exceeds_limit');
   });
 
+  it('counts the requests a shadow window would have denied, by surface and window', async () => {
+    const shadowed = createTollgate({
+      plans: EXAMPLE_PLANS,
+      redis: fromIoredis(io),
+      prefix: uniquePrefix('telemetry-shadow'),
+      clock: clock.fn,
+      policies: { trial: { api: [{ limit: 100, windowMs: 60_000 }, { limit: 2, windowMs: 10_000, shadow: true }] } },
+    });
+    recorder.clear();
+    for (let i = 0; i < 5; i++) expect((await shadowed.limits.admit('ip:203.0.113.9', { policy: 'trial' })).allowed).toBe(true);
+    expect(recorder.total(TELEMETRY_NAMES.shadowDenials, { 'tollgate.surface': 'api', 'tollgate.window_ms': 10_000 })).toBe(3);
+    expect(recorder.total(TELEMETRY_NAMES.admits)).toBe(5);
+    expect(recorder.total(TELEMETRY_NAMES.denials)).toBe(0);
+  });
+
   it('counts a key verified with the admit as an admit, and a refused key as neither', async () => {
     const subject = accountId('otel');
     await tg.accounts.create(subject, { plan: 'free' });

@@ -3,7 +3,8 @@
  *   floor      the least a Redis rate limiter can do: one key, INCR + PEXPIRE in one script;
  *   tollgate   admit (the plan's one fixed window), admit + credit pre-check, keys.verify +
  *              admit (with and without the pre-check), a policy admit of a subject with no
- *              account, and charge (journal and per-day history on, the defaults; then
+ *              account (by one fixed window, by one token bucket, and by a fixed window
+ *              with a concurrency limit, admitted then released: two calls), and charge (journal and per-day history on, the defaults; then
  *              history off, so the difference is what the history costs per charge);
  *   admit.lua  by raw EVALSHA, the command the library sends with `scripts: "eval"`, to split
  *              the library's own client cost from the script's (the library's own cells run
@@ -38,6 +39,8 @@ export const SCENARIO = {
   verify: "tollgate keys.verify + admit",
   verifyPrecheck: "tollgate keys.verify + admit + pre-check",
   policy: "tollgate policy admit (no account)",
+  policyBucket: "tollgate policy admit, one token bucket",
+  policyInFlight: "tollgate policy admit + release (concurrency limit)",
   charge: "tollgate charge 1 (journal + history on)",
   chargeNoHistory: "tollgate charge 1, history: false",
   rawAdmit: "admit.lua by raw EVALSHA",
@@ -97,6 +100,12 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
     verify: (i) => verified(i, 0),
     verifyPrecheck: (i) => verified(i, 1),
     policy: async (i) => admitted("policy admit", await tg.limits.admit(ipOf(i), { policy: "anonymous" })),
+    policyBucket: async (i) => admitted("bucket admit", await tg.limits.admit(ipOf(i), { policy: "bucket" })),
+    policyInFlight: async (i) => {
+      const admission = await tg.limits.admit(ipOf(i), { policy: "inFlight" });
+      admitted("in-flight admit", admission);
+      if (!admission.allowed || !(await tg.limits.release(ipOf(i), admission.lease!))) throw new Error("release found no place");
+    },
     charge: async (i) => {
       const outcome = await tg.credits.charge(accountOf(i), { required: 1 });
       if (!outcome.ok) throw new Error("charge found no credits");

@@ -14,6 +14,8 @@
     holdsMaxItems          items per hold (holds.maxItems)
     holdsSurfaces          surfaces holds may be opened on, comma-separated (holds.surfaces)
     journalGrant           last cycle whose opening grant is in the journal (lib/journal.lua)
+    plansVersion           the plan table its numbers came from: 'v<n>' (createTollgate's
+                           plansVersion) or 'd<digest>' of the table (docs/limits.md#plan-edits)
   and per surface of the plan: ACCOUNT_PREFIX.windows .. surface, its windows' spec, and
   ACCOUNT_PREFIX.counters .. surface, their counts (the state of lib/windows.lua), so the
   request windows live in the account's own hash and an admit touches no other key.
@@ -24,11 +26,26 @@ local ACCOUNT = {
   plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h',
   cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv',
   holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg',
+  plansVersion = 'pv',
 }
 
 -- Attributes stored as text; every other one is a number.
 --@const
-local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1 }
+local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }
+
+-- Whether an account whose numbers came from plan table `stored` (nil: from before versions)
+-- is behind the caller's table `given`: 'v<n>' versions by their number, so servers with an
+-- older table never move it back; a table digest ('d...') whenever they differ.
+local function account_behind(stored, given)
+  if stored == given or given == '' then
+    return false
+  end
+  if string.byte(given, 1) == 118 then
+    local number = stored and string.match(stored, '^v(%d+)$')
+    return not number or tonumber(number) < tonumber(string.sub(given, 2))
+  end
+  return true
+end
 
 --@const
 local ACCOUNT_PREFIX = { windows = 'w:', counters = 'r:' }
@@ -90,9 +107,10 @@ end
 
 -- Store a plan's numbers on the account: its windows and holds rules now, its allowance from
 -- the next cycle (docs/accounts.md#billing-cycles).
-local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
+local function account_write_plan(accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
   account_write_windows(accountKey, a, windows)
   a.plan, a.nextAllowance = plan, allowance
   a.holdsCap, a.holdsMaxItems, a.holdsSurfaces = holdsCap, holdsMaxItems, holdsSurfaces
-  account_write(accountKey, a, { 'plan', 'nextAllowance', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces' })
+  a.plansVersion = plansVersion
+  account_write(accountKey, a, { 'plansVersion', 'plan', 'nextAllowance', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces' })
 end

@@ -55,6 +55,8 @@ export interface ModelKey {
   expiresAt: number;
   /** null: every surface. */
   surfaces: string[] | null;
+  /** The key's own windows per surface (keys.issue `limits`), and their counts. */
+  limits?: { windows: Record<string, Window[]>; slots: Map<string, Slot[]> };
 }
 
 /** An Idempotency-Key record: pending under a claim's token until `expiresAt`, or done. */
@@ -123,6 +125,17 @@ export interface ModelHold extends Hold {
   leaseMs_: number;
 }
 
+/** One override: its windows and its end (0: none). */
+export interface ModelOverride {
+  /** The windows in force while it lasts. */
+  windows: readonly Window[];
+  /** When it ends (ms); 0: no end. */
+  expiresAt: number;
+}
+
+/** Overrides by `<subject>\0<policy, '' for the account>\0<surface>`. */
+export type ModelOverrideMap = Map<string, ModelOverride>;
+
 const HOUR_MS = 3_600_000;
 
 /** The validated options, the clock and the state the concepts share. */
@@ -147,6 +160,8 @@ export class ModelCore {
   readonly state = new Map<string, ModelAccount>();
   /** Policy subjects' window counts, dropped once no read can reach them (accounts keep their own). */
   readonly counters: WindowCounters = new ExpiringMap();
+  /** Subjects' own windows on a surface (limits.override), empty unless one is set. */
+  readonly overrides: ModelOverrideMap = new Map();
   /** Idempotency-Key records by `<subject>\0<key>`. */
   readonly idempotency = new ExpiringMap<ModelIdempotencyRecord>();
   /** Subjects by when a hold lease of theirs may run out (the sweep's index). */

@@ -34,6 +34,11 @@ export class ExpiringMap<V> {
     this.entries.delete(key);
   }
 
+  /** Deletes every entry whose key starts with `prefix`. */
+  deleteStartingWith(prefix: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+  }
+
   /** Entries held (expired ones not dropped yet included). */
   get size(): number {
     return this.entries.size;

@@ -4,7 +4,7 @@
  * or expired key, or one used on a surface it may not use, counts nothing.
  */
 import { randomBytes } from "node:crypto";
-import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyRefused, parseKey, type IssueKeyOptions, type IssuedKey, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "../rules/keys.ts";
+import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyLimitsOf, keyRefused, parseKey, type IssueKeyOptions, type IssuedKey, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "../rules/keys.ts";
 import { AccountNotFoundError, KeyLimitError } from "../errors.ts";
 import { count, subjectId } from "../rules/validate.ts";
 import type { ModelAccount, ModelCore, ModelKey } from "./core.ts";
@@ -21,7 +21,7 @@ export class ModelKeys {
   /** Issues a key for a subject that has an account; the key is in the answer only. */
   issue(subject: string, options: IssueKeyOptions = {}): IssuedKey {
     const id = subjectId(subject);
-    const { name, ttlMs, surfaces } = keyIssueArgs(options, this.core.accountSurface);
+    const { name, ttlMs, surfaces, limits } = keyIssueArgs(options, this.core.accountSurface);
     const a = this.core.account(id);
     const keyId = randomBytes(5).toString("hex");
     if (a.keys.has(keyId)) return this.issue(subject, options);
@@ -34,7 +34,9 @@ export class ModelKeys {
     if (expiresAt === 0 && lasting.length >= this.core.maxKeys) throw new KeyLimitError(id, this.core.maxKeys);
     // The expiring key that expires soonest gives way to a new one.
     if (expiresAt > 0) for (const gone of expiring.slice(0, Math.max(0, expiring.length - this.core.maxExpiringKeys + 1))) a.keys.delete(gone.keyId);
-    a.keys.set(keyId, { keyId, digest: keyDigest(key), name, createdAt: now, expiresAt, surfaces: surfaces === "*" ? null : surfaces.split(",") });
+    const k: ModelKey = { keyId, digest: keyDigest(key), name, createdAt: now, expiresAt, surfaces: surfaces === "*" ? null : surfaces.split(",") };
+    if (limits !== "") k.limits = { windows: keyLimitsOf(limits), slots: new Map() };
+    a.keys.set(keyId, k);
     return { key, keyId, createdAt: now, expiresAt: expiresAt === 0 ? null : expiresAt };
   }
 
@@ -57,7 +59,11 @@ export class ModelKeys {
     if (!a) return [];
     return liveKeys(a, this.core.now())
       .sort((x, y) => x.createdAt - y.createdAt)
-      .map((k) => ({ keyId: k.keyId, name: k.name, createdAt: k.createdAt, expiresAt: k.expiresAt > 0 ? k.expiresAt : null, surfaces: k.surfaces && [...k.surfaces] }));
+      .map((k) => {
+        const info: KeyInfo = { keyId: k.keyId, name: k.name, createdAt: k.createdAt, expiresAt: k.expiresAt > 0 ? k.expiresAt : null, surfaces: k.surfaces && [...k.surfaces] };
+        if (k.limits) info.limits = structuredClone(k.limits.windows);
+        return info;
+      });
   }
 
   /** Checks a key and admits its subject (or, with `usage: true`, reads its usage). */
@@ -74,6 +80,13 @@ export class ModelKeys {
     if (refusal) return keyRefused(refusal);
     try {
       if (options.usage === true) return keyAccepted(subject, parsed.keyId, { usage: usageOf(this.core, subject, surface) });
+      const own = this.core.state.get(subject)?.keys.get(parsed.keyId)?.limits;
+      const windows = own?.windows[surface];
+      if (own && windows) {
+        let slots = own.slots.get(surface);
+        if (slots === undefined) own.slots.set(surface, (slots = []));
+        return keyAccepted(subject, parsed.keyId, { admission: this.limits.admitAccount(subject, surface, cost, credits, undefined, { windows, slots }) });
+      }
       return keyAccepted(subject, parsed.keyId, { admission: this.limits.admitAccount(subject, surface, cost, credits) });
     } catch (error) {
       // A key whose account is gone proves nothing.

@@ -4,13 +4,23 @@
  * windows or none, and a denial counts nothing.
  */
 import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { admitArgs, admitted, denied, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
+import { admitArgs, admitted, denied, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
 import { subjectId } from "../rules/validate.ts";
-import { mostRestrictive, surfaceName, type RateLimitState, type Window } from "../rules/windows.ts";
+import { checkedTable, mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type SurfaceWindows, type Window } from "../rules/windows.ts";
 import type { ModelAccount, ModelCore } from "./core.ts";
-import { admitOne, countWindows, limitState, resetWindows, slotsDeadAt, type Counted, type Slot } from "./windows.ts";
+import type { Override, OverrideOptions } from "../overrides.ts";
+import { listOverrides, setOverride, windowsInForce } from "./overrides.ts";
+import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, surfaceWindows, type Counted, type Slot } from "./windows.ts";
 
 const NO_OPTIONS: AdmitOptions = {};
+
+/** A key's own windows on a surface and their counts. */
+export interface KeyWindows {
+  /** The key's windows on the surface. */
+  windows: readonly Window[];
+  /** Their counts. */
+  slots: Slot[];
+}
 
 /** As tollgate.limits: admit, peek, reset. */
 export class ModelLimits {
@@ -33,20 +43,20 @@ export class ModelLimits {
 
   private admitPolicy(subject: string, policy: string, surfaceArg: string | undefined, cost: number): Admission {
     const surface = surfaceName("Surface", surfaceArg ?? "api");
-    const windows = policyWindows(this.core.policies, policy, surface);
-    const key = `${subject}\0${policy}\0${surface}`;
     const now = this.core.now();
+    const windows = windowsInForce(this.core, subject, policy, surface, policyWindows(this.core.policies, policy, surface), now);
+    const key = `${subject}\0${policy}\0${surface}`;
     const slots = this.core.counters.get(key, now) ?? [];
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     if (counted.outcome === "ok") this.core.counters.set(key, slots, slotsDeadAt(slots), now);
-    return admission(counted, 0, 0);
+    return admission(counted, 0, 0, `${surface}:${policy}`);
   }
 
   /**
    * Counts a request of `cost` in the account's windows of a (checked) surface, with the credit
    * pre-check when `credits` > 0; keys.verify admits so too.
    */
-  admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount): Admission {
+  admitAccount(subject: string, surface: string, cost: number, credits: number, account?: ModelAccount, key?: KeyWindows): Admission {
     const a = account ?? this.core.state.get(subject);
     if (a === undefined) throw new AccountNotFoundError(subject);
     let hot = a.hot;
@@ -54,12 +64,38 @@ export class ModelLimits {
       hot = { surface, windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
       a.hot = hot;
     }
-    const { windows, slots } = hot;
+    const { slots } = hot;
     const now = this.core.now();
+    const windows = windowsInForce(this.core, subject, undefined, surface, hot.windows, now);
+    if (key !== undefined) return this.withKey(a, slots, windows, key, now, subject, cost, credits);
     // The common case, one window admitted: the same rule with the fewest objects.
     const state = windows.length === 1 ? admitOne(slots, windows[0]!, now, this.core.staggerOf(subject), cost) : undefined;
     if (state !== undefined && credits === 0) return admitted(state, [state]);
     return this.counted(a, slots, windows, now, subject, cost, credits, state);
+  }
+
+  /**
+   * The account's windows and a key's own, counted in both or in neither (docs/limits.md,
+   * "Per-key limits"): the admission lists the account's windows, then the key's.
+   */
+  private withKey(a: ModelAccount, slots: Slot[], windows: readonly Window[], key: KeyWindows, now: number, subject: string, cost: number, credits: number): Admission {
+    const stagger = this.core.staggerOf(subject);
+    const tryAccount = countWindows(structuredClone(slots), windows, now, stagger, cost);
+    const tryKey = countWindows(structuredClone(key.slots), key.windows, now, 0, cost);
+    const outcome = tryAccount.outcome !== "ok" ? tryAccount.outcome : tryKey.outcome;
+    let own: Counted;
+    let its: Counted;
+    if (outcome === "ok") {
+      own = countWindows(slots, windows, now, stagger, cost);
+      its = countWindows(key.slots, key.windows, now, 0, cost);
+    } else {
+      // Counted in neither: a part that would have taken shows its numbers as they stand.
+      own = tryAccount.outcome === "ok" ? countWindows(slots, windows, now, stagger, 0) : tryAccount;
+      its = tryKey.outcome === "ok" ? countWindows(key.slots, key.windows, now, 0, 0) : tryKey;
+    }
+    const keyStates = its.states.map((state) => ({ ...state, key: true as const }));
+    const joined: Counted = { outcome, states: [...own.states, ...keyStates], retries: [...own.retries, ...its.retries], ...(own.lease ? { lease: own.lease } : {}) };
+    return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
   }
 
   /** admitAccount past its common case: a pre-check, several windows, or a denial. */
@@ -79,7 +115,26 @@ export class ModelLimits {
     }
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
-    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance);
+    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
+  }
+
+  /** Sets or (windows: null) clears one subject's own windows on a surface. */
+  override(subject: string, options: OverrideOptions): void {
+    setOverride(this.core, subject, options);
+  }
+
+  /** Frees the place a request took under a concurrency limit; whether it was taken. */
+  release(subject: string, lease: string): boolean {
+    const id = subjectId(subject);
+    const { id: leaseId, surface, policy } = leaseOf(lease);
+    const now = this.core.now();
+    const slots = policy === undefined ? this.core.state.get(id)?.windows.get(surface) : this.core.counters.get(`${id}\0${policy}\0${surface}`, now);
+    return releasePlace(slots, Number(leaseId), now);
+  }
+
+  /** The subject's overrides that have not ended. */
+  overrides(subject: string): Override[] {
+    return listOverrides(this.core, subject);
   }
 
   /** The surface's windows as they stand, counting nothing. */
@@ -98,14 +153,15 @@ export class ModelLimits {
 
   /** The windows and slots of a subject on a surface: a policy's or the account's. */
   private target(subject: string, options: LimitTarget): { windows: readonly Window[]; slots: Slot[] } {
+    const now = this.core.now();
     if (options.policy !== undefined) {
       const surface = surfaceName("Surface", options.surface ?? "api");
-      const windows = policyWindows(this.core.policies, options.policy, surface);
-      return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, this.core.now()) ?? [] };
+      const windows = windowsInForce(this.core, subject, options.policy, surface, policyWindows(this.core.policies, options.policy, surface), now);
+      return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, now) ?? [] };
     }
     const surface = this.core.accountSurface(options.surface ?? "api");
     const a = this.core.account(subject);
-    return { windows: surfaceWindows(a.plan.limits, subject, surface), slots: slotsOf(a, surface) };
+    return { windows: windowsInForce(this.core, subject, undefined, surface, surfaceWindows(a.plan.limits, subject, surface), now), slots: slotsOf(a, surface) };
   }
 }
 
@@ -119,23 +175,15 @@ function slotsOf(a: ModelAccount, surface: string): Slot[] {
   return slots;
 }
 
-/** The account's windows on a surface; a surface its plan lacks is bad input. */
-export function surfaceWindows(limits: Record<string, readonly Window[]>, subject: string, surface: string): readonly Window[] {
-  const windows = limits[surface];
-  if (!windows) throw new InvalidInputError(`Surface "${surface}" is not one of the surfaces of "${subject}"'s plan`);
-  return windows;
-}
-
 /** The admission a count answers, with the pre-check's balance when `credits` > 0. */
-function admission(counted: Counted, credits: number, balance: number): Admission {
+function admission(counted: Counted, credits: number, balance: number, leaseTarget: string): Admission {
   const { outcome, states, retries } = counted;
-  if (outcome === "ok" && states.length === 1) {
-    if (credits === 0) return admitted(states[0]!, states);
-    return admitted(states[0]!, states, { sufficient: balance >= credits, balance, needed: credits });
-  }
+  const shadowDenials = shadowDenialsOf(states, retries);
+  const precheck = credits === 0 ? undefined : { sufficient: balance >= credits, balance, needed: credits };
+  const lease = counted.lease ? leaseText(counted.lease, leaseTarget) : undefined;
+  if (outcome === "ok" && states.length === 1 && !states[0]!.shadow) return admitted(states[0]!, states, precheck, { shadowDenials, lease });
   const { index, retryAfterMs } = mostRestrictive(states, retries);
   const rateLimit = states[index]!;
-  if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs);
-  if (credits === 0) return admitted(rateLimit, states);
-  return admitted(rateLimit, states, { sufficient: balance >= credits, balance, needed: credits });
+  if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs, shadowDenials);
+  return admitted(rateLimit, states, precheck, { shadowDenials, lease });
 }

@@ -6,7 +6,8 @@ import type { Usage } from "../rules/usage.ts";
 import type { ModelCore } from "./core.ts";
 import { cycleOf, roll } from "./cycles.ts";
 import { openHolds, tidyIfLapsed } from "./holds.ts";
-import { surfaceWindows } from "./limits.ts";
+import { surfaceWindows } from "./windows.ts";
+import { windowsInForce } from "./overrides.ts";
 import { countWindows, limitState } from "./windows.ts";
 
 /** The usage of a subject's account on a surface already checked against the plan table. */
@@ -14,7 +15,7 @@ export function usageOf(core: ModelCore, subject: string, surface: string): Usag
   const a = core.account(subject);
   const now = core.now();
   roll(a, now);
-  const windows = surfaceWindows(a.plan.limits, subject, surface);
+  const windows = windowsInForce(core, subject, undefined, surface, surfaceWindows(a.plan.limits, subject, surface), now);
   tidyIfLapsed(core, a);
   const { rateLimit, windows: states } = limitState(countWindows(a.windows.get(surface) ?? [], windows, now, core.staggerOf(subject), 0));
   return {

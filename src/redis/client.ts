@@ -21,6 +21,11 @@ export interface RedisScriptClient {
    */
   dedicated?(): Promise<DedicatedConnection>;
   /**
+   * On a cluster, a sender per master, for the commands that read every server (SCAN, for
+   * accounts.list and accounts.delete). Absent on one server: `send` reaches it.
+   */
+  servers?(): Promise<Array<(words: string[]) => Promise<unknown>>>;
+  /**
    * Sends a command that names no key (INFO) to every master, one server for a client that is
    * not a cluster, and resolves with each master's reply and address. Without it, the command
    * goes through `send` to one server.

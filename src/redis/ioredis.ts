@@ -47,6 +47,7 @@ export function fromIoredis(client: IoredisLike): RedisScriptClient {
     [ADAPTED]: true,
     send: (words: string[]) => client.call(words[0]!, ...words.slice(1)),
     load: cluster ? (library: string) => Promise.all((client as IoredisCluster).nodes("master").map((node) => load(node, library))) : (library: string) => load(client, library),
+    ...(cluster && { servers: async () => (client as IoredisCluster).nodes("master").map((node) => (words: string[]) => node.call(words[0]!, ...words.slice(1))) }),
     ...(canOpen && {
       dedicated: async (): Promise<DedicatedConnection> => (cluster ? clusterDedicated(client as IoredisCluster) : standaloneConnection(await openCopy(client as IoredisServer))),
     }),

@@ -73,7 +73,14 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
       [ADAPTED]: true,
       send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
       load: (library, routingKey) => client.sendCommand(routingKey, false, ["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
-      ...(withNodes && { dedicated: async () => clusterDedicated(client as ClusterWithNodes) }),
+      ...(withNodes && {
+        dedicated: async () => clusterDedicated(client as ClusterWithNodes),
+        servers: async () => {
+          const cluster = client as ClusterWithNodes;
+          const nodes = await Promise.all(cluster.masters.map((master) => cluster.nodeClient(master)));
+          return nodes.map((node) => (words: string[]) => (node as unknown as NodeRedisClientLike).sendCommand(words, NO_TIMEOUT));
+        },
+      }),
       ...(withNodes && { everyMaster: (words: string[]) => onEveryMaster(client as ClusterWithNodes, words) }),
       onReconnect: reconnectsOf(client, "node-ready"),
     } as RedisScriptClient;

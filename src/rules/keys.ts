@@ -7,6 +7,7 @@ import { InvalidInputError } from "../errors.ts";
 import type { Admission } from "./limits.ts";
 import type { Usage } from "./usage.ts";
 import { count, describe } from "./validate.ts";
+import { validateWindows, windowsFromSpec, windowsSpec, type Window } from "./windows.ts";
 
 /** keys.issue's options. */
 export interface IssueKeyOptions {
@@ -16,6 +17,11 @@ export interface IssueKeyOptions {
   ttlMs?: number;
   /** The surfaces the key may be used on. Default: every surface. */
   surfaces?: string[];
+  /**
+   * The key's own windows per surface, checked together with its subject's, all or none, in
+   * the same round trip (docs/limits.md, "Per-key limits"). Default: none.
+   */
+  limits?: Record<string, Window[]>;
 }
 
 /** A key just issued: the only time the key itself is seen. */
@@ -42,6 +48,8 @@ export interface KeyInfo {
   expiresAt: number | null;
   /** null: every surface. */
   surfaces: string[] | null;
+  /** The key's own windows per surface, when it was issued with some. */
+  limits?: Record<string, Window[]>;
 }
 
 /** keys.verify's options: what the admit counts, or `usage: true` to read usage instead. */
@@ -131,17 +139,36 @@ export function keyIdArg(keyId: unknown): string {
 }
 
 /** A checked issue: the name, the ttl (0: never expires) and the surfaces ("*": any), shared with tollgate/model. */
-export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string } {
+export function keyIssueArgs(options: IssueKeyOptions, accountSurface: (surface: unknown) => string): { name: string; ttlMs: number; surfaces: string; limits: string } {
   const name = options.name ?? "";
   // Kept short so that the key's fields stay under 64 bytes: the account hash keeps its compact form.
   if (typeof name !== "string" || !/^[\x20-\x7e]{0,40}$/.test(name)) throw new InvalidInputError(`Key name must be 0-40 printable ASCII characters (got ${describe(name)})`);
   const ttlMs = options.ttlMs === undefined ? 0 : count("ttlMs", options.ttlMs, 1);
   const surfaces = options.surfaces === undefined ? "*" : surfacesArg(options.surfaces, accountSurface);
-  return { name, ttlMs, surfaces };
+  return { name, ttlMs, surfaces, limits: keyLimitsArg(options.limits, accountSurface) };
 }
 
 /** A key's surfaces: each one some plan has (a typo would make a key that never works). */
 function surfacesArg(surfaces: unknown, accountSurface: (surface: unknown) => string): string {
   if (!Array.isArray(surfaces) || surfaces.length === 0) throw new InvalidInputError("surfaces must be a non-empty list of surface names");
   return [...new Set(surfaces.map((s) => accountSurface(s)))].join(",");
+}
+
+/** A key's own windows as lib/apiKeys.lua stores them: 'surface=spec;...', a spec's spaces as commas; '' for none. */
+function keyLimitsArg(limits: unknown, accountSurface: (surface: unknown) => string): string {
+  if (limits === undefined) return "";
+  if (typeof limits !== "object" || limits === null || Array.isArray(limits)) throw new InvalidInputError("Key limits must be { [surface]: windows }");
+  return Object.entries(limits)
+    .map(([surface, windows]) => `${accountSurface(surface)}=${windowsSpec(validateWindows(`limits.${surface}`, windows)).replaceAll(" ", ",")}`)
+    .join(";");
+}
+
+/** The windows per surface of a stored limits text (keyLimitsArg's). */
+export function keyLimitsOf(stored: string): Record<string, Window[]> {
+  return Object.fromEntries(
+    stored.split(";").map((part) => {
+      const [surface, spec] = part.split("=") as [string, string];
+      return [surface, windowsFromSpec(spec.replaceAll(",", " "))];
+    }),
+  );
 }

@@ -5,7 +5,7 @@
 import { InvalidInputError } from "../errors.ts";
 import type { PolicyTable } from "./plans.ts";
 import { count } from "./validate.ts";
-import type { RateLimitState, Window } from "./windows.ts";
+import { checkedWindows, type RateLimitState, type Window } from "./windows.ts";
 
 /** An admitted request: counted in every window of the surface. */
 export interface Allowed {
@@ -22,6 +22,14 @@ export interface Allowed {
   windows: RateLimitState[];
   /** Present when a credit pre-check was asked: sufficient, or the counts for a 402. */
   credits?: { sufficient: boolean; balance: number; needed: number };
+  /** Present when a shadow window would have denied this request: those windows (docs/limits.md). */
+  shadowDenials?: RateLimitState[];
+  /**
+   * On a surface with a concurrency limit: the place this request took. Pass it to
+   * limits.release when the request is done (a place nobody releases frees itself after its
+   * leaseMs).
+   */
+  lease?: string;
 }
 
 /** A denied request, counted in no window: answer 429 with Retry-After (a value, not an error). */
@@ -33,27 +41,45 @@ export interface Denial {
    * @deprecated Read `ok`, the success flag of every outcome; `allowed` stays until 1.0.
    */
   allowed: false;
-  /** rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit. */
-  reason: "rate_limited" | "cost_exceeds_limit";
+  /**
+   * rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit;
+   * concurrency: every place of the surface's concurrency limit is taken.
+   */
+  reason: "rate_limited" | "cost_exceeds_limit" | "concurrency";
   /** The denying window with the latest retry. */
   rateLimit: RateLimitState;
   /** Every window of the surface, in the plan's order. */
   windows: RateLimitState[];
   /** When the request would fit; null when it never can (cost_exceeds_limit). */
   retryAfterMs: number | null;
+  /** Present when a shadow window would have denied this request too: those windows. */
+  shadowDenials?: RateLimitState[];
 }
 
 /** What limits.admit and keys.verify answer: `ok` tells which. */
 export type Admission = Allowed | Denial;
 
+/** What a shadow window or a concurrency limit adds to an admission, when present. */
+export interface AdmissionExtras {
+  /** The shadow windows that would have denied the request. */
+  shadowDenials?: RateLimitState[] | undefined;
+  /** The place taken under a concurrency limit (admitted requests only). */
+  lease?: string | undefined;
+}
+
 /** An admission that counted the request (with the credit pre-check's counts when one was asked). */
-export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], credits?: Allowed["credits"]): Allowed {
-  return credits === undefined ? { ok: true, allowed: true, rateLimit, windows } : { ok: true, allowed: true, rateLimit, windows, credits };
+export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], credits?: Allowed["credits"], extras: AdmissionExtras = {}): Allowed {
+  const admission: Allowed = credits === undefined ? { ok: true, allowed: true, rateLimit, windows } : { ok: true, allowed: true, rateLimit, windows, credits };
+  if (extras.shadowDenials !== undefined) admission.shadowDenials = extras.shadowDenials;
+  if (extras.lease !== undefined) admission.lease = extras.lease;
+  return admission;
 }
 
 /** A denial: the request counted in no window. */
-export function denied(reason: Denial["reason"], rateLimit: RateLimitState, windows: RateLimitState[], retryAfterMs: number | null): Denial {
-  return { ok: false, allowed: false, reason, rateLimit, windows, retryAfterMs };
+export function denied(reason: Denial["reason"], rateLimit: RateLimitState, windows: RateLimitState[], retryAfterMs: number | null, shadowDenials?: RateLimitState[]): Denial {
+  const denial: Denial = { ok: false, allowed: false, reason, rateLimit, windows, retryAfterMs };
+  if (shadowDenials !== undefined) denial.shadowDenials = shadowDenials;
+  return denial;
 }
 
 /** limits.admit's options. */
@@ -97,10 +123,21 @@ export function policyWindows(policies: PolicyTable, policy: unknown, surface: s
   if (typeof policy !== "string" || !Object.hasOwn(policies, policy)) {
     throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(", ") || "none"}`);
   }
-  const windows = policies[policy]![surface];
+  const windows = policies[policy]![surface] && checkedWindows(policies[policy]![surface]!);
   if (windows === undefined) {
     throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(", ")})`);
   }
   return windows;
 }
 
+/** A lease as limits.admit answers it: '<id>:<surface>:<policy, '' for an account>'. */
+export function leaseText(id: number, target: string): string {
+  return `${id}:${target}`;
+}
+
+/** What a lease names: its id, surface and policy (undefined: the account's). */
+export function leaseOf(lease: unknown): { id: string; surface: string; policy: string | undefined } {
+  const m = typeof lease === "string" ? /^(\d{1,15}):([a-z0-9_-]{1,32}):(.*)$/.exec(lease) : null;
+  if (!m) throw new InvalidInputError(`lease must be one an admission answered (got ${JSON.stringify(lease)})`);
+  return { id: m[1]!, surface: m[2]!, policy: m[3] === "" ? undefined : m[3] };
+}

@@ -6,10 +6,11 @@
  * creation and on every plan change), so the scripts need no table lookup and a plan change
  * moves the limits at once.
  */
+import { createHash } from "node:crypto";
 import { intervalArgs, type Interval } from "./cycles.ts";
 import { InvalidInputError, UnknownPlanError } from "../errors.ts";
 import { count, MAX_ALLOWANCE } from "./validate.ts";
-import { surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
+import { checkedWindows, surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
 
 /** What a plan gives an account: windows per surface, credits per cycle, holds rules. */
 export interface Plan {
@@ -102,7 +103,7 @@ export function planArgs(plan: Plan & { name: string }) {
     holdsMaxItems: plan.holds.maxItems,
     holdsSurfaces: plan.holds.surfaces.join(","),
     windows: Object.entries(plan.limits)
-      .map(([surface, windows]) => `${surface}=${windowsSpec(windows)}`)
+      .map(([surface, windows]) => `${surface}=${windowsSpec(checkedWindows(windows))}`)
       .join(";"),
   };
 }
@@ -121,4 +122,17 @@ export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => str
     if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(", ")})`);
     return surface;
   };
+}
+
+/**
+ * The plan table an account's numbers come from, as lib/account.lua compares it: 'v<version>'
+ * for createTollgate's plansVersion, else 'd' and a digest of every plan's numbers.
+ */
+export function plansVersionOf(version: unknown, plans: PlanTable): string {
+  if (version !== undefined) return `v${count("plansVersion", version, 0)}`;
+  const text = Object.keys(plans)
+    .sort()
+    .map((name) => JSON.stringify(planArgs(planNamed(plans, name))))
+    .join("\n");
+  return `d${createHash("sha1").update(text).digest("hex").slice(0, 10)}`;
 }

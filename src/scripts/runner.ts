@@ -50,6 +50,11 @@ export class ScriptRunner {
     this.viaFunctions = scripts === "functions" && typeof client.load === "function";
   }
 
+  /** A sender per server to read every key from (SCAN): each master of a cluster, or the one server. */
+  async servers(): Promise<Array<(words: string[]) => Promise<unknown>>> {
+    return (await this.client.servers?.()) ?? [(words) => this.client.send(words)];
+  }
+
   /**
    * Runs a credit movement (a charge, a hold opened, settled, spent or ended, the sweep's
    * ends). Without durability it is run itself, so the movement costs what it did; with it,

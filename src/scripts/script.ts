@@ -32,6 +32,8 @@ export interface Settings {
   readonly operationTtlMs: string;
   readonly endedHoldsKeepMs: string;
   readonly endedHoldsMax: string;
+  /** The plan table accounts are refreshed to: 'v<plansVersion>', or 'd<digest of the table>'. */
+  readonly plansVersion: string;
 }
 
 /** What every decoded reply has: its result code. */
@@ -91,6 +93,7 @@ export const SETTINGS = [
   "operationTtlMs",
   "endedHoldsKeepMs",
   "endedHoldsMax",
+  "plansVersion",
 ] as const;
 export const NOW_ARG = "nowMs";
 

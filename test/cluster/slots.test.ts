@@ -78,6 +78,10 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.limits.admit(id, { surface: 'web', cost: 2 });
   await tg.limits.peek(id);
   await tg.limits.reset(id, { surface: 'web' });
+  await tg.limits.override(id, { surface: 'web', windows: [{ limit: 100, windowMs: 60_000 }] });
+  expect(await tg.limits.overrides(id)).toHaveLength(1);
+  // A lease no place is held under (released already, or run out): nothing to free.
+  expect(await tg.limits.release(id, '1:api:')).toBe(false);
   // The same subject limited by a policy: its counters live in its slot too.
   await tg.limits.admit(id, { policy: 'anonymous' });
 
@@ -132,6 +136,8 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.accounts.inspect(id);
   // Left open, so the open-holds set exists when the stored keys are listed.
   must('open', await tg.holds.open(id, { items: 1, perItem: { required: 1 } }));
+  // Refused while a hold is open: nothing erased.
+  expect(await tg.accounts.delete(id)).toEqual({ ok: false, reason: 'holds_open' });
 }
 
 describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster client', (kind) => {

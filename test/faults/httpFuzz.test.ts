@@ -14,8 +14,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_FORM_BYTES } from '../../examples/shared/http/body.ts';
-import { FAILED_AUTH, ipSubject } from '../../examples/shared/auth/failedAuth.ts';
+import { FAILED_AUTH } from '../../examples/shared/auth/failedAuth.ts';
 import type { AccountSnapshot } from '../../src/index.ts';
+import { ipSubject } from '../../src/http.ts';
 import { ADAPTERS, type Harness, type Reply, startHarness } from '../examples/contract/harness.ts';
 
 const RUNS = Number(process.env.TOLLGATE_FUZZ_RUNS ?? 100);

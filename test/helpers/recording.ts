@@ -76,8 +76,10 @@ export function recording(inner: RedisScriptClient | undefined): Recorder {
         return inner.load!(library, routingKey);
       },
     }),
-    // The eviction guard's INFO goes to the inner client unrecorded: `sent` holds the scripts.
+    // The eviction guard's INFO and the SCANs of accounts.list and accounts.delete go to the
+    // inner client unrecorded: `sent` holds the scripts.
     ...(inner?.everyMaster && { everyMaster: (words: string[]) => inner.everyMaster!(words) }),
+    ...(inner?.servers && { servers: () => inner.servers!() }),
     ...(inner?.onReconnect && { onReconnect: (listener: () => void) => inner.onReconnect!(listener) }),
   } as RedisScriptClient;
   return {

@@ -2,7 +2,8 @@
  * Failed key checks per client IP (a tollgate policy; docs/concepts.md#vocabulary), so that keys, session cookies,
  * OAuth tokens and the admin token cannot be guessed by brute force. Every 401 that answers a
  * credential that was presented and did not check out counts one attempt for the request's IP
- * (`ip:<address>`, a subject without an account); past `perMinute` attempts in the minute the
+ * (tollgate's ipSubject: an IPv4-mapped address as its IPv4 address, IPv6 by its /56, a
+ * subject without an account); past `perMinute` attempts in the minute the
  * IP gets 429 rate_limited with Retry-After until the window resets, whatever it presents.
  * Successful requests and sign-ins never count, nor does a request that presents nothing.
  *
@@ -11,7 +12,7 @@
  * process learns of the block at that IP's next failed check there.
  */
 import { isTollgateError, type PolicyTable, type Tollgate } from 'tollgate';
-import { rateLimitedReply } from 'tollgate/http';
+import { ipSubject, rateLimitedReply } from 'tollgate/http';
 import type { ApiRequest, HttpReply } from '../http/handler.ts';
 
 export const FAILED_AUTH = { policy: 'failed_auth', surface: 'attempts' } as const;
@@ -21,12 +22,6 @@ export const FAILED_AUTH_PER_MINUTE = 10;
 
 export function failedAuthPolicy(perMinute: number): PolicyTable {
   return { [FAILED_AUTH.policy]: { [FAILED_AUTH.surface]: [{ limit: perMinute, windowMs: 60_000 }] } };
-}
-
-/** The subject an address counts under: `ip:` and the address, in the characters a subject may hold. */
-export function ipSubject(address: string | undefined): string {
-  const cleaned = (address ?? '').replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 125);
-  return `ip:${cleaned === '' ? 'unknown' : cleaned}`;
 }
 
 export class FailedAuth {

@@ -89,7 +89,7 @@ function signinPage(deps: SigninDeps, request: ApiRequest, failed?: HttpReply): 
 /** The plan table as the home page lists it (docs/example-service.md#plans). */
 function planRows(plans: PlanTable) {
   return Object.entries(plans).map(([name, plan]) => {
-    const perMinute = (surface: string) => plan.limits[surface]?.find((w) => w.windowMs === 60_000)?.limit ?? null;
+    const perMinute = (surface: string) => plan.limits[surface]?.find((w) => w.algorithm !== 'concurrency' && w.windowMs === 60_000)?.limit ?? null;
     const cycle = plan.credits.cycle;
     return {
       name,

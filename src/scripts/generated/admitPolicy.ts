@@ -16,7 +16,14 @@ export type AdmitPolicyReply = { code: Code; windows: WindowsForm };
 /** The lib/ helpers admitPolicy uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -24,11 +31,15 @@ const HELPERS = [
 const BODY = String.raw`local countersKey = KEYS[1]
 local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
 if state then
+if keepMs < 0 then
+redis.call('SET', countersKey, state)
+else
 redis.call('SET', countersKey, state, 'PX', keepMs)
+end
 end
 return reply`;
 
-const SHA1 = "ad1c17758e5356edccfd5c7bffe479d7190320e9";
+const SHA1 = "a097513d773c01d3ab2e18fd18da60b78f2866f4";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

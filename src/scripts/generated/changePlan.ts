@@ -10,7 +10,7 @@ import * as cycleLua from "./lib/cycle.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to changePlan: the subject's keys, the settings and now are filled in by name. */
-export type ChangePlanParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number };
+export type ChangePlanParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number; refresh: number };
 
 /** changePlan's reply, as lua/changePlan.lua's header declares it. */
 export type ChangePlanReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number };
@@ -19,6 +19,7 @@ export type ChangePlanReply = { code: Code; cycle: number; cycleStartMs: number;
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_behind,
   accountLua.account_write,
   accountLua.account_write_windows,
   accountLua.account_write_plan,
@@ -39,19 +40,28 @@ const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
 local plan, allowance = ARGV[5], tonumber(ARGV[6])
 local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
+local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
 local a = cycle_current_account(ctx)
 if not a then
 return { 3, 0, 0, 0 }
 end
+if refresh and not account_behind(a.plansVersion, plansVersion) then
+return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+end
+if refresh and plan == '' then
+a.plansVersion = plansVersion
+account_write(ctx.accountKey, a, { 'plansVersion' })
+return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+end
 cycle_save(ctx, a)
-account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows)
+account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
 if startNow == 1 then
 cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "9e5b8bc58898ba19dc658f013bca56d088d6af43";
+const SHA1 = "4c3dc424a88a4e41ddd8ce34f3ef2d05b75f8f6f";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
@@ -60,7 +70,7 @@ export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length), s.plansVersion, String(p.refresh)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]) };

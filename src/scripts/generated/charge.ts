@@ -103,7 +103,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return { 0, charged, balance, required }`;
 
-const SHA1 = "c786d29c35b57278283974f14ae77415c63900d2";
+const SHA1 = "1659eec5498a7aa030a40242358ba479d5bc27ac";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

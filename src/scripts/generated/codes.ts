@@ -28,7 +28,10 @@ export const CODE = {
   "KEY_EXISTS": 23,
   "HOLDS_DUE": 24,
   "HOLD_DROPPED": 25,
-  "OPERATION_REUSED": 26
+  "OPERATION_REUSED": 26,
+  "HOLDS_OPEN": 27,
+  "CONCURRENCY": 28,
+  "PLANS_BEHIND": 29
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */

@@ -43,6 +43,7 @@ local windows = ARGV[7]
 local anchorMs = tonumber(ARGV[8])
 local unit = ARGV[9]
 local length = tonumber(ARGV[10])
+local plansVersion = ARGV[11]
 if redis.call('EXISTS', accountKey) == 1 then
 return { 4, 0, 0, 0, 'account' }
 end
@@ -63,13 +64,13 @@ local _, startMs, endMs = current_period(anchorMs, unit, length, now)
 local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,
 cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length,
 plan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,
-holdsSurfaces = holdsSurfaces }
+holdsSurfaces = holdsSurfaces, plansVersion = plansVersion }
 account_write_windows(accountKey, a, windows)
-account_write(accountKey, a, { 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
+account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
 'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 return { 0, 1, startMs, endMs, '' }`;
 
-const SHA1 = "0bce98025735e3c8855d8d309912916560710eb1";
+const SHA1 = "db35a3390849d98fc0c259f361888be152547c5d";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {
@@ -78,7 +79,7 @@ export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "6", k.account, k.cycles, k.journal, k.holdsActive, k.holdsEnded, k.holdList, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "6", k.account, k.cycles, k.journal, k.holdsActive, k.holdsEnded, k.holdList, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length), s.plansVersion],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]), found: text(r[4]) };

@@ -66,7 +66,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "119b2fd765b1e54f88243ec3845197ed3814a7ee";
+const SHA1 = "878a8e5bd391099fda88703cf705f0b0365cf00e";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

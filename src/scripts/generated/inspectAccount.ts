@@ -23,7 +23,14 @@ const HELPERS = [
   accountLua.account_load,
   calendarLua.DAY_MS,
   cycleLua.cycles_load,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -43,7 +50,7 @@ a.counters = nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "266f8e5f838b345e3d1ac9383b5bc640d6b52e86";
+const SHA1 = "ef1f4ae36ad4a4bc4a55ce71d5914a1b15b347b2";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -7,7 +7,7 @@ import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as clockLua from "./lib/clock.ts";
 
 /** What a caller passes to issueKey: the subject's keys, the settings and now are filled in by name. */
-export type IssueKeyParams = { keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiringKeys: number };
+export type IssueKeyParams = { keyId: string; keyDigest: string; ttlMs: number; surfaces: string; name: string; maxKeys: number; maxExpiringKeys: number; limits: string };
 
 /** issueKey's reply, as lua/issueKey.lua's header declares it. */
 export type IssueKeyReply = { code: Code; createdAt: number; expiresAt: number };
@@ -15,6 +15,7 @@ export type IssueKeyReply = { code: Code; createdAt: number; expiresAt: number }
 /** The lib/ helpers issueKey uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  apiKeysLua.key_fields,
   apiKeysLua.keys_load,
 ].join("\n");
 
@@ -28,6 +29,7 @@ local surfaces = ARGV[5]
 local name = ARGV[6]
 local maxKeys = tonumber(ARGV[7])
 local maxExpiringKeys = tonumber(ARGV[8])
+local limits = ARGV[9]
 if redis.call('EXISTS', accountKey) == 0 then
 return { 3, 0, 0 }
 end
@@ -55,17 +57,22 @@ end
 if expiresAt > 0 and #expiring >= maxExpiringKeys then
 table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
 for i = 1, #expiring - maxExpiringKeys + 1 do
-gone[#gone + 1] = 'k:' .. expiring[i].keyId
-gone[#gone + 1] = 'k:' .. expiring[i].keyId .. '.i'
+for _, field in ipairs(key_fields(expiring[i].keyId, expiring[i].limits)) do
+gone[#gone + 1] = field
+end
 end
 end
 if #gone > 0 then
 redis.call('HDEL', accountKey, unpack(gone))
 end
+if limits == '' then
 redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
+else
+redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces .. ' L', infoField, now .. ' ' .. name, recordField .. '.l', limits)
+end
 return { 0, now, expiresAt }`;
 
-const SHA1 = "1156f77ecb34d537572b69252ee16be1c31b70ef";
+const SHA1 = "a258646d7b65d7dd72ba1a330e9bac1f5c2eb9da";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {
@@ -74,7 +81,7 @@ export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiringKeys)],
+  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, now, p.keyId, p.keyDigest, String(p.ttlMs), p.surfaces, p.name, String(p.maxKeys), String(p.maxExpiringKeys), p.limits],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, createdAt: int(r[1]), expiresAt: int(r[2]) };

@@ -22,16 +22,20 @@ import { charge } from "./charge.ts";
 import { createAccount } from "./createAccount.ts";
 import { creditHistory } from "./creditHistory.ts";
 import { endHold } from "./endHold.ts";
+import { eraseAccount } from "./eraseAccount.ts";
 import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
 import { listHolds } from "./listHolds.ts";
 import { listKeys } from "./listKeys.ts";
+import { listOverrides } from "./listOverrides.ts";
 import { openHold } from "./openHold.ts";
+import { overrideLimits } from "./overrideLimits.ts";
 import { readAccount } from "./readAccount.ts";
 import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
+import { releaseLease } from "./releaseLease.ts";
 import { renewHold } from "./renewHold.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
@@ -45,15 +49,26 @@ import { verifyKey } from "./verifyKey.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
+  accountLua.account_behind,
   accountLua.account_load,
   accountLua.account_write,
   accountLua.account_write_windows,
   accountLua.account_write_plan,
+  apiKeysLua.key_fields,
   apiKeysLua.keys_load,
   apiKeysLua.key_refusal,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
+  windowsLua.windows_long_form,
+  windowsLua.windows_leased,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
   windowsLua.windows_forget,
+  admitLua.admit_with_key,
   admitLua.admit_account,
   calendarLua.DAY_MS,
   calendarLua.days_from_civil,
@@ -119,16 +134,20 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   createAccount: createAccount.body,
   creditHistory: creditHistory.body,
   endHold: endHold.body,
+  eraseAccount: eraseAccount.body,
   inspectAccount: inspectAccount.body,
   issueKey: issueKey.body,
   listHolds: listHolds.body,
   listKeys: listKeys.body,
+  listOverrides: listOverrides.body,
   openHold: openHold.body,
+  overrideLimits: overrideLimits.body,
   readAccount: readAccount.body,
   readCycles: readCycles.body,
   readHold: readHold.body,
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
+  releaseLease: releaseLease.body,
   renewHold: renewHold.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,

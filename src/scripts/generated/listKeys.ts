@@ -15,6 +15,7 @@ export type ListKeysReply = { code: Code; keys: unknown };
 /** The lib/ helpers listKeys uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  apiKeysLua.key_fields,
   apiKeysLua.keys_load,
 ].join("\n");
 
@@ -27,7 +28,7 @@ redis.call('HDEL', accountKey, unpack(expired))
 end
 return { 0, cjson.encode(keys) }`;
 
-const SHA1 = "7345871c9e15e9fc44f93a87d8fab54c5383079b";
+const SHA1 = "442e00575bef2bbfc7895ee64664e72c3d56cb93";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

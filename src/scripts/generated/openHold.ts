@@ -162,7 +162,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "3c007571c55c864eb587252eb39796ac75eb9cd5";
+const SHA1 = "3fe3ee29e1170da338c45e8c855a19151d179ccf";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

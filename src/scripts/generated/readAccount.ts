@@ -25,7 +25,7 @@ end
 a.counters = nil
 return { 0, cjson.encode(a) }`;
 
-const SHA1 = "962872a6ca97d5acbab70fb12cd1784a647b707f";
+const SHA1 = "ea284f871a175ea58113d377f396f644ad018049";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -32,7 +32,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "5d8380ac154649095d73c89bf645c23124509282";
+const SHA1 = "b69c82732143cbf744e76c482de3a9a54bcfc541";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

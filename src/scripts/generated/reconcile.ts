@@ -57,7 +57,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "e6fdf3c3da4ad476cbbb3934c23f9e368c08b0ff";
+const SHA1 = "c282f21ce03c8020ec7d5d4c980aae8b42532664";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -64,7 +64,7 @@ return { 10, 0 }
 end
 return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
 
-const SHA1 = "8d3bb1101fe69d732ee44c3edfda87425b8b85d5";
+const SHA1 = "43a39c6c8a403c389cd8da3f891c7fbbe1a8c871";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

@@ -20,7 +20,13 @@ const HELPERS = [
 const BODY = String.raw`local accountKey = KEYS[1]
 local surface = ARGV[1]
 if ARGV[2] == '1' then
+local state = redis.call('GET', accountKey)
+local override = state and string.match(state, '^o=%S+')
+if override then
+redis.call('SET', accountKey, override, 'KEEPTTL')
+elseif state then
 redis.call('DEL', accountKey)
+end
 return { 0 }
 end
 local countsField = 'r:' .. surface
@@ -39,7 +45,7 @@ redis.call('HDEL', accountKey, countsField)
 end
 return { 0 }`;
 
-const SHA1 = "2ae40de39d4716babe5ecdfb0c87858c36863241";
+const SHA1 = "4174fb3877bc2b587e21ead6194d21705ddeae4b";
 const FUNCTION = `tg${BUILD_ID}_resetLimits`;
 
 export const resetLimits: Script<ResetLimitsParams, ResetLimitsReply> = {

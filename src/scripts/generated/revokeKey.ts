@@ -3,7 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, flag } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
-
+import * as apiKeysLua from "./lib/apiKeys.ts";
 
 /** What a caller passes to revokeKey: the subject's keys, the settings and now are filled in by name. */
 export type RevokeKeyParams = { keyId: string };
@@ -11,14 +11,19 @@ export type RevokeKeyParams = { keyId: string };
 /** revokeKey's reply, as lua/revokeKey.lua's header declares it. */
 export type RevokeKeyReply = { code: Code; revoked: boolean };
 
+/** The lib/ helpers revokeKey uses, compiled, in order (generated/lib/). */
+const HELPERS = [
+  apiKeysLua.key_fields,
+].join("\n");
+
 /** lua/revokeKey.lua's own code, compiled. */
 const BODY = String.raw`local accountKey = KEYS[1]
 local keyId = ARGV[1]
-local field = 'k:' .. keyId
-local revoked = redis.call('HDEL', accountKey, field, field .. '.i') > 0 and 1 or 0
+local limitsText = redis.call('HGET', accountKey, 'k:' .. keyId .. '.l')
+local revoked = redis.call('HDEL', accountKey, unpack(key_fields(keyId, limitsText or nil))) > 0 and 1 or 0
 return { 0, revoked }`;
 
-const SHA1 = "bee46ec9e4fa71e0e5233124c60a78fa773e2191";
+const SHA1 = "f87dd42c41eed317713684d1d4194a3e6a201942";
 const FUNCTION = `tg${BUILD_ID}_revokeKey`;
 
 export const revokeKey: Script<RevokeKeyParams, RevokeKeyReply> = {
@@ -26,7 +31,7 @@ export const revokeKey: Script<RevokeKeyParams, RevokeKeyReply> = {
   sha1: SHA1,
   fn: FUNCTION,
   body: BODY,
-  source: `${BODY}\n`,
+  source: `${HELPERS}\n${BODY}\n`,
   command: (_now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "1", k.account, p.keyId],
   decode: (r) => {
     const code = codeOf(r[0]);

@@ -115,7 +115,7 @@ end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "ecc4c62fbd1c827a94f5cc02d33eb0c6f0bdad22";
+const SHA1 = "3b4ac1966ca3b22808de6eb619d616f83f3ce433";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

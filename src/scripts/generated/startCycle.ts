@@ -43,7 +43,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "9dcba14624c9ace2a1ae9275ad15071545a04bfa";
+const SHA1 = "5d13ff4306f1036b0006972b965c385574dd7978";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -112,7 +112,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "27ecd8715605174f21c54ebf126a5c1b4441386c";
+const SHA1 = "d39691c02839e0711accb17b38431604390c105c";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

@@ -30,6 +30,7 @@ export type UsageReply =
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
+  apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
   accountLua.account_write,
   calendarLua.DAY_MS,
@@ -40,7 +41,14 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
+  windowsLua.windows_divmod,
+  windowsLua.windows_bucket,
+  windowsLua.windows_bucket_state,
+  windowsLua.windows_bucket_word,
   windowsLua.windows_many,
+  windowsLua.windows_plain,
+  windowsLua.windows_leased_with_helpers,
+  windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
@@ -75,7 +83,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "394fbfdcd40e2c6f7c84a5c7c86770f6512cbccc";
+const SHA1 = "339ae67bb73047ab6cdc47f81abe828d4a7be864";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -5,7 +5,8 @@
 // window resets. Successful requests and sign-ins never count, nor does a request that
 // presents nothing. All requests here come from 127.0.0.1.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FAILED_AUTH, ipSubject } from '../../../examples/shared/auth/failedAuth.ts';
+import { ipSubject } from '../../../src/http.ts';
+import { FAILED_AUTH } from '../../../examples/shared/auth/failedAuth.ts';
 import { ADAPTERS, ADMIN_TOKEN, type Harness, type Reply, startHarness } from './harness.ts';
 
 const VIDEO = 'dQw4w9WgXcQ';
