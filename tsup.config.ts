@@ -1,7 +1,7 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { defineConfig } from "tsup";
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { defineConfig } from 'tsup';
 
 // One implementation, built once as CommonJS with its declarations; each entry's ESM file is a
 // thin wrapper that imports it (Node's "ES module wrapper" for dual packages). So the package
@@ -10,26 +10,26 @@ import { defineConfig } from "tsup";
 // deny cache). The Lua sources reach the bundle through src/scripts/bundle.generated.ts (each
 // lib/ helper once, in src/scripts/generated/lib/), so nothing is read from disk at run time.
 const ENTRIES = {
-  index: "src/index.ts",
-  "model/index": "src/model/index.ts",
-  errors: "src/errors.ts",
-  http: "src/http.ts",
-  express: "src/express.ts",
-  koa: "src/koa.ts",
-  fastify: "src/fastify.ts",
-  hono: "src/hono.ts",
+  index: 'src/index.ts',
+  'model/index': 'src/model/index.ts',
+  errors: 'src/errors.ts',
+  http: 'src/http.ts',
+  express: 'src/express.ts',
+  koa: 'src/koa.ts',
+  fastify: 'src/fastify.ts',
+  hono: 'src/hono.ts',
 };
 
 /** The operator CLI, the package's `tollgate` bin: a program, with no ESM wrapper or declarations to import. */
-const BIN = { cli: "src/cli/main.ts" };
+const BIN = { cli: 'src/cli/main.ts' };
 
 export default defineConfig(() => {
   // Cleaned here rather than by tsup, whose declaration step would also delete the ESM
   // wrappers' .d.ts files written below.
-  rmSync(join(process.cwd(), "dist"), { recursive: true, force: true });
+  rmSync(join(process.cwd(), 'dist'), { recursive: true, force: true });
   return {
     entry: { ...ENTRIES, ...BIN },
-    format: ["cjs"],
+    format: ['cjs'],
     // Constructors that take the internal Context are @internal: hosts get these objects from
     // createTollgate, and the declarations name no private type.
     dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
@@ -40,16 +40,16 @@ export default defineConfig(() => {
     minifyWhitespace: true,
     // import.meta.url in CommonJS (src/telemetry.ts finds the optional @opentelemetry/api with it).
     shims: true,
-    target: "node22",
+    target: 'node22',
     // The model and the middleware share the library's modules with the main entry: one copy in a chunk.
     splitting: true,
     esbuildPlugins: [publicEntry],
     async onSuccess() {
       const require = createRequire(import.meta.url);
       for (const name of Object.keys(ENTRIES)) {
-        const cjs = join(process.cwd(), "dist", `${name}.cjs`);
+        const cjs = join(process.cwd(), 'dist', `${name}.cjs`);
         delete require.cache[cjs];
-        writeEsmWrapper(join(process.cwd(), "dist", name), Object.keys(require(cjs) as object));
+        writeEsmWrapper(join(process.cwd(), 'dist', name), Object.keys(require(cjs) as object));
       }
     },
   };
@@ -62,20 +62,24 @@ export default defineConfig(() => {
  * dist/errors.cjs), not a second copy of the library.
  */
 const publicEntry = {
-  name: "tollgate-public-entry",
-  setup(build: { onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void }) {
+  name: 'tollgate-public-entry',
+  setup(build: {
+    onResolve(options: { filter: RegExp }, callback: (args: { path: string; importer: string }) => { path: string; external: boolean } | undefined): void;
+  }) {
     build.onResolve({ filter: /^\.\.?\/(index|http|errors)\.ts$/ }, (args) =>
-      /\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer) ? { path: `./${args.path.replace(/^\.\.?\//, "").replace(/\.ts$/, ".cjs")}`, external: true } : undefined,
+      /\/src\/(express|koa|fastify|hono|cli\/[a-z]+)\.ts$/.test(args.importer)
+        ? { path: `./${args.path.replace(/^\.\.?\//, '').replace(/\.ts$/, '.cjs')}`, external: true }
+        : undefined,
     );
   },
 };
 
 /** dist/<entry>.js and .d.ts: the CommonJS build's exports, named one by one for ESM. */
 function writeEsmWrapper(base: string, names: string[]): void {
-  const file = JSON.stringify(`./${base.split("/").pop()}.cjs`);
-  const exported = names.filter((n) => n !== "__esModule").sort();
+  const file = JSON.stringify(`./${base.split('/').pop()}.cjs`);
+  const exported = names.filter((n) => n !== '__esModule').sort();
   mkdirSync(dirname(base), { recursive: true });
-  const body = exported.length === 0 ? "export {};\n" : `import cjs from ${file};\nexport const {\n${exported.map((n) => `  ${n},`).join("\n")}\n} = cjs;\n`;
+  const body = exported.length === 0 ? 'export {};\n' : `import cjs from ${file};\nexport const {\n${exported.map((n) => `  ${n},`).join('\n')}\n} = cjs;\n`;
   writeFileSync(`${base}.js`, body);
   writeFileSync(`${base}.d.ts`, `export * from ${file};\n`);
 }

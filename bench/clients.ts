@@ -2,12 +2,12 @@
  * The two Redis clients a host may pass to tollgate, each wrapped once so every scenario can
  * run through either: the raw client for the peers, and the tollgate adapter.
  */
-import { Redis } from "ioredis";
-import { createClient } from "redis";
-import { fromIoredis, fromNodeRedis, type RedisScriptClient } from "../src/index.ts";
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { fromIoredis, fromNodeRedis, type RedisScriptClient } from '../src/index.ts';
 
-export type ClientName = "node-redis" | "ioredis";
-export const CLIENT_NAMES: readonly ClientName[] = ["node-redis", "ioredis"];
+export type ClientName = 'node-redis' | 'ioredis';
+export const CLIENT_NAMES: readonly ClientName[] = ['node-redis', 'ioredis'];
 
 export interface BenchClient {
   name: ClientName;
@@ -25,9 +25,9 @@ export interface BenchClient {
 }
 
 export async function connect(name: ClientName, url: string): Promise<BenchClient> {
-  if (name === "node-redis") {
+  if (name === 'node-redis') {
     const client = createClient({ url });
-    client.on("error", (error) => console.error(`node-redis: ${String(error)}`));
+    client.on('error', (error) => console.error(`node-redis: ${String(error)}`));
     await client.connect();
     return {
       name,
@@ -40,7 +40,7 @@ export async function connect(name: ClientName, url: string): Promise<BenchClien
     };
   }
   const client = new Redis(url, { lazyConnect: true });
-  client.on("error", (error) => console.error(`ioredis: ${String(error)}`));
+  client.on('error', (error) => console.error(`ioredis: ${String(error)}`));
   await client.connect();
   return {
     name,

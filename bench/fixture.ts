@@ -3,8 +3,8 @@
  * operations go round-robin over (a real server spreads its calls over many keys), one API key
  * per account, and a bounded parallel loop for setting things up.
  */
-import type { PlanTable, PolicyTable, Tollgate } from "../src/index.ts";
-import { MAX_LIMIT } from "../src/rules/windows.ts";
+import type { PlanTable, PolicyTable, Tollgate } from '../src/index.ts';
+import { MAX_LIMIT } from '../src/rules/windows.ts';
 
 /**
  * Windows and credits no run can use up, so every measured call takes the allowed path. One
@@ -15,7 +15,7 @@ export const BENCH_PLANS = {
   bench: {
     limits: { api: [{ limit: MAX_LIMIT, windowMs: 60_000 }], web: [{ limit: MAX_LIMIT, windowMs: 60_000 }] },
     credits: { allowance: 1_000_000_000_000, cycle: { days: 30 } },
-    holds: { cap: 1_000_000_000, maxItems: 5_000, surfaces: ["api", "web"] },
+    holds: { cap: 1_000_000_000, maxItems: 5_000, surfaces: ['api', 'web'] },
   },
 } as const satisfies PlanTable;
 
@@ -23,9 +23,14 @@ export const BENCH_PLANS = {
 export const BENCH_POLICIES = {
   anonymous: { api: [{ limit: MAX_LIMIT, windowMs: 60_000 }] },
   /** The same subjects by one token bucket: what a bucket costs beside a fixed window. */
-  bucket: { api: [{ algorithm: "bucket", limit: MAX_LIMIT, windowMs: 60_000 }] },
+  bucket: { api: [{ algorithm: 'bucket', limit: MAX_LIMIT, windowMs: 60_000 }] },
   /** A fixed window and a concurrency limit: a request's place is taken, then released. */
-  inFlight: { api: [{ limit: MAX_LIMIT, windowMs: 60_000 }, { algorithm: "concurrency", limit: 1_000, leaseMs: 60_000 }] },
+  inFlight: {
+    api: [
+      { limit: MAX_LIMIT, windowMs: 60_000 },
+      { algorithm: 'concurrency', limit: 1_000, leaseMs: 60_000 },
+    ],
+  },
 } as const satisfies PolicyTable;
 
 /** The lease of bench holds: long enough that nothing lapses during a run. */
@@ -57,9 +62,9 @@ export async function parallel(count: number, width: number, task: (i: number) =
 export async function createBenchAccounts(tg: Tollgate): Promise<void> {
   await parallel(ACCOUNTS, 64, async (i) => {
     try {
-      await tg.accounts.create(accountOf(i), { plan: "bench" });
+      await tg.accounts.create(accountOf(i), { plan: 'bench' });
     } catch (error) {
-      if ((error as { code?: string }).code !== "account_exists") throw error;
+      if ((error as { code?: string }).code !== 'account_exists') throw error;
     }
   });
 }
@@ -68,7 +73,7 @@ export async function createBenchAccounts(tg: Tollgate): Promise<void> {
 export async function issueBenchKeys(tg: Tollgate): Promise<string[]> {
   const keys: string[] = [];
   await parallel(ACCOUNTS, 64, async (i) => {
-    keys[i] = (await tg.keys.issue(accountOf(i), { name: "bench" })).key;
+    keys[i] = (await tg.keys.issue(accountOf(i), { name: 'bench' })).key;
   });
   return keys;
 }

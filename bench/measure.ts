@@ -32,7 +32,7 @@ export type Operation = (i: number) => Promise<unknown>;
 
 export async function measure(op: Operation, options: MeasureOptions): Promise<Measurement> {
   const { concurrency, seconds, warmupSeconds = 0 } = options;
-  if (!(concurrency >= 1) || !(seconds > 0)) throw new Error("measure needs concurrency >= 1 and seconds > 0");
+  if (!(concurrency >= 1) || !(seconds > 0)) throw new Error('measure needs concurrency >= 1 and seconds > 0');
   const counter = { next: 0 };
   if (warmupSeconds > 0) await runLoops(op, concurrency, warmupSeconds, counter, new Histogram());
   await options.beforeMeasure?.();

@@ -1,9 +1,9 @@
 /** The shape of one bench run, shared by the orchestration, the targets and the report. */
-import type { MemoryResult } from "./scenarios/memory.ts";
-import type { Measurement } from "./measure.ts";
+import type { MemoryResult } from './scenarios/memory.ts';
+import type { Measurement } from './measure.ts';
 
 /** inprocess: limits in this process's memory, no Redis (client "memory"). */
-export type Section = "requests" | "holds" | "http" | "inprocess";
+export type Section = 'requests' | 'holds' | 'http' | 'inprocess';
 
 export interface Row {
   section: Section;

@@ -4,10 +4,10 @@
  * Scripts: createAccount, startCycle, changePlan, readCycles,
  * readAccount, inspectAccount.
  */
-import type { Context } from "./context.ts";
-import { cycleArgs, intervalArgs, type Interval } from "./rules/cycles.ts";
-import { AccountExistsError } from "./errors.ts";
-import { planArgs, planNamed } from "./rules/plans.ts";
+import type { Context } from './context.ts';
+import { cycleArgs, intervalArgs, type Interval } from './rules/cycles.ts';
+import { AccountExistsError } from './errors.ts';
+import { planArgs, planNamed } from './rules/plans.ts';
 import {
   creditsFrom,
   cycleFrom,
@@ -21,15 +21,15 @@ import {
   type Cycle,
   type EndedCycle,
   type Hold,
-} from "./records.ts";
-import { globEscape, scanAll, scanPage } from "./scan.ts";
-import { unmarkSubject } from "./sweep.ts";
-import { count as countOf } from "./rules/validate.ts";
-import { changePlan, createAccount, eraseAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from "./scripts/bundle.generated.ts";
-import { Code } from "./scripts/codes.ts";
-import { field, list } from "./scripts/reply.ts";
-import { windowsForm } from "./windows.ts";
-import type { RateLimitState } from "./rules/windows.ts";
+} from './records.ts';
+import { globEscape, scanAll, scanPage } from './scan.ts';
+import { unmarkSubject } from './sweep.ts';
+import { count as countOf } from './rules/validate.ts';
+import { changePlan, createAccount, eraseAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from './scripts/bundle.generated.ts';
+import { Code } from './scripts/codes.ts';
+import { field, list } from './scripts/reply.ts';
+import { windowsForm } from './windows.ts';
+import type { RateLimitState } from './rules/windows.ts';
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
@@ -40,7 +40,7 @@ export interface AccountSnapshot {
   /** The current cycle. */
   cycle: Cycle;
   /** How cycles are counted: from `anchor`, every `length` days (`d`) or calendar months (`m`). */
-  cycleSpec: { anchor: number; unit: "d" | "m"; length: number };
+  cycleSpec: { anchor: number; unit: 'd' | 'm'; length: number };
   /** Each surface's windows as counted at the inspected instant. */
   windows: Record<string, RateLimitState[]>;
   /** Summaries of the ended cycles, oldest first. */
@@ -90,9 +90,13 @@ export interface DeleteAccountOptions {
 }
 
 /** What accounts.delete answers: done, or refused while holds are open (nothing deleted). */
-export type DeleteOutcome = { ok: true } | { ok: false; reason: "holds_open" };
+export type DeleteOutcome = { ok: true } | { ok: false; reason: 'holds_open' };
 
-const cycleOf = (reply: { cycle: number; cycleStartMs: number; cycleEndMs: number }): Cycle => ({ id: reply.cycle, start: reply.cycleStartMs, end: reply.cycleEndMs });
+const cycleOf = (reply: { cycle: number; cycleStartMs: number; cycleEndMs: number }): Cycle => ({
+  id: reply.cycle,
+  start: reply.cycleStartMs,
+  end: reply.cycleEndMs,
+});
 
 /**
  * Accounts and their billing cycles (`tollgate.accounts`): create on a plan, start a new cycle
@@ -122,14 +126,14 @@ export class Accounts {
     const cycle = anchor === undefined ? { anchorMs: -1, ...intervalArgs(every) } : cycleArgs({ anchor, every });
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
-    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject, (reply.found || "account") as AccountExistsError["found"]);
+    if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject, (reply.found || 'account') as AccountExistsError['found']);
     return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
   /** Starts a new cycle now, re-anchoring the account here (a billing webhook). */
   async startCycle(subject: string, options: { every?: Interval } = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    const interval = options.every ? intervalArgs(options.every) : { unit: '', length: 0 };
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     return cycleOf(await this.ctx.runner.run(startCycle, redisKeys, interval));
   }
@@ -141,7 +145,7 @@ export class Accounts {
   async changePlan(subject: string, planName: string, options: ChangePlanOptions = {}): Promise<Cycle> {
     const redisKeys = this.ctx.redisKeys(subject);
     const plan = planNamed(this.ctx.plans, planName);
-    const interval = options.every ? intervalArgs(options.every) : { unit: "", length: 0 };
+    const interval = options.every ? intervalArgs(options.every) : { unit: '', length: 0 };
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval, refresh: 0 });
     this.ctx.denyCache?.forget(redisKeys.subject);
@@ -169,11 +173,13 @@ export class Accounts {
    * listed, and none is listed twice unless the cluster's slots move.
    */
   async list(options: ListAccountsOptions = {}): Promise<AccountPage> {
-    const count = countOf("count", options.count ?? 100, 1, 1000);
-    const probe = this.ctx.redisKeys("x").account;
-    const [head, tail] = [probe.slice(0, probe.indexOf("{x}")), probe.slice(probe.indexOf("{x}") + 3)];
-    const page = await scanPage(this.ctx.runner, `${globEscape(head)}{*}${globEscape(tail)}`, options.cursor, count, "hash");
-    const subjects = page.keys.filter((key) => key.startsWith(`${head}{`) && key.endsWith(`}${tail}`)).map((key) => key.slice(head.length + 1, key.length - tail.length - 1));
+    const count = countOf('count', options.count ?? 100, 1, 1000);
+    const probe = this.ctx.redisKeys('x').account;
+    const [head, tail] = [probe.slice(0, probe.indexOf('{x}')), probe.slice(probe.indexOf('{x}') + 3)];
+    const page = await scanPage(this.ctx.runner, `${globEscape(head)}{*}${globEscape(tail)}`, options.cursor, count, 'hash');
+    const subjects = page.keys
+      .filter((key) => key.startsWith(`${head}{`) && key.endsWith(`}${tail}`))
+      .map((key) => key.slice(head.length + 1, key.length - tail.length - 1));
     return { subjects, cursor: page.cursor };
   }
 
@@ -184,11 +190,20 @@ export class Accounts {
    */
   async delete(subject: string, options: DeleteAccountOptions = {}): Promise<DeleteOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const own = new Set([redisKeys.account, redisKeys.cycles, redisKeys.journal, redisKeys.history, redisKeys.holdsActive, redisKeys.holdsEnded, redisKeys.holdList, redisKeys.operations]);
+    const own = new Set([
+      redisKeys.account,
+      redisKeys.cycles,
+      redisKeys.journal,
+      redisKeys.history,
+      redisKeys.holdsActive,
+      redisKeys.holdsEnded,
+      redisKeys.holdList,
+      redisKeys.operations,
+    ]);
     const base = redisKeys.account.slice(0, -1);
     const others = (await scanAll(this.ctx.runner, `${globEscape(base)}*`)).filter((key) => !own.has(key));
     const reply = await this.ctx.runner.run(eraseAccount, redisKeys, { others, force: options.force === true ? 1 : 0 });
-    if (reply.code === Code.HOLDS_OPEN) return { ok: false, reason: "holds_open" };
+    if (reply.code === Code.HOLDS_OPEN) return { ok: false, reason: 'holds_open' };
     await unmarkSubject(this.ctx, redisKeys.subject);
     this.ctx.denyCache?.forget(redisKeys.subject);
     return { ok: true };
@@ -202,21 +217,21 @@ export class Accounts {
     const redisKeys = this.ctx.redisKeys(subject);
     const reply = await this.ctx.runner.run(inspectAccount, redisKeys, { stagger: this.ctx.staggerOf(redisKeys.subject) });
     const { state } = reply;
-    const a = accountAttributes(field(state, "account"));
+    const a = accountAttributes(field(state, 'account'));
     // cjson sends an empty Lua table as {}: list() reads it as no hold ids.
-    const counts = field(state, "windows");
-    const windows = typeof counts === "object" && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
+    const counts = field(state, 'windows');
+    const windows = typeof counts === 'object' && counts !== null && !Array.isArray(counts) ? Object.entries(counts) : [];
     // The holds by id, read as stored (lapsed or not) with their keys declared.
-    const holdIds = list(field(state, "holdIds")).map(String);
-    const holds = holdIds.length === 0 ? [] : (await this.ctx.runner.run(readHold, redisKeys, { holds: holdIds.map((id) => redisKeys.hold(id)), asStored: 1 }));
+    const holdIds = list(field(state, 'holdIds')).map(String);
+    const holds = holdIds.length === 0 ? [] : await this.ctx.runner.run(readHold, redisKeys, { holds: holdIds.map((id) => redisKeys.hold(id)), asStored: 1 });
     return {
       plan: limitsFrom(a),
       credits: creditsFrom(a),
       cycle: cycleFrom(a),
       cycleSpec: cycleSpecFrom(a),
       windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
-      endedCycles: endedCyclesFrom(field(state, "cycles")),
-      holds: "holds" in holds ? holds.holds.map(holdFrom) : [],
+      endedCycles: endedCyclesFrom(field(state, 'cycles')),
+      holds: 'holds' in holds ? holds.holds.map(holdFrom) : [],
     };
   }
 }

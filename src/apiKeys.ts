@@ -10,21 +10,35 @@
  * reads it together with the windows.
  * Scripts: issueKey, revokeKey, listKeys, verifyKey, usage.
  */
-import { randomBytes } from "node:crypto";
-import type { Context } from "./context.ts";
-import { AccountNotFoundError, KeyLimitError } from "./errors.ts";
-import { admissionFrom } from "./limits.ts";
-import type { SubjectKeys } from "./redisKeys.ts";
-import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from "./scripts/bundle.generated.ts";
-import { withCurrentPlan } from "./planEdits.ts";
-import { afterDue } from "./sweep.ts";
-import { Code } from "./scripts/codes.ts";
-import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyLimitsOf, keyRefused, parseKey, type IssuedKey, type IssueKeyOptions, type KeyInfo, type UsageVerification, type Verification, type VerifyOptions } from "./rules/keys.ts";
-import { count } from "./rules/validate.ts";
-import { field, int, list, text } from "./scripts/reply.ts";
-import { usageFrom } from "./usage.ts";
+import { randomBytes } from 'node:crypto';
+import type { Context } from './context.ts';
+import { AccountNotFoundError, KeyLimitError } from './errors.ts';
+import { admissionFrom } from './limits.ts';
+import type { SubjectKeys } from './redisKeys.ts';
+import { issueKey, listKeys, revokeKey, usage as usageScript, verifyKey } from './scripts/bundle.generated.ts';
+import { withCurrentPlan } from './planEdits.ts';
+import { afterDue } from './sweep.ts';
+import { Code } from './scripts/codes.ts';
+import {
+  keyAccepted,
+  keyDigest,
+  keyIdArg,
+  keyIssueArgs,
+  keyLimitsOf,
+  keyRefused,
+  parseKey,
+  type IssuedKey,
+  type IssueKeyOptions,
+  type KeyInfo,
+  type UsageVerification,
+  type Verification,
+  type VerifyOptions,
+} from './rules/keys.ts';
+import { count } from './rules/validate.ts';
+import { field, int, list, text } from './scripts/reply.ts';
+import { usageFrom } from './usage.ts';
 
-export type { IssuedKey, IssueKeyOptions, KeyAccepted, KeyInfo, KeyRefusal, KeyRefused, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
+export type { IssuedKey, IssueKeyOptions, KeyAccepted, KeyInfo, KeyRefusal, KeyRefused, UsageVerification, Verification, VerifyOptions } from './rules/keys.ts';
 
 /** API keys (`tollgate.keys`): issued per subject, stored as a digest, checked with the admit in one round trip. */
 export class Keys {
@@ -35,8 +49,8 @@ export class Keys {
   async issue(subject: string, options: IssueKeyOptions = {}): Promise<IssuedKey> {
     const redisKeys = this.ctx.redisKeys(subject);
     const { name, ttlMs, surfaces, limits } = keyIssueArgs(options, this.ctx.accountSurface);
-    const keyId = randomBytes(5).toString("hex");
-    const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString("hex")}`;
+    const keyId = randomBytes(5).toString('hex');
+    const key = `${this.ctx.keyPrefix}_${redisKeys.subject}_${keyId}_${randomBytes(16).toString('hex')}`;
     const reply = await this.ctx.runner.run(issueKey, redisKeys, {
       limits,
       keyId,
@@ -73,17 +87,17 @@ export class Keys {
     const reply = await this.ctx.runner.run(listKeys, redisKeys, {});
     // A list of {keyId, expiresAt, surfaces, createdAt, name}; cjson sends an empty one as {}.
     return list(reply.keys).map((k) => {
-      const expiresAt = int(field(k, "expiresAt"));
-      const surfaces = text(field(k, "surfaces"));
+      const expiresAt = int(field(k, 'expiresAt'));
+      const surfaces = text(field(k, 'surfaces'));
       const info: KeyInfo = {
-        keyId: text(field(k, "keyId")),
-        name: text(field(k, "name")),
-        createdAt: int(field(k, "createdAt")),
+        keyId: text(field(k, 'keyId')),
+        name: text(field(k, 'name')),
+        createdAt: int(field(k, 'createdAt')),
         expiresAt: expiresAt > 0 ? expiresAt : null,
-        surfaces: surfaces === "*" ? null : surfaces.split(","),
+        surfaces: surfaces === '*' ? null : surfaces.split(','),
       };
-      const limits = (k as Record<string, unknown>)["limits"];
-      if (typeof limits === "string") info.limits = keyLimitsOf(limits);
+      const limits = (k as Record<string, unknown>).limits;
+      if (typeof limits === 'string') info.limits = keyLimitsOf(limits);
       return info;
     });
   }
@@ -106,23 +120,23 @@ export class Keys {
   verify(key: string, options: VerifyOptions & { usage: true }): Promise<UsageVerification>;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
   async verify(key: string, options: VerifyOptions = {}): Promise<Verification | UsageVerification> {
-    const surface = this.ctx.accountSurface(options.surface ?? "api");
+    const surface = this.ctx.accountSurface(options.surface ?? 'api');
     const parsed = parseKey(key, this.ctx.keyPrefix);
-    if (parsed === null) return keyRefused("malformed");
+    if (parsed === null) return keyRefused('malformed');
     const redisKeys = this.ctx.redisKeys(parsed.subject);
     try {
       if (options.usage === true) return await this.verifyUsage(redisKeys, surface, parsed);
       return await this.verifyAdmit(redisKeys, surface, parsed, options);
     } catch (error) {
       // A key whose account is gone proves nothing.
-      if (error instanceof AccountNotFoundError) return keyRefused("unknown");
+      if (error instanceof AccountNotFoundError) return keyRefused('unknown');
       throw error;
     }
   }
 
   private async verifyAdmit(redisKeys: SubjectKeys, surface: string, parsed: { keyId: string; digest: string }, options: VerifyOptions): Promise<Verification> {
-    const cost = count("cost", options.cost ?? 1, 1);
-    const credits = count("Credits to pre-check", options.credits ?? 0);
+    const cost = count('cost', options.cost ?? 1, 1);
+    const credits = count('Credits to pre-check', options.credits ?? 0);
     const cache = this.ctx.denyCache;
     const cacheKey = cache && `k\0${parsed.digest}\0${surface}`;
     if (cache && cacheKey) {
@@ -130,7 +144,9 @@ export class Keys {
       if (cached) return keyAccepted(redisKeys.subject, parsed.keyId, { admission: cached });
     }
     const stagger = this.ctx.staggerOf(redisKeys.subject);
-    const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest }));
+    const reply = await withCurrentPlan(this.ctx, redisKeys, () =>
+      this.ctx.runner.run(verifyKey, redisKeys, { surface, cost, credits, stagger, keyId: parsed.keyId, keyDigest: parsed.digest }),
+    );
     if (reply.code === Code.KEY_REFUSED) return keyRefused(reply.reason);
     const admission = admissionFrom(reply, credits, `${surface}:`);
     if (!admission.ok && cache && cacheKey) cache.remember(cacheKey, redisKeys.subject, admission, cost);

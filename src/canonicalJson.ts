@@ -13,7 +13,7 @@
  * JSON.stringify honours it: a Date is its ISO string. Nesting deeper than `maxDepth`
  * (default 256) is refused before the call stack is at risk.
  */
-import { InvalidInputError } from "./errors.ts";
+import { InvalidInputError } from './errors.ts';
 
 /** In `u` mode a surrogate pair is one code point, so this finds only lone surrogates. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
@@ -33,13 +33,24 @@ export function canonicalJson(value: unknown, options: { maxDepth?: number } = {
   const refuse = (key: string, what: string) => new InvalidInputError(`Not a JSON value at "${key.slice(0, 64)}": ${what}`);
   const write = (input: unknown, key: string): string | undefined => {
     let v = input as { toJSON?: (key: string) => unknown } | undefined;
-    if (v !== null && v !== undefined && typeof v.toJSON === "function") v = v.toJSON(key) as typeof v;
+    if (v !== null && v !== undefined && typeof v.toJSON === 'function') v = v.toJSON(key) as typeof v;
     if (v === undefined) return undefined;
-    if (v === null || typeof v === "boolean") return String(v);
-    if (typeof v === "number" ? Number.isFinite(v) : typeof v === "string" && !LONE_SURROGATE.test(v)) return JSON.stringify(v);
-    const proto = typeof v === "object" && Object.getPrototypeOf(v);
+    if (v === null || typeof v === 'boolean') return String(v);
+    if (typeof v === 'number' ? Number.isFinite(v) : typeof v === 'string' && !LONE_SURROGATE.test(v)) return JSON.stringify(v);
+    const proto = typeof v === 'object' && Object.getPrototypeOf(v);
     if (open.has(v) || !(Array.isArray(v) || proto === Object.prototype || proto === null)) {
-      throw refuse(key, open.has(v) ? "a cycle" : typeof v === "object" ? `a ${Object.prototype.toString.call(v).slice(8, -1)}` : typeof v === "string" ? "a lone surrogate" : typeof v === "bigint" ? "a BigInt" : String(v));
+      throw refuse(
+        key,
+        open.has(v)
+          ? 'a cycle'
+          : typeof v === 'object'
+            ? `a ${Object.prototype.toString.call(v).slice(8, -1)}`
+            : typeof v === 'string'
+              ? 'a lone surrogate'
+              : typeof v === 'bigint'
+                ? 'a BigInt'
+                : String(v),
+      );
     }
     // Written so that a maxDepth that is not a number refuses everything rather than nothing.
     if (!(open.size < maxDepth)) throw new InvalidInputError(`JSON nested deeper than ${maxDepth} levels`);
@@ -48,7 +59,7 @@ export function canonicalJson(value: unknown, options: { maxDepth?: number } = {
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const item = write(v[i], String(i));
-        if (item === undefined) throw refuse(String(i), "undefined");
+        if (item === undefined) throw refuse(String(i), 'undefined');
         parts.push(item);
       }
     } else {
@@ -60,9 +71,9 @@ export function canonicalJson(value: unknown, options: { maxDepth?: number } = {
       }
     }
     open.delete(v);
-    return Array.isArray(v) ? `[${parts.join(",")}]` : `{${parts.join(",")}}`;
+    return Array.isArray(v) ? `[${parts.join(',')}]` : `{${parts.join(',')}}`;
   };
-  const text = write(value, "");
-  if (text === undefined) throw refuse("", "undefined");
+  const text = write(value, '');
+  if (text === undefined) throw refuse('', 'undefined');
   return text;
 }

@@ -3,13 +3,13 @@
  * tables, the clock and the configured bounds. Built once by createTollgate from validated
  * options; internal (not in the public types).
  */
-import type { DenyCache } from "./denyCache.ts";
-import type { EvictionGuard } from "./evictionGuard.ts";
-import { accountSurfaceCheck, type PlanTable, type PolicyTable } from "./rules/plans.ts";
-import { SubjectKeys } from "./redisKeys.ts";
-import type { ScriptRunner } from "./scripts/runner.ts";
-import { subjectId } from "./rules/validate.ts";
-import { staggerOf } from "./rules/windows.ts";
+import type { DenyCache } from './denyCache.ts';
+import type { EvictionGuard } from './evictionGuard.ts';
+import { accountSurfaceCheck, type PlanTable, type PolicyTable } from './rules/plans.ts';
+import { SubjectKeys } from './redisKeys.ts';
+import type { ScriptRunner } from './scripts/runner.ts';
+import { subjectId } from './rules/validate.ts';
+import { staggerOf } from './rules/windows.ts';
 
 export interface ContextParts {
   runner: ScriptRunner;

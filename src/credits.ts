@@ -4,12 +4,21 @@
  * atomic script; an operation id makes a retried charge apply once.
  * Scripts: charge, reconcile, creditHistory.
  */
-import type { Context } from "./context.ts";
-import { chargeArgs, historyDaysArg, insufficient, newOperationId, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "./rules/credits.ts";
-import { charge, creditHistory, reconcile } from "./scripts/bundle.generated.ts";
-import { Code } from "./scripts/codes.ts";
+import type { Context } from './context.ts';
+import {
+  chargeArgs,
+  historyDaysArg,
+  insufficient,
+  newOperationId,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type DayUsage,
+  type Reconciliation,
+} from './rules/credits.ts';
+import { charge, creditHistory, reconcile } from './scripts/bundle.generated.ts';
+import { Code } from './scripts/codes.ts';
 
-export type { ChargeOutcome, ChargeRequest, DayUsage, Insufficient, Reconciliation } from "./rules/credits.ts";
+export type { ChargeOutcome, ChargeRequest, DayUsage, Insufficient, Reconciliation } from './rules/credits.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -34,7 +43,7 @@ export class Credits {
     const redisKeys = this.ctx.redisKeys(subject);
     const { required, optional, operationId: given } = chargeArgs(request);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
-    const own = given !== "";
+    const own = given !== '';
     // Every charge has an operation id, so that one sent again applies once: the caller's, or
     // the library's (a durable charge always, for the retry of an unconfirmed one).
     const operationId = own || (!this.ctx.resendIds && !this.ctx.runner.durable) ? given : newOperationId();

@@ -9,7 +9,7 @@
  * one when the cached denial runs out (at the window's reset at the latest). Bounded: past
  * maxEntries the oldest entry goes.
  */
-import type { Denial } from "./rules/limits.ts";
+import type { Denial } from './rules/limits.ts';
 
 interface Entry {
   subject: string;
@@ -56,8 +56,8 @@ export class DenyCache {
    * cheaper request's: only a denial of cost 1 is remembered there.
    */
   remember(cacheKey: string, subject: string, denial: Denial, cost: number): void {
-    if (denial.reason !== "rate_limited" || denial.retryAfterMs === null || denial.rateLimit.remaining > 0) return;
-    if (cost > 1 && denial.rateLimit.algorithm !== "fixed") return;
+    if (denial.reason !== 'rate_limited' || denial.retryAfterMs === null || denial.rateLimit.remaining > 0) return;
+    if (cost > 1 && denial.rateLimit.algorithm !== 'fixed') return;
     const now = this.now();
     this.entries.delete(cacheKey);
     this.entries.set(cacheKey, { subject, storedAt: now, until: now + denial.retryAfterMs, denial });

@@ -12,13 +12,13 @@
  * finding is read again after a second, so a server fixed with CONFIG SET is seen without a
  * restart. `acceptEviction: true` turns the guard off.
  */
-import { EvictionPolicyError, StoreUnavailableError } from "./errors.ts";
-import type { RedisScriptClient } from "./redis/client.ts";
+import { EvictionPolicyError, StoreUnavailableError } from './errors.ts';
+import type { RedisScriptClient } from './redis/client.ts';
 
 /** How long an unsafe finding stands before the servers are read again (ms). */
 const RECHECK_MS = 1_000;
 
-const SAFE_POLICY = "noeviction";
+const SAFE_POLICY = 'noeviction';
 
 export class EvictionGuard {
   /** True while every master is known to keep its keys: movements go straight on. */
@@ -79,13 +79,16 @@ export class EvictionGuard {
   }
 
   private async read(): Promise<void> {
-    const words = ["INFO", "memory"];
+    const words = ['INFO', 'memory'];
     let replies: Array<{ server: string; reply: unknown }>;
     try {
-      replies = await withTimeout(this.redis.everyMaster ? this.redis.everyMaster(words) : this.redis.send(words).then((reply) => [{ server: "the Redis server", reply }]), this.timeoutMs);
+      replies = await withTimeout(
+        this.redis.everyMaster ? this.redis.everyMaster(words) : this.redis.send(words).then((reply) => [{ server: 'the Redis server', reply }]),
+        this.timeoutMs,
+      );
     } catch (error) {
       // An error the server answered (NOPERM, ERR unknown command, ...) is a refusal: unsafe.
-      if (isServerReply(error)) throw this.unsafe("unknown", "the Redis server", error);
+      if (isServerReply(error)) throw this.unsafe('unknown', 'the Redis server', error);
       throw new StoreUnavailableError(`The quota store could not be read (INFO): ${(error as Error)?.message ?? String(error)}`, { cause: error });
     }
     for (const { server, reply } of replies) {
@@ -98,7 +101,7 @@ export class EvictionGuard {
     const error = new EvictionPolicyError(policy, server, cause === undefined ? undefined : { cause });
     if (!this.warned) {
       this.warned = true;
-      process.emitWarning(`${error.message} Admits keep working: an evicted window counter only resets its window.`, { code: "TOLLGATE_EVICTION_POLICY" });
+      process.emitWarning(`${error.message} Admits keep working: an evicted window counter only resets its window.`, { code: 'TOLLGATE_EVICTION_POLICY' });
     }
     return error;
   }
@@ -107,9 +110,9 @@ export class EvictionGuard {
 /** The maxmemory_policy line of an INFO reply, or "unknown". */
 function policyOf(reply: unknown): string {
   // A string, a Buffer, or RESP3's verbatim string (a String object).
-  const text = reply instanceof Uint8Array ? Buffer.from(reply).toString() : String(reply ?? "");
+  const text = reply instanceof Uint8Array ? Buffer.from(reply).toString() : String(reply ?? '');
   const match = /^maxmemory_policy:(\S+)/m.exec(text);
-  return match ? match[1]! : "unknown";
+  return match ? match[1]! : 'unknown';
 }
 
 /** An error reply of the server (its message starts with an upper-case code), not a failed connection. */

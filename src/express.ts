@@ -5,11 +5,11 @@
  *
  * @module tollgate/express
  */
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 // The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from './http.ts';
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from './http.ts';
 
 declare global {
   namespace Express {
@@ -63,22 +63,22 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   checkRateLimitOptions(options);
   return (req: Request, res: Response, next: NextFunction) => {
     if (options.skip?.(req)) return next();
-    checkRequest(options, req).then(
-      async (decision) => {
+    checkRequest(options, req)
+      .then(async (decision) => {
         if (decision.ok) {
           res.locals.tollgate = decision.pass;
           res.set(decision.pass.headers);
           const release = decision.pass.release;
           if (release) {
-            res.once("finish", release);
-            res.once("close", release);
+            res.once('finish', release);
+            res.once('close', release);
           }
           return next();
         }
         if (options.onDenied) return options.onDenied(req, res, decision.refusal);
         const { reply } = decision.refusal;
         res.status(reply.status).set(reply.headers).send(JSON.stringify(reply.body));
-      },
-    ).catch(next);
+      })
+      .catch(next);
   };
 }

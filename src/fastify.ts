@@ -4,11 +4,11 @@
  *
  * @module tollgate/fastify
  */
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from "fastify";
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 // The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from './http.ts';
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from './http.ts';
 
 /** The options of the Fastify `rateLimit` plugin; the functions take Fastify's request. */
 export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest> {
@@ -25,7 +25,7 @@ export interface FastifyRateLimitOptions extends RateLimitOptions<FastifyRequest
  */
 export type FastifyRouteRateLimit = Partial<FastifyRateLimitOptions> | false;
 
-declare module "fastify" {
+declare module 'fastify' {
   interface FastifyRequest {
     /** What a request that passed carries on (tollgate/fastify's rateLimit). */
     tollgate?: RateLimitPass;
@@ -65,38 +65,41 @@ export const rateLimit: FastifyPluginCallback<FastifyRateLimitOptions> = Object.
       // Fastify's start-up (ready, listen) rejects with it.
       return done(error as Error);
     }
-    if (!fastify.hasRequestDecorator("tollgate")) fastify.decorateRequest("tollgate", undefined);
-    fastify.addHook("onRoute", (route: RouteOptions) => {
+    if (!fastify.hasRequestDecorator('tollgate')) fastify.decorateRequest('tollgate', undefined);
+    fastify.addHook('onRoute', (route: RouteOptions) => {
       const routeOptions = route.config?.rateLimit;
       if (routeOptions === false) return;
       const merged: FastifyRateLimitOptions = routeOptions ? { ...own, ...routeOptions } : own;
       if (routeOptions) checkRateLimitOptions(merged);
       const hook = onRequest(merged);
-      route.onRequest = route.onRequest === undefined ? [hook] : Array.isArray(route.onRequest) ? [...route.onRequest, hook] : [route.onRequest as onRequestHookHandler, hook];
+      route.onRequest =
+        route.onRequest === undefined ? [hook] : Array.isArray(route.onRequest) ? [...route.onRequest, hook] : [route.onRequest as onRequestHookHandler, hook];
     });
     done();
   },
   // fastify-plugin's convention: the plugin's hooks apply to the scope that registers it.
-  { [Symbol.for("skip-override")]: true, [Symbol.for("fastify.display-name")]: "tollgate" },
+  { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: 'tollgate' },
 );
 
 function onRequest(options: FastifyRateLimitOptions): onRequestHookHandler {
   return function tollgateRateLimit(request, reply, done) {
     if (options.skip?.(request)) return done();
-    checkRequest(options, request).then((decision) => {
-      if (decision.ok) {
-        request.tollgate = decision.pass;
-        reply.headers(decision.pass.headers);
-        const release = decision.pass.release;
-        if (release) {
-          reply.raw.once("finish", release);
-          reply.raw.once("close", release);
+    checkRequest(options, request)
+      .then((decision) => {
+        if (decision.ok) {
+          request.tollgate = decision.pass;
+          reply.headers(decision.pass.headers);
+          const release = decision.pass.release;
+          if (release) {
+            reply.raw.once('finish', release);
+            reply.raw.once('close', release);
+          }
+          return done();
         }
-        return done();
-      }
-      if (options.onDenied) return options.onDenied(request, reply, decision.refusal);
-      const { status, headers, body } = decision.refusal.reply;
-      reply.code(status).headers(headers).send(JSON.stringify(body));
-    }).catch(done);
+        if (options.onDenied) return options.onDenied(request, reply, decision.refusal);
+        const { status, headers, body } = decision.refusal.reply;
+        reply.code(status).headers(headers).send(JSON.stringify(body));
+      })
+      .catch(done);
   };
 }

@@ -8,12 +8,12 @@
  * Scripts: openHold, settleHold, renewHold, endHold, readHold,
  * listHolds; the sweep lives in src/sweep.ts.
  */
-import type { Context } from "./context.ts";
-import { HoldNotFoundError, InvalidInputError } from "./errors.ts";
-import { claimOf, decodeStoredOutcome } from "./idempotency.ts";
-import { insufficient } from "./rules/credits.ts";
-import { holdFrom, type Hold, type HoldKind } from "./records.ts";
-import type { SubjectKeys } from "./redisKeys.ts";
+import type { Context } from './context.ts';
+import { HoldNotFoundError, InvalidInputError } from './errors.ts';
+import { claimOf, decodeStoredOutcome } from './idempotency.ts';
+import { insufficient } from './rules/credits.ts';
+import { holdFrom, type Hold, type HoldKind } from './records.ts';
+import type { SubjectKeys } from './redisKeys.ts';
 import {
   budgetArgs,
   endOutcome,
@@ -34,14 +34,27 @@ import {
   type Settlement,
   type SettleOutcome,
   type Spend,
-} from "./rules/holds.ts";
-import { count, shortId } from "./rules/validate.ts";
-import { surfaceName } from "./rules/windows.ts";
-import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from "./scripts/bundle.generated.ts";
-import { Code } from "./scripts/codes.ts";
-import type { Sweeper } from "./sweep.ts";
+} from './rules/holds.ts';
+import { count, shortId } from './rules/validate.ts';
+import { surfaceName } from './rules/windows.ts';
+import { endHold, listHolds, openHold, readHold, renewHold, settleHold } from './scripts/bundle.generated.ts';
+import { Code } from './scripts/codes.ts';
+import type { Sweeper } from './sweep.ts';
 
-export type { EndOutcome, IdempotencyInput, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, Settled, Settlement, SettleOutcome, SettleRefusal, Spend, SurfaceNotAllowed } from "./rules/holds.ts";
+export type {
+  EndOutcome,
+  IdempotencyInput,
+  OpenBudgetRequest,
+  OpenHoldRequest,
+  OpenOutcome,
+  RenewOutcome,
+  Settled,
+  Settlement,
+  SettleOutcome,
+  SettleRefusal,
+  Spend,
+  SurfaceNotAllowed,
+} from './rules/holds.ts';
 
 /**
  * Holds (`tollgate.holds`): credits reserved upfront for a bulk job (items, settled item by item)
@@ -71,12 +84,12 @@ export class Holds {
    * ```
    */
   async open(subject: string, request: OpenHoldRequest): Promise<OpenOutcome> {
-    return this.openAny(subject, "items", request?.surface ?? "api", openArgs(request), request);
+    return this.openAny(subject, 'items', request?.surface ?? 'api', openArgs(request), request);
   }
 
   /** Reserves a budget of `amount` credits, drawn item by item with spend. */
   async openBudget(subject: string, request: OpenBudgetRequest): Promise<OpenOutcome> {
-    return this.openAny(subject, "budget", request?.surface ?? "api", budgetArgs(request), request);
+    return this.openAny(subject, 'budget', request?.surface ?? 'api', budgetArgs(request), request);
   }
 
   /**
@@ -93,11 +106,11 @@ export class Holds {
    */
   async renew(subject: string, holdIdArg: string): Promise<RenewOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const holdId = shortId("Hold id", holdIdArg);
+    const holdId = shortId('Hold id', holdIdArg);
     const reply = await this.ctx.runner.run(renewHold, redisKeys, { hold: redisKeys.hold(holdId) }, holdId);
     // The sweep index needs no word: an entry earlier than a lease is safe, and the sweep moves it.
     if (reply.code === Code.OK) return { ok: true, leaseUntil: reply.leaseUntil };
-    if (reply.code === Code.HOLD_ENDED) return { ok: false, reason: "ended" };
+    if (reply.code === Code.HOLD_ENDED) return { ok: false, reason: 'ended' };
     throw new Error(`renewHold returned an unknown code ${String(reply.code)}`);
   }
 
@@ -109,20 +122,20 @@ export class Holds {
     request: { idempotency?: IdempotencyInput; holdId?: string },
   ): Promise<OpenOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const surface = surfaceName("Surface", surfaceArg);
+    const surface = surfaceName('Surface', surfaceArg);
     const { holdId, own: ownHoldId } = holdIdArg(request.holdId);
     const claim = claimOf(request.idempotency);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const params = {
       hold: redisKeys.hold(holdId),
-      idempotency: redisKeys.idempotency(claim?.key ?? ""),
+      idempotency: redisKeys.idempotency(claim?.key ?? ''),
       holdId,
       kind,
       surface,
       ...size,
-      idempotencyKey: claim?.key ?? "",
-      fingerprint: claim?.fingerprint ?? "",
-      idempotencyToken: claim?.token ?? "",
+      idempotencyKey: claim?.key ?? '',
+      fingerprint: claim?.fingerprint ?? '',
+      idempotencyToken: claim?.token ?? '',
       holdLeaseMs,
     };
     // Lapsed holds, and ended ones past their bounds, are tidied first (HOLDS_DUE).
@@ -141,24 +154,24 @@ export class Holds {
         const stored = decodeStoredOutcome(reply.storedCode, reply.outcome);
         // The same hold id answered by its hold: a resent command unless the caller chose the id.
         const resent = !claim && !ownHoldId;
-        return stored.kind === "hold"
+        return stored.kind === 'hold'
           ? { ok: true, hold: stored.hold, replayed: !resent }
-          : { ok: false, reason: "hold_limit_reached", active: stored.active, cap: stored.cap, replayed: true };
+          : { ok: false, reason: 'hold_limit_reached', active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.HOLD_LIMIT:
-        return { ok: false, reason: "hold_limit_reached", active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
+        return { ok: false, reason: 'hold_limit_reached', active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
         return insufficient(reply.refusal.balance, reply.refusal.needed);
       case Code.SURFACE_NOT_ALLOWED: {
         const allowed = reply.refusal.surfaces;
-        return surfaceNotAllowed(surface, allowed === "" ? [] : allowed.split(","));
+        return surfaceNotAllowed(surface, allowed === '' ? [] : allowed.split(','));
       }
       case Code.TOO_MANY_ITEMS:
-        return { ok: false, reason: "too_many_items", max: reply.refusal.max };
+        return { ok: false, reason: 'too_many_items', max: reply.refusal.max };
       case Code.IDEMPOTENCY_REUSED:
-        return { ok: false, reason: "idempotency_key_reused" };
+        return { ok: false, reason: 'idempotency_key_reused' };
       case Code.IDEMPOTENCY_IN_USE:
-        return { ok: false, reason: "idempotency_key_in_use" };
+        return { ok: false, reason: 'idempotency_key_in_use' };
       case Code.HOLD_EXISTS:
         throw new InvalidInputError(`Hold id "${holdId}" is already taken by a hold with other terms`);
       case Code.HOLD_DROPPED:
@@ -181,12 +194,12 @@ export class Holds {
    * ```
    */
   async settle(subject: string, holdId: string, settlement: Settlement): Promise<SettleOutcome> {
-    return this.settleAny(subject, holdId, "items", settleArgs(settlement));
+    return this.settleAny(subject, holdId, 'items', settleArgs(settlement));
   }
 
   /** Takes `amount` credits from a budget hold; more than is left is refused and takes nothing. */
   async spend(subject: string, holdId: string, spend: Spend): Promise<SettleOutcome> {
-    return this.settleAny(subject, holdId, "budget", spendArgs(spend));
+    return this.settleAny(subject, holdId, 'budget', spendArgs(spend));
   }
 
   private async settleAny(
@@ -196,7 +209,7 @@ export class Holds {
     what: { itemId: string; failed: string; optionalSpent: number; amount: number },
   ): Promise<SettleOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const holdId = shortId("Hold id", holdIdArg);
+    const holdId = shortId('Hold id', holdIdArg);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(settleHold, redisKeys, { hold: redisKeys.hold(holdId), kind, ...what }, holdId, what.itemId);
     const { code } = reply;
@@ -209,13 +222,13 @@ export class Holds {
       case Code.REPLAYED:
         return settled(hold, true);
       case Code.LEASE_EXPIRED:
-        return settleRefused("lease_expired", hold);
+        return settleRefused('lease_expired', hold);
       case Code.BUDGET_EXHAUSTED:
-        return settleRefused("budget_exhausted", hold);
+        return settleRefused('budget_exhausted', hold);
       case Code.TOO_MANY_LABELS:
-        return settleRefused("too_many_labels", hold);
+        return settleRefused('too_many_labels', hold);
       case Code.HOLD_ENDED:
-        return settleRefused("hold_ended", hold);
+        return settleRefused('hold_ended', hold);
       default:
         throw new Error(`settleHold returned an unknown code ${String(code)}`);
     }
@@ -223,17 +236,17 @@ export class Holds {
 
   /** Ends a hold now as completed, refunding whatever it did not use. */
   finish(subject: string, holdId: string): Promise<EndOutcome> {
-    return this.end(subject, holdId, "completed", "finished");
+    return this.end(subject, holdId, 'completed', 'finished');
   }
 
   /** Cancels a hold: refunds everything it still holds; a second cancel refunds nothing. */
   cancel(subject: string, holdId: string): Promise<EndOutcome> {
-    return this.end(subject, holdId, "canceled", "canceled");
+    return this.end(subject, holdId, 'canceled', 'canceled');
   }
 
-  private async end(subject: string, holdIdArg: string, status: "completed" | "canceled", reason: "finished" | "canceled"): Promise<EndOutcome> {
+  private async end(subject: string, holdIdArg: string, status: 'completed' | 'canceled', reason: 'finished' | 'canceled'): Promise<EndOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const holdId = shortId("Hold id", holdIdArg);
+    const holdId = shortId('Hold id', holdIdArg);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.move(endHold, redisKeys, { hold: redisKeys.hold(holdId), status, reason }, holdId, holdId);
     return endOutcome(reply.code === Code.OK, holdFrom(reply.hold));
@@ -242,7 +255,7 @@ export class Holds {
   /** One hold of the subject (another subject's hold id is not found). Spends nothing. */
   async get(subject: string, holdIdArg: string): Promise<Hold> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const holdId = shortId("Hold id", holdIdArg);
+    const holdId = shortId('Hold id', holdIdArg);
     const [hold] = await this.read(redisKeys, [holdId]);
     if (!hold) throw new HoldNotFoundError(holdId);
     return hold;
@@ -254,7 +267,7 @@ export class Holds {
    */
   async list(subject: string, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; active: number; holds: Hold[] }> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const params = { offset: count("offset", page.offset ?? 0), count: count("limit", page.limit ?? 50, 0, 1000) };
+    const params = { offset: count('offset', page.offset ?? 0), count: count('limit', page.limit ?? 50, 0, 1000) };
     const reply = await this.sweeper.afterDue(redisKeys, () => this.ctx.runner.run(listHolds, redisKeys, params));
     const holds = reply.holdIds.length === 0 ? [] : (await this.read(redisKeys, reply.holdIds)).filter((hold): hold is Hold => hold !== undefined);
     return { total: reply.total, active: reply.active, holds };

@@ -4,11 +4,11 @@
  *
  * @module tollgate/hono
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from 'hono';
 // The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from './http.ts';
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from './http.ts';
 
 /** The options of the Hono `rateLimit` middleware; the functions take Hono's `c`. */
 export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
@@ -22,7 +22,7 @@ export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
 /** The variables the middleware sets: `c.get("tollgate")`. */
 export type TollgateVariables = { tollgate: RateLimitPass };
 
-declare module "hono" {
+declare module 'hono' {
   interface ContextVariableMap {
     /** What a request that passed carries on (tollgate/hono's rateLimit); unset when it was skipped. */
     tollgate: RateLimitPass;
@@ -56,7 +56,7 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<{ Va
       const { status, headers, body } = decision.refusal.reply;
       return new Response(JSON.stringify(body), { status, headers });
     }
-    c.set("tollgate", decision.pass);
+    c.set('tollgate', decision.pass);
     // Prepared headers: Hono adds them to whatever response the route (or onError) makes.
     for (const name in decision.pass.headers) c.header(name, decision.pass.headers[name]);
     try {

@@ -20,7 +20,7 @@ export {
   type HeaderOptions,
   type HttpReply,
   type Limited,
-} from "./replies.ts";
+} from './replies.ts';
 export {
   checkRequest,
   checkRateLimitOptions,
@@ -31,5 +31,5 @@ export {
   type RefusalType,
   type PerRequest,
   type StoreErrorMode,
-} from "./middleware.ts";
-export { ipSubject, type IpSubjectOptions } from "./ipSubject.ts";
+} from './middleware.ts';
+export { ipSubject, type IpSubjectOptions } from './ipSubject.ts';

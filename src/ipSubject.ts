@@ -5,8 +5,8 @@
  * (or more) to pick addresses from. So an IPv4-mapped address counts as its IPv4 address, and
  * an IPv6 address counts as its network of `ipv6Prefix` bits.
  */
-import { isIPv4, isIPv6 } from "node:net";
-import { InvalidInputError } from "./errors.ts";
+import { isIPv4, isIPv6 } from 'node:net';
+import { InvalidInputError } from './errors.ts';
 
 /** ipSubject's options. */
 export interface IpSubjectOptions {
@@ -15,7 +15,7 @@ export interface IpSubjectOptions {
 }
 
 /** What an address that is none (missing, or not an IP address) counts under. */
-const UNKNOWN = "ip:unknown";
+const UNKNOWN = 'ip:unknown';
 
 /**
  * A valid subject for a client address: `ip:203.0.113.7` for IPv4 (and IPv4-mapped IPv6),
@@ -29,12 +29,15 @@ const UNKNOWN = "ip:unknown";
  */
 export function ipSubject(address: string | undefined | null, options: IpSubjectOptions = {}): string {
   const prefix = options.ipv6Prefix ?? 56;
-  if (typeof prefix !== "number" || !Number.isInteger(prefix) || prefix < 0 || prefix > 128) {
+  if (typeof prefix !== 'number' || !Number.isInteger(prefix) || prefix < 0 || prefix > 128) {
     throw new InvalidInputError(`ipv6Prefix must be a whole number 0..128 (got ${String(prefix)})`);
   }
-  if (typeof address !== "string") return UNKNOWN;
+  if (typeof address !== 'string') return UNKNOWN;
   // A zone (fe80::1%eth0) names the host's interface, not the client; brackets come from URLs.
-  const bare = address.trim().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
+  const bare = address
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   if (isIPv4(bare)) return `ip:${bare}`;
   if (!isIPv6(bare)) return UNKNOWN;
   const groups = ipv6Groups(bare);
@@ -51,8 +54,8 @@ function ipv6Groups(address: string): number[] {
     const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
     text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, tail] = text.split("::") as [string, string | undefined];
-  const parse = (part: string | undefined) => (part ? part.split(":").map((group) => parseInt(group, 16)) : []);
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
   const front = parse(head);
   const back = parse(tail);
   return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
@@ -77,6 +80,6 @@ function ipv6Text(groups: readonly number[]): string {
     i = j === i ? i + 1 : j;
   }
   const hex = groups.map((group) => group.toString(16));
-  if (best < 0) return hex.join(":");
-  return `${hex.slice(0, best).join(":")}::${hex.slice(best + bestLength).join(":")}`;
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLength).join(':')}`;
 }

@@ -4,13 +4,13 @@
  *
  * @module tollgate/koa
  */
-import type { Context, Middleware, Next } from "koa";
+import type { Context, Middleware, Next } from 'koa';
 // The tollgate/http entry at run time (tsup.config.ts), not a second copy of the library.
-import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from "./http.ts";
+import { checkRateLimitOptions, checkRequest, type RateLimitOptions, type RateLimitPass, type RateLimitRefusal } from './http.ts';
 
-export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from "./http.ts";
+export type { PerRequest, RateLimitOptions, RateLimitPass, RateLimitRefusal, StoreErrorMode } from './http.ts';
 
-declare module "koa" {
+declare module 'koa' {
   interface DefaultState {
     /** What a request that passed carries on (tollgate/koa's rateLimit). */
     tollgate?: RateLimitPass;
@@ -70,14 +70,14 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
     ctx.state.tollgate = decision.pass;
     ctx.set(headers);
     if (release) {
-      ctx.res.once("finish", release);
-      ctx.res.once("close", release);
+      ctx.res.once('finish', release);
+      ctx.res.once('close', release);
     }
     try {
       await next();
     } catch (error) {
       // Koa's error handler clears the response's headers and then sets error.headers.
-      if (error !== null && typeof error === "object" && Object.isExtensible(error)) {
+      if (error !== null && typeof error === 'object' && Object.isExtensible(error)) {
         const carried = error as { headers?: Record<string, string> };
         carried.headers = { ...headers, ...carried.headers };
       }

@@ -4,17 +4,29 @@
  * an account takes its plan's windows; a subject without one takes a policy's. A denied
  * request is a value and counts in no window. Scripts: admit, resetLimits.
  */
-import type { Context } from "./context.ts";
-import type { SubjectKeys } from "./redisKeys.ts";
-import { withCurrentPlan } from "./planEdits.ts";
-import { overrideOf, overrideWord, type Override, type OverrideOptions } from "./overrides.ts";
-import { admitArgs, admitted, denied, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type Denial, type LimitState, type LimitTarget } from "./rules/limits.ts";
-import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState } from "./rules/windows.ts";
-import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, releaseLease, resetLimits } from "./scripts/bundle.generated.ts";
-import { Code } from "./scripts/codes.ts";
-import type { WindowsForm } from "./windows.ts";
+import type { Context } from './context.ts';
+import type { SubjectKeys } from './redisKeys.ts';
+import { withCurrentPlan } from './planEdits.ts';
+import { overrideOf, overrideWord, type Override, type OverrideOptions } from './overrides.ts';
+import {
+  admitArgs,
+  admitted,
+  denied,
+  leaseOf,
+  leaseText,
+  policyWindows,
+  type Admission,
+  type AdmitOptions,
+  type Denial,
+  type LimitState,
+  type LimitTarget,
+} from './rules/limits.ts';
+import { mostRestrictive, shadowDenialsOf, surfaceName, windowsSpec, type RateLimitState } from './rules/windows.ts';
+import { admit as admitScript, admitPolicy, listOverrides, overrideLimits, releaseLease, resetLimits } from './scripts/bundle.generated.ts';
+import { Code } from './scripts/codes.ts';
+import type { WindowsForm } from './windows.ts';
 
-export type { Admission, AdmitOptions, Allowed, Denial, LimitState, LimitTarget } from "./rules/limits.ts";
+export type { Admission, AdmitOptions, Allowed, Denial, LimitState, LimitTarget } from './rules/limits.ts';
 export type { RateLimitState };
 
 /** A policy's windows on a surface for one subject, as lua/admitPolicy.lua takes them. */
@@ -34,7 +46,7 @@ export interface AdmitReply {
 }
 
 /** The admission an admit reply stands for. */
-export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = ""): Admission {
+export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = ''): Admission {
   const { code } = reply;
   const refused = code === Code.RATE_LIMITED || code === Code.COST_EXCEEDS_LIMIT || code === Code.CONCURRENCY;
   const { states: windows, retries } = reply.windows;
@@ -43,7 +55,7 @@ export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = 
   // One fixed window (the common case) is never a shadow: its reply form has no retries.
   const shadowDenials = windows.length > 1 || windows[0]!.shadow ? shadowDenialsOf(windows, retries) : undefined;
   if (refused) {
-    const reason = code === Code.RATE_LIMITED ? "rate_limited" : code === Code.CONCURRENCY ? "concurrency" : "cost_exceeds_limit";
+    const reason = code === Code.RATE_LIMITED ? 'rate_limited' : code === Code.CONCURRENCY ? 'concurrency' : 'cost_exceeds_limit';
     return denied(reason, rateLimit, windows, retryAfterMs, shadowDenials);
   }
   const lease = reply.windows.lease > 0 ? leaseText(reply.windows.lease, leaseTarget) : undefined;
@@ -78,7 +90,7 @@ export class Limits {
     const redisKeys = this.ctx.redisKeys(subject);
     const { cost, credits } = admitArgs(options);
     if (options.policy === undefined) {
-      const surface = this.ctx.accountSurface(options.surface ?? "api");
+      const surface = this.ctx.accountSurface(options.surface ?? 'api');
       const params = { surface, cost, credits, stagger: this.ctx.staggerOf(redisKeys.subject) };
       const reply = await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, params));
       return admissionFrom(reply, credits, `${surface}:`);
@@ -108,7 +120,14 @@ export class Limits {
     const redisKeys = this.ctx.redisKeys(subject);
     const reply =
       options.policy === undefined
-        ? await withCurrentPlan(this.ctx, redisKeys, () => this.ctx.runner.run(admitScript, redisKeys, { surface: this.ctx.accountSurface(options.surface ?? "api"), cost: 0, credits: 0, stagger: this.ctx.staggerOf(redisKeys.subject) }))
+        ? await withCurrentPlan(this.ctx, redisKeys, () =>
+            this.ctx.runner.run(admitScript, redisKeys, {
+              surface: this.ctx.accountSurface(options.surface ?? 'api'),
+              cost: 0,
+              credits: 0,
+              stagger: this.ctx.staggerOf(redisKeys.subject),
+            }),
+          )
         : await this.ctx.runner.run(admitPolicy, redisKeys, { ...this.policy(redisKeys, options.policy, options.surface), cost: 0 });
     const { rateLimit, windows } = admissionFrom(reply, 0);
     return { rateLimit, windows };
@@ -117,7 +136,7 @@ export class Limits {
   /** Clears the subject's counts on the surface: its next request starts every window afresh. */
   async reset(subject: string, options: LimitTarget = {}): Promise<void> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const surface = options.policy === undefined ? this.ctx.accountSurface(options.surface ?? "api") : surfaceName("Surface", options.surface ?? "api");
+    const surface = options.policy === undefined ? this.ctx.accountSurface(options.surface ?? 'api') : surfaceName('Surface', options.surface ?? 'api');
     const target = options.policy === undefined ? redisKeys.account : this.policy(redisKeys, options.policy, surface).counters;
     await this.ctx.runner.run(resetLimits, redisKeys, { target, surface, policy: options.policy === undefined ? 0 : 1 });
     this.ctx.denyCache?.forget(redisKeys.subject);
@@ -139,7 +158,7 @@ export class Limits {
     const redisKeys = this.ctx.redisKeys(subject);
     const override = overrideWord(options);
     if (options.policy === undefined) {
-      const surface = this.ctx.accountSurface(options.surface ?? "api");
+      const surface = this.ctx.accountSurface(options.surface ?? 'api');
       await this.ctx.runner.run(overrideLimits, redisKeys, { target: redisKeys.account, surface, policy: 0, override, keepMs: 0 });
     } else {
       const target = this.policy(redisKeys, options.policy, options.surface);
@@ -175,13 +194,19 @@ export class Limits {
   }
 
   private policy(redisKeys: SubjectKeys, policy: unknown, surfaceArg: string | undefined): PolicyTarget {
-    const surface = surfaceName("Surface", surfaceArg ?? "api");
+    const surface = surfaceName('Surface', surfaceArg ?? 'api');
     const id = `${String(policy)}\0${surface}`;
     let windows = this.specs.get(id);
     if (windows === undefined) {
       windows = windowsSpec(policyWindows(this.ctx.policies, policy, surface));
       this.specs.set(id, windows);
     }
-    return { surface, windows, counters: redisKeys.policyCounters(policy as string, surface), stagger: this.ctx.staggerOf(redisKeys.subject), cacheKey: `p\0${id}\0${redisKeys.subject}` };
+    return {
+      surface,
+      windows,
+      counters: redisKeys.policyCounters(policy as string, surface),
+      stagger: this.ctx.staggerOf(redisKeys.subject),
+      cacheKey: `p\0${id}\0${redisKeys.subject}`,
+    };
   }
 }

@@ -5,29 +5,38 @@
  * and one-process apps: several processes share nothing, and nothing survives a restart
  * (docs/memory.md).
  */
-import type { AccountPage, Accounts, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "./accounts.ts";
-import type { Keys } from "./apiKeys.ts";
-import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from "./rules/keys.ts";
-import type { Credits } from "./credits.ts";
-import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from "./rules/credits.ts";
-import type { Interval } from "./rules/cycles.ts";
-import type { Holds } from "./holds.ts";
-import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from "./rules/holds.ts";
-import type { Idempotency } from "./idempotency.ts";
-import type { BeginOutcome, IdempotencyClaim } from "./rules/idempotency.ts";
-import type { Limits } from "./limits.ts";
-import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from "./rules/limits.ts";
-import type { Override, OverrideOptions } from "./overrides.ts";
-import { TollgateModel } from "./model/model.ts";
-import type { ModelOptions } from "./model/core.ts";
-import type { AccountLimits, Cycle, EndedCycle, Hold } from "./rules/records.ts";
-import type { Usage } from "./rules/usage.ts";
-import { validatePlans, validatePolicies } from "./rules/plans.ts";
-import { count } from "./rules/validate.ts";
-import { checkedTable, type SurfaceWindows, type Window } from "./rules/windows.ts";
+import type {
+  AccountPage,
+  Accounts,
+  AccountSnapshot,
+  ChangePlanOptions,
+  CreateAccountOptions,
+  DeleteAccountOptions,
+  DeleteOutcome,
+  ListAccountsOptions,
+} from './accounts.ts';
+import type { Keys } from './apiKeys.ts';
+import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verification, VerifyOptions } from './rules/keys.ts';
+import type { Credits } from './credits.ts';
+import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from './rules/credits.ts';
+import type { Interval } from './rules/cycles.ts';
+import type { Holds } from './holds.ts';
+import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from './rules/holds.ts';
+import type { Idempotency } from './idempotency.ts';
+import type { BeginOutcome, IdempotencyClaim } from './rules/idempotency.ts';
+import type { Limits } from './limits.ts';
+import type { Admission, AdmitOptions, Denial, LimitState, LimitTarget } from './rules/limits.ts';
+import type { Override, OverrideOptions } from './overrides.ts';
+import { TollgateModel } from './model/model.ts';
+import type { ModelOptions } from './model/core.ts';
+import type { AccountLimits, Cycle, EndedCycle, Hold } from './rules/records.ts';
+import type { Usage } from './rules/usage.ts';
+import { validatePlans, validatePolicies } from './rules/plans.ts';
+import { count } from './rules/validate.ts';
+import { checkedTable, type SurfaceWindows, type Window } from './rules/windows.ts';
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
-export type MemoryOptions = Omit<ModelOptions, "clock"> & { clock?: () => number };
+export type MemoryOptions = Omit<ModelOptions, 'clock'> & { clock?: () => number };
 
 /** What each concept offers a caller: its public members (the classes on Redis also hold their context). */
 type Face<T> = { [K in keyof T]: T[K] };
@@ -69,7 +78,7 @@ export function createMemoryTollgate(options: MemoryOptions) {
  */
 export function createLocalLimiter(options: MemoryOptions & { instances: number }): ReturnType<typeof createMemoryTollgate> {
   const { instances, ...rest } = options;
-  count("instances", instances, 1);
+  count('instances', instances, 1);
   const share = (windows: readonly Window[]): Window[] => windows.map((w) => ({ ...w, limit: Math.max(1, Math.floor(w.limit / instances)) }));
   const shared = (table: SurfaceWindows) => Object.fromEntries(Object.entries(checkedTable(table)).map(([surface, windows]) => [surface, share(windows)]));
   const plans = validatePlans(rest.plans);

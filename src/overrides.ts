@@ -5,9 +5,9 @@
  * read and the counts carry over when the limit changes. Scripts: lua/overrideLimits.lua,
  * lua/listOverrides.lua.
  */
-import { InvalidInputError } from "./errors.ts";
-import { count } from "./rules/validate.ts";
-import { validateWindows, windowsFromSpec, windowsSpec, type Window } from "./rules/windows.ts";
+import { InvalidInputError } from './errors.ts';
+import { count } from './rules/validate.ts';
+import { validateWindows, windowsFromSpec, windowsSpec, type Window } from './rules/windows.ts';
 
 /** limits.override's options. */
 export interface OverrideOptions {
@@ -38,12 +38,12 @@ export interface Override {
 
 /** The override word lua/lib/windows.lua reads ('' clears), from checked options. */
 export function overrideWord(options: OverrideOptions): string {
-  if (options === null || typeof options !== "object") throw new InvalidInputError("limits.override needs { surface?, windows, policy?, expiresAt? }");
+  if (options === null || typeof options !== 'object') throw new InvalidInputError('limits.override needs { surface?, windows, policy?, expiresAt? }');
   const expiresAt = options.expiresAt instanceof Date ? options.expiresAt.getTime() : options.expiresAt;
-  const end = expiresAt === undefined ? 0 : count("expiresAt", expiresAt, 1);
-  if (options.windows === null) return "";
-  const spec = windowsSpec(validateWindows("windows", options.windows, 0));
-  return `o=${spec.replaceAll(" ", ",")}@${end}`;
+  const end = expiresAt === undefined ? 0 : count('expiresAt', expiresAt, 1);
+  if (options.windows === null) return '';
+  const spec = windowsSpec(validateWindows('windows', options.windows, 0));
+  return `o=${spec.replaceAll(' ', ',')}@${end}`;
 }
 
 /** The windows and end of a listed override. */

@@ -2,12 +2,12 @@
  * What checkRequest and the rate-limit middlewares take and answer: their options, the pass
  * of a request that goes on, and the refusal of one that does not.
  */
-import type { HttpReply } from "./replies.ts";
-import type { Admission, Allowed } from "./rules/limits.ts";
-import type { Tollgate } from "./tollgate.ts";
+import type { HttpReply } from './replies.ts';
+import type { Admission, Allowed } from './rules/limits.ts';
+import type { Tollgate } from './tollgate.ts';
 
 /** What a rate-limit middleware does when the quota store cannot be reached. */
-export type StoreErrorMode = "closed" | "open" | "local";
+export type StoreErrorMode = 'closed' | 'open' | 'local';
 
 /** A value of the middleware options: fixed, or worked out per request. */
 export type PerRequest<Req, T> = T | ((req: Req) => T);
@@ -73,7 +73,7 @@ export interface RateLimitPass {
    * Set when the quota store could not be reached and onStoreError decided: the subject (and
    * keyId) are then the ones the key names, NOT verified.
    */
-  degraded?: "open" | "local";
+  degraded?: 'open' | 'local';
   /**
    * On a surface with a concurrency limit: frees the place the request took (limits.release).
    * The middlewares call it when the response finishes or the connection closes; a host
@@ -84,7 +84,7 @@ export interface RateLimitPass {
 }
 
 /** The error types checkRequest answers with. */
-export type RefusalType = "unauthorized" | "rate_limited" | "insufficient_quota" | "unavailable";
+export type RefusalType = 'unauthorized' | 'rate_limited' | 'insufficient_quota' | 'unavailable';
 
 /** Why a request was refused, with the reply that answers it. */
 export interface RateLimitRefusal {
@@ -109,6 +109,6 @@ export interface RateLimitRefusal {
 export type RateLimitDecision = { ok: true; pass: RateLimitPass } | { ok: false; refusal: RateLimitRefusal };
 
 /** A refused request: its error type (under both names until 1.0), the reply, and what is known. */
-export function refused(type: RefusalType, reply: HttpReply, known: Pick<RateLimitRefusal, "subject" | "admission" | "error"> = {}): RateLimitDecision {
+export function refused(type: RefusalType, reply: HttpReply, known: Pick<RateLimitRefusal, 'subject' | 'admission' | 'error'> = {}): RateLimitDecision {
   return { ok: false, refusal: { type, reason: type, reply, ...known } };
 }

@@ -3,10 +3,10 @@
  * and send its attributes by
  * name; this file is the one place that turns those attributes into the public shapes.
  */
-import type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from "./rules/records.ts";
-import { windowsFromSpec } from "./rules/windows.ts";
-import { decodeHold, type HoldForm } from "./scripts/generated/forms.ts";
-import { field } from "./scripts/reply.ts";
+import type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from './rules/records.ts';
+import { windowsFromSpec } from './rules/windows.ts';
+import { decodeHold, type HoldForm } from './scripts/generated/forms.ts';
+import { field } from './scripts/reply.ts';
 
 export type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus };
 
@@ -16,12 +16,12 @@ export type AccountAttributes = Record<string, unknown> & { windows?: Record<str
 const n = (value: unknown) => Number(value ?? 0);
 
 export function limitsFrom(a: AccountAttributes): AccountLimits {
-  const surfaces = String(a.holdsSurfaces ?? "");
+  const surfaces = String(a.holdsSurfaces ?? '');
   return {
     name: String(a.plan),
     limits: Object.fromEntries(Object.entries(a.windows ?? {}).map(([surface, spec]) => [surface, windowsFromSpec(spec)])),
     credits: { allowance: n(a.nextAllowance) },
-    holds: { cap: n(a.holdsCap), maxItems: n(a.holdsMaxItems), surfaces: surfaces === "" ? [] : surfaces.split(",") },
+    holds: { cap: n(a.holdsCap), maxItems: n(a.holdsMaxItems), surfaces: surfaces === '' ? [] : surfaces.split(',') },
   };
 }
 
@@ -34,9 +34,9 @@ export function cycleFrom(a: AccountAttributes): Cycle {
 }
 
 /** The cycle spec: anchor and interval ('d' days or 'm' calendar months). */
-export function cycleSpecFrom(a: AccountAttributes): { anchor: number; unit: "d" | "m"; length: number } {
-  const interval = String(a.interval ?? "d1");
-  return { anchor: n(a.anchor), unit: interval[0] === "m" ? "m" : "d", length: Number(interval.slice(1)) };
+export function cycleSpecFrom(a: AccountAttributes): { anchor: number; unit: 'd' | 'm'; length: number } {
+  const interval = String(a.interval ?? 'd1');
+  return { anchor: n(a.anchor), unit: interval[0] === 'm' ? 'm' : 'd', length: Number(interval.slice(1)) };
 }
 
 /** A hold from its reply form (lua/lib/holds.lua's header; decoded by the generated decodeHold). */
@@ -63,7 +63,7 @@ export function holdFrom(h: HoldForm): Hold {
     createdAt: h.createdAt,
     endedAt: h.endedAt > 0 ? h.endedAt : null,
     leaseExpiresAt: h.leaseExpiresAt,
-    endReason: h.endReason === "" ? null : h.endReason,
+    endReason: h.endReason === '' ? null : h.endReason,
   };
 }
 
@@ -74,9 +74,10 @@ export function holdFromJson(value: unknown): Hold {
 
 /** An account's attributes from the JSON a script sent (lua/lib/account.lua's names). */
 export function accountAttributes(value: unknown): AccountAttributes {
-  const a: AccountAttributes = typeof value === "object" && value !== null ? Object.fromEntries(Object.entries(value)) : {};
+  const a: AccountAttributes = typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value)) : {};
   const windows = a.windows;
-  a.windows = typeof windows === "object" && windows !== null ? Object.fromEntries(Object.entries(windows).map(([surface, spec]) => [surface, String(spec)])) : {};
+  a.windows =
+    typeof windows === 'object' && windows !== null ? Object.fromEntries(Object.entries(windows).map(([surface, spec]) => [surface, String(spec)])) : {};
   return a;
 }
 
@@ -84,14 +85,14 @@ export function endedCyclesFrom(list: unknown): EndedCycle[] {
   // cjson sends an empty Lua table as {}.
   if (!Array.isArray(list)) return [];
   return list.map((c: unknown) => ({
-    id: n(field(c, "id")),
-    start: n(field(c, "cycleStart")),
-    end: n(field(c, "cycleEnd")),
-    plannedEnd: n(field(c, "plannedEnd") ?? field(c, "cycleEnd")),
-    allowance: n(field(c, "allowance")),
-    unused: n(field(c, "unused")),
-    spent: n(field(c, "spent")),
-    held: n(field(c, "held")),
-    refunded: n(field(c, "refunded")),
+    id: n(field(c, 'id')),
+    start: n(field(c, 'cycleStart')),
+    end: n(field(c, 'cycleEnd')),
+    plannedEnd: n(field(c, 'plannedEnd') ?? field(c, 'cycleEnd')),
+    allowance: n(field(c, 'allowance')),
+    unused: n(field(c, 'unused')),
+    spent: n(field(c, 'spent')),
+    held: n(field(c, 'held')),
+    refunded: n(field(c, 'refunded')),
   }));
 }

@@ -3,7 +3,7 @@
  * touches one cluster slot; the only other key is the deployment-wide sweep index,
  * touched alone. Names are built when asked for: a request needs two or three of them.
  */
-import type { SubjectKeyNames } from "./scripts/script.ts";
+import type { SubjectKeyNames } from './scripts/script.ts';
 
 export class SubjectKeys implements SubjectKeyNames {
   private readonly base: string;

@@ -3,9 +3,9 @@
  * rate-limit headers, Retry-After, and the error body `{error:{type,message,...}, request_id}`
  * with the same id in X-Request-Id. Adapters for any framework copy status, headers and body.
  */
-import { randomBytes } from "node:crypto";
-import { isTollgateError } from "./errors.ts";
-import type { RateLimitState } from "./rules/windows.ts";
+import { randomBytes } from 'node:crypto';
+import { isTollgateError } from './errors.ts';
+import type { RateLimitState } from './rules/windows.ts';
 
 /**
  * The status of each error type that answers a tollgate outcome or error: the refusals of
@@ -58,7 +58,7 @@ export interface Limited {
 
 /** A new request id, `req_` and 24 hex digits, for the error body and X-Request-Id. */
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString("hex")}`;
+  return `req_${randomBytes(12).toString('hex')}`;
 }
 
 function wholeSeconds(ms: number): number {
@@ -71,19 +71,19 @@ export function rateLimitHeaders(limited: Limited, options: HeaderOptions = {}):
   const reset = wholeSeconds(state.resetMs);
   const remaining = Math.max(0, state.remaining);
   const headers: Record<string, string> = {
-    "X-RateLimit-Limit": String(state.limit),
-    "X-RateLimit-Remaining": String(remaining),
-    "X-RateLimit-Reset": String(reset),
+    'X-RateLimit-Limit': String(state.limit),
+    'X-RateLimit-Remaining': String(remaining),
+    'X-RateLimit-Reset': String(reset),
   };
   if (options.ietf) {
-    const policy = options.policy ?? "api";
+    const policy = options.policy ?? 'api';
     // A shadow window is a dry run: it is never announced.
     const shown = limited.windows?.filter((w) => !w.shadow);
     const windows = shown && shown.length > 0 ? shown : [state];
     // One window keeps the surface's own name ("api"); several are told apart by length.
     const name = (w: RateLimitState) => (windows.length === 1 ? policy : `${policy}-${w.windowMs / 1000}s`);
-    headers["RateLimit-Policy"] = windows.map((w) => `"${name(w)}";q=${w.limit};w=${w.windowMs / 1000}`).join(", ");
-    headers["RateLimit"] = `"${name(state)}";r=${remaining};t=${reset}`;
+    headers['RateLimit-Policy'] = windows.map((w) => `"${name(w)}";q=${w.limit};w=${w.windowMs / 1000}`).join(', ');
+    headers.RateLimit = `"${name(state)}";r=${remaining};t=${reset}`;
   }
   return headers;
 }
@@ -109,7 +109,7 @@ export function errorReply(
 ): HttpReply {
   return {
     status: options.status ?? (ERROR_STATUS as Record<string, number>)[type] ?? 500,
-    headers: { "Content-Type": "application/json", "X-Request-Id": options.requestId, ...options.headers },
+    headers: { 'Content-Type': 'application/json', 'X-Request-Id': options.requestId, ...options.headers },
     body: errorBody(type, message, options.requestId, options.extra),
   };
 }
@@ -119,8 +119,8 @@ export function errorReply(
  * A cost that no window can ever take has no Retry-After.
  */
 export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null }, requestId: string, options: HeaderOptions = {}): HttpReply {
-  const retry: Record<string, string> = denial.retryAfterMs === null ? {} : { "Retry-After": String(retryAfterSeconds(denial.retryAfterMs)) };
-  return errorReply("rate_limited", "Rate limit exceeded", { requestId, headers: { ...rateLimitHeaders(denial, options), ...retry } });
+  const retry: Record<string, string> = denial.retryAfterMs === null ? {} : { 'Retry-After': String(retryAfterSeconds(denial.retryAfterMs)) };
+  return errorReply('rate_limited', 'Rate limit exceeded', { requestId, headers: { ...rateLimitHeaders(denial, options), ...retry } });
 }
 
 /**
@@ -128,7 +128,7 @@ export function rateLimitedReply(denial: Limited & { retryAfterMs: number | null
  * the balance: the HTTP field keeps its name).
  */
 export function insufficientReply(balance: number, needed: number, requestId: string, headers: Record<string, string> = {}): HttpReply {
-  return errorReply("insufficient_quota", `Insufficient credits: ${balance} remaining, ${needed} needed`, {
+  return errorReply('insufficient_quota', `Insufficient credits: ${balance} remaining, ${needed} needed`, {
     requestId,
     extra: { remaining: balance, needed },
     headers,
@@ -137,9 +137,9 @@ export function insufficientReply(balance: number, needed: number, requestId: st
 
 /** 503 unavailable with Retry-After when the quota store cannot be reached. */
 export function unavailableReply(requestId: string, retryAfter = 1, headers: Record<string, string> = {}): HttpReply {
-  return errorReply("unavailable", "The quota store is unavailable; retry later", {
+  return errorReply('unavailable', 'The quota store is unavailable; retry later', {
     requestId,
-    headers: { ...headers, "Retry-After": String(retryAfter) },
+    headers: { ...headers, 'Retry-After': String(retryAfter) },
   });
 }
 
@@ -151,15 +151,15 @@ export function unavailableReply(requestId: string, retryAfter = 1, headers: Rec
 export function replyForError(error: unknown, requestId: string, headers: Record<string, string> = {}): HttpReply | undefined {
   if (!isTollgateError(error)) return undefined;
   switch (error.code) {
-    case "unavailable":
-    case "eviction_policy":
+    case 'unavailable':
+    case 'eviction_policy':
       return unavailableReply(requestId, 1, headers);
-    case "account_exists":
-      return errorReply("account_exists", error.message, { requestId, headers });
-    case "account_not_found":
-    case "hold_not_found":
-      return errorReply("not_found", error.message, { requestId, headers });
+    case 'account_exists':
+      return errorReply('account_exists', error.message, { requestId, headers });
+    case 'account_not_found':
+    case 'hold_not_found':
+      return errorReply('not_found', error.message, { requestId, headers });
     default:
-      return errorReply("invalid_request", error.message, { requestId, headers });
+      return errorReply('invalid_request', error.message, { requestId, headers });
   }
 }

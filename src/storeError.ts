@@ -10,15 +10,15 @@
  * answers. Neither open nor local can verify a key: the pass carries the subject the key
  * names, unverified, and `degraded`. A request that pre-checks credits always fails closed.
  */
-import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { rateLimitedReply, rateLimitHeaders, unavailableReply } from "./replies.ts";
-import type { Admission } from "./rules/limits.ts";
-import { refused, type RateLimitDecision, type RateLimitOptions, type StoreErrorMode } from "./rateLimitOptions.ts";
-import { createLocalLimiter } from "./memory.ts";
-import type { Plan } from "./rules/plans.ts";
-import type { Tollgate } from "./tollgate.ts";
-import { count } from "./rules/validate.ts";
-import { checkedWindows, type RateLimitState, type Window } from "./rules/windows.ts";
+import { InvalidInputError, isTollgateError } from './errors.ts';
+import { rateLimitedReply, rateLimitHeaders, unavailableReply } from './replies.ts';
+import type { Admission } from './rules/limits.ts';
+import { refused, type RateLimitDecision, type RateLimitOptions, type StoreErrorMode } from './rateLimitOptions.ts';
+import { createLocalLimiter } from './memory.ts';
+import type { Plan } from './rules/plans.ts';
+import type { Tollgate } from './tollgate.ts';
+import { count } from './rules/validate.ts';
+import { checkedWindows, type RateLimitState, type Window } from './rules/windows.ts';
 
 /** The request that met the store failure, as checkRequest read it. */
 export interface FailedCall {
@@ -37,10 +37,13 @@ const limiters = new WeakMap<object, LocalLimiter>();
 
 /** Checks `onStoreError` and `instances`; with "local", makes the middleware's limiter. */
 export function storeErrorMode(options: RateLimitOptions<never>): StoreErrorMode {
-  const mode = options.onStoreError ?? "closed";
-  if (mode !== "closed" && mode !== "open" && mode !== "local") throw new InvalidInputError(`rateLimit: onStoreError ${JSON.stringify(mode)} is not "closed", "open" or "local"`);
-  if (options.instances !== undefined && mode !== "local") throw new InvalidInputError('rateLimit: instances divides the limits of onStoreError "local"; it means nothing without it');
-  if (mode === "local" && !limiters.has(options)) limiters.set(options, new LocalLimiter(options.tollgate, count("rateLimit: instances", options.instances ?? 1, 1, 10_000)));
+  const mode = options.onStoreError ?? 'closed';
+  if (mode !== 'closed' && mode !== 'open' && mode !== 'local')
+    throw new InvalidInputError(`rateLimit: onStoreError ${JSON.stringify(mode)} is not "closed", "open" or "local"`);
+  if (options.instances !== undefined && mode !== 'local')
+    throw new InvalidInputError('rateLimit: instances divides the limits of onStoreError "local"; it means nothing without it');
+  if (mode === 'local' && !limiters.has(options))
+    limiters.set(options, new LocalLimiter(options.tollgate, count('rateLimit: instances', options.instances ?? 1, 1, 10_000)));
   return mode;
 }
 
@@ -51,26 +54,26 @@ export function rememberWindows(options: RateLimitOptions<never>, subject: strin
 
 /** The decision for a request the store could not answer. */
 export async function whenStoreFails<Req>(options: RateLimitOptions<Req>, call: FailedCall, error: unknown): Promise<RateLimitDecision> {
-  const mode = options.onStoreError ?? "closed";
+  const mode = options.onStoreError ?? 'closed';
   // Credits cannot be looked for anywhere but the store.
-  if (mode === "closed" || call.credits > 0) return refused("unavailable", unavailableReply(call.requestId()), { error });
+  if (mode === 'closed' || call.credits > 0) return refused('unavailable', unavailableReply(call.requestId()), { error });
   const { tollgate, policy } = options;
   const parsed = options.key ? tollgate.keys.parse(call.given) : { subject: call.given };
   // A malformed key never reaches the store: keys.verify refuses it first.
-  if (parsed === null) return refused("unavailable", unavailableReply(call.requestId()), { error });
+  if (parsed === null) return refused('unavailable', unavailableReply(call.requestId()), { error });
   const { subject } = parsed;
   const { surface } = call;
-  const keyId = "keyId" in parsed ? { keyId: parsed.keyId } : {};
-  if (mode === "open") {
-    tollgate.countDegraded?.("open", surface, "passed");
-    return { ok: true, pass: { subject, ...keyId, surface, headers: {}, degraded: "open" } };
+  const keyId = 'keyId' in parsed ? { keyId: parsed.keyId } : {};
+  if (mode === 'open') {
+    tollgate.countDegraded?.('open', surface, 'passed');
+    return { ok: true, pass: { subject, ...keyId, surface, headers: {}, degraded: 'open' } };
   }
   const admission = await limiterOf(options).admit(subject, surface, call.cost, policy);
-  if (admission === undefined) return refused("unavailable", unavailableReply(call.requestId()), { error });
-  tollgate.countDegraded?.("local", surface, admission.ok ? "passed" : "denied");
+  if (admission === undefined) return refused('unavailable', unavailableReply(call.requestId()), { error });
+  tollgate.countDegraded?.('local', surface, admission.ok ? 'passed' : 'denied');
   const headerOptions = { ietf: options.ietfHeaders === true, policy: policy ?? surface };
-  if (!admission.ok) return refused("rate_limited", rateLimitedReply(admission, call.requestId(), headerOptions), { subject, admission });
-  return { ok: true, pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: "local" } };
+  if (!admission.ok) return refused('rate_limited', rateLimitedReply(admission, call.requestId(), headerOptions), { subject, admission });
+  return { ok: true, pass: { subject, ...keyId, surface, admission, headers: rateLimitHeaders(admission, headerOptions), degraded: 'local' } };
 }
 
 /** The middleware's limiter, made on first use when checkRequest's options were never checked. */
@@ -102,7 +105,10 @@ class LocalLimiter {
     // The latest answer wins: a plan change reaches the local limits too.
     const id = `${subject}\0${surface}`;
     this.seen.delete(id);
-    bounded(this.seen).set(id, windows.map(({ limit, windowMs }) => ({ limit, windowMs })));
+    bounded(this.seen).set(
+      id,
+      windows.map(({ limit, windowMs }) => ({ limit, windowMs })),
+    );
   }
 
   /** The admission of this process's counters; undefined when no plan has the surface. */
@@ -113,7 +119,7 @@ class LocalLimiter {
     if (this.placed.get(subject) !== plan) {
       // A subject new here, or one whose plan changed (or that this map let go of).
       await this.memory.accounts.create(subject, { plan }).catch((error: unknown) => {
-        if (!isTollgateError(error, "account_exists")) throw error;
+        if (!isTollgateError(error, 'account_exists')) throw error;
         return this.memory.accounts.changePlan(subject, plan);
       });
       this.placed.delete(subject);
@@ -126,11 +132,16 @@ class LocalLimiter {
   private planOf(subject: string, surface: string): string | undefined {
     const plans = Object.entries(this.tollgate.plans).filter(([, plan]) => plan.limits[surface] !== undefined);
     const seen = this.seen.get(`${subject}\0${surface}`);
-    const same = (windows: readonly Window[]) => seen !== undefined && windows.length === seen.length && windows.every((w, i) => w.limit === seen[i]!.limit && w.windowMs === seen[i]!.windowMs);
+    const same = (windows: readonly Window[]) =>
+      seen !== undefined && windows.length === seen.length && windows.every((w, i) => w.limit === seen[i]!.limit && w.windowMs === seen[i]!.windowMs);
     const match = plans.find(([, plan]) => same(checkedWindows(plan.limits[surface]!)));
     if (match) return match[0];
     const perMs = (windows: readonly Window[]) => Math.min(...windows.map((w) => w.limit / w.windowMs));
-    return plans.reduce<[string, Plan] | undefined>((least, entry) => (least === undefined || perMs(checkedWindows(entry[1].limits[surface]!)) < perMs(checkedWindows(least[1].limits[surface]!)) ? entry : least), undefined)?.[0];
+    return plans.reduce<[string, Plan] | undefined>(
+      (least, entry) =>
+        least === undefined || perMs(checkedWindows(entry[1].limits[surface]!)) < perMs(checkedWindows(least[1].limits[surface]!)) ? entry : least,
+      undefined,
+    )?.[0];
   }
 }
 

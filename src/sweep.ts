@@ -8,13 +8,13 @@
  * so many servers may sweep at once. Scripts: tidyHolds, sweepMark,
  * sweepDue.
  */
-import type { Context } from "./context.ts";
-import { AccountNotFoundError } from "./errors.ts";
-import { sweepIndexKey, type SubjectKeys } from "./redisKeys.ts";
-import { count } from "./rules/validate.ts";
-import { sweepDue, sweepMark, tidyHolds } from "./scripts/bundle.generated.ts";
-import { Code } from "./scripts/codes.ts";
-import type { ScriptReply } from "./scripts/script.ts";
+import type { Context } from './context.ts';
+import { AccountNotFoundError } from './errors.ts';
+import { sweepIndexKey, type SubjectKeys } from './redisKeys.ts';
+import { count } from './rules/validate.ts';
+import { sweepDue, sweepMark, tidyHolds } from './scripts/bundle.generated.ts';
+import { Code } from './scripts/codes.ts';
+import type { ScriptReply } from './scripts/script.ts';
 
 export class Sweeper {
   private readonly index: string;
@@ -25,7 +25,7 @@ export class Sweeper {
 
   /** Marks the subject for a sweep by `leaseUntil`, the lease of a hold about to open. */
   mark(subject: string, leaseUntil: number): Promise<unknown> {
-    return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: "", nextScore: leaseUntil });
+    return this.ctx.runner.run(sweepMark, this.indexKeys(), { sweepIndex: this.index, subject, seenScore: '', nextScore: leaseUntil });
   }
 
   /** Ends one subject's lapsed holds now, and drops its ended holds past their bounds. */
@@ -45,8 +45,8 @@ export class Sweeper {
   }
 
   async sweep(options: { batch?: number; maxRounds?: number } = {}): Promise<{ subjects: number; ended: number }> {
-    const batch = count("batch", options.batch ?? 100, 1, 10_000);
-    const maxRounds = count("maxRounds", options.maxRounds ?? 100, 1);
+    const batch = count('batch', options.batch ?? 100, 1, 10_000);
+    const maxRounds = count('maxRounds', options.maxRounds ?? 100, 1);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     let subjects = 0;
     let ended = 0;
@@ -112,7 +112,7 @@ async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly str
     nextLeaseAt = reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs;
     due = reply.due;
     if (ids.length > 0 && reply.ended + reply.dropped === 0 && due.join() === ids.join()) {
-      throw new Error(`holds of "${redisKeys.subject}" stayed due after a tidy: ${ids.join(", ")}`);
+      throw new Error(`holds of "${redisKeys.subject}" stayed due after a tidy: ${ids.join(', ')}`);
     }
   } while (due.length > 0);
   return { ended, nextLeaseAt };
@@ -122,18 +122,18 @@ async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly str
 const MAX_TIDY_ROUNDS = 100;
 
 const NO_SUBJECT = {
-  subject: "",
-  account: "",
-  cycles: "",
-  journal: "",
-  history: "",
-  holdsActive: "",
-  holdsEnded: "",
-  holdList: "",
-  operations: "",
+  subject: '',
+  account: '',
+  cycles: '',
+  journal: '',
+  history: '',
+  holdsActive: '',
+  holdsEnded: '',
+  holdList: '',
+  operations: '',
 };
 
 /** Takes a subject out of the sweep index (its account was deleted). */
 export function unmarkSubject(ctx: Context, subject: string): Promise<unknown> {
-  return ctx.runner.run(sweepMark, NO_SUBJECT, { sweepIndex: sweepIndexKey(ctx.prefix), subject, seenScore: "", nextScore: -1 });
+  return ctx.runner.run(sweepMark, NO_SUBJECT, { sweepIndex: sweepIndexKey(ctx.prefix), subject, seenScore: '', nextScore: -1 });
 }

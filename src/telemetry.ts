@@ -5,13 +5,13 @@
  * with `telemetry: false`, or without the package, the runner is the plain ScriptRunner and
  * nothing here runs at all: the hot path is the one without telemetry.
  */
-import { createRequire } from "node:module";
-import { InvalidInputError, isTollgateError } from "./errors.ts";
-import { Code } from "./scripts/codes.ts";
-import { ScriptRunner, type CallSubject } from "./scripts/runner.ts";
-import type { Script, ScriptReply } from "./scripts/script.ts";
-import { shadowDenialsOf } from "./rules/windows.ts";
-import type { WindowsForm } from "./windows.ts";
+import { createRequire } from 'node:module';
+import { InvalidInputError, isTollgateError } from './errors.ts';
+import { Code } from './scripts/codes.ts';
+import { ScriptRunner, type CallSubject } from './scripts/runner.ts';
+import type { Script, ScriptReply } from './scripts/script.ts';
+import { shadowDenialsOf } from './rules/windows.ts';
+import type { WindowsForm } from './windows.ts';
 
 /** Attribute values as OpenTelemetry takes them. */
 export type TelemetryAttributes = Record<string, string | number | boolean>;
@@ -56,25 +56,25 @@ export type TelemetryOption = boolean | { tracer?: TracerLike; meter?: MeterLike
 /** The names tollgate reports under. */
 export const TELEMETRY_NAMES = {
   /** Instrumentation scope of the tracer and the meter. */
-  scope: "tollgate",
+  scope: 'tollgate',
   /** Requests admitted (limits.admit, keys.verify, a policy's admit), by script and surface. */
-  admits: "tollgate.admits",
+  admits: 'tollgate.admits',
   /** Requests denied by a window (rate_limited, cost_exceeds_limit), by script, surface and reason. */
-  denials: "tollgate.denials",
+  denials: 'tollgate.denials',
   /** Charges (credits.charge), by outcome: charged, replayed or insufficient. */
-  charges: "tollgate.charges",
+  charges: 'tollgate.charges',
   /** Store calls that failed or timed out (StoreUnavailableError), by script. */
-  storeFailures: "tollgate.store.failures",
+  storeFailures: 'tollgate.store.failures',
   /**
    * Requests a rate-limit middleware decided without the quota store (its onStoreError "open"
    * or "local"), by mode, surface and outcome (passed or denied).
    */
-  degraded: "tollgate.degraded",
+  degraded: 'tollgate.degraded',
   /**
    * Requests a shadow window would have denied (counted, never denied: docs/limits.md), by
    * script, surface and the window's length in ms.
    */
-  shadowDenials: "tollgate.shadow.denials",
+  shadowDenials: 'tollgate.shadow.denials',
 } as const;
 
 interface Instruments {
@@ -98,13 +98,13 @@ interface OtelApi {
 
 const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
-const ADMITS = new Set(["admit", "verifyKey", "admitPolicy"]);
+const ADMITS = new Set(['admit', 'verifyKey', 'admitPolicy']);
 /** The outcome names of the script codes: "ok", "rate_limited", ... */
 const OUTCOMES: readonly string[] = Object.entries(Code).reduce<string[]>((names, [name, code]) => ((names[code] = name.toLowerCase()), names), []);
 
 function loadApi(): OtelApi | undefined {
   try {
-    return createRequire(import.meta.url)("@opentelemetry/api") as OtelApi;
+    return createRequire(import.meta.url)('@opentelemetry/api') as OtelApi;
   } catch {
     return undefined;
   }
@@ -141,20 +141,22 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
       };
     }
   } else {
-    if (typeof option !== "object" || option === null) throw new InvalidInputError("telemetry must be true, false or { tracer?, meter? }");
+    if (typeof option !== 'object' || option === null) throw new InvalidInputError('telemetry must be true, false or { tracer?, meter? }');
     ({ tracer, meter } = option);
-    if (tracer !== undefined && typeof tracer?.startSpan !== "function") throw new InvalidInputError("telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(...))");
-    if (meter !== undefined && typeof meter?.createCounter !== "function") throw new InvalidInputError("telemetry.meter must be an OpenTelemetry Meter (metrics.getMeter(...))");
+    if (tracer !== undefined && typeof tracer?.startSpan !== 'function')
+      throw new InvalidInputError('telemetry.tracer must be an OpenTelemetry Tracer (trace.getTracer(...))');
+    if (meter !== undefined && typeof meter?.createCounter !== 'function')
+      throw new InvalidInputError('telemetry.meter must be an OpenTelemetry Meter (metrics.getMeter(...))');
   }
   if (!tracer && !meter) return undefined;
   return {
     tracer: current ?? (() => tracer),
-    admits: meter?.createCounter(TELEMETRY_NAMES.admits, { description: "Requests admitted" }),
-    denials: meter?.createCounter(TELEMETRY_NAMES.denials, { description: "Requests denied by a rate-limit window" }),
-    charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: "Charges by outcome" }),
-    storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: "Quota-store calls that failed or timed out" }),
-    degraded: meter?.createCounter(TELEMETRY_NAMES.degraded, { description: "Requests decided without the quota store (onStoreError open or local)" }),
-    shadowDenials: meter?.createCounter(TELEMETRY_NAMES.shadowDenials, { description: "Requests a shadow window would have denied" }),
+    admits: meter?.createCounter(TELEMETRY_NAMES.admits, { description: 'Requests admitted' }),
+    denials: meter?.createCounter(TELEMETRY_NAMES.denials, { description: 'Requests denied by a rate-limit window' }),
+    charges: meter?.createCounter(TELEMETRY_NAMES.charges, { description: 'Charges by outcome' }),
+    storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: 'Quota-store calls that failed or timed out' }),
+    degraded: meter?.createCounter(TELEMETRY_NAMES.degraded, { description: 'Requests decided without the quota store (onStoreError open or local)' }),
+    shadowDenials: meter?.createCounter(TELEMETRY_NAMES.shadowDenials, { description: 'Requests a shadow window would have denied' }),
   };
 }
 
@@ -188,19 +190,19 @@ export class ObservedRunner extends ScriptRunner {
   private async observed<P, R extends ScriptReply>(tracer: TracerLike | undefined, script: Script<P, R>, params: P, call: () => Promise<R>): Promise<R> {
     const span = tracer?.startSpan(`tollgate ${script.name}`, {
       kind: SPAN_KIND_CLIENT,
-      attributes: { "db.system.name": "redis", "tollgate.script": script.name },
+      attributes: { 'db.system.name': 'redis', 'tollgate.script': script.name },
     });
     try {
       const reply = await call();
       const outcome = OUTCOMES[reply.code] ?? String(reply.code);
-      span?.setAttribute("tollgate.outcome", outcome);
+      span?.setAttribute('tollgate.outcome', outcome);
       this.count(script.name, params, reply, outcome);
       return reply;
     } catch (error) {
-      const code = isTollgateError(error) ? error.code : "error";
-      span?.setAttribute("tollgate.outcome", code);
-      if (code === "unavailable" || code === "error") {
-        this.instruments.storeFailures?.add(1, { "tollgate.script": script.name });
+      const code = isTollgateError(error) ? error.code : 'error';
+      span?.setAttribute('tollgate.outcome', code);
+      if (code === 'unavailable' || code === 'error') {
+        this.instruments.storeFailures?.add(1, { 'tollgate.script': script.name });
         span?.setStatus({ code: STATUS_ERROR, message: error instanceof Error ? error.message : String(error) });
         if (error instanceof Error) span?.recordException(error);
       }
@@ -216,16 +218,17 @@ export class ObservedRunner extends ScriptRunner {
       const { surface, cost } = params as { surface?: string; cost?: number };
       // cost 0 is limits.peek: it counts nothing.
       if (cost === 0 || reply.code === Code.KEY_REFUSED) return;
-      const attributes = { "tollgate.script": name, "tollgate.surface": surface ?? "" };
+      const attributes = { 'tollgate.script': name, 'tollgate.surface': surface ?? '' };
       const form = (reply as { windows?: WindowsForm }).windows;
       if (shadowDenials && form) {
-        for (const window of shadowDenialsOf(form.states, form.retries) ?? []) shadowDenials.add(1, { ...attributes, "tollgate.window_ms": window.windowMs });
+        for (const window of shadowDenialsOf(form.states, form.retries) ?? []) shadowDenials.add(1, { ...attributes, 'tollgate.window_ms': window.windowMs });
       }
-      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT || reply.code === Code.CONCURRENCY) denials?.add(1, { ...attributes, "tollgate.reason": outcome });
+      if (reply.code === Code.RATE_LIMITED || reply.code === Code.COST_EXCEEDS_LIMIT || reply.code === Code.CONCURRENCY)
+        denials?.add(1, { ...attributes, 'tollgate.reason': outcome });
       else admits?.add(1, attributes);
-    } else if (name === "charge") {
-      const charged = reply.code === Code.OK ? "charged" : reply.code === Code.REPLAYED ? "replayed" : "insufficient";
-      charges?.add(1, { "tollgate.outcome": charged });
+    } else if (name === 'charge') {
+      const charged = reply.code === Code.OK ? 'charged' : reply.code === Code.REPLAYED ? 'replayed' : 'insufficient';
+      charges?.add(1, { 'tollgate.outcome': charged });
     }
   }
 }

@@ -2,27 +2,27 @@
  * createTollgate: validates the host's options once and wires the concept modules to one
  * script runner. Everything a server needs hangs off the returned object.
  */
-import { Accounts } from "./accounts.ts";
-import { Keys } from "./apiKeys.ts";
-import { makeContext } from "./context.ts";
-import { Credits } from "./credits.ts";
-import { DenyCache } from "./denyCache.ts";
-import { EvictionGuard } from "./evictionGuard.ts";
-import { InvalidInputError } from "./errors.ts";
-import { Holds } from "./holds.ts";
-import { leaseArg } from "./rules/holds.ts";
-import { Idempotency } from "./idempotency.ts";
-import { Limits } from "./limits.ts";
-import { createMemoryTollgate } from "./memory.ts";
-import { plansVersionOf, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "./rules/plans.ts";
-import { isScriptClient, type RedisScriptClient } from "./redis/client.ts";
-import { DurableMovements } from "./scripts/durable.ts";
-import { ScriptRunner } from "./scripts/runner.ts";
-import type { Settings } from "./scripts/script.ts";
-import { Sweeper } from "./sweep.ts";
-import { instruments, ObservedRunner, type TelemetryOption } from "./telemetry.ts";
-import { readUsage, type Usage } from "./usage.ts";
-import { count } from "./rules/validate.ts";
+import { Accounts } from './accounts.ts';
+import { Keys } from './apiKeys.ts';
+import { makeContext } from './context.ts';
+import { Credits } from './credits.ts';
+import { DenyCache } from './denyCache.ts';
+import { EvictionGuard } from './evictionGuard.ts';
+import { InvalidInputError } from './errors.ts';
+import { Holds } from './holds.ts';
+import { leaseArg } from './rules/holds.ts';
+import { Idempotency } from './idempotency.ts';
+import { Limits } from './limits.ts';
+import { createMemoryTollgate } from './memory.ts';
+import { plansVersionOf, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from './rules/plans.ts';
+import { isScriptClient, type RedisScriptClient } from './redis/client.ts';
+import { DurableMovements } from './scripts/durable.ts';
+import { ScriptRunner } from './scripts/runner.ts';
+import type { Settings } from './scripts/script.ts';
+import { Sweeper } from './sweep.ts';
+import { instruments, ObservedRunner, type TelemetryOption } from './telemetry.ts';
+import { readUsage, type Usage } from './usage.ts';
+import { count } from './rules/validate.ts';
 
 /** createTollgate's options: `plans`, and `redis` or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
@@ -145,7 +145,7 @@ export interface TollgateOptions {
    * `tollgate_<id>`, loaded where missing; EVALSHA where functions are refused. "eval":
    * EVALSHA only. Older versions' libraries stay loaded: FUNCTION DELETE removes one.
    */
-  scripts?: "functions" | "eval";
+  scripts?: 'functions' | 'eval';
 }
 
 /** What createTollgate returns: one object per concept, all on one Redis and one plan table. */
@@ -171,7 +171,7 @@ export interface Tollgate {
   /** Closes the connections tollgate opened itself (durability's); the client you passed stays open. */
   close(): Promise<void>;
   /** @internal Counts a request a middleware decided without the store (the `tollgate.degraded` counter). */
-  countDegraded?(mode: "open" | "local", surface: string, outcome: "passed" | "denied"): void;
+  countDegraded?(mode: 'open' | 'local', surface: string, outcome: 'passed' | 'denied'): void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -201,41 +201,47 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   if (options?.memory !== undefined && options.memory !== false) return memoryTollgate(options);
   if (!options || !isScriptClient(options.redis)) {
     const given = options?.redis as { evalsha?: unknown; evalSha?: unknown } | undefined;
-    const raw = given && (typeof given.evalSha === "function" ? "a raw node-redis client: wrap it with fromNodeRedis(client)" : typeof given.evalsha === "function" ? "a raw ioredis client: wrap it with fromIoredis(client)" : undefined);
-    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client), or memory: true${raw ? ` (got ${raw})` : ""}`);
+    const raw =
+      given &&
+      (typeof given.evalSha === 'function'
+        ? 'a raw node-redis client: wrap it with fromNodeRedis(client)'
+        : typeof given.evalsha === 'function'
+          ? 'a raw ioredis client: wrap it with fromIoredis(client)'
+          : undefined);
+    throw new InvalidInputError(`createTollgate needs redis: fromNodeRedis(client) or fromIoredis(client), or memory: true${raw ? ` (got ${raw})` : ''}`);
   }
-  const prefix = options.prefix ?? "tg";
-  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError("prefix must be 1-64 of A-Z a-z 0-9 _ . : -");
-  const keyPrefix = options.keys?.prefix ?? "tgk";
-  if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
+  const prefix = options.prefix ?? 'tg';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new InvalidInputError('prefix must be 1-64 of A-Z a-z 0-9 _ . : -');
+  const keyPrefix = options.keys?.prefix ?? 'tgk';
+  if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError('keys.prefix must be 1-16 of A-Z a-z 0-9');
   const plans = validatePlans(options.plans);
   const policies = validatePolicies(options.policies);
-  const leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
-  const historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
+  const leaseMs = leaseArg('leaseMs', options.leaseMs ?? 5 * 60_000);
+  const historyDays = options.history === false ? 0 : count('history.days', options.history?.days ?? 92, 1, 3660);
   const settings: Settings = {
     ...journalSettings(options.journal),
     historyDays: String(historyDays),
     leaseMs: String(leaseMs),
-    idempotencyTtlMs: String(count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
-    idempotencyLockMs: String(count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1)),
-    operationTtlMs: String(count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1)),
-    endedHoldsKeepMs: String(count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
-    endedHoldsMax: String(count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000)),
+    idempotencyTtlMs: String(count('idempotencyTtlMs', options.idempotencyTtlMs ?? 24 * HOUR_MS, 1)),
+    idempotencyLockMs: String(count('idempotencyLockMs', options.idempotencyLockMs ?? 5_000, 1)),
+    operationTtlMs: String(count('operationTtlMs', options.operationTtlMs ?? 24 * HOUR_MS, 1)),
+    endedHoldsKeepMs: String(count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
+    endedHoldsMax: String(count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000)),
     plansVersion: plansVersionOf(options.plansVersion, plans),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
-  const maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);
-  const maxExpiringKeys = count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 50 - maxKeys);
+  const maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);
+  const maxExpiringKeys = count('keys.maxExpiringKeys', options.keys?.maxExpiringKeys ?? 10, 1, 50 - maxKeys);
   const clock = options.clock;
   const localNow = clock ? () => Math.floor(clock()) : () => Date.now();
   const deny = options.denyCache;
-  const timeoutMs = count("timeoutMs", options.timeoutMs ?? 2000, 1);
-  const scripts = options.scripts ?? "functions";
-  if (scripts !== "functions" && scripts !== "eval") throw new InvalidInputError('scripts must be "functions" or "eval"');
+  const timeoutMs = count('timeoutMs', options.timeoutMs ?? 2000, 1);
+  const scripts = options.scripts ?? 'functions';
+  if (scripts !== 'functions' && scripts !== 'eval') throw new InvalidInputError('scripts must be "functions" or "eval"');
   const redis = options.redis;
   const runnerArgs = [redis, timeoutMs, settings, clock, durableMovements(redis, options.durability, timeoutMs), scripts] as const;
   const observe = instruments(options.telemetry);
-  if (options.acceptEviction !== undefined && typeof options.acceptEviction !== "boolean") throw new InvalidInputError("acceptEviction must be true or false");
+  if (options.acceptEviction !== undefined && typeof options.acceptEviction !== 'boolean') throw new InvalidInputError('acceptEviction must be true or false');
   const ctx = makeContext({
     runner: observe ? new ObservedRunner(observe, ...runnerArgs) : new ScriptRunner(...runnerArgs),
     prefix,
@@ -244,7 +250,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     leaseMs,
     stagger: options.stagger === true,
     resendIds: options.resendIds !== false,
-    denyCache: deny ? new DenyCache(count("denyCache.maxEntries", (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
+    denyCache: deny ? new DenyCache(count('denyCache.maxEntries', (deny === true ? undefined : deny.maxEntries) ?? 10_000, 1), localNow) : undefined,
     eviction: new EvictionGuard(options.redis, options.acceptEviction !== true, timeoutMs, localNow),
     keyPrefix,
     maxKeys,
@@ -264,41 +270,43 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     policies,
     close: () => ctx.runner.close(),
     ...(observe?.degraded && {
-      countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { "tollgate.mode": mode, "tollgate.surface": surface, "tollgate.outcome": outcome }),
+      countDegraded: (mode, surface, outcome) => observe.degraded!.add(1, { 'tollgate.mode': mode, 'tollgate.surface': surface, 'tollgate.outcome': outcome }),
     }),
   };
 }
 
 /** Options that mean something on Redis only: refused with `memory`. */
-const REDIS_ONLY = ["prefix", "durability", "scripts", "denyCache", "timeoutMs", "telemetry", "resendIds", "acceptEviction"] as const;
+const REDIS_ONLY = ['prefix', 'durability', 'scripts', 'denyCache', 'timeoutMs', 'telemetry', 'resendIds', 'acceptEviction'] as const;
 
 function memoryTollgate(options: TollgateOptions): Tollgate {
   if (options.memory !== true) throw new InvalidInputError(`memory must be true, or left out for a tollgate on Redis (got ${JSON.stringify(options.memory)})`);
-  if (options.redis !== undefined) throw new InvalidInputError("Give redis or memory: true, not both");
+  if (options.redis !== undefined) throw new InvalidInputError('Give redis or memory: true, not both');
   for (const name of REDIS_ONLY) {
     if (options[name] !== undefined) throw new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`);
   }
   return createMemoryTollgate(options);
 }
 
-function durableMovements(redis: RedisScriptClient, durability: TollgateOptions["durability"], timeoutMs: number): DurableMovements | undefined {
+function durableMovements(redis: RedisScriptClient, durability: TollgateOptions['durability'], timeoutMs: number): DurableMovements | undefined {
   if (durability === undefined || durability === false) return undefined;
-  if (typeof durability !== "object" || durability === null) throw new InvalidInputError("durability must be false or { replicas, timeoutMs?, connections? }");
-  if (typeof redis.dedicated !== "function") {
-    throw new InvalidInputError("durability needs a client tollgate can open connections of its own from: a node-redis or ioredis client or cluster (duplicate, or a cluster's slots and node clients), wrapped with fromNodeRedis or fromIoredis");
+  if (typeof durability !== 'object' || durability === null) throw new InvalidInputError('durability must be false or { replicas, timeoutMs?, connections? }');
+  if (typeof redis.dedicated !== 'function') {
+    throw new InvalidInputError(
+      "durability needs a client tollgate can open connections of its own from: a node-redis or ioredis client or cluster (duplicate, or a cluster's slots and node clients), wrapped with fromNodeRedis or fromIoredis",
+    );
   }
-  const waitMs = count("durability.timeoutMs", durability.timeoutMs ?? 500, 1);
+  const waitMs = count('durability.timeoutMs', durability.timeoutMs ?? 500, 1);
   return new DurableMovements(redis, {
-    replicas: count("durability.replicas", durability.replicas, 1, 1000),
+    replicas: count('durability.replicas', durability.replicas, 1, 1000),
     waitMs,
-    connections: count("durability.connections", durability.connections ?? 4, 1, 64),
+    connections: count('durability.connections', durability.connections ?? 4, 1, 64),
     deadlineMs: timeoutMs + waitMs,
   });
 }
 
-function journalSettings(journal: TollgateOptions["journal"]): Pick<Settings, "journalTrim" | "journalBound"> {
-  if (journal === false) return { journalTrim: "off", journalBound: "0" };
-  if (journal === undefined) return { journalTrim: "maxlen", journalBound: "10000" };
-  if ("maxAgeMs" in journal) return { journalTrim: "minage", journalBound: String(count("journal.maxAgeMs", journal.maxAgeMs, 1)) };
-  return { journalTrim: "maxlen", journalBound: String(count("journal.maxEntries", journal.maxEntries, 1)) };
+function journalSettings(journal: TollgateOptions['journal']): Pick<Settings, 'journalTrim' | 'journalBound'> {
+  if (journal === false) return { journalTrim: 'off', journalBound: '0' };
+  if (journal === undefined) return { journalTrim: 'maxlen', journalBound: '10000' };
+  if ('maxAgeMs' in journal) return { journalTrim: 'minage', journalBound: String(count('journal.maxAgeMs', journal.maxAgeMs, 1)) };
+  return { journalTrim: 'maxlen', journalBound: String(count('journal.maxEntries', journal.maxEntries, 1)) };
 }

@@ -13,7 +13,13 @@ const DAY = 86_400_000;
 /** A host's own table: surfaces of its naming, several windows, weekly cycles. */
 const HOST_PLANS = {
   basic: {
-    limits: { api: [{ limit: 5, windowMs: 1_000 }, { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' }], batch: [{ limit: 2, windowMs: 60_000 }] },
+    limits: {
+      api: [
+        { limit: 5, windowMs: 1_000 },
+        { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' },
+      ],
+      batch: [{ limit: 2, windowMs: 60_000 }],
+    },
     credits: { allowance: 50, cycle: { days: 7 } },
     holds: { cap: 1, maxItems: 10, surfaces: ['batch'] },
   },
@@ -73,7 +79,10 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     expect(await host.accounts.limits(id)).toEqual({
       name: 'basic',
       limits: {
-        api: [{ limit: 5, windowMs: 1_000, algorithm: 'fixed' }, { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' }],
+        api: [
+          { limit: 5, windowMs: 1_000, algorithm: 'fixed' },
+          { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' },
+        ],
         batch: [{ limit: 2, windowMs: 60_000, algorithm: 'fixed' }],
       },
       credits: { allowance: 50 },
@@ -85,18 +94,24 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
   });
 
   // Two tables on one store: memory has no store that outlives its tollgate.
-  it.skipIf(kind === 'memory')('the copy stays the account\'s until its next admit under a new plan table, which refreshes it (docs/limits.md, "Plan edits")', async () => {
-    const before = await hostGate(HOST_PLANS);
-    const id = accountId();
-    await before.accounts.create(id, { plan: 'plus' });
-    // The host deploys a table where "plus" has other numbers.
-    const after = await hostGate({ ...HOST_PLANS, plus: { ...HOST_PLANS.plus, limits: { api: [{ limit: 80, windowMs: 1_000 }] }, holds: { cap: 4, maxItems: 100, surfaces: ['api'] } } });
-    expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 50 }] }, holds: { cap: 3 } });
-    expect((await after.limits.admit(id)).rateLimit.limit).toBe(80);
-    expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 80 }] }, holds: { cap: 4 } });
-  });
+  it.skipIf(kind === 'memory')(
+    'the copy stays the account\'s until its next admit under a new plan table, which refreshes it (docs/limits.md, "Plan edits")',
+    async () => {
+      const before = await hostGate(HOST_PLANS);
+      const id = accountId();
+      await before.accounts.create(id, { plan: 'plus' });
+      // The host deploys a table where "plus" has other numbers.
+      const after = await hostGate({
+        ...HOST_PLANS,
+        plus: { ...HOST_PLANS.plus, limits: { api: [{ limit: 80, windowMs: 1_000 }] }, holds: { cap: 4, maxItems: 100, surfaces: ['api'] } },
+      });
+      expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 50 }] }, holds: { cap: 3 } });
+      expect((await after.limits.admit(id)).rateLimit.limit).toBe(80);
+      expect(await after.accounts.limits(id)).toMatchObject({ limits: { api: [{ limit: 80 }] }, holds: { cap: 4 } });
+    },
+  );
 
-  it("a plan change moves the windows and holds rules at once, and the allowance from the next cycle", async () => {
+  it('a plan change moves the windows and holds rules at once, and the allowance from the next cycle', async () => {
     const id = await account('starter');
     await tg.accounts.changePlan(id, 'pro');
     let usage = await tg.usage(id);
@@ -151,31 +166,39 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
   });
 
   // Redis evicts keys; memory loses nothing.
-  it.skipIf(kind === 'memory')('an account that is gone while its records survive (journal, ended cycles, holds: an eviction) is not created again from scratch', async () => {
-    const accountKey = (id: string) => new SubjectKeys(gate.prefix, id).account;
-    const lose = async (id: string) => expect(await gate.command(['DEL', accountKey(id)])).toBe(1);
-    // Its credit journal survives.
-    const journaled = await account('pro');
-    await tg.credits.charge(journaled, { required: 7 });
-    await lose(journaled);
-    await expect(tg.accounts.create(journaled, { plan: 'pro' })).rejects.toMatchObject({ name: 'AccountExistsError', code: 'account_exists', accountId: journaled, found: 'journal' });
-    expect(await gate.command(['EXISTS', accountKey(journaled)])).toBe(0);
-    // Without a journal: its ended cycles, or its holds.
-    const client = await connectTestClient(kind as ClientKind);
-    onTestFinished(() => client.close());
-    const unjournaled = createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans: EXAMPLE_PLANS, journal: false });
-    const cycled = await newAccount(unjournaled, 'pro');
-    await unjournaled.accounts.startCycle(cycled);
-    await lose(cycled);
-    await expect(unjournaled.accounts.create(cycled, { plan: 'pro' })).rejects.toMatchObject({ code: 'account_exists', found: 'cycles' });
-    const holding = await newAccount(unjournaled, 'pro');
-    expect(await unjournaled.holds.open(holding, { items: 3, perItem: { required: 1 } })).toMatchObject({ ok: true });
-    await lose(holding);
-    const refusal = await unjournaled.accounts.create(holding, { plan: 'pro' }).catch((error: unknown) => error);
-    expect(refusal).toMatchObject({ code: 'account_exists', found: 'holds' });
-    expect((refusal as Error).message).toMatch(/is gone but its holds survive/);
-    expect(await gate.command(['EXISTS', accountKey(holding)])).toBe(0);
-  });
+  it.skipIf(kind === 'memory')(
+    'an account that is gone while its records survive (journal, ended cycles, holds: an eviction) is not created again from scratch',
+    async () => {
+      const accountKey = (id: string) => new SubjectKeys(gate.prefix, id).account;
+      const lose = async (id: string) => expect(await gate.command(['DEL', accountKey(id)])).toBe(1);
+      // Its credit journal survives.
+      const journaled = await account('pro');
+      await tg.credits.charge(journaled, { required: 7 });
+      await lose(journaled);
+      await expect(tg.accounts.create(journaled, { plan: 'pro' })).rejects.toMatchObject({
+        name: 'AccountExistsError',
+        code: 'account_exists',
+        accountId: journaled,
+        found: 'journal',
+      });
+      expect(await gate.command(['EXISTS', accountKey(journaled)])).toBe(0);
+      // Without a journal: its ended cycles, or its holds.
+      const client = await connectTestClient(kind as ClientKind);
+      onTestFinished(() => client.close());
+      const unjournaled = createTollgate({ redis: client.adapter, prefix: gate.prefix, clock: gate.clock.fn, plans: EXAMPLE_PLANS, journal: false });
+      const cycled = await newAccount(unjournaled, 'pro');
+      await unjournaled.accounts.startCycle(cycled);
+      await lose(cycled);
+      await expect(unjournaled.accounts.create(cycled, { plan: 'pro' })).rejects.toMatchObject({ code: 'account_exists', found: 'cycles' });
+      const holding = await newAccount(unjournaled, 'pro');
+      expect(await unjournaled.holds.open(holding, { items: 3, perItem: { required: 1 } })).toMatchObject({ ok: true });
+      await lose(holding);
+      const refusal = await unjournaled.accounts.create(holding, { plan: 'pro' }).catch((error: unknown) => error);
+      expect(refusal).toMatchObject({ code: 'account_exists', found: 'holds' });
+      expect((refusal as Error).message).toMatch(/is gone but its holds survive/);
+      expect(await gate.command(['EXISTS', accountKey(holding)])).toBe(0);
+    },
+  );
 
   it('free accounts get 30-day cycles counted from signup', async () => {
     const id = accountId();
@@ -194,7 +217,9 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const usage = await tg.usage(id);
     expect(usage.credits).toMatchObject({ allowance: 30, balance: 30, spent: 0, held: 0 });
     expect(usage.cycle).toEqual({ id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 60 * DAY });
-    expect(await tg.accounts.endedCycles(id)).toEqual([{ id: 1, start: TEST_START, end: TEST_START + 30 * DAY, plannedEnd: TEST_START + 30 * DAY, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 }]);
+    expect(await tg.accounts.endedCycles(id)).toEqual([
+      { id: 1, start: TEST_START, end: TEST_START + 30 * DAY, plannedEnd: TEST_START + 30 * DAY, allowance: 30, unused: 23, spent: 7, held: 0, refunded: 0 },
+    ]);
   });
 
   it('ended cycles are kept as summaries, oldest first, each with what its open holds still hold until they end', async () => {
@@ -206,7 +231,15 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     await tg.credits.charge(id, { required: 2 });
     gate.clock.advance(30 * DAY);
     await tg.credits.charge(id, { required: 1 });
-    const summaries = async () => (await tg.accounts.endedCycles(id)).map(({ id: cycle, allowance, unused, spent, held, refunded }) => ({ cycle, allowance, unused, spent, held, refunded }));
+    const summaries = async () =>
+      (await tg.accounts.endedCycles(id)).map(({ id: cycle, allowance, unused, spent, held, refunded }) => ({
+        cycle,
+        allowance,
+        unused,
+        spent,
+        held,
+        refunded,
+      }));
     expect(await summaries()).toEqual([
       { cycle: 1, allowance: 30, unused: 25, spent: 5, held: 0, refunded: 0 },
       { cycle: 2, allowance: 30, unused: 20, spent: 2, held: 8, refunded: 0 },
@@ -257,7 +290,17 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const expected = {
       ended: [
         { id: 1, start: TEST_START, end: TEST_START + 30 * DAY, plannedEnd: TEST_START + 30 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
-        { id: 2, start: TEST_START + 30 * DAY, end: TEST_START + 45 * DAY, plannedEnd: TEST_START + 60 * DAY, allowance: 30, unused: 30, spent: 0, held: 0, refunded: 0 },
+        {
+          id: 2,
+          start: TEST_START + 30 * DAY,
+          end: TEST_START + 45 * DAY,
+          plannedEnd: TEST_START + 60 * DAY,
+          allowance: 30,
+          unused: 30,
+          spent: 0,
+          held: 0,
+          refunded: 0,
+        },
       ],
       current: { id: 3, start: TEST_START + 45 * DAY, end: TEST_START + 75 * DAY },
     };
@@ -298,13 +341,17 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const steps: Array<[string, () => Promise<unknown>]> = [];
     let holdId = '';
     steps.push(['charge', () => tg.credits.charge(id, { required: 300, optional: 50 })]);
-    steps.push(['open', async () => {
-      const r = await tg.holds.open(id, { items: 100, perItem: { required: 2, optional: 1 } });
-      if (r.ok) holdId = r.hold.id;
-    }]);
+    steps.push([
+      'open',
+      async () => {
+        const r = await tg.holds.open(id, { items: 100, perItem: { required: 2, optional: 1 } });
+        if (r.ok) holdId = r.hold.id;
+      },
+    ]);
     steps.push(['charge beyond the balance', () => tg.credits.charge(id, { required: 400 })]);
     steps.push(['charge the rest', () => tg.credits.charge(id, { required: 1, optional: 10_000 })]);
-    for (let i = 0; i < 10; i++) steps.push([`settle ${i}`, () => tg.holds.settle(id, holdId, i % 3 ? { itemId: `i${i}`, optionalSpent: 1 } : { itemId: `i${i}`, failed: 'x' })]);
+    for (let i = 0; i < 10; i++)
+      steps.push([`settle ${i}`, () => tg.holds.settle(id, holdId, i % 3 ? { itemId: `i${i}`, optionalSpent: 1 } : { itemId: `i${i}`, failed: 'x' })]);
     steps.push(['new cycle', () => tg.accounts.startCycle(id)]);
     steps.push(['settle on the ended cycle', () => tg.holds.settle(id, holdId, { itemId: 'late', optionalSpent: 1 })]);
     steps.push(['charge in the new cycle', () => tg.credits.charge(id, { required: 999 })]);
@@ -330,7 +377,13 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     expect(await host.credits.charge(id, { required: 1, optional: 2 })).toMatchObject({ ok: true, charged: 3, balance: 99_999_999_999_996 });
     const opened = await host.holds.open(id, { items: 3, perItem: { required: 7 } });
     expect(opened.ok).toBe(true);
-    expect((await host.usage(id)).credits).toEqual({ allowance: 99_999_999_999_999, balance: 99_999_999_999_975, spent: 3, held: 21, nextAllowance: 99_999_999_999_999 });
+    expect((await host.usage(id)).credits).toEqual({
+      allowance: 99_999_999_999_999,
+      balance: 99_999_999_999_975,
+      spent: 3,
+      held: 21,
+      nextAllowance: 99_999_999_999_999,
+    });
     expect(checkInvariants(await host.accounts.inspect(id))).toEqual([]);
   });
 
@@ -345,7 +398,11 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     await expect(tg.accounts.inspect(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
     await expect(tg.credits.reconcile(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
     await expect(tg.credits.history(missing)).rejects.toBeInstanceOf(AccountNotFoundError);
-    await expect(tg.holds.open(missing, { items: 1, perItem: { required: 1 } })).rejects.toMatchObject({ name: 'AccountNotFoundError', code: 'account_not_found', accountId: missing });
+    await expect(tg.holds.open(missing, { items: 1, perItem: { required: 1 } })).rejects.toMatchObject({
+      name: 'AccountNotFoundError',
+      code: 'account_not_found',
+      accountId: missing,
+    });
   });
 
   it('an unknown plan throws UnknownPlanError before Redis is touched', async () => {
@@ -357,7 +414,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
 });
 
 describe('plan tables', () => {
-  it('the example service\'s plans are the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces', () => {
+  it("the example service's plans are the seed table: requests per minute on api and web, credits per cycle, holds cap, items and surfaces", () => {
     const row = (name: keyof typeof EXAMPLE_PLANS) => {
       const p = EXAMPLE_PLANS[name];
       return [p.limits.api[0]!.limit, p.limits.web[0]!.limit, p.credits.allowance, p.holds.cap, p.holds.maxItems, p.holds.surfaces.join('+')];
@@ -368,7 +425,8 @@ describe('plan tables', () => {
     expect(row('business')).toEqual([1000, 1000, 20000, 10, 5000, 'api+web']);
     expect(EXAMPLE_PLANS.free.credits.cycle).toEqual({ days: 30 });
     expect(EXAMPLE_PLANS.pro.credits.cycle).toEqual({ months: 1 });
-    for (const plan of Object.values(EXAMPLE_PLANS)) for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
+    for (const plan of Object.values(EXAMPLE_PLANS))
+      for (const windows of Object.values(plan.limits)) expect(windows).toEqual([{ limit: windows[0]!.limit, windowMs: 60_000 }]);
   });
 
   it('a host table is validated at start-up, with a message naming the plan and the field', () => {
@@ -380,7 +438,9 @@ describe('plan tables', () => {
     expect(() => validatePlans({ gold: { ...pro, holds: { cap: 1, maxItems: 1, surfaces: ['batch'] } } })).toThrowError(/gold.*holds\.surfaces.*batch/);
     expect(() => validatePlans({})).toThrowError(/at least one plan/);
     // Beyond 14 significant digits the scripts would store a rounded balance.
-    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 100_000_000_000_000, cycle: { months: 1 } } } })).toThrowError(/gold.*credits\.allowance.*0\.\.99999999999999/);
+    expect(() => validatePlans({ gold: { ...pro, credits: { allowance: 100_000_000_000_000, cycle: { months: 1 } } } })).toThrowError(
+      /gold.*credits\.allowance.*0\.\.99999999999999/,
+    );
     const redis = fromNodeRedis({ sendCommand: async () => [] });
     expect(() => createTollgate({ redis, plans: { gold: { ...pro, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(InvalidInputError);
   });

@@ -61,7 +61,7 @@ describe('bench histogram', () => {
 });
 
 describe('bench Redis figures', () => {
-  it('adds up EVAL, EVALSHA and FCALL from INFO commandstats and nothing else (a script\'s own commands are in its time)', async () => {
+  it("adds up EVAL, EVALSHA and FCALL from INFO commandstats and nothing else (a script's own commands are in its time)", async () => {
     const info = [
       '# Commandstats',
       'cmdstat_incr:calls=2000,usec=900,usec_per_call=0.45,rejected_calls=0,failed_calls=0',
@@ -76,7 +76,17 @@ describe('bench Redis figures', () => {
 
   it('marks a cell whose script wall time per op exceeds Redis CPU per op: redis-server lost the core mid-script', () => {
     const m = { concurrency: 1, ops: 1000, seconds: 1, opsPerSec: 1000, p50Ms: 0.1, p99Ms: 0.2, maxMs: 1, cpuUsPerOp: 5 };
-    const cell = (scriptUsec: number, redisCpuUsPerOp: number): Row => ({ section: 'requests', key: 'admit', name: 'admit', client: 'node-redis', run: 1, m, scriptCalls: 1000, scriptUsec, redisCpuUsPerOp });
+    const cell = (scriptUsec: number, redisCpuUsPerOp: number): Row => ({
+      section: 'requests',
+      key: 'admit',
+      name: 'admit',
+      client: 'node-redis',
+      run: 1,
+      m,
+      scriptCalls: 1000,
+      scriptUsec,
+      redisCpuUsPerOp,
+    });
     expect(noisy(cell(5_000, 6))).toBe(false); // 5 µs in scripts of 6 µs of CPU: quiet
     expect(noisy(cell(9_000, 6))).toBe(true); // 9 µs of wall time in 6 µs of CPU: preempted
   });
@@ -111,7 +121,16 @@ describe('bench Redis figures', () => {
 });
 
 describe('bench targets and report', () => {
-  const m = (opsPerSec: number, c: number, p50Ms = 0.1, cpuUsPerOp = 5) => ({ concurrency: c, ops: opsPerSec, seconds: 1, opsPerSec, p50Ms, p99Ms: 0.5, maxMs: 1, cpuUsPerOp });
+  const m = (opsPerSec: number, c: number, p50Ms = 0.1, cpuUsPerOp = 5) => ({
+    concurrency: c,
+    ops: opsPerSec,
+    seconds: 1,
+    opsPerSec,
+    p50Ms,
+    p99Ms: 0.5,
+    maxMs: 1,
+    cpuUsPerOp,
+  });
   const row = (section: Row['section'], key: string, client: string, ops: number, usPerCall: number, extra: Partial<Row> = {}): Row => ({
     section,
     key,

@@ -19,10 +19,20 @@ const PLANS = {
   // 3 per 10 s (one per 3333.3 ms), burst defaults to the limit.
   slow: plan({ api: [{ algorithm: 'bucket', limit: 3, windowMs: 10_000 }] }),
   // A bucket under a fixed minute budget.
-  mixed: plan({ api: [{ algorithm: 'bucket', limit: 5, windowMs: 1_000, burst: 5 }, { limit: 8, windowMs: 60_000 }] }),
+  mixed: plan({
+    api: [
+      { algorithm: 'bucket', limit: 5, windowMs: 1_000, burst: 5 },
+      { limit: 8, windowMs: 60_000 },
+    ],
+  }),
 };
 const POLICIES = {
-  perIp: { api: [{ algorithm: 'bucket' as const, limit: 2, windowMs: 1_000, burst: 4 }, { limit: 100, windowMs: 60_000, algorithm: 'sliding' as const }] },
+  perIp: {
+    api: [
+      { algorithm: 'bucket' as const, limit: 2, windowMs: 1_000, burst: 4 },
+      { limit: 100, windowMs: 60_000, algorithm: 'sliding' as const },
+    ],
+  },
   // One bucket alone: the scripts' straight-line path.
   oneBucket: { api: [{ algorithm: 'bucket' as const, limit: 7, windowMs: 3_000, burst: 9 }] },
 };
@@ -41,7 +51,12 @@ describe.each(backends())('token buckets through %s', (kind) => {
     const id = await newAccount(gate.tg, 'bursty');
     for (let i = 1; i <= 20; i++) {
       const a = await gate.tg.limits.admit(id);
-      expect(a).toEqual({ ok: true, allowed: true, rateLimit: a.windows[0], windows: [{ limit: 10, burst: 20, remaining: 20 - i, resetMs: i * 100, windowMs: 1_000, algorithm: 'bucket' }] });
+      expect(a).toEqual({
+        ok: true,
+        allowed: true,
+        rateLimit: a.windows[0],
+        windows: [{ limit: 10, burst: 20, remaining: 20 - i, resetMs: i * 100, windowMs: 1_000, algorithm: 'bucket' }],
+      });
     }
     const denied = await gate.tg.limits.admit(id);
     expect(denied).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 100, rateLimit: { remaining: 0, resetMs: 2_000 } });
@@ -70,7 +85,12 @@ describe.each(backends())('token buckets through %s', (kind) => {
   it('cost takes that many tokens; a cost above burst never fits', async () => {
     const id = await newAccount(gate.tg, 'bursty');
     expect(await gate.tg.limits.admit(id, { cost: 15 })).toMatchObject({ allowed: true, rateLimit: { remaining: 5, resetMs: 1_500 } });
-    expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 100, rateLimit: { remaining: 5 } });
+    expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({
+      allowed: false,
+      reason: 'rate_limited',
+      retryAfterMs: 100,
+      rateLimit: { remaining: 5 },
+    });
     expect(await gate.tg.limits.admit(id, { cost: 21 })).toMatchObject({ allowed: false, reason: 'cost_exceeds_limit', retryAfterMs: null });
     expect(await gate.tg.limits.admit(id, { cost: 5 })).toMatchObject({ allowed: true, rateLimit: { remaining: 0, resetMs: 2_000 } });
   });
@@ -87,7 +107,11 @@ describe.each(backends())('token buckets through %s', (kind) => {
     expect(denied.windows[0]).toMatchObject({ algorithm: 'bucket', remaining: 2 });
     // Allowed, the headers show the window with the fewest left.
     gate.clock.set(TEST_START + 60_000);
-    expect(await gate.tg.limits.admit(id, { cost: 4 })).toMatchObject({ allowed: true, rateLimit: { algorithm: 'bucket', remaining: 1 }, windows: [{ remaining: 1 }, { remaining: 4 }] });
+    expect(await gate.tg.limits.admit(id, { cost: 4 })).toMatchObject({
+      allowed: true,
+      rateLimit: { algorithm: 'bucket', remaining: 1 },
+      windows: [{ remaining: 1 }, { remaining: 4 }],
+    });
   });
 
   it('a policy subject has buckets too; reset fills the bucket', async () => {
@@ -118,7 +142,7 @@ describe.each(backends().filter((b) => b !== 'memory'))('buckets on %s agree wit
   });
   afterAll(() => redis.close());
 
-  it('random costs and pauses: every admission and peek is the model\'s', async () => {
+  it("random costs and pauses: every admission and peek is the model's", async () => {
     const step = fc.record({ pause: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3_000 })), cost: fc.integer({ min: 0, max: 10 }) });
     let run = 0;
     await fc.assert(

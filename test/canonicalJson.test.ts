@@ -107,7 +107,20 @@ describe('canonical JSON (RFC 8785)', () => {
   it('values JSON.stringify would drop or change silently are InvalidInputError: BigInt, functions, symbols, cycles, Map, undefined in an array', () => {
     const cycle: Record<string, unknown> = { a: 1 };
     cycle.self = { back: cycle };
-    const refused: unknown[] = [10n, { n: 1n }, () => 1, { f: () => 1 }, Symbol('s'), { s: Symbol('s') }, cycle, new Map([['a', 1]]), new Set([1]), [undefined], [1, , 2], undefined];
+    const refused: unknown[] = [
+      10n,
+      { n: 1n },
+      () => 1,
+      { f: () => 1 },
+      Symbol('s'),
+      { s: Symbol('s') },
+      cycle,
+      new Map([['a', 1]]),
+      new Set([1]),
+      [undefined],
+      [1, , 2],
+      undefined,
+    ];
     for (const value of refused) expect(() => canonicalJson(value)).toThrow(InvalidInputError);
     expect(() => fingerprint({ count: 10n })).toThrow(/BigInt/);
     expect(() => fingerprint(cycle)).toThrow(/cycle/);

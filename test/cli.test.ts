@@ -26,9 +26,14 @@ interface Run {
 /** The bin from source, with these arguments and environment. */
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { cwd: root, env: { ...process.env, REDIS_URL: undefined, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args],
+      { cwd: root, env: { ...process.env, REDIS_URL: undefined, ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -59,7 +64,10 @@ describe('the tollgate CLI', () => {
     await tg.credits.charge(subject, { required: 3, operationId: 'op_1' });
     const hold = await tg.holds.open(subject, { items: 2, perItem: { required: 1 } });
     // A lease of 1 ms: this hold has lapsed by the time the CLI sweeps.
-    const lapsing = await createTollgate({ redis: client.adapter, prefix, plans: PLANS, leaseMs: 1 }).holds.open(lapsed, { items: 4, perItem: { required: 1 } });
+    const lapsing = await createTollgate({ redis: client.adapter, prefix, plans: PLANS, leaseMs: 1 }).holds.open(lapsed, {
+      items: 4,
+      perItem: { required: 1 },
+    });
     if (!hold.ok || !lapsing.ok) throw new Error('a hold did not open');
   });
   afterAll(async () => {
@@ -70,7 +78,18 @@ describe('the tollgate CLI', () => {
     const run = await cli(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Usage: tollgate <command>');
-    for (const command of ['inspect <subject>', 'usage <subject>', 'history <subject>', 'reconcile <subject>', 'journal <subject>', 'keys list', 'keys issue', 'keys revoke', 'accounts list', 'sweep']) {
+    for (const command of [
+      'inspect <subject>',
+      'usage <subject>',
+      'history <subject>',
+      'reconcile <subject>',
+      'journal <subject>',
+      'keys list',
+      'keys issue',
+      'keys revoke',
+      'accounts list',
+      'sweep',
+    ]) {
       expect(run.stdout).toContain(command);
     }
     expect(run.stderr).toBe('');
@@ -145,7 +164,11 @@ describe('the tollgate CLI', () => {
   });
 
   it('runs on ioredis too (--client ioredis): inspect, journal and accounts list', async () => {
-    const [inspect, journal, accounts] = await Promise.all([on('inspect', subject, '--json', '--client', 'ioredis'), on('journal', subject, '--json', '--client', 'ioredis'), on('accounts', 'list', '--json', '--client', 'ioredis')]);
+    const [inspect, journal, accounts] = await Promise.all([
+      on('inspect', subject, '--json', '--client', 'ioredis'),
+      on('journal', subject, '--json', '--client', 'ioredis'),
+      on('accounts', 'list', '--json', '--client', 'ioredis'),
+    ]);
     expect(JSON.parse(inspect.stdout).credits).toMatchObject({ balance: 995, held: 2 });
     expect(JSON.parse(journal.stdout).map((e: { kind: string }) => e.kind)).toEqual(['grant', 'charge', 'reserve']);
     expect(JSON.parse(accounts.stdout)).toEqual([subject, other, lapsed].sort());

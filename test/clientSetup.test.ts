@@ -23,7 +23,9 @@ async function warningsOf(code: string): Promise<string[]> {
 describe('the Redis client setup', () => {
   it('fromNodeRedis warns once per process (TOLLGATE_NO_ERROR_LISTENER) when the client has no error listener, not when it has one', async () => {
     expect(await warningsOf(`fromNodeRedis(createClient().on('error', () => {}));`)).toEqual([]);
-    expect(await warningsOf(`fromNodeRedis(createClient()); fromNodeRedis(createClient()); fromIoredis(new Redis({ lazyConnect: true }));`)).toEqual(['TOLLGATE_NO_ERROR_LISTENER']);
+    expect(await warningsOf(`fromNodeRedis(createClient()); fromNodeRedis(createClient()); fromIoredis(new Redis({ lazyConnect: true }));`)).toEqual([
+      'TOLLGATE_NO_ERROR_LISTENER',
+    ]);
   });
 
   it('fromIoredis warns the same way', async () => {
@@ -34,7 +36,9 @@ describe('the Redis client setup', () => {
   it("every client line of the README and of the examples a user copies adds an 'error' listener", () => {
     const files = ['README.md', 'examples/quickstart.ts', 'examples/quickstart-ioredis.ts', 'examples/recipes/limits.ts', 'examples/recipes/llm.ts'];
     for (const file of files) {
-      const lines = readFileSync(join(root, file), 'utf8').split('\n').filter((line) => /(createClient|new Redis)\(/.test(line) && !line.trimStart().startsWith('import'));
+      const lines = readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .filter((line) => /(createClient|new Redis)\(/.test(line) && !line.trimStart().startsWith('import'));
       expect(lines.length, file).toBeGreaterThan(0);
       for (const line of lines) expect(line, file).toMatch(/\.on\("error", /);
     }

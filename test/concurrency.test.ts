@@ -14,10 +14,23 @@ import { TEST_START, backends, newAccount, openTollgate, type TestGate } from '.
 const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 100, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } });
 const PLANS = {
   ...EXAMPLE_PLANS,
-  llm: plan({ api: [{ limit: 30, windowMs: 60_000 }], completions: [{ algorithm: 'concurrency', limit: 2, leaseMs: 30_000 }, { limit: 10, windowMs: 60_000 }] }),
+  llm: plan({
+    api: [{ limit: 30, windowMs: 60_000 }],
+    completions: [
+      { algorithm: 'concurrency', limit: 2, leaseMs: 30_000 },
+      { limit: 10, windowMs: 60_000 },
+    ],
+  }),
   only: plan({ api: [{ algorithm: 'concurrency', limit: 1, leaseMs: 5_000 }] }),
 };
-const POLICIES = { uploads: { api: [{ algorithm: 'concurrency' as const, limit: 2, leaseMs: 10_000 }, { algorithm: 'bucket' as const, limit: 3, windowMs: 1_000, burst: 4 }] } };
+const POLICIES = {
+  uploads: {
+    api: [
+      { algorithm: 'concurrency' as const, limit: 2, leaseMs: 10_000 },
+      { algorithm: 'bucket' as const, limit: 3, windowMs: 1_000, burst: 4 },
+    ],
+  },
+};
 
 describe.each(backends())('concurrency limits through %s', (kind) => {
   let gate: TestGate;
@@ -71,7 +84,10 @@ describe.each(backends())('concurrency limits through %s', (kind) => {
     // The bucket (4) is empty and both places are taken: concurrency answers first.
     expect(await gate.tg.limits.admit(ip, { policy: 'uploads' })).toMatchObject({ allowed: false, reason: 'concurrency' });
     const page = await gate.tg.limits.peek(ip, { policy: 'uploads' });
-    expect(page.windows).toMatchObject([{ algorithm: 'bucket', remaining: 0 }, { algorithm: 'concurrency', remaining: 0 }]);
+    expect(page.windows).toMatchObject([
+      { algorithm: 'bucket', remaining: 0 },
+      { algorithm: 'concurrency', remaining: 0 },
+    ]);
   });
 
   it('keys.verify takes a place too; peek takes none', async () => {
@@ -88,7 +104,12 @@ describe.each(backends())('concurrency limits through %s', (kind) => {
     const make = (api: unknown) => () => createTollgate({ memory: true, plans: { p: plan({ api } as never) } });
     expect(make([{ algorithm: 'concurrency', limit: 0, leaseMs: 1000 }])).toThrow(InvalidInputError);
     expect(make([{ algorithm: 'concurrency', limit: 2 }])).toThrow(InvalidInputError);
-    expect(make([{ algorithm: 'concurrency', limit: 2, leaseMs: 1000 }, { algorithm: 'concurrency', limit: 3, leaseMs: 2000 }])).toThrow(/at most one/);
+    expect(
+      make([
+        { algorithm: 'concurrency', limit: 2, leaseMs: 1000 },
+        { algorithm: 'concurrency', limit: 3, leaseMs: 2000 },
+      ]),
+    ).toThrow(/at most one/);
   });
 });
 

@@ -62,7 +62,15 @@ describe.each(backends())('charges on %s', (kind) => {
 
   it('bad amounts and operation ids are an InvalidInputError, and charge nothing', async () => {
     const id = await account();
-    for (const request of [{ required: -1 }, { required: 1.5 }, { required: Number.NaN }, { required: 0 }, { required: 1, optional: -2 }, { required: 1, operationId: '' }, { required: 1, operationId: 'x'.repeat(256) }]) {
+    for (const request of [
+      { required: -1 },
+      { required: 1.5 },
+      { required: Number.NaN },
+      { required: 0 },
+      { required: 1, optional: -2 },
+      { required: 1, operationId: '' },
+      { required: 1, operationId: 'x'.repeat(256) },
+    ]) {
       await expect(gate.tg.credits.charge(id, request), JSON.stringify(request)).rejects.toBeInstanceOf(InvalidInputError);
     }
     expect(await gate.tg.credits.charge(id, { required: 0, optional: 3 })).toEqual({ ok: true, charged: 3, balance: 27, replayed: false });
@@ -121,7 +129,13 @@ describe.each(backends())('charges on %s', (kind) => {
     await gate.tg.credits.charge(id, { required: 5 });
     gate.clock.advance(31 * 86_400_000);
     await gate.tg.credits.charge(id, { required: 2 });
-    expect(await gate.tg.credits.reconcile(id)).toMatchObject({ complete: true, matches: true, cycle: 2, entries: 2, journal: { balance: 28, spent: 2, held: 0 } });
+    expect(await gate.tg.credits.reconcile(id)).toMatchObject({
+      complete: true,
+      matches: true,
+      cycle: 2,
+      entries: 2,
+      journal: { balance: 28, spent: 2, held: 0 },
+    });
   });
 });
 

@@ -54,14 +54,20 @@ return { k, s, e }`;
   it('for random anchors, intervals and instants', async () => {
     const instant = fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2090, 0, 1) });
     await fc.assert(
-      fc.asyncProperty(instant, fc.constantFrom<'d' | 'm'>('d', 'm'), fc.integer({ min: 1, max: 13 }), fc.integer({ min: 0, max: 4000 * DAY }), async (anchor, unit, length, ahead) => {
-        const now = anchor + ahead;
-        const reply = (await client.eval(source, { keys: [], arguments: [String(anchor), unit, String(length), String(now)] })) as number[];
-        const p = currentPeriod(anchor, unit, length, now);
-        expect(reply.map(Number)).toEqual([p.index, p.start, p.end]);
-        expect(p.start).toBeLessThanOrEqual(now);
-        expect(now).toBeLessThan(p.end);
-      }),
+      fc.asyncProperty(
+        instant,
+        fc.constantFrom<'d' | 'm'>('d', 'm'),
+        fc.integer({ min: 1, max: 13 }),
+        fc.integer({ min: 0, max: 4000 * DAY }),
+        async (anchor, unit, length, ahead) => {
+          const now = anchor + ahead;
+          const reply = (await client.eval(source, { keys: [], arguments: [String(anchor), unit, String(length), String(now)] })) as number[];
+          const p = currentPeriod(anchor, unit, length, now);
+          expect(reply.map(Number)).toEqual([p.index, p.start, p.end]);
+          expect(p.start).toBeLessThanOrEqual(now);
+          expect(now).toBeLessThan(p.end);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -4,7 +4,7 @@
 // forged key still reaches Redis; cleared by reset and changePlan in the same process;
 // bounded. Through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Admission, type Plan, type Verification } from '../src/index.ts';
+import type { Admission, Plan, Verification } from '../src/index.ts';
 import { InvalidInputError } from '../src/errors.ts';
 import { rateLimitHeaders } from '../src/http.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
@@ -97,7 +97,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect(gate.sent).toEqual([]);
   });
 
-  it('is keyed by the key\'s digest: a forged key for the same subject is still checked in Redis and is valid:false', async () => {
+  it("is keyed by the key's digest: a forged key for the same subject is still checked in Redis and is valid:false", async () => {
     const { key } = await deniedKey();
     const forged = key.slice(0, -32) + 'f'.repeat(32);
     expect(await gate.tg.keys.verify(forged)).toEqual({ ok: false, valid: false, reason: 'unknown' });
@@ -105,7 +105,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey', 'verifyKey']);
   });
 
-  it('another real key of the same subject is not answered by the first key\'s entry', async () => {
+  it("another real key of the same subject is not answered by the first key's entry", async () => {
     const { id, key } = await deniedKey();
     const second = await gate.tg.keys.issue(id);
     gate.recorder.clear();
@@ -122,10 +122,16 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);
   });
 
-  it('a policy subject\'s denial is cached the same way, and limits.denied() returns it from memory', async () => {
+  it("a policy subject's denial is cached the same way, and limits.denied() returns it from memory", async () => {
     const subject = await deniedIp(gate);
     gate.clock.advance(5_000);
-    expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { remaining: 0, resetMs: 40_000 }, retryAfterMs: 40_000 });
+    expect(gate.tg.limits.denied(subject, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({
+      ok: false,
+      allowed: false,
+      reason: 'rate_limited',
+      rateLimit: { remaining: 0, resetMs: 40_000 },
+      retryAfterMs: 40_000,
+    });
     expect(await attempt(gate, subject)).toMatchObject({ ok: false, allowed: false, retryAfterMs: 40_000 });
     expect(gate.sent).toEqual([]);
     gate.clock.advance(40_000);
@@ -140,7 +146,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect(gate.sent).toEqual([]);
   });
 
-  it('limits.reset in the same process clears the subject\'s entries (keys and policies)', async () => {
+  it("limits.reset in the same process clears the subject's entries (keys and policies)", async () => {
     const { id, key } = await deniedKey();
     await gate.tg.limits.reset(id);
     gate.recorder.clear();
@@ -151,7 +157,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect((await attempt(gate, subject)).allowed).toBe(true);
   });
 
-  it('accounts.changePlan in the same process clears the subject\'s entries: the new budget applies at once', async () => {
+  it("accounts.changePlan in the same process clears the subject's entries: the new budget applies at once", async () => {
     const { id, key } = await deniedKey();
     await gate.tg.accounts.changePlan(id, 'starter');
     gate.recorder.clear();
@@ -159,7 +165,7 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     expect(gate.sent).toHaveLength(1);
   });
 
-  it('keys.revoke in the same process clears the subject\'s entries: the revoked key is refused by Redis', async () => {
+  it("keys.revoke in the same process clears the subject's entries: the revoked key is refused by Redis", async () => {
     const { id, key, keyId } = await deniedKey();
     await gate.tg.keys.revoke(id, keyId);
     expect(await gate.tg.keys.verify(key)).toEqual({ ok: false, valid: false, reason: 'unknown' });
@@ -171,7 +177,8 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     const { key } = await gate.tg.keys.issue(id);
     await gate.tg.limits.admit(id, { cost: 28 });
     gate.recorder.clear();
-    for (let i = 0; i < 3; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 2 } });
+    for (let i = 0; i < 3; i++)
+      expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 2 } });
     expect(gate.sent).toHaveLength(3);
     expect(admissionOf(await gate.tg.keys.verify(key, { cost: 2 })).allowed).toBe(true);
   });
@@ -181,7 +188,8 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     await gate.tg.accounts.create(id, { plan: 'free' });
     const { key } = await gate.tg.keys.issue(id);
     gate.recorder.clear();
-    for (let i = 0; i < 2; i++) expect(admissionOf(await gate.tg.keys.verify(key, { cost: 31 }))).toMatchObject({ ok: false, allowed: false, reason: 'cost_exceeds_limit' });
+    for (let i = 0; i < 2; i++)
+      expect(admissionOf(await gate.tg.keys.verify(key, { cost: 31 }))).toMatchObject({ ok: false, allowed: false, reason: 'cost_exceeds_limit' });
     expect(gate.sent).toHaveLength(2);
     expect(admissionOf(await gate.tg.keys.verify(key)).allowed).toBe(true);
   });
@@ -193,7 +201,12 @@ describe.each(CLIENT_KINDS)('deny cache through %s', (kind) => {
     await gate.tg.limits.admit(id, { cost: 10 });
     // Next window, 0 ms in: the estimate is 10, nothing left; cost 5 fits only after 24 s.
     gate.clock.set(TEST_START + MINUTE);
-    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 0 }, retryAfterMs: 24_001 });
+    expect(admissionOf(await gate.tg.keys.verify(key, { cost: 5 }))).toMatchObject({
+      ok: false,
+      allowed: false,
+      rateLimit: { remaining: 0 },
+      retryAfterMs: 24_001,
+    });
     gate.clock.set(TEST_START + MINUTE + 10_000);
     // 10 s in the estimate is floor(10 x 5/6) = 8: one more fits.
     expect(admissionOf(await gate.tg.keys.verify(key, { cost: 1 }))).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 1 } });

@@ -6,19 +6,23 @@
 // with SIGSTOP to stand for a replica that stopped confirming; and a cluster with a replica
 // per master, where each movement's WAIT goes to the master that ran it.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTollgate,
-  fromIoredis,
-  fromNodeRedis,
-  isTollgateError,
-  type Tollgate,
-} from '../src/index.ts';
+import { createTollgate, fromIoredis, fromNodeRedis, isTollgateError, type Tollgate } from '../src/index.ts';
 import { InvalidInputError, StoreUnavailableError, UnconfirmedError } from '../src/errors.ts';
 import { replyForError } from '../src/http.ts';
 import { keySlot } from '../src/redis/dedicated.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { rawCommand } from './helpers/redisServer.ts';
-import { connectCluster, connectFailFast, pause, resume, startReplicatedCluster, startReplicatedPair, waitUntil, type ReplicatedCluster, type ReplicatedPair } from './helpers/replicas.ts';
+import {
+  connectCluster,
+  connectFailFast,
+  pause,
+  resume,
+  startReplicatedCluster,
+  startReplicatedPair,
+  waitUntil,
+  type ReplicatedCluster,
+  type ReplicatedPair,
+} from './helpers/replicas.ts';
 import { CLIENT_KINDS, ManualClock, accountId, type TestClient } from './helpers/tollgate.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
@@ -73,7 +77,14 @@ describe('durability on a primary with one replica', () => {
 
     beforeAll(async () => {
       client = await connectFailFast(kind, pair.primary.port);
-      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, timeoutMs: 1_000, durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 2 } });
+      tg = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: client.adapter,
+        prefix,
+        clock: clock.fn,
+        timeoutMs: 1_000,
+        durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 2 },
+      });
     });
     afterAll(async () => {
       await tg?.close();
@@ -96,7 +107,7 @@ describe('durability on a primary with one replica', () => {
       expect(await onReplica(['HGET', keys.account, 'b'])).toBe(String(outcome.ok && outcome.balance));
     });
 
-    it('gives a charge without an operation id one of the library\'s, so that it can be retried', async () => {
+    it("gives a charge without an operation id one of the library's, so that it can be retried", async () => {
       const id = await account();
       await tg.credits.charge(id, { required: 1 });
       const journal = (await onReplica(['XRANGE', new SubjectKeys(prefix, id).journal, '-', '+'])) as [string, string[]][];
@@ -130,7 +141,8 @@ describe('durability on a primary with one replica', () => {
       const keys = new SubjectKeys(prefix, id);
       // Flushed on the primary, and so on the replica (FUNCTION FLUSH is replicated).
       await client.command(['FUNCTION', 'FLUSH']);
-      const calls = async (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(String(await client.command(['INFO', 'commandstats'])))?.[1] ?? 0);
+      const calls = async (command: string) =>
+        Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(String(await client.command(['INFO', 'commandstats'])))?.[1] ?? 0);
       const [fcalls, loads] = [await calls('fcall'), await calls('function\\|load')];
       expect(await tg.credits.charge(id, { required: 2, operationId: 'after-flush' })).toMatchObject({ ok: true, charged: 2 });
       // The FCALL that found it missing, the load, and the FCALL again.
@@ -140,7 +152,14 @@ describe('durability on a primary with one replica', () => {
     });
 
     it('scripts by EVALSHA: a movement after SCRIPT FLUSH is sent again by EVAL and confirmed', async () => {
-      const evalGate = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix, clock: clock.fn, scripts: 'eval', durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 1 } });
+      const evalGate = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: client.adapter,
+        prefix,
+        clock: clock.fn,
+        scripts: 'eval',
+        durability: { replicas: 1, timeoutMs: WAIT_MS, connections: 1 },
+      });
       try {
         const id = await account();
         await client.command(['SCRIPT', 'FLUSH']);
@@ -208,10 +227,15 @@ describe('durability on a primary with one replica', () => {
       const spend = await unconfirmed(tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 }));
       expect(spend.error.operationId).toBe('page-1');
       resumeReplica();
-      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { spent: 3 } });
+      expect(await tg.holds.spend(id, opened.hold.id, { itemId: 'page-1', amount: 3 })).toMatchObject({
+        ok: true,
+        accepted: true,
+        replayed: true,
+        hold: { spent: 3 },
+      });
     });
 
-    it('the sweep\'s ends are confirmed too: an unconfirmed sweep names the subject, and sweeping again is safe', async () => {
+    it("the sweep's ends are confirmed too: an unconfirmed sweep names the subject, and sweeping again is safe", async () => {
       const id = await account();
       const opened = await tg.holds.open(id, { items: 2, perItem: { required: 1 } });
       if (!opened.ok) throw new Error(`open refused: ${opened.reason}`);
@@ -233,13 +257,17 @@ describe('durability on a primary with one replica', () => {
     try {
       const id = accountId('off');
       await tg.accounts.create(id, { plan: 'business' });
-      const before = String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST'])).trim().split('\n').length;
+      const before = String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST']))
+        .trim()
+        .split('\n').length;
       stopReplica();
       const charge = await timed(tg.credits.charge(id, { required: 1 }));
       expect(charge.value.ok).toBe(true);
       expect(charge.ms).toBeLessThan(WAIT_MS / 2);
       resumeReplica();
-      const after = String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST'])).trim().split('\n').length;
+      const after = String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST']))
+        .trim()
+        .split('\n').length;
       expect(after).toBe(before);
       expect(await rawCommand(pair.primary.port, ['KEYS', 'dur-off:*:op:*'])).toEqual([]);
     } finally {
@@ -251,7 +279,10 @@ describe('durability on a primary with one replica', () => {
   it('opens at most `connections` connections of its own, and close() closes them', async () => {
     const client = await connectFailFast('ioredis', pair.primary.port);
     const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: 'dur-pool', durability: { replicas: 1, connections: 3 } });
-    const count = async () => String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST'])).trim().split('\n').length;
+    const count = async () =>
+      String(await rawCommand(pair.primary.port, ['CLIENT', 'LIST']))
+        .trim()
+        .split('\n').length;
     try {
       const before = await count();
       const id = accountId('pool');
@@ -278,12 +309,16 @@ describe('durability options', () => {
     // Clients that cannot be copied: no connection of tollgate's own can be opened from them.
     const bare = fromNodeRedis({ sendCommand: async () => [0] });
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: bare, durability: { replicas: 1 } })).toThrow(/durability needs a client/);
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: async () => [0] }), durability: { replicas: 1 } })).toThrow(/durability needs a client/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: async () => [0] }), durability: { replicas: 1 } })).toThrow(
+      /durability needs a client/,
+    );
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: bare })).not.toThrow();
     const client = { ...adapted, dedicated: async () => ({ pipeline: async () => [], close: async () => {} }) };
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 0 } })).toThrow(InvalidInputError);
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 1, timeoutMs: 0 } })).toThrow(/durability.timeoutMs/);
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 1, connections: 0 } })).toThrow(/durability.connections/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: { replicas: 1, connections: 0 } })).toThrow(
+      /durability.connections/,
+    );
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client as never, durability: false })).not.toThrow();
   });
 
@@ -316,14 +351,20 @@ describe('durability on a Redis Cluster with a replica per master', () => {
     let tg: Tollgate;
     beforeAll(async () => {
       client = await connectCluster(kind, cluster.nodes);
-      tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: `durc-${kind}`, clock: new ManualClock().fn, durability: { replicas: 1, timeoutMs: WAIT_MS } });
+      tg = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: client.adapter,
+        prefix: `durc-${kind}`,
+        clock: new ManualClock().fn,
+        durability: { replicas: 1, timeoutMs: WAIT_MS },
+      });
     });
     afterAll(async () => {
       await tg?.close();
       await client?.close();
     });
 
-    it('waits on the master that ran the movement: with one master\'s replica stopped, only that master\'s subjects are unconfirmed', async () => {
+    it("waits on the master that ran the movement: with one master's replica stopped, only that master's subjects are unconfirmed", async () => {
       // CLUSTER SLOTS: which master serves each account.
       const slots = (await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
       const masterOf = (id: string) => {

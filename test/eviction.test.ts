@@ -24,7 +24,8 @@ async function infoCalls(server: RedisServer): Promise<number> {
   return Number(/^cmdstat_info:calls=(\d+)/m.exec(stats)?.[1] ?? 0) - own;
 }
 
-const warnings = () => vi.mocked(process.emitWarning).mock.calls.filter(([, options]) => (options as { code?: string } | undefined)?.code === 'TOLLGATE_EVICTION_POLICY');
+const warnings = () =>
+  vi.mocked(process.emitWarning).mock.calls.filter(([, options]) => (options as { code?: string } | undefined)?.code === 'TOLLGATE_EVICTION_POLICY');
 
 describe('the eviction guard reads INFO in either protocol', () => {
   it('node-redis speaking RESP3: noeviction lets accounts be created, volatile-lru refuses', async () => {
@@ -63,47 +64,56 @@ describe.each(CLIENT_KINDS)('the eviction guard through %s', (kind) => {
     const server = servers.get(policy)!;
     const client = await connectTestClient(kind, { url: server.url });
     clients.push(client);
-    const tg = createTollgate({ redis: client.adapter, plans: EXAMPLE_PLANS, policies: { visitors: { api: [{ limit: 2, windowMs: 60_000 }] } }, clock: clock.fn, ...options });
+    const tg = createTollgate({
+      redis: client.adapter,
+      plans: EXAMPLE_PLANS,
+      policies: { visitors: { api: [{ limit: 2, windowMs: 60_000 }] } },
+      clock: clock.fn,
+      ...options,
+    });
     return { tg, server, client };
   }
 
-  it.each(['volatile-lru', 'allkeys-lru'])('%s: account creation and every credit movement refuse with EvictionPolicyError naming maxmemory-policy and the fix', async (policy) => {
-    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    // An account made by a tollgate that accepts the risk, for the guarded one to move credits on.
-    const { tg: accepting } = await gate(policy, { acceptEviction: true });
-    const id = accountId();
-    await accepting.accounts.create(id, { plan: 'pro' });
-    const opened = await accepting.holds.open(id, { items: 2, perItem: { required: 1 } });
-    if (!opened.ok) throw new Error(opened.reason);
+  it.each(['volatile-lru', 'allkeys-lru'])(
+    '%s: account creation and every credit movement refuse with EvictionPolicyError naming maxmemory-policy and the fix',
+    async (policy) => {
+      vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      // An account made by a tollgate that accepts the risk, for the guarded one to move credits on.
+      const { tg: accepting } = await gate(policy, { acceptEviction: true });
+      const id = accountId();
+      await accepting.accounts.create(id, { plan: 'pro' });
+      const opened = await accepting.holds.open(id, { items: 2, perItem: { required: 1 } });
+      if (!opened.ok) throw new Error(opened.reason);
 
-    const { tg } = await gate(policy);
-    const refusal = await tg.accounts.create(accountId(), { plan: 'pro' }).catch((error: unknown) => error);
-    expect(refusal).toBeInstanceOf(EvictionPolicyError);
-    expect(refusal).toMatchObject({ code: 'eviction_policy', name: 'EvictionPolicyError', policy });
-    expect((refusal as Error).message).toMatch(new RegExp(`maxmemory-policy is ${policy}.*maxmemory-policy noeviction.*acceptEviction: true`));
-    const refused = [
-      tg.credits.charge(id, { required: 1 }),
-      tg.holds.open(id, { items: 1, perItem: { required: 1 } }),
-      tg.holds.openBudget(id, { amount: 5, surface: 'web' }),
-      tg.holds.settle(id, opened.hold.id, { itemId: 'a' }),
-      tg.holds.spend(id, opened.hold.id, { itemId: 'b' }),
-      tg.holds.finish(id, opened.hold.id),
-      tg.holds.cancel(id, opened.hold.id),
-      tg.holds.sweepSubject(id),
-      tg.holds.sweep(),
-      tg.accounts.startCycle(id),
-      tg.accounts.changePlan(id, 'starter'),
-    ];
-    for (const call of refused) await expect(call).rejects.toBeInstanceOf(EvictionPolicyError);
-    // Nothing moved: the credits are as the accepting tollgate left them.
-    expect((await accepting.usage(id)).credits).toMatchObject({ allowance: 5000, balance: 4998, spent: 0, held: 2 });
+      const { tg } = await gate(policy);
+      const refusal = await tg.accounts.create(accountId(), { plan: 'pro' }).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(EvictionPolicyError);
+      expect(refusal).toMatchObject({ code: 'eviction_policy', name: 'EvictionPolicyError', policy });
+      expect((refusal as Error).message).toMatch(new RegExp(`maxmemory-policy is ${policy}.*maxmemory-policy noeviction.*acceptEviction: true`));
+      const refused = [
+        tg.credits.charge(id, { required: 1 }),
+        tg.holds.open(id, { items: 1, perItem: { required: 1 } }),
+        tg.holds.openBudget(id, { amount: 5, surface: 'web' }),
+        tg.holds.settle(id, opened.hold.id, { itemId: 'a' }),
+        tg.holds.spend(id, opened.hold.id, { itemId: 'b' }),
+        tg.holds.finish(id, opened.hold.id),
+        tg.holds.cancel(id, opened.hold.id),
+        tg.holds.sweepSubject(id),
+        tg.holds.sweep(),
+        tg.accounts.startCycle(id),
+        tg.accounts.changePlan(id, 'starter'),
+      ];
+      for (const call of refused) await expect(call).rejects.toBeInstanceOf(EvictionPolicyError);
+      // Nothing moved: the credits are as the accepting tollgate left them.
+      expect((await accepting.usage(id)).credits).toMatchObject({ allowance: 5000, balance: 4998, spent: 0, held: 2 });
 
-    // Admits keep working, for accounts and for policy subjects.
-    expect(await tg.limits.admit(id)).toMatchObject({ ok: true });
-    expect(await tg.limits.admit(`ip:${id}`, { policy: 'visitors' })).toMatchObject({ ok: true });
-    expect(warnings()).toHaveLength(1);
-    expect(String(warnings()[0]![0])).toMatch(/Admits keep working/);
-  });
+      // Admits keep working, for accounts and for policy subjects.
+      expect(await tg.limits.admit(id)).toMatchObject({ ok: true });
+      expect(await tg.limits.admit(`ip:${id}`, { policy: 'visitors' })).toMatchObject({ ok: true });
+      expect(warnings()).toHaveLength(1);
+      expect(String(warnings()[0]![0])).toMatch(/Admits keep working/);
+    },
+  );
 
   it('noeviction: INFO is read once, before the first movement, and never on the hot path after it', async () => {
     const { tg, server } = await gate('noeviction');
@@ -126,7 +136,9 @@ describe.each(CLIENT_KINDS)('the eviction guard through %s', (kind) => {
     await tg.accounts.create(id, { plan: 'pro' });
     expect(await tg.credits.charge(id, { required: 3 })).toMatchObject({ ok: true, balance: 4997 });
     expect(await infoCalls(server)).toBe(before);
-    expect(() => createTollgate({ redis: clients[0]!.adapter, plans: EXAMPLE_PLANS, acceptEviction: 'yes' as never })).toThrowError(/acceptEviction must be true or false/);
+    expect(() => createTollgate({ redis: clients[0]!.adapter, plans: EXAMPLE_PLANS, acceptEviction: 'yes' as never })).toThrowError(
+      /acceptEviction must be true or false/,
+    );
   });
 
   it('after a reconnect the policy is read again; a server fixed with CONFIG SET is seen once the refusal is a second old', async () => {
@@ -140,7 +152,10 @@ describe.each(CLIENT_KINDS)('the eviction guard through %s', (kind) => {
     // Known safe and not read again: the charge goes on.
     expect(await tg.credits.charge(id, { required: 1 })).toMatchObject({ ok: true });
     await rawCommand(server.port, ['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
-    await waitUntil('the client reconnected and read the policy', async () => (await tg.credits.charge(id, { required: 1 }).catch((error: unknown) => error)) instanceof EvictionPolicyError);
+    await waitUntil(
+      'the client reconnected and read the policy',
+      async () => (await tg.credits.charge(id, { required: 1 }).catch((error: unknown) => error)) instanceof EvictionPolicyError,
+    );
     expect((await tg.usage(id)).credits.balance).toBe(4998);
 
     await rawCommand(server.port, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);

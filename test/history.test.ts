@@ -2,7 +2,7 @@
 // refunded }] in UTC days, kept inside the credit scripts and bounded to the history.days of
 // createTollgate; through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Tollgate, type TollgateOptions } from '../src/index.ts';
+import type { Tollgate, TollgateOptions } from '../src/index.ts';
 import { InvalidInputError } from '../src/errors.ts';
 import { TEST_START, backends, accountId, openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
 

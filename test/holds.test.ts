@@ -13,8 +13,26 @@ const LEASE = 60_000;
 
 /** The fields of the issue's `Hold` shape, and what the library adds to it. */
 const HOLD_FIELDS = [
-  'id', 'kind', 'status', 'surface', 'items', 'perItem', 'reserved', 'settled', 'delivered', 'failed', 'optionalSpent',
-  'spent', 'refunded', 'refundedToEndedCycle', 'cycleId', 'createdAt', 'endedAt', 'endReason', 'held', 'leaseExpiresAt',
+  'id',
+  'kind',
+  'status',
+  'surface',
+  'items',
+  'perItem',
+  'reserved',
+  'settled',
+  'delivered',
+  'failed',
+  'optionalSpent',
+  'spent',
+  'refunded',
+  'refundedToEndedCycle',
+  'cycleId',
+  'createdAt',
+  'endedAt',
+  'endReason',
+  'held',
+  'leaseExpiresAt',
 ];
 
 function opened(outcome: OpenOutcome): Hold {
@@ -54,7 +72,19 @@ describe.each(backends())('items holds through %s', (kind) => {
       const plain = await open(id, 500);
       const withOptional = await open(id, 100, 1, 1);
       expect([plain.reserved, withOptional.reserved]).toEqual([500, 200]);
-      expect(plain).toMatchObject({ kind: 'items', status: 'open', surface: 'api', items: 500, perItem: { required: 1, optional: 0 }, held: 500, settled: 0, spent: 0, cycleId: 1, createdAt: TEST_START, leaseExpiresAt: TEST_START + LEASE });
+      expect(plain).toMatchObject({
+        kind: 'items',
+        status: 'open',
+        surface: 'api',
+        items: 500,
+        perItem: { required: 1, optional: 0 },
+        held: 500,
+        settled: 0,
+        spent: 0,
+        cycleId: 1,
+        createdAt: TEST_START,
+        leaseExpiresAt: TEST_START + LEASE,
+      });
       expect(await credits(id)).toMatchObject({ balance: 4300, held: 700, spent: 0 });
       await expectSound(id);
     });
@@ -64,8 +94,25 @@ describe.each(backends())('items holds through %s', (kind) => {
       const fresh = await open(id, 3, 2, 1);
       expect(Object.keys(fresh).sort()).toEqual([...HOLD_FIELDS].sort());
       expect(fresh).toEqual({
-        id: fresh.id, kind: 'items', status: 'open', surface: 'api', items: 3, perItem: { required: 2, optional: 1 }, reserved: 9, settled: 0, delivered: 0,
-        failed: {}, optionalSpent: 0, spent: 0, refunded: 0, refundedToEndedCycle: 0, held: 9, cycleId: 1, createdAt: TEST_START, endedAt: null, endReason: null,
+        id: fresh.id,
+        kind: 'items',
+        status: 'open',
+        surface: 'api',
+        items: 3,
+        perItem: { required: 2, optional: 1 },
+        reserved: 9,
+        settled: 0,
+        delivered: 0,
+        failed: {},
+        optionalSpent: 0,
+        spent: 0,
+        refunded: 0,
+        refundedToEndedCycle: 0,
+        held: 9,
+        cycleId: 1,
+        createdAt: TEST_START,
+        endedAt: null,
+        endReason: null,
         leaseExpiresAt: TEST_START + LEASE,
       });
       expect(fresh.id).toMatch(/^hold_[A-Za-z0-9_-]+$/);
@@ -73,7 +120,15 @@ describe.each(backends())('items holds through %s', (kind) => {
       const delivered = await tg.holds.settle(id, fresh.id, { itemId: 'a', optionalSpent: 1 });
       const failed = await tg.holds.settle(id, fresh.id, { itemId: 'b', failed: 'not_found' });
       expect(Object.keys(failed.hold).sort()).toEqual([...HOLD_FIELDS].sort());
-      expect(failed.hold).toMatchObject({ settled: 2, delivered: 1, failed: { not_found: 1 }, optionalSpent: 1, spent: 3, held: 6, leaseExpiresAt: TEST_START + 1000 + LEASE });
+      expect(failed.hold).toMatchObject({
+        settled: 2,
+        delivered: 1,
+        failed: { not_found: 1 },
+        optionalSpent: 1,
+        spent: 3,
+        held: 6,
+        leaseExpiresAt: TEST_START + 1000 + LEASE,
+      });
       expect(delivered.hold.spent).toBe(3);
       expect(await tg.holds.get(id, fresh.id)).toEqual(failed.hold);
       const { hold: ended } = await tg.holds.cancel(id, fresh.id);
@@ -90,7 +145,13 @@ describe.each(backends())('items holds through %s', (kind) => {
       const sent: string[][] = [];
       const client = await connectTestClient(kind as ClientKind);
       onTestFinished(() => client.close());
-      const counting = createTollgate({ plans: EXAMPLE_PLANS, redis: recording(client.adapter, sent), prefix: gate.prefix, clock: gate.clock.fn, leaseMs: LEASE });
+      const counting = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: recording(client.adapter, sent),
+        prefix: gate.prefix,
+        clock: gate.clock.fn,
+        leaseMs: LEASE,
+      });
       // The scripts' calls only (FCALL, or EVALSHA where functions were refused): a node meeting a
       // script for the first time is sent it again (after FUNCTION LOAD, or by EVAL).
       const called = new Map<string, number>();
@@ -116,15 +177,33 @@ describe.each(backends())('items holds through %s', (kind) => {
 
     it('insufficient credits are a value with remaining and needed, and reserve nothing', async () => {
       const id = await account('starter');
-      expect(await tg.holds.open(id, { items: 600, perItem: { required: 1, optional: 1 } })).toEqual({ ok: false, reason: 'insufficient', balance: 1000, remaining: 1000, needed: 1200 });
+      expect(await tg.holds.open(id, { items: 600, perItem: { required: 1, optional: 1 } })).toEqual({
+        ok: false,
+        reason: 'insufficient',
+        balance: 1000,
+        remaining: 1000,
+        needed: 1200,
+      });
       expect(await credits(id)).toMatchObject({ balance: 1000, held: 0 });
       expect((await tg.holds.list(id)).total).toBe(0);
     });
 
     it("a surface outside the plan's holds.surfaces is refused: surface_not_allowed, nothing reserved", async () => {
       const id = await account('free');
-      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', surfaces: ['web'], allowed: ['web'] });
-      expect(await tg.holds.openBudget(id, { amount: 3, surface: 'api' })).toEqual({ ok: false, reason: 'surface_not_allowed', surface: 'api', surfaces: ['web'], allowed: ['web'] });
+      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({
+        ok: false,
+        reason: 'surface_not_allowed',
+        surface: 'api',
+        surfaces: ['web'],
+        allowed: ['web'],
+      });
+      expect(await tg.holds.openBudget(id, { amount: 3, surface: 'api' })).toEqual({
+        ok: false,
+        reason: 'surface_not_allowed',
+        surface: 'api',
+        surfaces: ['web'],
+        allowed: ['web'],
+      });
       expect(await credits(id)).toMatchObject({ balance: 30, held: 0 });
       expect(opened(await tg.holds.open(id, { items: 2, perItem: { required: 1 }, surface: 'web' })).surface).toBe('web');
     });
@@ -140,7 +219,13 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account('starter');
       const a = await open(id, 1);
       opened(await tg.holds.openBudget(id, { amount: 5 }));
-      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({ ok: false, reason: 'hold_limit_reached', active: 2, cap: 2, replayed: false });
+      expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 } })).toEqual({
+        ok: false,
+        reason: 'hold_limit_reached',
+        active: 2,
+        cap: 2,
+        replayed: false,
+      });
       expect(await tg.holds.openBudget(id, { amount: 1 })).toMatchObject({ ok: false, reason: 'hold_limit_reached' });
       expect(await credits(id)).toMatchObject({ balance: 994, held: 6 });
       await tg.holds.cancel(id, a.id);
@@ -149,7 +234,9 @@ describe.each(backends())('items holds through %s', (kind) => {
 
     it('32 concurrent opens with different keys on a cap of 2 -> exactly 2 holds', async () => {
       const id = await account('starter');
-      const outcomes = await Promise.all(Array.from({ length: 32 }, (_, i) => tg.holds.open(id, { items: 3, perItem: { required: 1 }, idempotency: { key: `k-${i}`, body: { i } } })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 32 }, (_, i) => tg.holds.open(id, { items: 3, perItem: { required: 1 }, idempotency: { key: `k-${i}`, body: { i } } })),
+      );
       expect(outcomes.filter((o) => o.ok)).toHaveLength(2);
       expect(outcomes.filter((o) => !o.ok && o.reason === 'hold_limit_reached')).toHaveLength(30);
       expect(await credits(id)).toMatchObject({ balance: 994, held: 6 });
@@ -217,7 +304,11 @@ describe.each(backends())('items holds through %s', (kind) => {
       await tg.holds.settle(id, hold.id, { itemId: 'x1', failed: 'a' });
       await tg.holds.settle(id, hold.id, { itemId: 'x2', failed: 'b.2' });
       const last = await tg.holds.settle(id, hold.id, { itemId: 'x3', failed: 'a' });
-      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'open', failed: { a: 2, 'b.2': 1 }, settled: 3, delivered: 0, spent: 0, held: 10 } });
+      expect(last).toMatchObject({
+        ok: true,
+        accepted: true,
+        hold: { status: 'open', failed: { a: 2, 'b.2': 1 }, settled: 3, delivered: 0, spent: 0, held: 10 },
+      });
       expect(await credits(id)).toMatchObject({ balance: 4990, spent: 0, held: 10 });
     });
 
@@ -228,10 +319,19 @@ describe.each(backends())('items holds through %s', (kind) => {
       await tg.holds.settle(id, hold.id, { itemId: 'b' });
       gate.clock.advance(500);
       const last = await tg.holds.settle(id, hold.id, { itemId: 'c', failed: 'gone' });
-      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'completed', endReason: 'settled', endedAt: TEST_START + 500, spent: 3, refunded: 3, held: 0 } });
+      expect(last).toMatchObject({
+        ok: true,
+        accepted: true,
+        hold: { status: 'completed', endReason: 'settled', endedAt: TEST_START + 500, spent: 3, refunded: 3, held: 0 },
+      });
       expect(await credits(id)).toMatchObject({ balance: 4997, spent: 3, held: 0 });
       expect((await tg.usage(id)).holds.active).toBe(0);
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'd' })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended', hold: { settled: 3, spent: 3 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'd' })).toMatchObject({
+        ok: false,
+        accepted: false,
+        reason: 'hold_ended',
+        hold: { settled: 3, spent: 3 },
+      });
       await expectSound(id);
     });
 
@@ -280,7 +380,12 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect(Object.keys(refused.hold.failed)).toHaveLength(16);
       expect(await tg.holds.get(id, hold.id)).toEqual(refused.hold);
       // A label already counted is still taken, and the refused item was not used up.
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'i16', failed: 'label_3' })).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { settled: 17, failed: { label_3: 2 } } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'i16', failed: 'label_3' })).toMatchObject({
+        ok: true,
+        accepted: true,
+        replayed: false,
+        hold: { settled: 17, failed: { label_3: 2 } },
+      });
       expect(await tg.holds.settle(id, hold.id, { itemId: 'i17' })).toMatchObject({ ok: true, accepted: true, hold: { delivered: 1 } });
     });
 
@@ -293,7 +398,12 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect(await tg.holds.get(id, hold.id)).toEqual(hold);
       expect(await credits(id)).toMatchObject({ spent: 0, held: 5 });
       // The item was not used up by the refusal.
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'a', optionalSpent: 1 })).toMatchObject({ ok: true, accepted: true, replayed: false, hold: { spent: 2 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'a', optionalSpent: 1 })).toMatchObject({
+        ok: true,
+        accepted: true,
+        replayed: false,
+        hold: { spent: 2 },
+      });
       const { tg: offline, sent } = gateWithoutRedis();
       for (const settlement of [{ optionalSpent: -1 }, { optionalSpent: 0.5 }, { optionalSpent: 1, failed: 'a' }]) {
         await expect(offline.holds.settle(id, hold.id, { itemId: 'b', ...settlement }), JSON.stringify(settlement)).rejects.toBeInstanceOf(InvalidInputError);
@@ -322,7 +432,10 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect(await tg.holds.get(id, hold.id)).toMatchObject({ status: 'open', settled: 0, spent: 0, held: 4096, leaseExpiresAt: gate.clock.now + LEASE });
       // The work ran 5 leases long and is still charged: its settlement is accepted.
       gate.clock.advance(LEASE - 1);
-      expect(await tg.holds.settle(id, hold.id, { itemId: 'completion', optionalSpent: 1234 })).toMatchObject({ accepted: true, hold: { status: 'completed', spent: 1234, refunded: 2862 } });
+      expect(await tg.holds.settle(id, hold.id, { itemId: 'completion', optionalSpent: 1234 })).toMatchObject({
+        accepted: true,
+        hold: { status: 'completed', spent: 1234, refunded: 2862 },
+      });
       expect(await credits(id)).toMatchObject({ balance: 5000 - 1234, spent: 1234, held: 0 });
       await expectSound(id);
     });
@@ -370,7 +483,12 @@ describe.each(backends())('items holds through %s', (kind) => {
       expect((await settle(id, hold.id, 1)).accepted).toBe(true);
       gate.clock.advance(LEASE);
       const late = await tg.holds.settle(id, hold.id, { itemId: 'late' });
-      expect(late).toMatchObject({ ok: false, accepted: false, reason: 'lease_expired', hold: { status: 'completed', endReason: 'lease_expired', endedAt: gate.clock.now, settled: 1, spent: 1, refunded: 9, held: 0 } });
+      expect(late).toMatchObject({
+        ok: false,
+        accepted: false,
+        reason: 'lease_expired',
+        hold: { status: 'completed', endReason: 'lease_expired', endedAt: gate.clock.now, settled: 1, spent: 1, refunded: 9, held: 0 },
+      });
       expect(await tg.holds.settle(id, hold.id, { itemId: 'later' })).toMatchObject({ ok: false, accepted: false, reason: 'hold_ended', hold: { spent: 1 } });
       expect(await credits(id)).toMatchObject({ balance: 4999, held: 0, spent: 1 });
       await expectSound(id);
@@ -435,7 +553,11 @@ describe.each(backends())('items holds through %s', (kind) => {
       await settle(id, hold.id, 480);
       await settle(id, hold.id, 15, { failed: 'a' });
       const last = await settle(id, hold.id, 5, { failed: 'b' });
-      expect(last).toMatchObject({ ok: true, accepted: true, hold: { status: 'completed', endReason: 'settled', delivered: 480, failed: { a: 15, b: 5 }, spent: 480, refunded: 20, held: 0 } });
+      expect(last).toMatchObject({
+        ok: true,
+        accepted: true,
+        hold: { status: 'completed', endReason: 'settled', delivered: 480, failed: { a: 15, b: 5 }, spent: 480, refunded: 20, held: 0 },
+      });
       expect(await credits(id)).toMatchObject({ balance: 4520, spent: 480, held: 0 });
       await expectSound(id);
     });
@@ -464,7 +586,11 @@ describe.each(backends())('items holds through %s', (kind) => {
       const id = await account();
       const hold = await open(id, 500, 1, 1);
       await settle(id, hold.id, 100, { optionalSpent: 1 });
-      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { reserved: 1000, spent: 200, refunded: 800, optionalSpent: 100 } });
+      expect(await tg.holds.cancel(id, hold.id)).toMatchObject({
+        ok: true,
+        ended: true,
+        hold: { reserved: 1000, spent: 200, refunded: 800, optionalSpent: 100 },
+      });
       expect(await credits(id)).toMatchObject({ balance: 4800, spent: 200, held: 0 });
     });
   });
@@ -478,7 +604,15 @@ describe.each(backends())('items holds through %s', (kind) => {
       await tg.accounts.startCycle(id);
       expect(await credits(id)).toMatchObject({ balance: 5000, held: 0, spent: 0 });
       // The lease ran out during the 40 days: the hold ended when the account was touched.
-      expect(await tg.holds.get(id, hold.id)).toMatchObject({ status: 'completed', endReason: 'lease_expired', spent: 60, refunded: 140, refundedToEndedCycle: 140, cycleId: 1, held: 0 });
+      expect(await tg.holds.get(id, hold.id)).toMatchObject({
+        status: 'completed',
+        endReason: 'lease_expired',
+        spent: 60,
+        refunded: 140,
+        refundedToEndedCycle: 140,
+        cycleId: 1,
+        held: 0,
+      });
       expect(await credits(id)).toMatchObject({ balance: 5000, spent: 0, held: 0 });
       const [cycle1] = await tg.accounts.endedCycles(id);
       expect(cycle1).toMatchObject({ id: 1, allowance: 5000, spent: 60, held: 0, refunded: 140, unused: 4800 });
@@ -584,7 +718,11 @@ describe.each(backends())('budget holds through %s', (kind) => {
     const { id, hold } = await budget(5);
     gate.clock.advance(LEASE - 1);
     const empty = await tg.holds.spend(id, hold.id, { itemId: 'empty-1', amount: 0 });
-    expect(empty).toMatchObject({ ok: true, accepted: true, hold: { spent: 0, held: 5, settled: 1, delivered: 0, leaseExpiresAt: gate.clock.now + LEASE, status: 'open' } });
+    expect(empty).toMatchObject({
+      ok: true,
+      accepted: true,
+      hold: { spent: 0, held: 5, settled: 1, delivered: 0, leaseExpiresAt: gate.clock.now + LEASE, status: 'open' },
+    });
     gate.clock.advance(LEASE - 1);
     expect((await tg.holds.spend(id, hold.id, { itemId: 'p', amount: 1 })).accepted).toBe(true);
     expect(await credits(id)).toMatchObject({ spent: 1, held: 4 });
@@ -615,7 +753,11 @@ describe.each(backends())('budget holds through %s', (kind) => {
     const { id, hold } = await budget(10);
     await tg.holds.spend(id, hold.id, { itemId: 'a' });
     await tg.holds.spend(id, hold.id, { itemId: 'b' });
-    expect(await tg.holds.finish(id, hold.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'completed', endReason: 'finished', spent: 2, refunded: 8 } });
+    expect(await tg.holds.finish(id, hold.id)).toMatchObject({
+      ok: true,
+      ended: true,
+      hold: { status: 'completed', endReason: 'finished', spent: 2, refunded: 8 },
+    });
     expect(await credits(id)).toMatchObject({ balance: 28, held: 0, spent: 2 });
     const other = opened(await tg.holds.openBudget(id, { amount: 6, surface: 'web' }));
     expect(await tg.holds.cancel(id, other.id)).toMatchObject({ ok: true, ended: true, hold: { status: 'canceled', refunded: 6 } });
@@ -625,7 +767,13 @@ describe.each(backends())('budget holds through %s', (kind) => {
   it('a budget above the balance is insufficient; a budget counts toward the cap', async () => {
     const id = accountId();
     await tg.accounts.create(id, { plan: 'free' });
-    expect(await tg.holds.openBudget(id, { amount: 31, surface: 'web' })).toEqual({ ok: false, reason: 'insufficient', balance: 30, remaining: 30, needed: 31 });
+    expect(await tg.holds.openBudget(id, { amount: 31, surface: 'web' })).toEqual({
+      ok: false,
+      reason: 'insufficient',
+      balance: 30,
+      remaining: 30,
+      needed: 31,
+    });
     expect((await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).ok).toBe(true);
     expect(await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', cap: 1 });
   });
@@ -659,6 +807,9 @@ function recording(inner: RedisScriptClient, sent: string[][]): RedisScriptClien
 /** A tollgate whose Redis records and refuses every command: for checks made before Redis. */
 function gateWithoutRedis(): { tg: Tollgate; sent: string[][] } {
   const sent: string[][] = [];
-  const adapter = { [Symbol.for('tollgate.redisScriptClient')]: true, send: async (words: string[]) => (sent.push(words), Promise.reject(new Error('Redis must not be touched'))) };
+  const adapter = {
+    [Symbol.for('tollgate.redisScriptClient')]: true,
+    send: async (words: string[]) => (sent.push(words), Promise.reject(new Error('Redis must not be touched'))),
+  };
   return { tg: createTollgate({ plans: EXAMPLE_PLANS, redis: adapter as unknown as RedisScriptClient, clock: () => TEST_START }), sent };
 }

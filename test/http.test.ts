@@ -2,7 +2,7 @@
 // restrictive window, the IETF fields with one policy item per window, 429/402/503 replies and
 // the error body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RateLimitState } from '../src/index.ts';
+import type { RateLimitState } from '../src/index.ts';
 import {
   AccountExistsError,
   AccountNotFoundError,
@@ -12,21 +12,18 @@ import {
   KeyLimitError,
   StoreUnavailableError,
 } from '../src/errors.ts';
-import {
-  ERROR_STATUS,
-  errorReply,
-  insufficientReply,
-  newRequestId,
-  rateLimitHeaders,
-  rateLimitedReply,
-  replyForError,
-  unavailableReply,
-} from '../src/http.ts';
+import { ERROR_STATUS, errorReply, insufficientReply, newRequestId, rateLimitHeaders, rateLimitedReply, replyForError, unavailableReply } from '../src/http.ts';
 import { SERVICE_STATUS } from '../examples/shared/http/handler.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { TEST_START, accountId, openTollgate, type TestGate } from './helpers/tollgate.ts';
 
-const w = (limit: number, seconds: number, remaining: number, resetMs: number): RateLimitState => ({ limit, remaining, resetMs, windowMs: seconds * 1000, algorithm: 'fixed' });
+const w = (limit: number, seconds: number, remaining: number, resetMs: number): RateLimitState => ({
+  limit,
+  remaining,
+  resetMs,
+  windowMs: seconds * 1000,
+  algorithm: 'fixed',
+});
 
 describe('rate-limit headers', () => {
   it('X-RateLimit-Limit, -Remaining and -Reset in whole seconds (rounded up), remaining never negative', () => {
@@ -63,14 +60,14 @@ describe('rate-limit headers', () => {
     const one = w(30, 60, 12, 30_000);
     const h = rateLimitHeaders({ rateLimit: one, windows: [one] }, { ietf: true });
     expect(h['RateLimit-Policy']).toBe('"api";q=30;w=60');
-    expect(h['RateLimit']).toBe('"api";r=12;t=30');
+    expect(h.RateLimit).toBe('"api";r=12;t=30');
     // Without the windows list, rateLimit is the one window.
     expect(rateLimitHeaders({ rateLimit: one }, { ietf: true })['RateLimit-Policy']).toBe('"api";q=30;w=60');
     // The policy is named after the surface given.
-    expect(rateLimitHeaders({ rateLimit: one }, { ietf: true, policy: 'web' })['RateLimit']).toBe('"web";r=12;t=30');
+    expect(rateLimitHeaders({ rateLimit: one }, { ietf: true, policy: 'web' }).RateLimit).toBe('"web";r=12;t=30');
   });
 
-  it('w= is the window\'s own seconds, not a hard-coded 60', () => {
+  it("w= is the window's own seconds, not a hard-coded 60", () => {
     const hour = w(1000, 3600, 999, 1_800_000);
     expect(rateLimitHeaders({ rateLimit: hour, windows: [hour] }, { ietf: true })['RateLimit-Policy']).toBe('"api";q=1000;w=3600');
   });
@@ -81,14 +78,23 @@ describe('rate-limit headers', () => {
     const day = w(5000, 86_400, 4000, 3_600_000);
     const h = rateLimitHeaders({ rateLimit: minute, windows: [burst, minute, day] }, { ietf: true, policy: 'api' });
     expect(h['RateLimit-Policy']).toBe('"api-1s";q=10;w=1, "api-60s";q=300;w=60, "api-86400s";q=5000;w=86400');
-    expect(h['RateLimit']).toBe('"api-60s";r=2;t=30');
+    expect(h.RateLimit).toBe('"api-60s";r=2;t=30');
   });
 });
 
 describe.each(['node-redis', 'memory'] as const)('headers of real admissions on %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
-    const burst = { ...EXAMPLE_PLANS.free, limits: { ...EXAMPLE_PLANS.free.limits, api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }] } };
+    const burst = {
+      ...EXAMPLE_PLANS.free,
+      limits: {
+        ...EXAMPLE_PLANS.free.limits,
+        api: [
+          { limit: 3, windowMs: 10_000 },
+          { limit: 5, windowMs: 60_000 },
+        ],
+      },
+    };
     gate = await openTollgate(kind, 'http', { plans: { ...EXAMPLE_PLANS, burst } });
   });
   afterAll(() => gate.close());
@@ -147,7 +153,7 @@ describe('error replies', () => {
     expect(rateLimitedReply({ rateLimit: w(30, 60, 0, 42_001), retryAfterMs: 42_001 }, 'req_2').headers['Retry-After']).toBe('43');
   });
 
-  it('Retry-After is when the request would fit (retryAfterMs), which may come before the window\'s reset', () => {
+  it("Retry-After is when the request would fit (retryAfterMs), which may come before the window's reset", () => {
     const sliding: RateLimitState = { limit: 10, remaining: 0, resetMs: 59_000, windowMs: 60_000, algorithm: 'sliding' };
     const r = rateLimitedReply({ rateLimit: sliding, retryAfterMs: 1 }, 'req_3');
     expect(r.headers['Retry-After']).toBe('1');
@@ -166,12 +172,19 @@ describe('error replies', () => {
     const r = insufficientReply(1, 2, 'req_5', { 'X-RateLimit-Remaining': '28' });
     expect(r.status).toBe(402);
     expect(r.headers['X-RateLimit-Remaining']).toBe('28');
-    expect(r.body).toEqual({ error: { type: 'insufficient_quota', message: 'Insufficient credits: 1 remaining, 2 needed', remaining: 1, needed: 2 }, request_id: 'req_5' });
+    expect(r.body).toEqual({
+      error: { type: 'insufficient_quota', message: 'Insufficient credits: 1 remaining, 2 needed', remaining: 1, needed: 2 },
+      request_id: 'req_5',
+    });
   });
 
   it('503 unavailable carries Retry-After; thrown tollgate errors map to their replies, others are not ours', () => {
     expect(unavailableReply('req_6').headers['Retry-After']).toBe('1');
-    expect(replyForError(new StoreUnavailableError('down'), 'req_7')).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: { type: 'unavailable' } } });
+    expect(replyForError(new StoreUnavailableError('down'), 'req_7')).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '1' },
+      body: { error: { type: 'unavailable' } },
+    });
     // A store that may evict tollgate's keys: 503 too, without the server's configuration in the body.
     const evicting = replyForError(new EvictionPolicyError('volatile-lru', '10.0.0.1:6379'), 'req_7b');
     expect(evicting).toMatchObject({ status: 503, body: { error: { type: 'unavailable' } } });
@@ -179,12 +192,15 @@ describe('error replies', () => {
     expect(replyForError(new AccountNotFoundError('a'), 'req_8')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new HoldNotFoundError('h'), 'req_9')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new AccountExistsError('a'), 'req_10')).toMatchObject({ status: 409, body: { error: { type: 'account_exists' } } });
-    expect(replyForError(new InvalidInputError('bad cost'), 'req_11')).toMatchObject({ status: 400, body: { error: { type: 'invalid_request', message: 'bad cost' } } });
+    expect(replyForError(new InvalidInputError('bad cost'), 'req_11')).toMatchObject({
+      status: 400,
+      body: { error: { type: 'invalid_request', message: 'bad cost' } },
+    });
     expect(replyForError(new KeyLimitError('a', 20), 'req_12')?.status).toBe(400);
     expect(replyForError(new Error('not ours'), 'req_13')).toBeUndefined();
   });
 
-  it('every error type has its status: tollgate\'s own in ERROR_STATUS, the example service\'s beside it', () => {
+  it("every error type has its status: tollgate's own in ERROR_STATUS, the example service's beside it", () => {
     expect(ERROR_STATUS).toEqual({
       invalid_request: 400,
       unauthorized: 401,
@@ -208,7 +224,10 @@ describe('error replies', () => {
     });
     expect(errorReply('plan_not_allowed', 'no', { requestId: 'req_14', status: SERVICE_STATUS.plan_not_allowed }).status).toBe(403);
     // A host's own error type gives its status.
-    expect(errorReply('item_unavailable', 'gone', { requestId: 'req_15', status: 404 })).toMatchObject({ status: 404, body: { error: { type: 'item_unavailable', message: 'gone' }, request_id: 'req_15' } });
+    expect(errorReply('item_unavailable', 'gone', { requestId: 'req_15', status: 404 })).toMatchObject({
+      status: 404,
+      body: { error: { type: 'item_unavailable', message: 'gone' }, request_id: 'req_15' },
+    });
   });
 
   it('the error body is {error:{type,message,...extra}, request_id} with the same id in X-Request-Id', () => {

@@ -1,6 +1,6 @@
 // Idempotency-Key handling for opening holds (docs/idempotency.md), through both clients.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type OpenOutcome, type Tollgate } from '../src/index.ts';
+import type { OpenOutcome, Tollgate } from '../src/index.ts';
 import { canonicalJson } from '../src/canonicalJson.ts';
 import { fingerprint } from '../src/idempotency.ts';
 import { TEST_START, backends, newAccount, openTollgate, type TestGate } from './helpers/tollgate.ts';
@@ -106,7 +106,7 @@ describe.each(backends())('Idempotency-Key through %s', (kind) => {
     expect((await tg.idempotency.begin(id, 'k-crash-2', { other: true })).state).toBe('new');
   });
 
-  it('a holder that renews keeps its claim past idempotencyLockMs; once the key is another\'s, renew answers false', async () => {
+  it("a holder that renews keeps its claim past idempotencyLockMs; once the key is another's, renew answers false", async () => {
     const id = await account();
     const holder = await tg.idempotency.begin(id, 'k-renew', body);
     if (holder.state !== 'new') throw new Error(holder.state);
@@ -134,29 +134,32 @@ describe.each(backends())('Idempotency-Key through %s', (kind) => {
   it.each([
     ['the last claim still live', 0],
     ['every claim lapsed', 30_000],
-  ])('8 holders slower than idempotencyLockMs, each taking the key over from the last, open at once with 8 more requests (%s) -> one hold, one reservation', async (_, after) => {
-    const id = await account();
-    const claims = [];
-    for (let i = 0; i < 8; i++) {
-      const begun = await tg.idempotency.begin(id, 'k-slow', body);
-      if (begun.state !== 'new') throw new Error(`holder ${i}: ${begun.state}`);
-      claims.push(begun.claim);
-      gate.clock.advance(30_000);
-    }
-    gate.clock.advance(after - 30_000);
-    const outcomes = await Promise.all([
-      ...claims.map((claim) => open(id, 4, claim)),
-      ...Array.from({ length: 8 }, () => open(id, 4, { key: 'k-slow', body })),
-    ]);
-    const created = outcomes.filter((o) => o.ok && !o.replayed);
-    expect(created).toHaveLength(1);
-    for (const o of outcomes) {
-      if (o.ok) expect(o.hold).toEqual(created[0]!.ok && created[0]!.hold);
-      else expect(o.reason).toBe('idempotency_key_in_use');
-    }
-    expect((await tg.holds.list(id)).total).toBe(1);
-    expect((await tg.usage(id)).credits).toMatchObject({ held: 4, balance: 4996 });
-  });
+  ])(
+    '8 holders slower than idempotencyLockMs, each taking the key over from the last, open at once with 8 more requests (%s) -> one hold, one reservation',
+    async (_, after) => {
+      const id = await account();
+      const claims = [];
+      for (let i = 0; i < 8; i++) {
+        const begun = await tg.idempotency.begin(id, 'k-slow', body);
+        if (begun.state !== 'new') throw new Error(`holder ${i}: ${begun.state}`);
+        claims.push(begun.claim);
+        gate.clock.advance(30_000);
+      }
+      gate.clock.advance(after - 30_000);
+      const outcomes = await Promise.all([
+        ...claims.map((claim) => open(id, 4, claim)),
+        ...Array.from({ length: 8 }, () => open(id, 4, { key: 'k-slow', body })),
+      ]);
+      const created = outcomes.filter((o) => o.ok && !o.replayed);
+      expect(created).toHaveLength(1);
+      for (const o of outcomes) {
+        if (o.ok) expect(o.hold).toEqual(created[0]!.ok && created[0]!.hold);
+        else expect(o.reason).toBe('idempotency_key_in_use');
+      }
+      expect((await tg.holds.list(id)).total).toBe(1);
+      expect((await tg.usage(id)).credits).toMatchObject({ held: 4, balance: 4996 });
+    },
+  );
 
   it('32 concurrent opens with one key -> one hold, one reservation', async () => {
     const id = await account();
@@ -206,7 +209,10 @@ describe.each(backends())('Idempotency-Key through %s', (kind) => {
     expect(await open(id, 5001, retry.claim)).toMatchObject({ ok: false, reason: 'too_many_items' });
     const again = await tg.idempotency.begin(id, 'k9', body);
     if (again.state !== 'new') throw new Error(again.state);
-    expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 }, surface: 'mobile', idempotency: again.claim })).toMatchObject({ ok: false, reason: 'surface_not_allowed' });
+    expect(await tg.holds.open(id, { items: 1, perItem: { required: 1 }, surface: 'mobile', idempotency: again.claim })).toMatchObject({
+      ok: false,
+      reason: 'surface_not_allowed',
+    });
     // Without a begin step too.
     expect(await open(id, 1001, { key: 'k9', body })).toMatchObject({ ok: false, reason: 'insufficient' });
     const third = await tg.idempotency.begin(id, 'k9', body);
@@ -222,7 +228,7 @@ describe.each(backends())('Idempotency-Key through %s', (kind) => {
     expect((await tg.idempotency.begin(id, 'k10', body)).state).toBe('new');
   });
 
-  it('release with another request\'s token leaves the pending key alone', async () => {
+  it("release with another request's token leaves the pending key alone", async () => {
     const id = await account();
     const begun = await tg.idempotency.begin(id, 'k12', body);
     if (begun.state !== 'new') throw new Error();
@@ -230,7 +236,7 @@ describe.each(backends())('Idempotency-Key through %s', (kind) => {
     expect(await tg.idempotency.begin(id, 'k12', body)).toEqual({ state: 'in_use' });
   });
 
-  it('keys are scoped per subject: one subject never sees another\'s outcome', async () => {
+  it("keys are scoped per subject: one subject never sees another's outcome", async () => {
     const one = await account();
     const two = await account();
     await open(one, 2, { key: 'shared', body });

@@ -21,7 +21,10 @@ function importGraph(dir: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(dir)) {
     const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, false);
-    const targets = importedFiles.map((f) => f.fileName).filter((name) => name.startsWith('.')).map((name) => resolve(dirname(file), name));
+    const targets = importedFiles
+      .map((f) => f.fileName)
+      .filter((name) => name.startsWith('.'))
+      .map((name) => resolve(dirname(file), name));
     graph.set(file, [...new Set(targets)]);
   }
   return graph;
@@ -80,17 +83,30 @@ describe('imports of src/', () => {
     ]);
     expect(circles(graph)).toEqual([['context.ts', 'denyCache.ts', 'limits.ts']]);
     expect(circles(new Map([['a.ts', ['a.ts']]]))).toEqual([['a.ts']]);
-    expect(circles(new Map([['a.ts', ['b.ts']], ['b.ts', []]]))).toEqual([]);
+    expect(
+      circles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('src/rules/ holds checks and outcome types only: it imports nothing outside itself but the error classes', () => {
     const rules = join(src, 'rules');
     const outside = [...importGraph(src)]
       .filter(([file]) => file.startsWith(`${rules}/`))
-      .flatMap(([file, targets]) => targets.filter((to) => !to.startsWith(`${rules}/`) && to !== join(src, 'errors.ts')).map((to) => `${name(file)} -> ${name(to)}`));
+      .flatMap(([file, targets]) =>
+        targets.filter((to) => !to.startsWith(`${rules}/`) && to !== join(src, 'errors.ts')).map((to) => `${name(file)} -> ${name(to)}`),
+      );
     expect(outside).toEqual([]);
     const packages = sourceFiles(rules).flatMap((file) =>
-      ts.preProcessFile(readFileSync(file, 'utf8'), true, false).importedFiles.map((f) => f.fileName).filter((n) => !n.startsWith('.') && n !== 'node:crypto').map((n) => `${name(file)} -> ${n}`),
+      ts
+        .preProcessFile(readFileSync(file, 'utf8'), true, false)
+        .importedFiles.map((f) => f.fileName)
+        .filter((n) => !n.startsWith('.') && n !== 'node:crypto')
+        .map((n) => `${name(file)} -> ${n}`),
     );
     expect(packages).toEqual([]);
   });

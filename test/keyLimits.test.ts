@@ -22,44 +22,64 @@ describe.each(backends())('per-key limits through %s', (kind) => {
     gate.clock.set(TEST_START + 15_000);
   });
 
-  it('a key\'s own window denies it while the account and its other keys go on; both are counted', async () => {
+  it("a key's own window denies it while the account and its other keys go on; both are counted", async () => {
     const id = await newAccount(gate.tg, 'team');
     const { key: ci } = await gate.tg.keys.issue(id, { name: 'ci', limits: { api: minute(3) } });
     const { key: app } = await gate.tg.keys.issue(id);
     for (let i = 1; i <= 3; i++) {
       const check = await gate.tg.keys.verify(ci);
       expect(check).toMatchObject({ valid: true, admission: { allowed: true } });
-      if (check.valid) expect(check.admission.windows).toEqual([
-        { limit: 10, remaining: 10 - i, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' },
-        { limit: 3, remaining: 3 - i, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed', key: true },
-      ]);
+      if (check.valid)
+        expect(check.admission.windows).toEqual([
+          { limit: 10, remaining: 10 - i, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' },
+          { limit: 3, remaining: 3 - i, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed', key: true },
+        ]);
     }
     const denied = await gate.tg.keys.verify(ci);
-    expect(denied).toMatchObject({ valid: true, admission: { allowed: false, reason: 'rate_limited', retryAfterMs: 45_000, rateLimit: { limit: 3, key: true } } });
+    expect(denied).toMatchObject({
+      valid: true,
+      admission: { allowed: false, reason: 'rate_limited', retryAfterMs: 45_000, rateLimit: { limit: 3, key: true } },
+    });
     // The denial counted nothing on the account: 7 left for the other key.
     expect(await gate.tg.keys.verify(app)).toMatchObject({ valid: true, admission: { allowed: true, rateLimit: { limit: 10, remaining: 6 } } });
     // Another surface has no key window.
-    expect(await gate.tg.keys.verify(ci, { surface: 'web' })).toMatchObject({ valid: true, admission: { allowed: true, windows: [{ limit: 10, remaining: 9 }] } });
+    expect(await gate.tg.keys.verify(ci, { surface: 'web' })).toMatchObject({
+      valid: true,
+      admission: { allowed: true, windows: [{ limit: 10, remaining: 9 }] },
+    });
   });
 
   it('all or none: a request the account denies is not counted on the key', async () => {
     const id = await newAccount(gate.tg, 'team');
-    const { key } = await gate.tg.keys.issue(id, { limits: { api: [{ limit: 20, windowMs: 60_000 }, { algorithm: 'bucket', limit: 1, windowMs: 1_000, burst: 15 }] } });
+    const { key } = await gate.tg.keys.issue(id, {
+      limits: {
+        api: [
+          { limit: 20, windowMs: 60_000 },
+          { algorithm: 'bucket', limit: 1, windowMs: 1_000, burst: 15 },
+        ],
+      },
+    });
     for (let i = 0; i < 10; i++) await gate.tg.limits.admit(id);
     const denied = await gate.tg.keys.verify(key, { cost: 2 });
-    expect(denied).toMatchObject({ valid: true, admission: { allowed: false, reason: 'rate_limited', windows: [{ remaining: 0 }, { remaining: 20, key: true }, { remaining: 15, key: true }] } });
+    expect(denied).toMatchObject({
+      valid: true,
+      admission: { allowed: false, reason: 'rate_limited', windows: [{ remaining: 0 }, { remaining: 20, key: true }, { remaining: 15, key: true }] },
+    });
   });
 
-  it('the credit pre-check rides along; keys.list shows the key\'s windows', async () => {
+  it("the credit pre-check rides along; keys.list shows the key's windows", async () => {
     const id = await newAccount(gate.tg, 'team');
     const { key, keyId } = await gate.tg.keys.issue(id, { limits: { api: minute(2) } });
-    expect(await gate.tg.keys.verify(key, { credits: 1 })).toMatchObject({ valid: true, admission: { allowed: true, credits: { sufficient: true, balance: 100 } } });
+    expect(await gate.tg.keys.verify(key, { credits: 1 })).toMatchObject({
+      valid: true,
+      admission: { allowed: true, credits: { sufficient: true, balance: 100 } },
+    });
     const [info] = await gate.tg.keys.list(id);
     expect(info).toMatchObject({ keyId, limits: { api: [{ limit: 2, windowMs: 60_000, algorithm: 'fixed' }] } });
   });
 
   it('a revoked or expired key leaves none of its fields behind', async ({ skip }) => {
-    if (!gate.onRedis) skip('stored fields are Redis\'s');
+    if (!gate.onRedis) skip("stored fields are Redis's");
     const id = await newAccount(gate.tg, 'team');
     const { key, keyId } = await gate.tg.keys.issue(id, { limits: { api: minute(2) } });
     await gate.tg.keys.verify(key);
@@ -91,7 +111,11 @@ describe.each(backends().filter((b) => b !== 'memory'))('per-key limits on %s ag
   afterAll(() => redis.close());
 
   it('random verifies through a limited and an unlimited key and admits of the account', async () => {
-    const step = fc.record({ who: fc.constantFrom('limited', 'plain', 'account'), cost: fc.integer({ min: 0, max: 4 }), pause: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 30_000 })) });
+    const step = fc.record({
+      who: fc.constantFrom('limited', 'plain', 'account'),
+      cost: fc.integer({ min: 0, max: 4 }),
+      pause: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 30_000 })),
+    });
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
@@ -99,10 +123,20 @@ describe.each(backends().filter((b) => b !== 'memory'))('per-key limits on %s ag
         const memory = await openTollgate('memory', 'keyLimits-model', { plans: PLANS });
         const subject = `acct_kl_${kind}_${process.pid}_${run}`;
         const keys: Record<string, { limited: string; plain: string }> = {};
-        for (const [name, gate] of [['redis', redis], ['memory', memory]] as const) {
+        for (const [name, gate] of [
+          ['redis', redis],
+          ['memory', memory],
+        ] as const) {
           gate.clock.set(TEST_START + 5);
           await gate.tg.accounts.create(subject, { plan: 'team' });
-          const limited = await gate.tg.keys.issue(subject, { limits: { api: [{ limit: 4, windowMs: 10_000, algorithm: 'sliding' }, { algorithm: 'bucket', limit: 2, windowMs: 5_000, burst: 3 }] } });
+          const limited = await gate.tg.keys.issue(subject, {
+            limits: {
+              api: [
+                { limit: 4, windowMs: 10_000, algorithm: 'sliding' },
+                { algorithm: 'bucket', limit: 2, windowMs: 5_000, burst: 3 },
+              ],
+            },
+          });
           const plain = await gate.tg.keys.issue(subject);
           keys[name] = { limited: limited.key, plain: plain.key };
         }

@@ -55,7 +55,7 @@ describe.each(backends())('API keys through %s', (kind) => {
     });
 
     // What Redis stores: memory has no keys to read.
-    it.skipIf(kind === 'memory')('only a digest is stored: neither the key nor its secret appears anywhere among the subject\'s keys', async () => {
+    it.skipIf(kind === 'memory')("only a digest is stored: neither the key nor its secret appears anywhere among the subject's keys", async () => {
       const id = await account();
       const { key, keyId } = await gate.tg.keys.issue(id, { name: 'deploy bot' });
       await gate.tg.keys.verify(key);
@@ -111,18 +111,26 @@ describe.each(backends())('API keys through %s', (kind) => {
       if (gate.onRedis) expect(gate.sent[0]!.words[0]).toMatch(/^(FCALL|EVALSHA|EVAL)$/);
     });
 
-    it('counts on the key\'s subject, with cost, like limits.admit', async () => {
+    it("counts on the key's subject, with cost, like limits.admit", async () => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
-      expect(await gate.tg.keys.verify(key, { cost: 3 })).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 27 } } });
+      expect(await gate.tg.keys.verify(key, { cost: 3 })).toMatchObject({
+        ok: true,
+        valid: true,
+        admission: { ok: true, allowed: true, rateLimit: { remaining: 27 } },
+      });
       expect(await remaining(id)).toEqual([27, 30]);
     });
 
-    it('a valid key over its subject\'s limit is valid with a denial, and the denial counts nothing', async () => {
+    it("a valid key over its subject's limit is valid with a denial, and the denial counts nothing", async () => {
       const id = await account();
       const { key } = await gate.tg.keys.issue(id);
       await gate.tg.limits.admit(id, { cost: 30 });
-      expect(await gate.tg.keys.verify(key)).toMatchObject({ ok: true, valid: true, admission: { ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 } });
+      expect(await gate.tg.keys.verify(key)).toMatchObject({
+        ok: true,
+        valid: true,
+        admission: { ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 },
+      });
       gate.clock.advance(45_000);
       expect(await gate.tg.keys.verify(key)).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } } });
     });
@@ -191,7 +199,7 @@ describe.each(backends())('API keys through %s', (kind) => {
       await expectRefused(id, key.slice(0, -32) + randomBytes(16).toString('hex'), 'unknown');
     });
 
-    it('a key names its subject: another subject\'s key id and secret under this subject are unknown', async () => {
+    it("a key names its subject: another subject's key id and secret under this subject are unknown", async () => {
       const owner = await account();
       const other = await account();
       const { key } = await gate.tg.keys.issue(owner);
@@ -213,7 +221,11 @@ describe.each(backends())('API keys through %s', (kind) => {
       const id = await account();
       const session = await gate.tg.keys.issue(id, { surfaces: ['web'], ttlMs: 3_600_000 });
       await expectRefused(id, session.key, 'surface_not_allowed', 'api');
-      expect(await gate.tg.keys.verify(session.key, { surface: 'web' })).toMatchObject({ ok: true, valid: true, admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } } });
+      expect(await gate.tg.keys.verify(session.key, { surface: 'web' })).toMatchObject({
+        ok: true,
+        valid: true,
+        admission: { ok: true, allowed: true, rateLimit: { remaining: 29 } },
+      });
       expect(await remaining(id)).toEqual([30, 29]);
     });
 

@@ -2,7 +2,7 @@
 // cost, the most restrictive window, peek and reset, the credit pre-check in the same round
 // trip, through both clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Plan, type RateLimitState, type SurfaceWindows } from '../src/index.ts';
+import type { Plan, RateLimitState, SurfaceWindows } from '../src/index.ts';
 import { AccountNotFoundError, InvalidInputError } from '../src/errors.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { openRecordingTollgate, storedKeys, type RecordingGate } from './helpers/recording.ts';
@@ -15,14 +15,37 @@ const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 
 const PLANS = {
   ...EXAMPLE_PLANS,
   // A per-10 s burst limit under the per-minute budget.
-  burst: plan({ api: [{ limit: 3, windowMs: 10_000 }, { limit: 5, windowMs: 60_000 }], web: minute(30) }),
-  weighted: plan({ api: [{ limit: 10, windowMs: 10_000 }, { limit: 12, windowMs: 60_000 }] }),
-  layered: plan({ api: [{ limit: 5, windowMs: 10_000 }, { limit: 100, windowMs: 60_000 }, { limit: 1000, windowMs: 3_600_000, algorithm: 'sliding' }] }),
+  burst: plan({
+    api: [
+      { limit: 3, windowMs: 10_000 },
+      { limit: 5, windowMs: 60_000 },
+    ],
+    web: minute(30),
+  }),
+  weighted: plan({
+    api: [
+      { limit: 10, windowMs: 10_000 },
+      { limit: 12, windowMs: 60_000 },
+    ],
+  }),
+  layered: plan({
+    api: [
+      { limit: 5, windowMs: 10_000 },
+      { limit: 100, windowMs: 60_000 },
+      { limit: 1000, windowMs: 3_600_000, algorithm: 'sliding' },
+    ],
+  }),
   apiOnly: plan({ api: minute(30) }),
 };
 
 /** One window's state as admissions report it. */
-const w = (limit: number, windowMs: number, remaining: number, resetMs: number, algorithm: 'fixed' | 'sliding' = 'fixed'): RateLimitState => ({ limit, remaining, resetMs, windowMs, algorithm });
+const w = (limit: number, windowMs: number, remaining: number, resetMs: number, algorithm: 'fixed' | 'sliding' = 'fixed'): RateLimitState => ({
+  limit,
+  remaining,
+  resetMs,
+  windowMs,
+  algorithm,
+});
 
 describe.each(backends())('limits of an account through %s', (kind) => {
   let gate: RecordingGate;
@@ -49,7 +72,12 @@ describe.each(backends())('limits of an account through %s', (kind) => {
     it('admits the plan budget per clock-aligned minute, then denies with retryAfterMs to the reset', async () => {
       const id = await account();
       for (let i = 1; i <= 30; i++) {
-        expect(await gate.tg.limits.admit(id)).toEqual({ ok: true, allowed: true, rateLimit: w(30, 60_000, 30 - i, 45_000), windows: [w(30, 60_000, 30 - i, 45_000)] });
+        expect(await gate.tg.limits.admit(id)).toEqual({
+          ok: true,
+          allowed: true,
+          rateLimit: w(30, 60_000, 30 - i, 45_000),
+          windows: [w(30, 60_000, 30 - i, 45_000)],
+        });
       }
       expect(await gate.tg.limits.admit(id)).toEqual({
         ok: false,
@@ -93,7 +121,12 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       gate.recorder.clear();
       expect(await gate.tg.limits.admit(id, { credits: 1 })).toMatchObject({ ok: true, allowed: true, credits: { sufficient: true, balance: 1, needed: 1 } });
       if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['admit']);
-      expect(await gate.tg.limits.admit(id, { credits: 2 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 28 }, credits: { sufficient: false, balance: 1, needed: 2 } });
+      expect(await gate.tg.limits.admit(id, { credits: 2 })).toMatchObject({
+        ok: true,
+        allowed: true,
+        rateLimit: { remaining: 28 },
+        credits: { sufficient: false, balance: 1, needed: 2 },
+      });
       if (gate.onRedis) expect(gate.sent).toHaveLength(2);
     });
 
@@ -215,7 +248,13 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const id = await account('weighted');
       await gate.tg.limits.admit(id, { cost: 4 });
       // 7 does not fit the 6 left in the 10 s window; the minute has room but counts nothing.
-      expect(await gate.tg.limits.admit(id, { cost: 7 })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 5_000, windows: [{ remaining: 6 }, { remaining: 8 }] });
+      expect(await gate.tg.limits.admit(id, { cost: 7 })).toMatchObject({
+        ok: false,
+        allowed: false,
+        reason: 'rate_limited',
+        retryAfterMs: 5_000,
+        windows: [{ remaining: 6 }, { remaining: 8 }],
+      });
       expect((await gate.tg.limits.peek(id)).windows.map((x) => x.remaining)).toEqual([6, 8]);
       // What fits still fits.
       expect(await gate.tg.limits.admit(id, { cost: 6 })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 0 }, { remaining: 2 }] });
@@ -225,13 +264,20 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       const id = await account();
       await gate.tg.limits.admit(id, { cost: 25 });
       for (let i = 0; i < 3; i++) {
-        expect(await gate.tg.limits.admit(id, { cost: 10 })).toEqual({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: w(30, 60_000, 5, 45_000), windows: [w(30, 60_000, 5, 45_000)], retryAfterMs: 45_000 });
+        expect(await gate.tg.limits.admit(id, { cost: 10 })).toEqual({
+          ok: false,
+          allowed: false,
+          reason: 'rate_limited',
+          rateLimit: w(30, 60_000, 5, 45_000),
+          windows: [w(30, 60_000, 5, 45_000)],
+          retryAfterMs: 45_000,
+        });
       }
       expect((await gate.tg.limits.peek(id)).rateLimit.remaining).toBe(5);
       expect(await gate.tg.limits.admit(id, { cost: 5 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 0 } });
     });
 
-    it('a cost above a window\'s limit is denied as cost_exceeds_limit with no retry time, and counts nothing (several windows)', async () => {
+    it("a cost above a window's limit is denied as cost_exceeds_limit with no retry time, and counts nothing (several windows)", async () => {
       const id = await account('weighted');
       await gate.tg.limits.admit(id, { cost: 2 });
       expect(await gate.tg.limits.admit(id, { cost: 11 })).toEqual({
@@ -295,7 +341,7 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       expect(await gate.tg.limits.admit(id)).toMatchObject({ rateLimit: { remaining: 28 } });
     });
 
-    it('reset clears the subject\'s counts on that surface, and only there', async () => {
+    it("reset clears the subject's counts on that surface, and only there", async () => {
       const id = await account();
       const other = await account();
       await admitN(id, 30, { surface: 'api' });
@@ -331,7 +377,9 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       for (const word of words) expect(word.split(':')[2], word).toBe('2');
       // A window that has passed counts 0 without the field being cleared.
       gate.clock.advance(7_200_000);
-      expect((await gate.tg.limits.peek(id)).windows.map((window) => window.remaining)).toEqual((await gate.tg.limits.peek(id)).windows.map((window) => window.limit));
+      expect((await gate.tg.limits.peek(id)).windows.map((window) => window.remaining)).toEqual(
+        (await gate.tg.limits.peek(id)).windows.map((window) => window.limit),
+      );
     });
   });
 
@@ -343,10 +391,15 @@ describe.each(backends())('limits of an account through %s', (kind) => {
       expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 100, remaining: 69 } });
       await gate.tg.accounts.changePlan(id, 'burst');
       // 31 counted this minute is above burst's 5 a minute; its 10 s window is new.
-      expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: false, allowed: false, rateLimit: w(5, 60_000, 0, 45_000), windows: [w(3, 10_000, 3, 5_000), w(5, 60_000, 0, 45_000)] });
+      expect(await gate.tg.limits.admit(id)).toMatchObject({
+        ok: false,
+        allowed: false,
+        rateLimit: w(5, 60_000, 0, 45_000),
+        windows: [w(3, 10_000, 3, 5_000), w(5, 60_000, 0, 45_000)],
+      });
     });
 
-    it('a surface the account\'s plan does not have is an InvalidInputError and counts nothing', async () => {
+    it("a surface the account's plan does not have is an InvalidInputError and counts nothing", async () => {
       const id = await account('apiOnly');
       await expect(gate.tg.limits.admit(id, { surface: 'web' })).rejects.toThrowError(InvalidInputError);
       await expect(gate.tg.limits.admit(id, { surface: 'web' })).rejects.toThrowError(/Surface "web" is not one of the surfaces/);

@@ -10,7 +10,12 @@ import { ManualClock, TEST_START } from './helpers/tollgate.ts';
 
 const PLANS: PlanTable = {
   basic: {
-    limits: { api: [{ limit: 10, windowMs: 60_000 }, { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' }] },
+    limits: {
+      api: [
+        { limit: 10, windowMs: 60_000 },
+        { limit: 100, windowMs: 3_600_000, algorithm: 'sliding' },
+      ],
+    },
     credits: { allowance: 50, cycle: { months: 1 } },
     holds: { cap: 1, maxItems: 10, surfaces: ['api'] },
   },
@@ -37,11 +42,15 @@ describe('createTollgate with memory: true', () => {
     ['resendIds', false],
     ['acceptEviction', true],
   ])('refuses %s, which means something on Redis only, naming it', (name, value) => {
-    expect(() => createTollgate({ memory: true, plans: PLANS, [name]: value })).toThrowError(new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`));
+    expect(() => createTollgate({ memory: true, plans: PLANS, [name]: value })).toThrowError(
+      new InvalidInputError(`${name} means something on Redis only: a tollgate with memory: true takes none`),
+    );
   });
 
   it('checks the options it takes as on Redis', () => {
-    expect(() => createTollgate({ memory: true, plans: { bad: { ...PLANS.basic!, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(InvalidInputError);
+    expect(() => createTollgate({ memory: true, plans: { bad: { ...PLANS.basic!, credits: { allowance: -1, cycle: { months: 1 } } } } })).toThrowError(
+      InvalidInputError,
+    );
     expect(() => createTollgate({ memory: true, plans: PLANS, leaseMs: 0 })).toThrowError(/^leaseMs must be a whole number 1..5356800000/);
     expect(() => createTollgate({ memory: true, plans: PLANS, keys: { maxKeys: 0 } })).toThrowError(/^keys\.maxKeys must be a whole number 1\.\.49/);
     expect(() => createTollgate({ memory: true, plans: PLANS, journal: { maxEntries: 0 } })).toThrowError(/^journal\.maxEntries must be a whole number >= 1/);
@@ -97,7 +106,12 @@ describe('memory stays bounded', () => {
       model.limits.admit('acct_1');
       clock.advance(60_000);
     }
-    expect(model.state.get('acct_1')!.windows.get('api')!.map((slot) => slot.windowMs)).toEqual([60_000, 3_600_000]);
+    expect(
+      model.state
+        .get('acct_1')!
+        .windows.get('api')!
+        .map((slot) => slot.windowMs),
+    ).toEqual([60_000, 3_600_000]);
   });
 
   it('forgets operation ids after operationTtlMs and Idempotency-Keys after idempotencyTtlMs, by its clock', async () => {
@@ -121,7 +135,10 @@ describe('the local limiter', () => {
     const clock = new ManualClock();
     const local = createLocalLimiter({ plans: PLANS, policies: POLICIES, clock: clock.fn, instances: 3 });
     expect(local.policies.signin!.web).toMatchObject([{ limit: 1, windowMs: 60_000 }]);
-    expect(local.plans.basic!.limits.api).toMatchObject([{ limit: 3, windowMs: 60_000 }, { limit: 33, windowMs: 3_600_000, algorithm: 'sliding' }]);
+    expect(local.plans.basic!.limits.api).toMatchObject([
+      { limit: 3, windowMs: 60_000 },
+      { limit: 33, windowMs: 3_600_000, algorithm: 'sliding' },
+    ]);
     await local.accounts.create('acct_1', { plan: 'basic' });
     for (let i = 0; i < 3; i++) expect((await local.limits.admit('acct_1')).allowed).toBe(true);
     expect(await local.limits.admit('acct_1')).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', rateLimit: { limit: 3, remaining: 0 } });

@@ -21,7 +21,15 @@ import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const apiKey = (h: Headers) => (typeof h['x-api-key'] === 'string' ? h['x-api-key'] : null);
 
-describe.each(FRAMEWORKS.flatMap(([name, makeApp]) => [[name, makeApp, 'redis'], [name, makeApp, 'memory']] as const))('tollgate/%s rateLimit on %s', (_name, makeApp, backend) => {
+describe.each(
+  FRAMEWORKS.flatMap(
+    ([name, makeApp]) =>
+      [
+        [name, makeApp, 'redis'],
+        [name, makeApp, 'memory'],
+      ] as const,
+  ),
+)('tollgate/%s rateLimit on %s', (_name, makeApp, backend) => {
   let io: Redis | undefined;
   let tg: Tollgate;
   let sends = 0;
@@ -187,11 +195,16 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
   beforeAll(async () => {
     io = await connectIoredis();
     tg = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('check-request') });
-    const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
+    const options = {
+      tollgate: tg,
+      key: (req: IncomingMessage) => apiKey(req.headers),
+      credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0),
+    };
     checkRateLimitOptions(options);
     server = await listen(async (req, res) => {
       const decision = await checkRequest(options, req);
-      const { status, headers, body } = 'refusal' in decision ? decision.refusal.reply : { status: 200, headers: decision.pass.headers, body: { subject: decision.pass.subject } };
+      const { status, headers, body } =
+        'refusal' in decision ? decision.refusal.reply : { status: 200, headers: decision.pass.headers, body: { subject: decision.pass.subject } };
       res.writeHead(status, { ...headers, 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
   });
@@ -221,10 +234,17 @@ describe('checkRequest: the same step on any framework (plain node:http here)', 
     await tg.accounts.create(subject, { plan: 'free' });
     const { key } = await tg.keys.issue(subject);
     const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
-    const options = { tollgate: tg, key: (req: IncomingMessage) => apiKey(req.headers), credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0) };
+    const options = {
+      tollgate: tg,
+      key: (req: IncomingMessage) => apiKey(req.headers),
+      credits: (req: IncomingMessage) => Number(req.headers['x-credits'] ?? 0),
+    };
     const passed = await checkRequest(options, request({ 'x-api-key': key }));
     expect(passed).toMatchObject({ ok: true, pass: { subject, admission: { ok: true } } });
-    for (const [headers, type] of [[{}, 'unauthorized'], [{ 'x-api-key': key, 'x-credits': '31' }, 'insufficient_quota']] as const) {
+    for (const [headers, type] of [
+      [{}, 'unauthorized'],
+      [{ 'x-api-key': key, 'x-credits': '31' }, 'insufficient_quota'],
+    ] as const) {
       const decision = await checkRequest(options, request(headers));
       if (decision.ok) throw new Error('expected a refusal');
       expect(decision.refusal).toMatchObject({ type, reason: type, reply: { body: { error: { type } } } });
@@ -286,7 +306,7 @@ describe('tollgate/fastify: the scope that registers it, and per-route options',
     expect(child.headers.get('x-ratelimit-remaining')).toBe('29');
   });
 
-  it('lays a route\'s config.rateLimit over the plugin\'s options, and false leaves the route out', async () => {
+  it("lays a route's config.rateLimit over the plugin's options, and false leaves the route out", async () => {
     const { key: k } = await key();
     const headers = { 'x-api-key': k };
     const charged = await get(site, headers, '/charged');

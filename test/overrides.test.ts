@@ -58,13 +58,18 @@ describe.each(backends())('overrides through %s', (kind) => {
   it('a ban with limit 0 denies every request rate_limited until it ends; other surfaces are untouched', async () => {
     const id = await newAccount(gate.tg, 'small');
     await gate.tg.limits.override(id, { surface: 'api', windows: [{ limit: 0, windowMs: 3_600_000 }], expiresAt: TEST_START + 3_600_000 });
-    expect(await gate.tg.limits.admit(id)).toMatchObject({ allowed: false, reason: 'rate_limited', retryAfterMs: 3_585_000, rateLimit: { limit: 0, remaining: 0 } });
+    expect(await gate.tg.limits.admit(id)).toMatchObject({
+      allowed: false,
+      reason: 'rate_limited',
+      retryAfterMs: 3_585_000,
+      rateLimit: { limit: 0, remaining: 0 },
+    });
     expect((await gate.tg.limits.admit(id, { surface: 'web' })).allowed).toBe(true);
     gate.clock.set(TEST_START + 3_600_000);
     expect((await gate.tg.limits.admit(id)).allowed).toBe(true);
   });
 
-  it('a policy subject: the override replaces the policy\'s windows for it alone; reset keeps the override', async () => {
+  it("a policy subject: the override replaces the policy's windows for it alone; reset keeps the override", async () => {
     const ip = `ip:override-${kind}-${process.pid}`;
     const other = `ip:other-${kind}-${process.pid}`;
     await gate.tg.limits.override(ip, { policy: 'signin', surface: 'attempts', windows: minute(6) });
@@ -72,16 +77,26 @@ describe.each(backends())('overrides through %s', (kind) => {
     expect(await admitN(other, 4, { policy: 'signin', surface: 'attempts' })).toEqual([true, true, true, false]);
     await gate.tg.limits.reset(ip, { policy: 'signin', surface: 'attempts' });
     expect(await gate.tg.limits.admit(ip, { policy: 'signin', surface: 'attempts' })).toMatchObject({ allowed: true, rateLimit: { limit: 6, remaining: 5 } });
-    expect(await gate.tg.limits.overrides(ip)).toEqual([{ surface: 'attempts', policy: 'signin', windows: [{ limit: 6, windowMs: 60_000, algorithm: 'fixed' }], expiresAt: null }]);
+    expect(await gate.tg.limits.overrides(ip)).toEqual([
+      { surface: 'attempts', policy: 'signin', windows: [{ limit: 6, windowMs: 60_000, algorithm: 'fixed' }], expiresAt: null },
+    ]);
     await gate.tg.limits.override(ip, { policy: 'signin', surface: 'attempts', windows: null });
     expect(await gate.tg.limits.overrides(ip)).toEqual([]);
   });
 
   it('an override may have several windows, a bucket among them, and peek and usage see it', async () => {
     const id = await newAccount(gate.tg, 'small');
-    await gate.tg.limits.override(id, { windows: [{ limit: 2, windowMs: 1_000, algorithm: 'bucket', burst: 4 }, { limit: 50, windowMs: 60_000 }] });
+    await gate.tg.limits.override(id, {
+      windows: [
+        { limit: 2, windowMs: 1_000, algorithm: 'bucket', burst: 4 },
+        { limit: 50, windowMs: 60_000 },
+      ],
+    });
     expect(await admitN(id, 5)).toEqual([true, true, true, true, false]);
-    expect((await gate.tg.limits.peek(id)).windows).toMatchObject([{ algorithm: 'bucket', remaining: 0 }, { limit: 50, remaining: 46 }]);
+    expect((await gate.tg.limits.peek(id)).windows).toMatchObject([
+      { algorithm: 'bucket', remaining: 0 },
+      { limit: 50, remaining: 46 },
+    ]);
     expect((await gate.tg.usage(id)).windows).toMatchObject([{ algorithm: 'bucket' }, { limit: 50, remaining: 46 }]);
   });
 
@@ -106,7 +121,12 @@ describe.each(backends().filter((b) => b !== 'memory'))('overrides on %s agree w
   it('overrides set, changed mid-window, cleared and expired between admits', async () => {
     const action = fc.oneof(
       fc.record({ kind: fc.constant('admit' as const), cost: fc.integer({ min: 1, max: 4 }) }),
-      fc.record({ kind: fc.constant('override' as const), limit: fc.integer({ min: 0, max: 9 }), sliding: fc.boolean(), lasts: fc.option(fc.integer({ min: 1, max: 90_000 }), { nil: undefined }) }),
+      fc.record({
+        kind: fc.constant('override' as const),
+        limit: fc.integer({ min: 0, max: 9 }),
+        sliding: fc.boolean(),
+        lasts: fc.option(fc.integer({ min: 1, max: 90_000 }), { nil: undefined }),
+      }),
       fc.record({ kind: fc.constant('clear' as const) }),
       fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 40_000 }) }),
     );
@@ -132,7 +152,10 @@ describe.each(backends().filter((b) => b !== 'memory'))('overrides on %s agree w
               await gate.tg.limits.override(subject, { ...target, windows, ...(a.lasts === undefined ? {} : { expiresAt: gate.clock.now + a.lasts }) });
             }
           }
-          if (a.kind === 'admit') expect(await redis.tg.limits.admit(subject, { ...target, cost: a.cost })).toEqual(await memory.tg.limits.admit(subject, { ...target, cost: a.cost }));
+          if (a.kind === 'admit')
+            expect(await redis.tg.limits.admit(subject, { ...target, cost: a.cost })).toEqual(
+              await memory.tg.limits.admit(subject, { ...target, cost: a.cost }),
+            );
           expect(await redis.tg.limits.overrides(subject)).toEqual(await memory.tg.limits.overrides(subject));
         }
       }),

@@ -17,7 +17,16 @@ const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
 const modules = join(root, 'node_modules');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const SUBPATHS = { '.': 'index', './errors': 'errors', './http': 'http', './model': 'model/index', './express': 'express', './koa': 'koa', './fastify': 'fastify', './hono': 'hono' };
+const SUBPATHS = {
+  '.': 'index',
+  './errors': 'errors',
+  './http': 'http',
+  './model': 'model/index',
+  './express': 'express',
+  './koa': 'koa',
+  './fastify': 'fastify',
+  './hono': 'hono',
+};
 const MAX_PACKED_BYTES = 120_000;
 
 describe('package manifest', () => {
@@ -70,7 +79,9 @@ describe('package manifest', () => {
   });
 
   it('locks every optional dependency of every locked package, so plain `npm ci` works on any platform (Linux x64 and arm64, macOS)', () => {
-    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { optionalDependencies?: Record<string, string> }> };
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { optionalDependencies?: Record<string, string> }>;
+    };
     // npm resolves a dependency in the nearest node_modules up the tree, as the lock records it.
     const resolves = (from: string, name: string): boolean => {
       for (let base = from; ; base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : '') {
@@ -84,8 +95,18 @@ describe('package manifest', () => {
         .map((name) => `${path || '(root)'} -> ${name}`),
     );
     expect(missing).toEqual([]);
-    for (const native of ['@rollup/rollup-darwin-arm64', '@rollup/rollup-linux-arm64-gnu', '@rollup/rollup-linux-x64-gnu', '@esbuild/darwin-arm64', '@esbuild/linux-arm64', '@esbuild/linux-x64']) {
-      expect(Object.keys(lock.packages).some((path) => path.endsWith(`node_modules/${native}`)), native).toBe(true);
+    for (const native of [
+      '@rollup/rollup-darwin-arm64',
+      '@rollup/rollup-linux-arm64-gnu',
+      '@rollup/rollup-linux-x64-gnu',
+      '@esbuild/darwin-arm64',
+      '@esbuild/linux-arm64',
+      '@esbuild/linux-x64',
+    ]) {
+      expect(
+        Object.keys(lock.packages).some((path) => path.endsWith(`node_modules/${native}`)),
+        native,
+      ).toBe(true);
     }
   });
 });
@@ -127,8 +148,10 @@ describe('packed package', () => {
   it(`is at most ${MAX_PACKED_BYTES / 1000} KB packed, without sourcemaps, with each script's Lua once`, () => {
     expect(packed.size).toBeLessThanOrEqual(MAX_PACKED_BYTES);
     expect(packed.files.filter((f) => f.path.endsWith('.map'))).toEqual([]);
-    const shipped = packed.files.filter((f) => f.path.startsWith('dist/') && /\.c?js$/.test(f.path)).map((f) => readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8'));
-    for (const script of Object.values(scripts).filter((s): s is (typeof s & { sha1: string; name: string }) => "sha1" in s)) {
+    const shipped = packed.files
+      .filter((f) => f.path.startsWith('dist/') && /\.c?js$/.test(f.path))
+      .map((f) => readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8'));
+    for (const script of Object.values(scripts).filter((s): s is typeof s & { sha1: string; name: string } => 'sha1' in s)) {
       const copies = shipped.reduce((n, text) => n + (text.match(new RegExp(`"${script.sha1}"`, 'g'))?.length ?? 0), 0);
       expect(copies, script.name).toBe(1);
     }
@@ -139,16 +162,34 @@ describe('packed package', () => {
     expect(stdout).toContain('All good!');
   });
 
-  it.skipIf(!attw)('attw finds no problem for any subpath under node10, node16 (CJS and ESM) and bundler (skipped only when attw is not installed)', async () => {
-    const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch((error: { stdout: string }) => error);
-    const { analysis, problems } = JSON.parse(stdout);
-    expect(problems ?? {}).toEqual({});
-    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './errors', './express', './fastify', './hono', './http', './koa', './model', './package.json']);
-    for (const [subpath, entry] of Object.entries(analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>)) {
-      if (subpath === './package.json') continue;
-      for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
-    }
-  });
+  it.skipIf(!attw)(
+    'attw finds no problem for any subpath under node10, node16 (CJS and ESM) and bundler (skipped only when attw is not installed)',
+    async () => {
+      const { stdout } = await run(process.execPath, [attw!, tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).catch(
+        (error: { stdout: string }) => error,
+      );
+      const { analysis, problems } = JSON.parse(stdout);
+      expect(problems ?? {}).toEqual({});
+      expect(Object.keys(analysis.entrypoints).sort()).toEqual([
+        '.',
+        './errors',
+        './express',
+        './fastify',
+        './hono',
+        './http',
+        './koa',
+        './model',
+        './package.json',
+      ]);
+      for (const [subpath, entry] of Object.entries(
+        analysis.entrypoints as Record<string, { resolutions: Record<string, { resolution?: { isTypeScript: boolean } }> }>,
+      )) {
+        if (subpath === './package.json') continue;
+        for (const mode of ['node10', 'node16-cjs', 'node16-esm', 'bundler'])
+          expect(entry.resolutions[mode]?.resolution?.isTypeScript, `${subpath} ${mode}`).toBe(true);
+      }
+    },
+  );
 
   it('runs the README quick start as written through import (ESM)', async () => {
     // The quick start is plain JavaScript apart from its file name.
@@ -163,34 +204,55 @@ describe('packed package', () => {
     expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
   });
 
-  it.skipIf(!tsc).each(['nodenext', 'bundler'])('type-checks the README quick start as TypeScript with %s resolution, against every subpath, and runs it', async (resolution) => {
-    const project = join(dir, resolution);
-    mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, 'quickstart.ts'), quickstart);
-    // Every subpath's declarations, read by the compiler with skipLibCheck off.
-    writeFileSync(
-      join(project, 'subpaths.ts'),
-      `import type { Tollgate } from "tollgate";\nimport type { UnconfirmedError } from "tollgate/errors";\nimport type { HttpReply } from "tollgate/http";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nimport type { FastifyRateLimitOptions } from "tollgate/fastify";\nimport type { HonoRateLimitOptions } from "tollgate/hono";\nexport type All = [Tollgate, UnconfirmedError, HttpReply, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions, FastifyRateLimitOptions, HonoRateLimitOptions];\n`,
-    );
-    // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
-    // files under bundler, which is left the quicker check.
-    const options =
-      resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: false } : { module: 'preserve', moduleResolution: 'bundler', skipLibCheck: true };
-    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, target: 'es2022', strict: true, noEmit: true, types: ['node'] }, files: ['quickstart.ts', 'subpaths.ts'] }));
-    const { stdout: errors } = await run(process.execPath, [tsc!, '-p', project]).catch((error: { stdout: string }) => error);
-    // Errors inside other packages' declarations (@types/koa has one of its own) are theirs.
-    const ours = errors.split('\n').filter((line) => /^(quickstart\.ts|subpaths\.ts|\S*node_modules\/tollgate\/)/.test(line.replace(/^\S*\/(nodenext|bundler)\//, '')));
-    expect(ours, `tsc (${resolution}):\n${errors}`).toEqual([]);
-    const { stdout } = await run(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', join(project, 'quickstart.ts')], { cwd: dir, env: env() });
-    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
-  }, 60_000);
+  it.skipIf(!tsc).each(['nodenext', 'bundler'])(
+    'type-checks the README quick start as TypeScript with %s resolution, against every subpath, and runs it',
+    async (resolution) => {
+      const project = join(dir, resolution);
+      mkdirSync(project, { recursive: true });
+      writeFileSync(join(project, 'quickstart.ts'), quickstart);
+      // Every subpath's declarations, read by the compiler with skipLibCheck off.
+      writeFileSync(
+        join(project, 'subpaths.ts'),
+        `import type { Tollgate } from "tollgate";\nimport type { UnconfirmedError } from "tollgate/errors";\nimport type { HttpReply } from "tollgate/http";\nimport type { TollgateModel } from "tollgate/model";\nimport type { ExpressRateLimitOptions } from "tollgate/express";\nimport type { KoaRateLimitOptions } from "tollgate/koa";\nimport type { FastifyRateLimitOptions } from "tollgate/fastify";\nimport type { HonoRateLimitOptions } from "tollgate/hono";\nexport type All = [Tollgate, UnconfirmedError, HttpReply, TollgateModel, ExpressRateLimitOptions, KoaRateLimitOptions, FastifyRateLimitOptions, HonoRateLimitOptions];\n`,
+      );
+      // nodenext also reads the declarations themselves (skipLibCheck off); they are the same
+      // files under bundler, which is left the quicker check.
+      const options =
+        resolution === 'nodenext'
+          ? { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: false }
+          : { module: 'preserve', moduleResolution: 'bundler', skipLibCheck: true };
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: { ...options, target: 'es2022', strict: true, noEmit: true, types: ['node'] },
+          files: ['quickstart.ts', 'subpaths.ts'],
+        }),
+      );
+      const { stdout: errors } = await run(process.execPath, [tsc!, '-p', project]).catch((error: { stdout: string }) => error);
+      // Errors inside other packages' declarations (@types/koa has one of its own) are theirs.
+      const ours = errors
+        .split('\n')
+        .filter((line) => /^(quickstart\.ts|subpaths\.ts|\S*node_modules\/tollgate\/)/.test(line.replace(/^\S*\/(nodenext|bundler)\//, '')));
+      expect(ours, `tsc (${resolution}):\n${errors}`).toEqual([]);
+      const { stdout } = await run(process.execPath, ['--experimental-strip-types', '--disable-warning=ExperimentalWarning', join(project, 'quickstart.ts')], {
+        cwd: dir,
+        env: env(),
+      });
+      expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+    },
+    60_000,
+  );
 
   it('loads every subpath by import and by require with neither Express, Koa nor OpenTelemetry installed, and Fastify and Hono never loaded', async () => {
-    const names = 'typeof t.createTollgate, typeof r.UnconfirmedError, typeof p.checkRequest, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit, typeof f.rateLimit, typeof h.rateLimit';
+    const names =
+      'typeof t.createTollgate, typeof r.UnconfirmedError, typeof p.checkRequest, typeof m.TollgateModel, typeof e.rateLimit, typeof k.rateLimit, typeof f.rateLimit, typeof h.rateLimit';
     const loaded = `Object.keys(require.cache).filter((file) => /node_modules.(fastify|hono)./.test(file)).length`;
     const esm = `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); import * as t from 'tollgate'; import * as r from 'tollgate/errors'; import * as p from 'tollgate/http'; import * as m from 'tollgate/model'; import * as e from 'tollgate/express'; import * as k from 'tollgate/koa'; import * as f from 'tollgate/fastify'; import * as h from 'tollgate/hono'; console.log(${names}, ${loaded});`;
     const cjs = `const t = require('tollgate'), r = require('tollgate/errors'), p = require('tollgate/http'), m = require('tollgate/model'), e = require('tollgate/express'), k = require('tollgate/koa'), f = require('tollgate/fastify'), h = require('tollgate/hono'); console.log(${names}, ${loaded});`;
-    for (const [flag, code] of [['--input-type=module', esm], ['--input-type=commonjs', cjs]] as const) {
+    for (const [flag, code] of [
+      ['--input-type=module', esm],
+      ['--input-type=commonjs', cjs],
+    ] as const) {
       const { stdout } = await run(process.execPath, [flag, '-e', code], { cwd: dir });
       expect(stdout.trim(), flag).toBe('function function function function function function function function 0');
     }
@@ -205,7 +267,7 @@ describe('packed package', () => {
     expect(JSON.parse(stdout)).toEqual([]);
   });
 
-  it('is one copy for import and require, and for every subpath: an error of one is an instance of the other\'s class', async () => {
+  it("is one copy for import and require, and for every subpath: an error of one is an instance of the other's class", async () => {
     const code = `import { createRequire } from 'node:module'; import * as t from 'tollgate'; import * as r from 'tollgate/errors'; const require = createRequire(import.meta.url); const c = require('tollgate'), ce = require('tollgate/errors');
       try { t.createTollgate({}); } catch (e) { console.log(e instanceof ce.InvalidInputError, e instanceof r.InvalidInputError, e instanceof c.TollgateError, r.TollgateError === t.TollgateError); }`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: dir });
@@ -213,7 +275,11 @@ describe('packed package', () => {
   });
 
   it('exports at most 15 values from the root: what an embedding server needs', async () => {
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', `import * as t from 'tollgate'; console.log(JSON.stringify(Object.keys(t).sort()));`], { cwd: dir });
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', `import * as t from 'tollgate'; console.log(JSON.stringify(Object.keys(t).sort()));`],
+      { cwd: dir },
+    );
     const names = JSON.parse(stdout) as string[];
     expect(names.length).toBeLessThanOrEqual(15);
     expect(names).toEqual(expect.arrayContaining(['createTollgate', 'fromIoredis', 'fromNodeRedis', 'isTollgateError', 'TollgateError']));

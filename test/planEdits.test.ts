@@ -9,7 +9,11 @@ import { recording } from './helpers/recording.ts';
 import { uniquePrefix } from './helpers/redis.ts';
 import { createTollgate, type Plan, type PlanTable } from '../src/index.ts';
 
-const plan = (limit: number, allowance: number, cap = 1): Plan => ({ limits: { api: [{ limit, windowMs: 60_000 }] }, credits: { allowance, cycle: { days: 30 } }, holds: { cap, maxItems: 10, surfaces: ['api'] } });
+const plan = (limit: number, allowance: number, cap = 1): Plan => ({
+  limits: { api: [{ limit, windowMs: 60_000 }] },
+  credits: { allowance, cycle: { days: 30 } },
+  holds: { cap, maxItems: 10, surfaces: ['api'] },
+});
 const OLD: PlanTable = { pro: plan(5, 100), gone: plan(7, 10) };
 const NEW: PlanTable = { pro: plan(500, 1_000, 3) };
 

@@ -9,9 +9,13 @@ import { TEST_START, backends, accountId } from './helpers/tollgate.ts';
 const POLICIES = {
   anonymous: { api: [{ limit: 3, windowMs: 60_000 }] },
   failed_auth: { attempts: [{ limit: 10, windowMs: 60_000 }] },
-  layered: { api: [{ limit: 2, windowMs: 10_000 }, { limit: 5, windowMs: 60_000, algorithm: 'sliding' as const }] },
+  layered: {
+    api: [
+      { limit: 2, windowMs: 10_000 },
+      { limit: 5, windowMs: 60_000, algorithm: 'sliding' as const },
+    ],
+  },
 };
-
 
 describe.each(backends())('policies through %s', (kind) => {
   let gate: RecordingGate;
@@ -37,7 +41,12 @@ describe.each(backends())('policies through %s', (kind) => {
         windows: [{ limit: 3, remaining, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' }],
       });
     }
-    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ ok: false, allowed: false, reason: 'rate_limited', retryAfterMs: 45_000 });
+    expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({
+      ok: false,
+      allowed: false,
+      reason: 'rate_limited',
+      retryAfterMs: 45_000,
+    });
     gate.clock.advance(45_000);
     expect(await gate.tg.limits.admit(subject, { policy: 'anonymous' })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 2 } });
   });
@@ -80,23 +89,35 @@ describe.each(backends())('policies through %s', (kind) => {
     if (gate.onRedis) expect(await storedKeys(gate.command, gate.prefix, subject)).toEqual([]);
   });
 
-  it('a subject\'s policy counts apart from its account\'s plan and from other policies', async () => {
+  it("a subject's policy counts apart from its account's plan and from other policies", async () => {
     const id = accountId();
     await gate.tg.accounts.create(id, { plan: 'free' });
     for (let i = 0; i < 3; i++) await gate.tg.limits.admit(id, { policy: 'anonymous' });
     expect((await gate.tg.limits.admit(id, { policy: 'anonymous' })).allowed).toBe(false);
     expect(await gate.tg.limits.admit(id)).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 30, remaining: 29 } });
     expect(await gate.tg.limits.admit(id, { policy: 'layered' })).toMatchObject({ ok: true, allowed: true, windows: [{ remaining: 1 }, { remaining: 4 }] });
-    expect(await gate.tg.limits.admit(id, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({ ok: true, allowed: true, rateLimit: { limit: 10, remaining: 9 } });
+    expect(await gate.tg.limits.admit(id, { policy: 'failed_auth', surface: 'attempts' })).toMatchObject({
+      ok: true,
+      allowed: true,
+      rateLimit: { limit: 10, remaining: 9 },
+    });
   });
 
   it('cost counts with a policy as with a plan', async () => {
     const subject = ip();
-    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 4 })).toMatchObject({ ok: true, allowed: true, rateLimit: { remaining: 6 } });
-    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 7 })).toMatchObject({ ok: false, allowed: false, rateLimit: { remaining: 6 } });
+    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 4 })).toMatchObject({
+      ok: true,
+      allowed: true,
+      rateLimit: { remaining: 6 },
+    });
+    expect(await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts', cost: 7 })).toMatchObject({
+      ok: false,
+      allowed: false,
+      rateLimit: { remaining: 6 },
+    });
   });
 
-  it('peek reads a policy subject without counting; reset clears only that policy\'s surface', async () => {
+  it("peek reads a policy subject without counting; reset clears only that policy's surface", async () => {
     const subject = ip();
     await gate.tg.limits.admit(subject, { policy: 'anonymous' });
     await gate.tg.limits.admit(subject, { policy: 'failed_auth', surface: 'attempts' });
@@ -115,9 +136,13 @@ describe.each(backends())('policies through %s', (kind) => {
 
   it('an unknown policy, or a surface the policy does not have, is an InvalidInputError before Redis is touched', async () => {
     const subject = ip();
-    await expect(gate.tg.limits.admit(subject, { policy: 'nope' })).rejects.toThrowError('Unknown policy "nope"; known policies: anonymous, failed_auth, layered');
+    await expect(gate.tg.limits.admit(subject, { policy: 'nope' })).rejects.toThrowError(
+      'Unknown policy "nope"; known policies: anonymous, failed_auth, layered',
+    );
     await expect(gate.tg.limits.admit(subject, { policy: 'toString' })).rejects.toThrowError(InvalidInputError);
-    await expect(gate.tg.limits.admit(subject, { policy: 'anonymous', surface: 'web' })).rejects.toThrowError('Policy "anonymous" has no surface "web" (it has api)');
+    await expect(gate.tg.limits.admit(subject, { policy: 'anonymous', surface: 'web' })).rejects.toThrowError(
+      'Policy "anonymous" has no surface "web" (it has api)',
+    );
     await expect(gate.tg.limits.peek(subject, { policy: 'nope' })).rejects.toThrowError(InvalidInputError);
     await expect(gate.tg.limits.reset(subject, { policy: 'failed_auth' })).rejects.toThrowError(InvalidInputError);
     if (gate.onRedis) expect(gate.sent).toEqual([]);

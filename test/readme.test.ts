@@ -39,14 +39,21 @@ function linesNotIn(block: string, file: string): string[] {
 /** An example file without its opening comment lines. */
 function exampleBody(file: string): string {
   const lines = readFileSync(join(root, 'examples', file), 'utf8').split('\n');
-  return `${lines.slice(lines.findIndex((line) => !line.startsWith('//'))).join('\n').trim()}\n`;
+  return `${lines
+    .slice(lines.findIndex((line) => !line.startsWith('//')))
+    .join('\n')
+    .trim()}\n`;
 }
 
 async function run(file: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--conditions=tollgate-source', join(root, 'examples', file)], {
-    cwd: root,
-    env: { ...process.env, REDIS_URL: redisUrl() },
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--conditions=tollgate-source', join(root, 'examples', file)],
+    {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: redisUrl() },
+    },
+  );
   return stdout;
 }
 
@@ -108,12 +115,18 @@ describe('README examples run as written', () => {
       await tollgate.accounts.create('acct_42', { plan: 'starter' }).catch(() => {});
       await tollgate.credits.charge('acct_42', { required: 2 });
       await client.quit();`;
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', setup], { cwd: root, env: { ...process.env, REDIS_URL: redisUrl() } });
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', setup], {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: redisUrl() },
+    });
     const outputs: string[] = [];
     for (const line of blockUnder('Operator CLI', 'sh').trim().split('\n')) {
       const [npx, bin, ...args] = line.split(/\s+/);
       expect([npx, bin]).toEqual(['npx', 'tollgate']);
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], { cwd: root, env: { ...process.env, REDIS_URL: redisUrl() } });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: redisUrl() },
+      });
       outputs.push(stdout);
     }
     const [inspect, journal, issued, accounts] = outputs;
@@ -133,11 +146,11 @@ describe('README examples run as written', () => {
     expect((await run('recipes/bucket.ts')).trim().split('\n')).toEqual(['true true true true true false', 'true 0']);
   });
 
-  it('overrides: a raise to 300 a minute for one customer, the plan\'s 30 back the next day', async () => {
+  it("overrides: a raise to 300 a minute for one customer, the plan's 30 back the next day", async () => {
     expect((await run('recipes/override.ts')).trim().split('\n')).toEqual(['300', '30']);
   });
 
-  it('per-key limits: the CI key\'s third request in a minute is refused', async () => {
+  it("per-key limits: the CI key's third request in a minute is refused", async () => {
     expect((await run('recipes/keyLimits.ts')).trim().split('\n')).toEqual(['1 200', '2 200', '3 429']);
   });
 

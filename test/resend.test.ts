@@ -126,8 +126,16 @@ describe('a command that reaches Redis twice applies once', () => {
     const hold = await plain.holds.open(id, { items: 3, perItem: { required: 1, optional: 1 } });
     const budget = await plain.holds.openBudget(id, { amount: 5 });
     if (!hold.ok || !budget.ok) throw new Error('open refused');
-    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i1', optionalSpent: 1 })).toMatchObject({ ok: true, accepted: true, hold: { delivered: 1, spent: 2 } });
-    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i2', failed: 'x' })).toMatchObject({ ok: true, accepted: true, hold: { failed: { x: 1 }, settled: 2 } });
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i1', optionalSpent: 1 })).toMatchObject({
+      ok: true,
+      accepted: true,
+      hold: { delivered: 1, spent: 2 },
+    });
+    expect(await tg.holds.settle(id, hold.hold.id, { itemId: 'i2', failed: 'x' })).toMatchObject({
+      ok: true,
+      accepted: true,
+      hold: { failed: { x: 1 }, settled: 2 },
+    });
     expect(await tg.holds.spend(id, budget.hold.id, { itemId: 'p1', amount: 2 })).toMatchObject({ ok: true, accepted: true, hold: { spent: 2, settled: 1 } });
     expect((await plain.usage(id)).credits).toMatchObject({ spent: 4, held: 4 + 3 });
   });
@@ -148,7 +156,13 @@ describe('resendIds: false sends no id for charges the caller named none', () =>
     try {
       const prefix = uniquePrefix('noids');
       const sent: string[][] = [];
-      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recordingClient(fromNodeRedis(client), sent), prefix, clock: new ManualClock().fn, resendIds: false });
+      const tg = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: recordingClient(fromNodeRedis(client), sent),
+        prefix,
+        clock: new ManualClock().fn,
+        resendIds: false,
+      });
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       await tg.credits.charge(id, { required: 1 });

@@ -27,17 +27,24 @@ import { CLIENT_KINDS, ManualClock, accountId, connectTestClient, type TestClien
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const files = (tree: Record<string, string>) => (path: string) => tree[path];
-const scriptFiles = readdirSync(LUA_ROOT).filter((f) => f.endsWith('.lua')).sort();
-const libFiles = readdirSync(join(LUA_ROOT, 'lib')).filter((f) => f.endsWith('.lua')).sort();
+const scriptFiles = readdirSync(LUA_ROOT)
+  .filter((f) => f.endsWith('.lua'))
+  .sort();
+const libFiles = readdirSync(join(LUA_ROOT, 'lib'))
+  .filter((f) => f.endsWith('.lua'))
+  .sort();
 const readLua = (file: string) => readFileSync(join(LUA_ROOT, file), 'utf8');
 
 describe('Lua include resolution', () => {
   it('includes each helper once, before the code that uses it', () => {
-    const out = resolveIncludes('main.lua', files({
-      'main.lua': '--@include "lib/a.lua"\n--@include "lib/b.lua"\nlocal x = a() + b()',
-      'lib/a.lua': 'local function a() return 1 end',
-      'lib/b.lua': '--@include "a.lua"\nlocal function b() return a() end',
-    }));
+    const out = resolveIncludes(
+      'main.lua',
+      files({
+        'main.lua': '--@include "lib/a.lua"\n--@include "lib/b.lua"\nlocal x = a() + b()',
+        'lib/a.lua': 'local function a() return 1 end',
+        'lib/b.lua': '--@include "a.lua"\nlocal function b() return a() end',
+      }),
+    );
     expect(out.match(/local function a/g)).toHaveLength(1);
     expect(out.indexOf('function a')).toBeLessThan(out.indexOf('function b'));
     expect(out.indexOf('function b')).toBeLessThan(out.indexOf('local x'));
@@ -86,8 +93,8 @@ describe('Lua compile step (src/scripts/compile.ts)', () => {
 
   it('a --@const marker not followed by a table of literals is a build error naming the file and line', () => {
     expect(() => compileLua('local x = 1\n--@const\nlocal function f() end\n', 'a.lua')).toThrowError('a.lua:2: --@const must precede "local NAME = {"');
-    expect(() => compileLua("--@const\nlocal F = { a = x }\n", 'b.lua')).toThrowError('b.lua:2: a --@const table holds only name = \'string\' or number entries');
-    expect(() => compileLua("--@const\nlocal F = { a = 1, a = 2 }\n", 'c.lua')).toThrowError('c.lua:2: F.a is set twice');
+    expect(() => compileLua('--@const\nlocal F = { a = x }\n', 'b.lua')).toThrowError("b.lua:2: a --@const table holds only name = 'string' or number entries");
+    expect(() => compileLua('--@const\nlocal F = { a = 1, a = 2 }\n', 'c.lua')).toThrowError('c.lua:2: F.a is set twice');
   });
 
   it('unused top-level helpers are dropped, and so is a helper used only by a dropped helper', () => {
@@ -138,7 +145,15 @@ describe('Lua compile step (src/scripts/compile.ts)', () => {
       'return a .. b .. c .. d .. e',
     ].join('\n');
     expect(compileLua(source)).toBe(
-      ["local a = 'a -- b'", 'local b = "--[[ not a comment ]]"', "local c = 'it\\'s -- here'", 'local d = [[ -- kept ]]', 'local e = [==[ ]] -- ]==]', 'return a .. b .. c .. d .. e', ''].join('\n'),
+      [
+        "local a = 'a -- b'",
+        'local b = "--[[ not a comment ]]"',
+        "local c = 'it\\'s -- here'",
+        'local d = [[ -- kept ]]',
+        'local e = [==[ ]] -- ]==]',
+        'return a .. b .. c .. d .. e',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -181,7 +196,8 @@ describe('script headers (lua/*.lua as written)', () => {
     prologue_move: { keys: ['account', 'cycles', 'journal', 'history'], args: ['nowMs', 'journalTrim', 'journalBound', 'historyDays'] },
     prologue_look: { keys: ['account'], args: ['nowMs'] },
   } as const;
-  const prologueOf = (body: string) => (body.includes('prologue_move(KEYS, ARGV)') ? 'prologue_move' : body.includes('prologue_look(KEYS, ARGV)') ? 'prologue_look' : undefined);
+  const prologueOf = (body: string) =>
+    body.includes('prologue_move(KEYS, ARGV)') ? 'prologue_move' : body.includes('prologue_look(KEYS, ARGV)') ? 'prologue_look' : undefined;
 
   it.each(scriptFiles)('%s declares every KEYS and ARGV it uses, and uses every one it declares', (file) => {
     const source = readLua(file);
@@ -200,7 +216,7 @@ describe('script headers (lua/*.lua as written)', () => {
     expect(header.name).toBe(file.replace(/\.lua$/, ''));
   });
 
-  it.each(scriptFiles)('%s opens with the shared layout: the subject\'s keys and the shared arguments at the same positions as every script', (file) => {
+  it.each(scriptFiles)("%s opens with the shared layout: the subject's keys and the shared arguments at the same positions as every script", (file) => {
     const source = readLua(file);
     const header = parseHeader(source, file);
     const body = source.slice(source.indexOf(']]') + 2);
@@ -216,7 +232,10 @@ describe('script headers (lua/*.lua as written)', () => {
     expect(header.keys.slice(0, layout.keys.length).map((k) => k.name)).toEqual(layout.keys.slice(0, header.keys.length));
     expect(header.args.slice(0, layout.args.length).map((a) => a.name)).toEqual(layout.args);
     // The shared positions are read by the prologue only; each of the script's own once.
-    for (const [kind, count] of [['KEYS', layout.keys.length], ['ARGV', layout.args.length]] as const) {
+    for (const [kind, count] of [
+      ['KEYS', layout.keys.length],
+      ['ARGV', layout.args.length],
+    ] as const) {
       const reads = [...body.matchAll(new RegExp(`${kind}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1]));
       for (const index of reads) expect(index, `${file}: ${kind}[${index}] is the prologue's`).toBeGreaterThan(count);
       expect(new Set(reads).size, `${file}: a ${kind} read twice`).toBe(reads.length);
@@ -224,7 +243,9 @@ describe('script headers (lua/*.lua as written)', () => {
   });
 
   it.each(libFiles.filter((file) => file !== 'prologue.lua'))('lib/%s is helpers only: it reads no KEYS or ARGV of its own', (file) => {
-    const body = readLua(join('lib', file)).replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+    const body = readLua(join('lib', file))
+      .replace(/--\[\[[\s\S]*?\]\]/g, '')
+      .replace(/--.*$/gm, '');
     expect(body).not.toMatch(/\b(KEYS|ARGV)\[/);
   });
 
@@ -245,10 +266,18 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
         fields: [
           { name: 'charged', type: { kind: 'integer' }, optional: false, rest: false },
           { name: 'note', type: { kind: 'string' }, optional: true, rest: false },
-          { name: 'days', type: { kind: 'group', fields: [
-            { name: 'day', type: { kind: 'integer' }, optional: false, rest: false },
-            { name: 'spent', type: { kind: 'integer' }, optional: false, rest: false },
-          ] }, optional: false, rest: true },
+          {
+            name: 'days',
+            type: {
+              kind: 'group',
+              fields: [
+                { name: 'day', type: { kind: 'integer' }, optional: false, rest: false },
+                { name: 'spent', type: { kind: 'integer' }, optional: false, rest: false },
+              ],
+            },
+            optional: false,
+            rest: true,
+          },
         ],
       },
     ]);
@@ -272,10 +301,16 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
     expect(parseHeader(readLua(file), file).returns.length).toBeGreaterThan(0);
   });
 
-  it('the generated decoders read a reply by the header\'s names', () => {
+  it("the generated decoders read a reply by the header's names", () => {
     expect(charge.decode([Code.OK, 5, 95, 5])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5 });
     expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
-    expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({ code: Code.OK, days: [{ day: 20000, spent: 3, refunded: 1 }, { day: 20001, spent: 4, refunded: 0 }] });
+    expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({
+      code: Code.OK,
+      days: [
+        { day: 20000, spent: 3, refunded: 1 },
+        { day: 20001, spent: 4, refunded: 0 },
+      ],
+    });
     expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
     const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
     expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
@@ -304,7 +339,12 @@ describe('script bundle', () => {
     const root = join(LUA_ROOT, '..');
     const code = "const m = await import('./src/index.ts'); console.log(typeof m.createTollgate);";
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--experimental-transform-types', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', code], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      execFile(
+        process.execPath,
+        ['--experimental-transform-types', '--disable-warning=ExperimentalWarning', '--input-type=module', '-e', code],
+        { cwd: root },
+        (error, stdout) => (error ? reject(error) : resolve(stdout)),
+      ),
     );
     expect(out.trim()).toBe('function');
   });
@@ -314,15 +354,23 @@ describe('script bundle', () => {
     for (const file of scriptFiles) expect(files.has(`generated/${file.replace(/\.lua$/, '.ts')}`), file).toBe(true);
     for (const [path, text] of files) {
       expect(Buffer.byteLength(text), path).toBeLessThanOrEqual(40 * 1024);
-      expect(text.split('\n').every((line) => line.length <= 4000), path).toBe(true);
+      expect(
+        text.split('\n').every((line) => line.length <= 4000),
+        path,
+      ).toBe(true);
     }
     // A helper's compiled text stands in one lib/ module; a script's module names it.
-    const helpers = [...files].filter(([path]) => path.startsWith('generated/lib/')).flatMap(([, text]) => [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!));
+    const helpers = [...files]
+      .filter(([path]) => path.startsWith('generated/lib/'))
+      .flatMap(([, text]) => [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!));
     expect(helpers.length).toBeGreaterThan(20);
     for (const file of scriptFiles) {
       const text = files.get(`generated/${file.replace(/\.lua$/, '.ts')}`)!;
       const defined = [...text.matchAll(/(?:^|`)local function (\w+)/gm)].map((m) => m[1]!);
-      expect(defined.filter((name) => helpers.includes(name)), file).toEqual([]);
+      expect(
+        defined.filter((name) => helpers.includes(name)),
+        file,
+      ).toEqual([]);
     }
   });
 
@@ -358,15 +406,20 @@ describe('generated command builders follow the headers', () => {
   const settings = Object.fromEntries(SETTINGS.map((s) => [s, `S:${s}`])) as unknown as Settings;
   const subjectKeys = Object.fromEntries(SUBJECT_KEYS.map((k) => [k, `K:${k}`])) as unknown as SubjectKeyNames;
   // A list of keys (KEYS[n...]) is given one key here, so it reads as any other key.
-  const lists = new Set(scriptFiles.flatMap((file) => parseHeader(readLua(file), file).keys.filter((k) => k.rest).map((k) => k.name)));
+  const lists = new Set(
+    scriptFiles.flatMap((file) =>
+      parseHeader(readLua(file), file)
+        .keys.filter((k) => k.rest)
+        .map((k) => k.name),
+    ),
+  );
   const params = new Proxy({}, { get: (_, name) => (lists.has(String(name)) ? [`P:${String(name)}`] : `P:${String(name)}`) });
 
   it.each(scriptFiles)('%s: EVALSHA, its sha1, numkeys, then the keys and the arguments in header order', (file) => {
     const header = parseHeader(readLua(file), file);
     const script = SCRIPTS[header.name]!;
     const keyWord = (name: string) => ((SUBJECT_KEYS as readonly string[]).includes(name) ? `K:${name}` : `P:${name}`);
-    const argWord = (name: string) =>
-      name === NOW_ARG ? 'NOW' : (SETTINGS as readonly string[]).includes(name) ? `S:${name}` : `P:${name}`;
+    const argWord = (name: string) => (name === NOW_ARG ? 'NOW' : (SETTINGS as readonly string[]).includes(name) ? `S:${name}` : `P:${name}`);
     expect(script.command('NOW', settings, subjectKeys, params)).toEqual([
       'EVALSHA',
       script.sha1,
@@ -387,7 +440,14 @@ describe('generated command builders follow the headers', () => {
 
   it('verifyKey.command puts the account key (which holds the API keys) at words[3], the routing key, then now', () => {
     const keys = new SubjectKeys('tg', 'acct_1');
-    const words = verifyKey.command('1768478400000', settings, keys, { surface: 'api', cost: 2, credits: 1, stagger: 0, keyId: '0123456789', keyDigest: 'digest' });
+    const words = verifyKey.command('1768478400000', settings, keys, {
+      surface: 'api',
+      cost: 2,
+      credits: 1,
+      stagger: 0,
+      keyId: '0123456789',
+      keyDigest: 'digest',
+    });
     expect(words.slice(0, 3)).toEqual(['EVALSHA', verifyKey.sha1, '1']);
     expect(words[3]).toBe('tg:{acct_1}:a');
     expect(words.slice(4)).toEqual(['1768478400000', 'api', '2', '1', '0', 'S:plansVersion', '0123456789', 'digest']);
@@ -421,7 +481,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     for (const [name, script] of Object.entries(SCRIPTS)) expect(script.fn, name).toBe(`tg${id}_${name}`);
   });
 
-  it.each(Object.keys(SCRIPTS))('%s: its function runs the script\'s own code word for word, after the helpers', (name) => {
+  it.each(Object.keys(SCRIPTS))("%s: its function runs the script's own code word for word, after the helpers", (name) => {
     const body = bodies.get(name)!;
     expect(body.length, name).toBeGreaterThan(0);
     expect(SCRIPTS[name]!.source.endsWith(`\n${body}\n`) || SCRIPTS[name]!.source === `${body}\n`).toBe(true);
@@ -432,7 +492,8 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const helpers = LIBRARY.source.slice(0, LIBRARY.source.indexOf('redis.register_function'));
     const names = [...helpers.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!);
     expect(new Set(names).size).toBe(names.length);
-    for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_due', 'journal_append']) expect(names).toContain(name);
+    for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_due', 'journal_append'])
+      expect(names).toContain(name);
     for (const name of names) expect(LIBRARY.source.split(new RegExp(`\\b${name}\\b`)).length, name).toBeGreaterThan(2);
   });
 
@@ -444,11 +505,24 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
       const [library] = (await rawCommand(server.port, ['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])) as unknown[][];
       const functions = library![library!.indexOf('functions') + 1] as unknown[][];
       const listed = functions.map((f) => [f[f.indexOf('name') + 1], f[f.indexOf('flags') + 1]]);
-      expect(listed.map(([name]) => name).sort()).toEqual(Object.values(SCRIPTS).map((s) => s.fn).sort());
+      expect(listed.map(([name]) => name).sort()).toEqual(
+        Object.values(SCRIPTS)
+          .map((s) => s.fn)
+          .sort(),
+      );
       for (const [, flags] of listed) expect(flags).toEqual(['allow-cross-slot-keys']);
       // The same call answers the same by FCALL and by EVALSHA.
       const keys = new SubjectKeys('lib', 'nobody');
-      const call = (viaFunction: boolean) => client.sendCommand(admitPolicy.command('1768478400000', {} as Settings, keys, { counters: keys.policyCounters('anon', 'api'), cost: 1, windows: '10/60', stagger: 0 }, viaFunction));
+      const call = (viaFunction: boolean) =>
+        client.sendCommand(
+          admitPolicy.command(
+            '1768478400000',
+            {} as Settings,
+            keys,
+            { counters: keys.policyCounters('anon', 'api'), cost: 1, windows: '10/60', stagger: 0 },
+            viaFunction,
+          ),
+        );
       await client.sendCommand(['SCRIPT', 'LOAD', admitPolicy.source]);
       expect(await call(true)).toEqual([Code.OK, '10/60', 9, 60_000]);
       expect(await call(false)).toEqual([Code.OK, '10/60', 8, 60_000]);
@@ -481,7 +555,7 @@ describe('scripts as functions: the library is loaded where it is missing', () =
     });
     afterAll(() => client.close());
 
-    it('sends FCALL; after FUNCTION FLUSH, loads the library once (at the call\'s key) and sends it again, then FCALL alone', async () => {
+    it("sends FCALL; after FUNCTION FLUSH, loads the library once (at the call's key) and sends it again, then FCALL alone", async () => {
       const id = accountId();
       await client.command(['FUNCTION', 'FLUSH']);
       recorder.clear();
@@ -509,7 +583,7 @@ describe('scripts as functions: the library is loaded where it is missing', () =
       await expect(tg.limits.admit(accountId('nobody'))).rejects.toThrowError(AccountNotFoundError);
     });
 
-    it('a function refused up front where a script is checked at its first write (maxmemory) gets EVALSHA\'s answer: reads answer, writes fail as they did', async () => {
+    it("a function refused up front where a script is checked at its first write (maxmemory) gets EVALSHA's answer: reads answer, writes fail as they did", async () => {
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       await client.command(['SCRIPT', 'LOAD', SCRIPTS.readAccount!.source]);
@@ -551,9 +625,24 @@ describe('a server that refuses functions: EVALSHA for good, and every call work
   });
 
   const cases = [
-    { label: 'an ACL user without FUNCTION LOAD', url: () => server.url.replace('redis://', 'redis://noload:pw@'), first: ['FCALL createAccount NOSCRIPT', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 1 },
-    { label: 'an ACL user without FCALL', url: () => server.url.replace('redis://', 'redis://nofcall:pw@'), first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 0 },
-    { label: 'a server without FUNCTION and FCALL', url: () => renamed.url, first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'], loads: 0 },
+    {
+      label: 'an ACL user without FUNCTION LOAD',
+      url: () => server.url.replace('redis://', 'redis://noload:pw@'),
+      first: ['FCALL createAccount NOSCRIPT', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'],
+      loads: 1,
+    },
+    {
+      label: 'an ACL user without FCALL',
+      url: () => server.url.replace('redis://', 'redis://nofcall:pw@'),
+      first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'],
+      loads: 0,
+    },
+    {
+      label: 'a server without FUNCTION and FCALL',
+      url: () => renamed.url,
+      first: ['FCALL createAccount', 'EVALSHA createAccount NOSCRIPT', 'EVAL createAccount'],
+      loads: 0,
+    },
   ];
 
   describe.each(CLIENT_KINDS)('through %s', (kind) => {
@@ -646,18 +735,14 @@ describe('scripts: "eval" runs every script by EVALSHA, and by EVAL once after N
   });
 
   it('is refused when neither "functions" nor "eval"', () => {
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(/scripts must be "functions" or "eval"/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client, scripts: 'lua' as never })).toThrowError(
+      /scripts must be "functions" or "eval"/,
+    );
   });
 });
 
 /** An admit on an account key that is not a hash fails in the script: each call is one command, never sent again. */
-async function expectOneCommandPerServerError(
-  tg: Tollgate,
-  client: TestClient,
-  recorder: Recorder,
-  prefix: string,
-  verb: string,
-): Promise<void> {
+async function expectOneCommandPerServerError(tg: Tollgate, client: TestClient, recorder: Recorder, prefix: string, verb: string): Promise<void> {
   const id = accountId();
   await tg.accounts.create(id, { plan: 'free' });
   const accountKey = new SubjectKeys(prefix, id).account;

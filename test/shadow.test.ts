@@ -15,13 +15,29 @@ const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 
 const PLANS = {
   ...EXAMPLE_PLANS,
   // The enforced minute of 10, and a stricter 3 per 10 s tried in shadow.
-  trial: plan({ api: [{ limit: 10, windowMs: 60_000 }, { limit: 3, windowMs: 10_000, shadow: true }] }),
+  trial: plan({
+    api: [
+      { limit: 10, windowMs: 60_000 },
+      { limit: 3, windowMs: 10_000, shadow: true },
+    ],
+  }),
   // Only a shadow window: nothing is ever denied.
   dryRun: plan({ api: [{ limit: 2, windowMs: 60_000, shadow: true }] }),
-  shadowBucket: plan({ api: [{ limit: 5, windowMs: 60_000 }, { algorithm: 'bucket', limit: 1, windowMs: 1_000, burst: 2, shadow: true }] }),
+  shadowBucket: plan({
+    api: [
+      { limit: 5, windowMs: 60_000 },
+      { algorithm: 'bucket', limit: 1, windowMs: 1_000, burst: 2, shadow: true },
+    ],
+  }),
 };
 const POLICIES = {
-  trial: { api: [{ limit: 6, windowMs: 10_000 }, { limit: 4, windowMs: 5_000, algorithm: 'sliding' as const, shadow: true }, { algorithm: 'bucket' as const, limit: 2, windowMs: 1_000, burst: 3, shadow: true }] },
+  trial: {
+    api: [
+      { limit: 6, windowMs: 10_000 },
+      { limit: 4, windowMs: 5_000, algorithm: 'sliding' as const, shadow: true },
+      { algorithm: 'bucket' as const, limit: 2, windowMs: 1_000, burst: 3, shadow: true },
+    ],
+  },
 };
 
 describe.each(backends())('shadow windows through %s', (kind) => {

@@ -16,8 +16,16 @@ import { accountId, type TestClient } from './helpers/tollgate.ts';
 const DAY_MS = 86_400_000;
 // Windows of a day: a test never meets a window's reset in its few seconds.
 const PLANS = {
-  small: { limits: { api: [{ limit: 10, windowMs: DAY_MS }] }, credits: { allowance: 100, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 10, surfaces: ['api'] } },
-  large: { limits: { api: [{ limit: 30, windowMs: DAY_MS }] }, credits: { allowance: 100, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 10, surfaces: ['api'] } },
+  small: {
+    limits: { api: [{ limit: 10, windowMs: DAY_MS }] },
+    credits: { allowance: 100, cycle: { months: 1 } },
+    holds: { cap: 1, maxItems: 10, surfaces: ['api'] },
+  },
+  large: {
+    limits: { api: [{ limit: 30, windowMs: DAY_MS }] },
+    credits: { allowance: 100, cycle: { months: 1 } },
+    holds: { cap: 1, maxItems: 10, surfaces: ['api'] },
+  },
 };
 const apiKey = (h: Headers) => (typeof h['x-api-key'] === 'string' ? h['x-api-key'] : null);
 
@@ -116,7 +124,8 @@ describe.each(FRAMEWORKS)('tollgate/%s with the quota store down', (_name, makeA
   });
 
   it('telemetry counts each decision made without the store, by mode, surface and outcome', () => {
-    const by = (mode: string, outcome: string) => counted.filter((c) => c.attributes?.['tollgate.mode'] === mode && c.attributes?.['tollgate.outcome'] === outcome).length;
+    const by = (mode: string, outcome: string) =>
+      counted.filter((c) => c.attributes?.['tollgate.mode'] === mode && c.attributes?.['tollgate.outcome'] === outcome).length;
     expect(by('open', 'passed')).toBe(3);
     expect(by('local', 'passed')).toBe(22);
     expect(by('local', 'denied')).toBe(3);

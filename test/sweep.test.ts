@@ -6,7 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTollgate, type Hold, type RedisScriptClient, type Tollgate } from '../src/index.ts';
 import { sweepMark } from '../src/scripts/bundle.generated.ts';
 import { checkInvariants } from '../src/model/index.ts';
-import { CLIENT_KINDS, accountId, backends, connectTestClient, openTollgate, type ClientKind, type TestClient, type TestGate } from './helpers/tollgate.ts';
+import {
+  type CLIENT_KINDS,
+  accountId,
+  backends,
+  connectTestClient,
+  openTollgate,
+  type ClientKind,
+  type TestClient,
+  type TestGate,
+} from './helpers/tollgate.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 
 const LEASE = 60_000;
@@ -64,7 +73,10 @@ describe.each(backends())('the sweep on %s', (kind) => {
   });
 
   it("finds a hold by its own lease, whichever of a subject's holds opened first: the index keeps the earliest lease", async () => {
-    for (const leases of [[62 * 86_400_000, 1_000], [1_000, 62 * 86_400_000]]) {
+    for (const leases of [
+      [62 * 86_400_000, 1_000],
+      [1_000, 62 * 86_400_000],
+    ]) {
       const id = accountId();
       await tg.accounts.create(id, { plan: 'pro' });
       const holds = [];
@@ -112,7 +124,10 @@ describe.each(backends())('the sweep on %s', (kind) => {
     for (const { id, hold } of subjects) {
       expect((await tg.usage(id)).credits).toMatchObject({ balance: 5000, held: 0 });
       const refunds = (await gate.command(['XRANGE', `${gate.prefix}:{${id}}:jn`, '-', '+'])) as [string, string[]][];
-      expect(refunds.filter(([, f]) => f.includes('refund') && f.includes(hold.id)), `${id}: one refund`).toHaveLength(1);
+      expect(
+        refunds.filter(([, f]) => f.includes('refund') && f.includes(hold.id)),
+        `${id}: one refund`,
+      ).toHaveLength(1);
       await expectSound(id);
     }
   });

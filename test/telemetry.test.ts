@@ -42,7 +42,9 @@ class Recorder {
   } as unknown as Tracer;
 
   readonly meter = {
-    createCounter: (counter: string) => ({ add: (value: number, attributes: Record<string, unknown> = {}) => void this.counts.push({ counter, value, attributes }) }),
+    createCounter: (counter: string) => ({
+      add: (value: number, attributes: Record<string, unknown> = {}) => void this.counts.push({ counter, value, attributes }),
+    }),
   } as unknown as Meter;
 
   total(counter: string, match: Record<string, unknown> = {}): number {
@@ -83,7 +85,12 @@ describe('telemetry', () => {
     await tg.limits.admit(subject);
     expect(recorder.spans).toHaveLength(1);
     const [span] = recorder.spans;
-    expect(span).toMatchObject({ name: 'tollgate admit', kind: 2, ended: true, attributes: { 'db.system.name': 'redis', 'tollgate.script': 'admit', 'tollgate.outcome': 'ok' } });
+    expect(span).toMatchObject({
+      name: 'tollgate admit',
+      kind: 2,
+      ended: true,
+      attributes: { 'db.system.name': 'redis', 'tollgate.script': 'admit', 'tollgate.outcome': 'ok' },
+    });
     expect(span!.endedAt! - span!.startedAt).toBeGreaterThanOrEqual(0);
     expect(span!.status).toBeUndefined();
   });
@@ -108,7 +115,14 @@ describe('telemetry', () => {
       redis: fromIoredis(io),
       prefix: uniquePrefix('telemetry-shadow'),
       clock: clock.fn,
-      policies: { trial: { api: [{ limit: 100, windowMs: 60_000 }, { limit: 2, windowMs: 10_000, shadow: true }] } },
+      policies: {
+        trial: {
+          api: [
+            { limit: 100, windowMs: 60_000 },
+            { limit: 2, windowMs: 10_000, shadow: true },
+          ],
+        },
+      },
     });
     recorder.clear();
     for (let i = 0; i < 5; i++) expect((await shadowed.limits.admit('ip:203.0.113.9', { policy: 'trial' })).allowed).toBe(true);
@@ -151,7 +165,12 @@ describe('telemetry', () => {
 
   it('a store failure marks the span failed with the error and counts a store failure', async () => {
     // acceptEviction: the charge's script is sent (and fails), with no INFO read before it.
-    const down = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }), clock: clock.fn, acceptEviction: true });
+    const down = createTollgate({
+      plans: EXAMPLE_PLANS,
+      redis: fromIoredis({ call: () => Promise.reject(new Error('connect ECONNREFUSED')) }),
+      clock: clock.fn,
+      acceptEviction: true,
+    });
     recorder.clear();
     await expect(down.credits.charge('acct_x', { required: 1 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(recorder.spans[0]).toMatchObject({ name: 'tollgate charge', ended: true, status: { code: 2 }, attributes: { 'tollgate.outcome': 'unavailable' } });
@@ -169,7 +188,13 @@ describe('telemetry', () => {
     expect(recorder.counts).toEqual([]);
 
     const own = new Recorder();
-    const given = createTollgate({ plans: EXAMPLE_PLANS, redis: fromIoredis(io), prefix: uniquePrefix('telemetry'), clock: clock.fn, telemetry: { tracer: own.tracer, meter: own.meter } });
+    const given = createTollgate({
+      plans: EXAMPLE_PLANS,
+      redis: fromIoredis(io),
+      prefix: uniquePrefix('telemetry'),
+      clock: clock.fn,
+      telemetry: { tracer: own.tracer, meter: own.meter },
+    });
     await given.accounts.create(subject, { plan: 'free' });
     await given.limits.admit(subject);
     expect(recorder.spans).toEqual([]);

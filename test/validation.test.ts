@@ -28,18 +28,50 @@ describe('plans are validated at start-up, with messages that name the plan and 
     ['windows that are not a list', (p) => (p.limits.api = { limit: 10, windowMs: 60_000 }), 'Plan "gold": limits.api must be a list of 1 to 4 windows'],
     ['fractional seconds', (p) => (p.limits.api[0].windowMs = 1_500), 'Plan "gold": limits.api[0].windowMs must be whole seconds (got 1500)'],
     ['a window under 1 s', (p) => (p.limits.api[0].windowMs = 999), 'Plan "gold": limits.api[0].windowMs must be a whole number 1000..2678400000 (got 999)'],
-    ['a window over 31 days', (p) => (p.limits.web[0].windowMs = 31 * DAY + 1_000), 'Plan "gold": limits.web[0].windowMs must be a whole number 1000..2678400000 (got 2678401000)'],
+    [
+      'a window over 31 days',
+      (p) => (p.limits.web[0].windowMs = 31 * DAY + 1_000),
+      'Plan "gold": limits.web[0].windowMs must be a whole number 1000..2678400000 (got 2678401000)',
+    ],
     ['a fractional windowMs', (p) => (p.limits.api[0].windowMs = 60_000.5), /^Plan "gold": limits\.api\[0\]\.windowMs must be a whole number/],
-    ['two windows of the same windowMs', (p) => (p.limits.api = [{ limit: 5, windowMs: 60_000 }, { limit: 10, windowMs: 60_000, algorithm: 'sliding' }]), 'Plan "gold": limits.api: two windows of one surface need different windowMs (60000 twice)'],
-    ['an unknown algorithm', (p) => (p.limits.api[0].algorithm = 'token_bucket'), 'Plan "gold": limits.api[0].algorithm must be "fixed" or "sliding" (got "token_bucket")'],
+    [
+      'two windows of the same windowMs',
+      (p) =>
+        (p.limits.api = [
+          { limit: 5, windowMs: 60_000 },
+          { limit: 10, windowMs: 60_000, algorithm: 'sliding' },
+        ]),
+      'Plan "gold": limits.api: two windows of one surface need different windowMs (60000 twice)',
+    ],
+    [
+      'an unknown algorithm',
+      (p) => (p.limits.api[0].algorithm = 'token_bucket'),
+      'Plan "gold": limits.api[0].algorithm must be "fixed" or "sliding" (got "token_bucket")',
+    ],
     ['a limit of 0', (p) => (p.limits.api[0].limit = 0), 'Plan "gold": limits.api[0].limit must be a whole number 1..1000000000 (got 0)'],
     ['a fractional limit', (p) => (p.limits.web[0].limit = 2.5), 'Plan "gold": limits.web[0].limit must be a whole number 1..1000000000 (got 2.5)'],
-    ['a window without a limit', (p) => (p.limits.api[0] = { windowMs: 60_000 }), 'Plan "gold": limits.api[0].limit must be a whole number 1..1000000000 (got undefined)'],
-    ['a surface name in upper case', (p) => (p.limits = { API: p.limits.api }), 'Plan "gold": limits: surface name must be 1-32 characters of a-z 0-9 _ - (got "API")'],
-    ['a surface name with a space', (p) => (p.limits = { 'my api': p.limits.api }), 'Plan "gold": limits: surface name must be 1-32 characters of a-z 0-9 _ - (got "my api")'],
+    [
+      'a window without a limit',
+      (p) => (p.limits.api[0] = { windowMs: 60_000 }),
+      'Plan "gold": limits.api[0].limit must be a whole number 1..1000000000 (got undefined)',
+    ],
+    [
+      'a surface name in upper case',
+      (p) => (p.limits = { API: p.limits.api }),
+      'Plan "gold": limits: surface name must be 1-32 characters of a-z 0-9 _ - (got "API")',
+    ],
+    [
+      'a surface name with a space',
+      (p) => (p.limits = { 'my api': p.limits.api }),
+      'Plan "gold": limits: surface name must be 1-32 characters of a-z 0-9 _ - (got "my api")',
+    ],
     ['a surface name of 33 characters', (p) => (p.limits = { ['a'.repeat(33)]: p.limits.api }), /^Plan "gold": limits: surface name must be 1-32 characters/],
     ['no surfaces', (p) => (p.limits = {}), 'Plan "gold": limits must name at least one surface with its windows'],
-    ['holds.surfaces not a subset of the surfaces', (p) => (p.holds.surfaces = ['api', 'mcp']), 'Plan "gold": holds.surfaces: "mcp" is not one of the plan\'s surfaces (api, web)'],
+    [
+      'holds.surfaces not a subset of the surfaces',
+      (p) => (p.holds.surfaces = ['api', 'mcp']),
+      'Plan "gold": holds.surfaces: "mcp" is not one of the plan\'s surfaces (api, web)',
+    ],
     ['holds.surfaces with a bad name', (p) => (p.holds.surfaces = ['Web']), /^Plan "gold": holds\.surfaces must be 1-32 characters/],
     ['holds.surfaces not a list', (p) => (p.holds.surfaces = 'api'), 'Plan "gold": holds.surfaces must be a list of the plan\'s surfaces'],
     ['holds missing', (p) => delete p.holds, 'Plan "gold": holds must be { cap, maxItems, surfaces }'],
@@ -68,7 +100,12 @@ describe('plans are validated at start-up, with messages that name the plan and 
 
   it('the bounds themselves are accepted: 1 to 4 windows, 1 s to 31 days, fixed or sliding; algorithm defaults to fixed', () => {
     const plan = goldPlan();
-    plan.limits.api = [{ limit: 1, windowMs: 1_000 }, { limit: 10, windowMs: 60_000, algorithm: 'sliding' }, { limit: 100, windowMs: DAY }, { limit: 1_000_000_000, windowMs: 31 * DAY, algorithm: 'fixed' }];
+    plan.limits.api = [
+      { limit: 1, windowMs: 1_000 },
+      { limit: 10, windowMs: 60_000, algorithm: 'sliding' },
+      { limit: 100, windowMs: DAY },
+      { limit: 1_000_000_000, windowMs: 31 * DAY, algorithm: 'fixed' },
+    ];
     plan.holds.surfaces = [];
     const checked = validatePlans({ gold: plan });
     expect(checked.gold!.limits.api!.map((w) => w.algorithm)).toEqual(['fixed', 'sliding', 'fixed', 'fixed']);
@@ -97,21 +134,39 @@ describe('policies are validated at start-up, naming the policy and field', () =
 describe("the example service's plans", () => {
   const fixedMinute = (limit: number) => [{ limit, windowMs: 60_000 }];
   const seed = {
-    free: { limits: { api: fixedMinute(30), web: fixedMinute(30) }, credits: { allowance: 30, cycle: { days: 30 } }, holds: { cap: 1, maxItems: 5000, surfaces: ['web'] } },
-    starter: { limits: { api: fixedMinute(100), web: fixedMinute(100) }, credits: { allowance: 1000, cycle: { months: 1 } }, holds: { cap: 2, maxItems: 5000, surfaces: ['api', 'web'] } },
-    pro: { limits: { api: fixedMinute(300), web: fixedMinute(300) }, credits: { allowance: 5000, cycle: { months: 1 } }, holds: { cap: 5, maxItems: 5000, surfaces: ['api', 'web'] } },
-    business: { limits: { api: fixedMinute(1000), web: fixedMinute(1000) }, credits: { allowance: 20000, cycle: { months: 1 } }, holds: { cap: 10, maxItems: 5000, surfaces: ['api', 'web'] } },
+    free: {
+      limits: { api: fixedMinute(30), web: fixedMinute(30) },
+      credits: { allowance: 30, cycle: { days: 30 } },
+      holds: { cap: 1, maxItems: 5000, surfaces: ['web'] },
+    },
+    starter: {
+      limits: { api: fixedMinute(100), web: fixedMinute(100) },
+      credits: { allowance: 1000, cycle: { months: 1 } },
+      holds: { cap: 2, maxItems: 5000, surfaces: ['api', 'web'] },
+    },
+    pro: {
+      limits: { api: fixedMinute(300), web: fixedMinute(300) },
+      credits: { allowance: 5000, cycle: { months: 1 } },
+      holds: { cap: 5, maxItems: 5000, surfaces: ['api', 'web'] },
+    },
+    business: {
+      limits: { api: fixedMinute(1000), web: fixedMinute(1000) },
+      credits: { allowance: 20000, cycle: { months: 1 } },
+      holds: { cap: 10, maxItems: 5000, surfaces: ['api', 'web'] },
+    },
   };
 
   it('is the seed table: requests/min on api and web, credits per cycle, free holds only on web, caps and max items', () => {
     expect(EXAMPLE_PLANS).toEqual(seed);
   });
 
-  it('pass createTollgate\'s validation as fixed windows', () => {
+  it("pass createTollgate's validation as fixed windows", () => {
     const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: recording(undefined).client });
     expect(Object.keys(tg.plans)).toEqual(['free', 'starter', 'pro', 'business']);
     for (const [name, plan] of Object.entries(seed)) {
-      expect(tg.plans[name]!.limits).toEqual(Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: 'fixed' }))])));
+      expect(tg.plans[name]!.limits).toEqual(
+        Object.fromEntries(Object.entries(plan.limits).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: 'fixed' }))])),
+      );
       expect(tg.plans[name]!.credits).toEqual(plan.credits);
       expect(tg.plans[name]!.holds).toEqual(plan.holds);
     }
@@ -123,7 +178,11 @@ describe('createTollgate options are checked before anything is sent', () => {
     ['a bad prefix', { prefix: 'a{b}' }, 'prefix must be 1-64 of A-Z a-z 0-9 _ . : -'],
     ['a bad key prefix', { keys: { prefix: 'tg_k' } }, 'keys.prefix must be 1-16 of A-Z a-z 0-9'],
     ['maxKeys 0', { keys: { maxKeys: 0 } }, /^keys\.maxKeys must be a whole number 1\.\.49/],
-    ['more than 50 keys in all (they live in the account hash)', { keys: { maxKeys: 30, maxExpiringKeys: 21 } }, /^keys\.maxExpiringKeys must be a whole number 1\.\.20/],
+    [
+      'more than 50 keys in all (they live in the account hash)',
+      { keys: { maxKeys: 30, maxExpiringKeys: 21 } },
+      /^keys\.maxExpiringKeys must be a whole number 1\.\.20/,
+    ],
     ['maxExpiringKeys 1.5', { keys: { maxExpiringKeys: 1.5 } }, /^keys\.maxExpiringKeys must be a whole number/],
     ['a deny cache of 0 entries', { denyCache: { maxEntries: 0 } }, /^denyCache\.maxEntries must be a whole number >= 1/],
     ['timeoutMs 0', { timeoutMs: 0 }, /^timeoutMs must be a whole number >= 1/],
@@ -143,8 +202,12 @@ describe('createTollgate options are checked before anything is sent', () => {
   });
 
   it('a raw client passed without its adapter is named in the error', () => {
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalSha: () => undefined } as never })).toThrowError(/a raw node-redis client: wrap it with fromNodeRedis/);
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalsha: () => undefined } as never })).toThrowError(/a raw ioredis client: wrap it with fromIoredis/);
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalSha: () => undefined } as never })).toThrowError(
+      /a raw node-redis client: wrap it with fromNodeRedis/,
+    );
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: { evalsha: () => undefined } as never })).toThrowError(
+      /a raw ioredis client: wrap it with fromIoredis/,
+    );
   });
 });
 
@@ -254,7 +317,7 @@ describe.each(CLIENT_KINDS)('bad input is refused before Redis is touched, throu
     await expect(tg.limits.admit('a', { surface: 'ftp' })).rejects.toThrowError('Surface "ftp" is not a surface of any plan (api, web, mcp)');
   });
 
-  it('a surface some plan has reaches Redis (the account\'s own plan decides there)', async () => {
+  it("a surface some plan has reaches Redis (the account's own plan decides there)", async () => {
     recorder.clear();
     // No such account: the script answers, so the call was sent.
     await expect(tg.limits.admit('nobody', { surface: 'mcp' })).rejects.toThrowError(/No account "nobody"/);
@@ -274,16 +337,26 @@ describe('bad input is refused in memory as on Redis, before anything changes', 
 
   it.each(cases)('%s -> the InvalidInputError Redis gives, nothing changed', async (_, call) => {
     const before = [await inMemory.accounts.inspect('a'), await inMemory.keys.list('a'), await inMemory.limits.peek('ip:1.2.3.4', { policy: 'anonymous' })];
-    const want = await call(onRedis).then(() => undefined, (error: unknown) => error);
-    const got = await call(inMemory).then(() => undefined, (error: unknown) => error);
+    const want = await call(onRedis).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const got = await call(inMemory).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(want).toBeInstanceOf(InvalidInputError);
     expect(got).toBeInstanceOf(InvalidInputError);
     expect((got as Error).message).toBe((want as Error).message);
-    expect([await inMemory.accounts.inspect('a'), await inMemory.keys.list('a'), await inMemory.limits.peek('ip:1.2.3.4', { policy: 'anonymous' })]).toEqual(before);
+    expect([await inMemory.accounts.inspect('a'), await inMemory.keys.list('a'), await inMemory.limits.peek('ip:1.2.3.4', { policy: 'anonymous' })]).toEqual(
+      before,
+    );
   });
 
   it('an unknown plan -> the same UnknownPlanError', async () => {
-    await expect(inMemory.accounts.create('b', { plan: 'gold' })).rejects.toThrowError(new UnknownPlanError('gold', ['free', 'starter', 'pro', 'business', 'extra']));
+    await expect(inMemory.accounts.create('b', { plan: 'gold' })).rejects.toThrowError(
+      new UnknownPlanError('gold', ['free', 'starter', 'pro', 'business', 'extra']),
+    );
     await expect(inMemory.accounts.changePlan('a', 'gold')).rejects.toBeInstanceOf(UnknownPlanError);
     expect((await inMemory.usage('a')).plan).toBe('extra');
   });

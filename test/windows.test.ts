@@ -3,7 +3,7 @@
 // request fits for both, and `stagger` spreads fixed resets across subjects. Through both
 // clients (and on the cluster project).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Admission, type Plan, type SurfaceWindows } from '../src/index.ts';
+import type { Admission, Plan, SurfaceWindows } from '../src/index.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
 import { mostRestrictive, windowsFromSpec, windowsSpec, type RateLimitState } from '../src/rules/windows.ts';
 import { openTollgate, type TestGate, newAccount } from './helpers/tollgate.ts';
@@ -14,9 +14,23 @@ const plan = (limits: SurfaceWindows): Plan => ({ limits, credits: { allowance: 
 const PLANS = {
   ...EXAMPLE_PLANS,
   sliding: plan({ api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
-  mixed: plan({ api: [{ limit: 4, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE, algorithm: 'sliding' }] }),
+  mixed: plan({
+    api: [
+      { limit: 4, windowMs: 10_000 },
+      { limit: 10, windowMs: MINUTE, algorithm: 'sliding' },
+    ],
+  }),
 };
-const POLICIES = { anonymous: { api: [{ limit: 10, windowMs: MINUTE }] }, pair: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 10, windowMs: MINUTE }] }, slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] } };
+const POLICIES = {
+  anonymous: { api: [{ limit: 10, windowMs: MINUTE }] },
+  pair: {
+    api: [
+      { limit: 5, windowMs: 10_000 },
+      { limit: 10, windowMs: MINUTE },
+    ],
+  },
+  slow: { api: [{ limit: 10, windowMs: MINUTE, algorithm: 'sliding' as const }] },
+};
 
 /**
  * The sliding estimate as docs/limits.md#sliding-windows states it, floor(previous x (1 - elapsed / W)) + current,
@@ -160,16 +174,28 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       { prev: 0, cur: 10, elapsed: 59_999, cost: 10 },
       { prev: 9, cur: 1, elapsed: 1, cost: 4 },
     ];
-    it.each(cases)('retryAfterMs is exact (previous $prev, current $cur, $elapsed ms in, cost $cost): the first ms the request fits', async ({ prev, cur, elapsed, cost }) => {
-      const id = await account('sliding');
-      if (prev > 0) await gate.tg.limits.admit(id, { cost: prev });
-      const now = TEST_START + MINUTE + elapsed;
-      gate.clock.set(now);
-      if (cur > 0) expect((await gate.tg.limits.admit(id, { cost: cur })).allowed).toBe(true);
-      const window = Math.floor(now / MINUTE);
-      const expected = firstFit(new Map([[window - 1, prev], [window, cur]]), now, MINUTE, 10, cost);
-      expect(await expectExactRetry(gate.clock, () => gate.tg.limits.admit(id, { cost }))).toBe(expected);
-    });
+    it.each(cases)(
+      'retryAfterMs is exact (previous $prev, current $cur, $elapsed ms in, cost $cost): the first ms the request fits',
+      async ({ prev, cur, elapsed, cost }) => {
+        const id = await account('sliding');
+        if (prev > 0) await gate.tg.limits.admit(id, { cost: prev });
+        const now = TEST_START + MINUTE + elapsed;
+        gate.clock.set(now);
+        if (cur > 0) expect((await gate.tg.limits.admit(id, { cost: cur })).allowed).toBe(true);
+        const window = Math.floor(now / MINUTE);
+        const expected = firstFit(
+          new Map([
+            [window - 1, prev],
+            [window, cur],
+          ]),
+          now,
+          MINUTE,
+          10,
+          cost,
+        );
+        expect(await expectExactRetry(gate.clock, () => gate.tg.limits.admit(id, { cost }))).toBe(expected);
+      },
+    );
 
     it('a fixed and a sliding window on one surface: retryAfterMs is exact when either denies', async () => {
       const id = await account('mixed');
@@ -189,7 +215,10 @@ describe.each(backends())('window algorithms through %s', (kind) => {
       const ip = `ip:${accountId('slide')}`;
       for (let i = 0; i < 10; i++) expect((await gate.tg.limits.admit(ip, { policy: 'slow' })).allowed).toBe(true);
       gate.clock.set(TEST_START + MINUTE + 30_000);
-      expect((await gate.tg.limits.peek(ip, { policy: 'slow' })).rateLimit).toMatchObject({ remaining: 10 - estimate(10, 0, 30_000, MINUTE), algorithm: 'sliding' });
+      expect((await gate.tg.limits.peek(ip, { policy: 'slow' })).rateLimit).toMatchObject({
+        remaining: 10 - estimate(10, 0, 30_000, MINUTE),
+        algorithm: 'sliding',
+      });
     });
   });
 });
@@ -234,7 +263,7 @@ describe.each(backends())('stagger through %s', (kind) => {
     expect(new Set(await resetsOf(aligned, subjects))).toEqual(new Set([TEST_START + MINUTE]));
   });
 
-  it('stagger offsets every fixed window of a surface, several windows as one: each by the subject\'s offset modulo its length', async () => {
+  it("stagger offsets every fixed window of a surface, several windows as one: each by the subject's offset modulo its length", async () => {
     const subjects = Array.from({ length: 20 }, (_, i) => `ip:192.0.2.${i}:${accountId('m')}`);
     const single = await resetsOf(staggered, subjects);
     const pairs: number[][] = [];
@@ -279,7 +308,10 @@ describe('window specs and the most restrictive window (pure)', () => {
   const state = (remaining: number, windowMs: number): RateLimitState => ({ limit: 10, remaining, resetMs: 1, windowMs, algorithm: 'fixed' });
 
   it('a spec string carries every window to the scripts and back unchanged', () => {
-    const windows = [{ limit: 10, windowMs: 1_000, algorithm: 'fixed' as const }, { limit: 300, windowMs: MINUTE, algorithm: 'sliding' as const }];
+    const windows = [
+      { limit: 10, windowMs: 1_000, algorithm: 'fixed' as const },
+      { limit: 300, windowMs: MINUTE, algorithm: 'sliding' as const },
+    ];
     expect(windowsSpec(windows)).toBe('10/1 300/60s');
     expect(windowsFromSpec(windowsSpec(windows))).toEqual(windows);
   });

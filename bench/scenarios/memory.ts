@@ -7,11 +7,11 @@
  *   charges        100 charges on each of 1,000 accounts (journal entry, per-day history and
  *                  the account's recent charge ids), so the stream's first node is amortised.
  */
-import { createTollgate } from "../../src/index.ts";
-import { EXAMPLE_PLANS } from "../../examples/shared/plans.ts";
-import type { BenchClient } from "../clients.ts";
-import { parallel } from "../fixture.ts";
-import { usedMemory } from "../redisInfo.ts";
+import { createTollgate } from '../../src/index.ts';
+import { EXAMPLE_PLANS } from '../../examples/shared/plans.ts';
+import type { BenchClient } from '../clients.ts';
+import { parallel } from '../fixture.ts';
+import { usedMemory } from '../redisInfo.ts';
 
 export interface MemoryResult {
   accounts: number;
@@ -27,7 +27,7 @@ export interface MemoryResult {
   chargesPerAccount: number;
 }
 
-const id = (i: number) => `acct-${String(i).padStart(6, "0")}`;
+const id = (i: number) => `acct-${String(i).padStart(6, '0')}`;
 
 export async function measureMemory(admin: BenchClient, client: BenchClient, accounts: number): Promise<MemoryResult> {
   const chargeAccounts = Math.min(accounts, 1_000);
@@ -39,17 +39,17 @@ export async function measureMemory(admin: BenchClient, client: BenchClient, acc
   };
   const tg = createTollgate({ redis: client.tollgate, plans: EXAMPLE_PLANS });
 
-  await admin.command(["FLUSHALL"]);
-  const idle = await grow(() => parallel(accounts, 64, (i) => tg.accounts.create(id(i), { plan: "pro" })));
+  await admin.command(['FLUSHALL']);
+  const idle = await grow(() => parallel(accounts, 64, (i) => tg.accounts.create(id(i), { plan: 'pro' })));
   const firstKey = await grow(() => parallel(accounts, 64, (i) => tg.keys.issue(id(i))));
   const secondKey = await grow(() => parallel(accounts, 64, (i) => tg.keys.issue(id(i))));
   const charges = await grow(() =>
     parallel(chargeAccounts * chargesPerAccount, 64, async (i) => {
       const outcome = await tg.credits.charge(id(i % chargeAccounts), { required: 1 });
-      if (!outcome.ok) throw new Error("charge found no credits");
+      if (!outcome.ok) throw new Error('charge found no credits');
     }),
   );
-  await admin.command(["FLUSHALL"]);
+  await admin.command(['FLUSHALL']);
 
   return {
     accounts,

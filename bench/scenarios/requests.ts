@@ -12,12 +12,12 @@
  *   peer       rate-limiter-flexible RateLimiterRedis.consume on the same client.
  * Every operation checks its outcome, so a misconfigured run fails instead of measuring denials.
  */
-import { RateLimiterRedis } from "rate-limiter-flexible";
-import { createTollgate } from "../../src/index.ts";
-import { admit as admitScript } from "../../src/scripts/bundle.generated.ts";
-import { recording, type BenchClient } from "../clients.ts";
-import { ACCOUNTS, BENCH_PLANS, BENCH_POLICIES, accountOf, createBenchAccounts, ipOf, issueBenchKeys, parallel } from "../fixture.ts";
-import type { Operation } from "../measure.ts";
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { createTollgate } from '../../src/index.ts';
+import { admit as admitScript } from '../../src/scripts/bundle.generated.ts';
+import { recording, type BenchClient } from '../clients.ts';
+import { ACCOUNTS, BENCH_PLANS, BENCH_POLICIES, accountOf, createBenchAccounts, ipOf, issueBenchKeys, parallel } from '../fixture.ts';
+import type { Operation } from '../measure.ts';
 
 export interface Scenario {
   name: string;
@@ -32,19 +32,19 @@ if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
 export const SCENARIO = {
-  floor: "floor: INCR+PEXPIRE script",
-  admit: "tollgate admit",
-  admitNoTelemetry: "tollgate admit, telemetry: false",
-  precheck: "tollgate admit + credit pre-check",
-  verify: "tollgate keys.verify + admit",
-  verifyPrecheck: "tollgate keys.verify + admit + pre-check",
-  policy: "tollgate policy admit (no account)",
-  policyBucket: "tollgate policy admit, one token bucket",
-  policyInFlight: "tollgate policy admit + release (concurrency limit)",
-  charge: "tollgate charge 1 (journal + history on)",
-  chargeNoHistory: "tollgate charge 1, history: false",
-  rawAdmit: "admit.lua by raw EVALSHA",
-  rlf: "rate-limiter-flexible consume",
+  floor: 'floor: INCR+PEXPIRE script',
+  admit: 'tollgate admit',
+  admitNoTelemetry: 'tollgate admit, telemetry: false',
+  precheck: 'tollgate admit + credit pre-check',
+  verify: 'tollgate keys.verify + admit',
+  verifyPrecheck: 'tollgate keys.verify + admit + pre-check',
+  policy: 'tollgate policy admit (no account)',
+  policyBucket: 'tollgate policy admit, one token bucket',
+  policyInFlight: 'tollgate policy admit + release (concurrency limit)',
+  charge: 'tollgate charge 1 (journal + history on)',
+  chargeNoHistory: 'tollgate charge 1, history: false',
+  rawAdmit: 'admit.lua by raw EVALSHA',
+  rlf: 'rate-limiter-flexible consume',
 } as const;
 
 export type RequestKey = keyof typeof SCENARIO;
@@ -59,8 +59,8 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   await createBenchAccounts(tg);
   const apiKeys = await issueBenchKeys(tg);
 
-  const floorSha = String(await client.command(["SCRIPT", "LOAD", FLOOR_SCRIPT]));
-  const floorWords = Array.from({ length: ACCOUNTS }, (_, i) => ["EVALSHA", floorSha, "1", `floor:{${accountOf(i)}}`, "60000"]);
+  const floorSha = String(await client.command(['SCRIPT', 'LOAD', FLOOR_SCRIPT]));
+  const floorWords = Array.from({ length: ACCOUNTS }, (_, i) => ['EVALSHA', floorSha, '1', `floor:{${accountOf(i)}}`, '60000']);
 
   // The admit command exactly as the library builds it for EVALSHA, one per account, captured once.
   const admitWords: string[][] = [];
@@ -69,7 +69,7 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
       if (words[1] === admitScript.sha1) admitWords.push(words);
     }),
     ...options,
-    scripts: "eval",
+    scripts: 'eval',
   });
   await parallel(ACCOUNTS, 1, (i) => capture.limits.admit(accountOf(i)));
   if (admitWords.length !== ACCOUNTS) throw new Error(`captured ${admitWords.length} admit commands, expected ${ACCOUNTS}`);
@@ -77,8 +77,8 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   const limiter = new RateLimiterRedis({
     storeClient: client.raw,
     // node-redis v4+ has its own call shapes; rate-limiter-flexible then sends EVAL, not EVALSHA.
-    useRedisPackage: client.name === "node-redis",
-    keyPrefix: "rlf",
+    useRedisPackage: client.name === 'node-redis',
+    keyPrefix: 'rlf',
     points: 1_000_000_000,
     duration: 60,
   });
@@ -89,30 +89,30 @@ export async function requestScenarios(client: BenchClient): Promise<Record<Requ
   const verified = async (i: number, credits: number) => {
     const outcome = await tg.keys.verify(apiKeys[i % ACCOUNTS]!, { credits });
     if (!outcome.ok) throw new Error(`keys.verify refused a bench key: ${outcome.reason}`);
-    admitted("keys.verify", outcome.admission, credits > 0);
+    admitted('keys.verify', outcome.admission, credits > 0);
   };
 
   const ops: Record<RequestKey, Operation> = {
     floor: (i) => client.tollgate.send(floorWords[i % ACCOUNTS]!),
-    admit: async (i) => admitted("admit", await tg.limits.admit(accountOf(i))),
-    admitNoTelemetry: async (i) => admitted("admit", await tgNoTelemetry.limits.admit(accountOf(i))),
-    precheck: async (i) => admitted("admit + pre-check", await tg.limits.admit(accountOf(i), { credits: 1 }), true),
+    admit: async (i) => admitted('admit', await tg.limits.admit(accountOf(i))),
+    admitNoTelemetry: async (i) => admitted('admit', await tgNoTelemetry.limits.admit(accountOf(i))),
+    precheck: async (i) => admitted('admit + pre-check', await tg.limits.admit(accountOf(i), { credits: 1 }), true),
     verify: (i) => verified(i, 0),
     verifyPrecheck: (i) => verified(i, 1),
-    policy: async (i) => admitted("policy admit", await tg.limits.admit(ipOf(i), { policy: "anonymous" })),
-    policyBucket: async (i) => admitted("bucket admit", await tg.limits.admit(ipOf(i), { policy: "bucket" })),
+    policy: async (i) => admitted('policy admit', await tg.limits.admit(ipOf(i), { policy: 'anonymous' })),
+    policyBucket: async (i) => admitted('bucket admit', await tg.limits.admit(ipOf(i), { policy: 'bucket' })),
     policyInFlight: async (i) => {
-      const admission = await tg.limits.admit(ipOf(i), { policy: "inFlight" });
-      admitted("in-flight admit", admission);
-      if (!admission.allowed || !(await tg.limits.release(ipOf(i), admission.lease!))) throw new Error("release found no place");
+      const admission = await tg.limits.admit(ipOf(i), { policy: 'inFlight' });
+      admitted('in-flight admit', admission);
+      if (!admission.allowed || !(await tg.limits.release(ipOf(i), admission.lease!))) throw new Error('release found no place');
     },
     charge: async (i) => {
       const outcome = await tg.credits.charge(accountOf(i), { required: 1 });
-      if (!outcome.ok) throw new Error("charge found no credits");
+      if (!outcome.ok) throw new Error('charge found no credits');
     },
     chargeNoHistory: async (i) => {
       const outcome = await tgNoHistory.credits.charge(accountOf(i), { required: 1 });
-      if (!outcome.ok) throw new Error("charge found no credits");
+      if (!outcome.ok) throw new Error('charge found no credits');
     },
     rawAdmit: async (i) => {
       const reply = (await client.tollgate.send(admitWords[i % ACCOUNTS]!)) as unknown[];

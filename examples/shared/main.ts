@@ -31,7 +31,8 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
     throw new Error(`FAILED_AUTH_PER_MINUTE must be a whole number of attempts >= 1, got ${env.FAILED_AUTH_PER_MINUTE}`);
   }
   const durableReplicas = Number(env.DURABLE_REPLICAS ?? 0);
-  if (!Number.isInteger(durableReplicas) || durableReplicas < 0) throw new Error(`DURABLE_REPLICAS must be a whole number of replicas >= 0, got ${env.DURABLE_REPLICAS}`);
+  if (!Number.isInteger(durableReplicas) || durableReplicas < 0)
+    throw new Error(`DURABLE_REPLICAS must be a whole number of replicas >= 0, got ${env.DURABLE_REPLICAS}`);
   const redis = await redisFromEnv(env);
   let service: Service | undefined;
   let server: Listening | undefined;

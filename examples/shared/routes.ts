@@ -30,7 +30,6 @@ export interface Route {
   bodies?: ReadonlyArray<'json' | 'form'>;
 }
 
-
 export type RouteDeps = GuardDeps &
   CreateJobDeps &
   WebDeps &

@@ -4,10 +4,10 @@
  * subject takes the windows, allowance and holds rules the account holds (accounts.limits) as
  * its table, so any surface the account has is known.
  */
-import { SubjectKeys } from "../redisKeys.ts";
-import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { createTollgate, type PlanTable, type Tollgate } from "../index.ts";
-import type { Connection } from "./connect.ts";
+import { SubjectKeys } from '../redisKeys.ts';
+import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
+import { createTollgate, type PlanTable, type Tollgate } from '../index.ts';
+import type { Connection } from './connect.ts';
 
 /** The options every command takes, from the command line. */
 export interface Setup {
@@ -26,7 +26,9 @@ export interface Outcome {
 }
 
 /** A placeholder table for commands about no subject in particular (sweep): nothing reads it. */
-const NO_PLANS: PlanTable = { none: { limits: { api: [{ limit: 1, windowMs: 1000 }] }, credits: { allowance: 1, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 1, surfaces: [] } } };
+const NO_PLANS: PlanTable = {
+  none: { limits: { api: [{ limit: 1, windowMs: 1000 }] }, credits: { allowance: 1, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 1, surfaces: [] } },
+};
 
 function tollgateWith(setup: Setup, plans: PlanTable): Tollgate {
   return createTollgate({ redis: setup.connection.redis, prefix: setup.prefix, keys: { prefix: setup.keyPrefix }, plans, telemetry: false });
@@ -35,26 +37,30 @@ function tollgateWith(setup: Setup, plans: PlanTable): Tollgate {
 /** A tollgate whose plan table is the account's own numbers. */
 async function forSubject(setup: Setup, subject: string): Promise<Tollgate> {
   const plan = await tollgateWith(setup, NO_PLANS).accounts.limits(subject);
-  return tollgateWith(setup, { [plan.name]: { limits: plan.limits, credits: { allowance: Math.max(1, plan.credits.allowance), cycle: { months: 1 } }, holds: plan.holds } });
+  return tollgateWith(setup, {
+    [plan.name]: { limits: plan.limits, credits: { allowance: Math.max(1, plan.credits.allowance), cycle: { months: 1 } }, holds: plan.holds },
+  });
 }
 
-const iso = (ms: number | null) => (ms === null ? "never" : new Date(ms).toISOString());
+const iso = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toISOString());
 
 export async function inspect(setup: Setup, subject: string): Promise<Outcome> {
   const tg = await forSubject(setup, subject);
   const [state, keys] = await Promise.all([tg.accounts.inspect(subject), tg.keys.list(subject)]);
   const { plan, credits, cycle, windows, holds } = state;
-  const open = holds.filter((hold) => hold.status === "open");
+  const open = holds.filter((hold) => hold.status === 'open');
   return {
     value: { subject, plan, credits, cycle, windows, holds, keys },
     text: [
       `${subject}: plan ${plan.name}`,
       `credits: balance ${credits.balance}, spent ${credits.spent}, held ${credits.held} of ${credits.allowance} (cycle ${cycle.id}, ${iso(cycle.start)} to ${iso(cycle.end)})`,
-      ...Object.entries(windows).flatMap(([surface, states]) => states.map((w) => `window ${surface}: ${w.limit - w.remaining}/${w.limit} used per ${w.windowMs / 1000} s, resets in ${Math.ceil(w.resetMs / 1000)} s`)),
+      ...Object.entries(windows).flatMap(([surface, states]) =>
+        states.map((w) => `window ${surface}: ${w.limit - w.remaining}/${w.limit} used per ${w.windowMs / 1000} s, resets in ${Math.ceil(w.resetMs / 1000)} s`),
+      ),
       `holds: ${open.length} open of ${holds.length} (cap ${plan.holds.cap})`,
       ...open.map((hold) => `hold ${hold.id}: ${hold.kind} on ${hold.surface}, held ${hold.held}, spent ${hold.spent}`),
       `keys: ${keys.length}`,
-      ...keys.map((key) => `key ${key.keyId}${key.name ? ` "${key.name}"` : ""}: expires ${iso(key.expiresAt)}, surfaces ${key.surfaces?.join(",") ?? "all"}`),
+      ...keys.map((key) => `key ${key.keyId}${key.name ? ` "${key.name}"` : ''}: expires ${iso(key.expiresAt)}, surfaces ${key.surfaces?.join(',') ?? 'all'}`),
     ],
   };
 }
@@ -65,7 +71,9 @@ export async function usage(setup: Setup, subject: string, surface: string | und
   const { credits, rateLimit } = value;
   return {
     value,
-    text: [`${subject}: plan ${value.plan}, ${rateLimit.surface} ${rateLimit.remaining}/${rateLimit.limit} left per ${rateLimit.windowMs / 1000} s, balance ${credits.balance} of ${credits.allowance}, ${value.holds.active} holds open`],
+    text: [
+      `${subject}: plan ${value.plan}, ${rateLimit.surface} ${rateLimit.remaining}/${rateLimit.limit} left per ${rateLimit.windowMs / 1000} s, balance ${credits.balance} of ${credits.allowance}, ${value.holds.active} holds open`,
+    ],
   };
 }
 
@@ -80,8 +88,12 @@ export async function reconcile(setup: Setup, subject: string): Promise<Outcome>
   const value = await tg.credits.reconcile(subject);
   const { journal, stored } = value;
   const line = (what: string, c: typeof journal) => `${what}: balance ${c.balance}, spent ${c.spent}, held ${c.held}`;
-  const verdict = value.matches ? "matches" : value.complete ? "DOES NOT MATCH" : "cannot tell: the journal does not reach back to the cycle's start";
-  return { value, text: [`${subject} cycle ${value.cycle}: ${verdict} (${value.entries} entries)`, line("journal", journal), line("stored", stored)], exitCode: value.matches ? 0 : EXIT.mismatch };
+  const verdict = value.matches ? 'matches' : value.complete ? 'DOES NOT MATCH' : "cannot tell: the journal does not reach back to the cycle's start";
+  return {
+    value,
+    text: [`${subject} cycle ${value.cycle}: ${verdict} (${value.entries} entries)`, line('journal', journal), line('stored', stored)],
+    exitCode: value.matches ? 0 : EXIT.mismatch,
+  };
 }
 
 export async function sweep(setup: Setup): Promise<Outcome> {
@@ -91,7 +103,12 @@ export async function sweep(setup: Setup): Promise<Outcome> {
 
 export async function keysList(setup: Setup, subject: string): Promise<Outcome> {
   const value = await (await forSubject(setup, subject)).keys.list(subject);
-  return { value, text: value.map((key) => `${key.keyId}\t${key.name}\tissued ${iso(key.createdAt)}\texpires ${iso(key.expiresAt)}\t${key.surfaces?.join(",") ?? "all surfaces"}`) };
+  return {
+    value,
+    text: value.map(
+      (key) => `${key.keyId}\t${key.name}\tissued ${iso(key.createdAt)}\texpires ${iso(key.expiresAt)}\t${key.surfaces?.join(',') ?? 'all surfaces'}`,
+    ),
+  };
 }
 
 export async function keysIssue(setup: Setup, subject: string, options: { name?: string; ttlMs?: number; surfaces?: string[] }): Promise<Outcome> {
@@ -106,10 +123,10 @@ export async function keysRevoke(setup: Setup, subject: string, keyId: string): 
 
 /** Every account under the prefix: a SCAN of each master for the accounts' hashes. */
 export async function accountsList(setup: Setup): Promise<Outcome> {
-  const probe = new SubjectKeys(setup.prefix, "x").account;
-  const [head, tail] = [probe.slice(0, probe.indexOf("{x}")), probe.slice(probe.indexOf("{x}") + 3)];
+  const probe = new SubjectKeys(setup.prefix, 'x').account;
+  const [head, tail] = [probe.slice(0, probe.indexOf('{x}')), probe.slice(probe.indexOf('{x}') + 3)];
   const subjects: string[] = [];
-  for await (const key of setup.connection.scan(`${head}{*}${tail}`, "hash")) {
+  for await (const key of setup.connection.scan(`${head}{*}${tail}`, 'hash')) {
     if (key.startsWith(`${head}{`) && key.endsWith(`}${tail}`)) subjects.push(key.slice(head.length + 1, key.length - tail.length - 1));
   }
   subjects.sort();
@@ -130,24 +147,26 @@ export interface JournalEntry {
 }
 
 // The journal's stored field names (kind, amount, cycle, ref), as its script writes them.
-const FIELDS: Record<string, keyof JournalEntry> = { k: "kind", n: "amount", c: "cycle", r: "ref" };
+const FIELDS: Record<string, keyof JournalEntry> = { k: 'kind', n: 'amount', c: 'cycle', r: 'ref' };
 
-export async function journal(setup: Setup, subject: string, sinceMs: number | undefined, format: "text" | "json" | "csv"): Promise<Outcome> {
+export async function journal(setup: Setup, subject: string, sinceMs: number | undefined, format: 'text' | 'json' | 'csv'): Promise<Outcome> {
   const keys = new SubjectKeys(setup.prefix, subject);
-  const raw = (await setup.connection.command(keys.journal, ["XRANGE", keys.journal, sinceMs === undefined ? "-" : String(sinceMs), "+"])) as Array<[string, string[]]>;
-  if (raw.length === 0 && (await setup.connection.command(keys.account, ["EXISTS", keys.account])) === 0) throw new AccountNotFoundError(subject);
+  const raw = (await setup.connection.command(keys.journal, ['XRANGE', keys.journal, sinceMs === undefined ? '-' : String(sinceMs), '+'])) as Array<
+    [string, string[]]
+  >;
+  if (raw.length === 0 && (await setup.connection.command(keys.account, ['EXISTS', keys.account])) === 0) throw new AccountNotFoundError(subject);
   const entries = raw.map(([id, flat]) => {
-    const entry: JournalEntry = { time: Number(String(id).split("-")[0]), kind: "", amount: 0, cycle: 0, ref: "" };
+    const entry: JournalEntry = { time: Number(String(id).split('-')[0]), kind: '', amount: 0, cycle: 0, ref: '' };
     for (let i = 0; i < flat.length; i += 2) {
       const field = FIELDS[String(flat[i])];
-      if (field) (entry as unknown as Record<string, unknown>)[field] = field === "kind" || field === "ref" ? String(flat[i + 1]) : Number(flat[i + 1]);
+      if (field) (entry as unknown as Record<string, unknown>)[field] = field === 'kind' || field === 'ref' ? String(flat[i + 1]) : Number(flat[i + 1]);
     }
     return entry;
   });
   const csv = (text: string) => (/[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
   const text =
-    format === "csv"
-      ? ["time,kind,amount,cycle,ref", ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref)].join(","))]
+    format === 'csv'
+      ? ['time,kind,amount,cycle,ref', ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref)].join(','))]
       : entries.map((e) => `${iso(e.time)}  ${e.kind.padEnd(12)} ${String(e.amount).padStart(8)}  cycle ${e.cycle}  ${e.ref}`);
   return { value: entries, text };
 }
@@ -167,6 +186,6 @@ export const EXIT = {
 
 /** A subject id the API takes, or the usage error naming it. */
 export function subjectArg(value: string | undefined, command: string): string {
-  if (value === undefined || value === "") throw new InvalidInputError(`${command} needs a subject: tollgate ${command} <subject>`);
+  if (value === undefined || value === '') throw new InvalidInputError(`${command} needs a subject: tollgate ${command} <subject>`);
   return value;
 }

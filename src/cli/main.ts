@@ -4,10 +4,25 @@
  * and keys, the journal, the sweep, and the accounts of a deployment, on REDIS_URL or --redis.
  * With --json, stdout carries only JSON; progress and warnings go to stderr.
  */
-import { parseArgs } from "node:util";
-import { isTollgateError } from "../index.ts";
-import { accountsList, EXIT, history, inspect, journal, keysIssue, keysList, keysRevoke, reconcile, subjectArg, sweep, usage, type Outcome, type Setup } from "./commands.ts";
-import { connect, type Connection } from "./connect.ts";
+import { parseArgs } from 'node:util';
+import { isTollgateError } from '../index.ts';
+import {
+  accountsList,
+  EXIT,
+  history,
+  inspect,
+  journal,
+  keysIssue,
+  keysList,
+  keysRevoke,
+  reconcile,
+  subjectArg,
+  sweep,
+  usage,
+  type Outcome,
+  type Setup,
+} from './commands.ts';
+import { connect, type Connection } from './connect.ts';
 
 const HELP = `tollgate: look at and manage tollgate's state in Redis
 
@@ -39,23 +54,23 @@ account or key, 4 reconcile found a difference.
 `;
 
 const OPTIONS = {
-  redis: { type: "string" },
-  cluster: { type: "boolean" },
-  prefix: { type: "string" },
-  "key-prefix": { type: "string" },
-  client: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-  surface: { type: "string" },
-  days: { type: "string" },
-  since: { type: "string" },
-  format: { type: "string" },
-  name: { type: "string" },
-  ttl: { type: "string" },
-  surfaces: { type: "string" },
+  redis: { type: 'string' },
+  cluster: { type: 'boolean' },
+  prefix: { type: 'string' },
+  'key-prefix': { type: 'string' },
+  client: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  surface: { type: 'string' },
+  days: { type: 'string' },
+  since: { type: 'string' },
+  format: { type: 'string' },
+  name: { type: 'string' },
+  ttl: { type: 'string' },
+  surfaces: { type: 'string' },
 } as const;
 
-type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+type Flags = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
 class UsageError extends Error {}
 
@@ -77,49 +92,53 @@ function command(words: string[], flags: Flags): (setup: Setup) => Promise<Outco
   const [name, ...rest] = words;
   const subject = (at: number, what: string) => subjectArg(rest[at], what);
   switch (name) {
-    case "inspect":
-      return (s) => inspect(s, subject(0, "inspect"));
-    case "usage":
-      return (s) => usage(s, subject(0, "usage"), flags.surface);
-    case "history": {
-      const days = whole("days", flags.days);
-      return (s) => history(s, subject(0, "history"), days);
+    case 'inspect':
+      return (s) => inspect(s, subject(0, 'inspect'));
+    case 'usage':
+      return (s) => usage(s, subject(0, 'usage'), flags.surface);
+    case 'history': {
+      const days = whole('days', flags.days);
+      return (s) => history(s, subject(0, 'history'), days);
     }
-    case "reconcile":
-      return (s) => reconcile(s, subject(0, "reconcile"));
-    case "sweep":
+    case 'reconcile':
+      return (s) => reconcile(s, subject(0, 'reconcile'));
+    case 'sweep':
       return (s) => sweep(s);
-    case "journal": {
-      const format = flags.format ?? (flags.json ? "json" : "text");
-      if (format !== "text" && format !== "json" && format !== "csv") throw new UsageError(`--format must be text, json or csv (got "${format}")`);
+    case 'journal': {
+      const format = flags.format ?? (flags.json ? 'json' : 'text');
+      if (format !== 'text' && format !== 'json' && format !== 'csv') throw new UsageError(`--format must be text, json or csv (got "${format}")`);
       const from = since(flags.since);
-      return (s) => journal(s, subject(0, "journal"), from, format);
+      return (s) => journal(s, subject(0, 'journal'), from, format);
     }
-    case "accounts":
-      if (rest[0] !== "list") throw new UsageError("accounts takes one subcommand: tollgate accounts list");
+    case 'accounts':
+      if (rest[0] !== 'list') throw new UsageError('accounts takes one subcommand: tollgate accounts list');
       return (s) => accountsList(s);
-    case "keys": {
+    case 'keys': {
       const [sub, who, keyId] = rest;
-      if (sub === "list") return (s) => keysList(s, subjectArg(who, "keys list"));
-      if (sub === "issue") {
-        const ttlMs = whole("ttl", flags.ttl);
-        const options = { ...(flags.name === undefined ? {} : { name: flags.name }), ...(ttlMs === undefined ? {} : { ttlMs }), ...(flags.surfaces === undefined ? {} : { surfaces: flags.surfaces.split(",") }) };
-        return (s) => keysIssue(s, subjectArg(who, "keys issue"), options);
+      if (sub === 'list') return (s) => keysList(s, subjectArg(who, 'keys list'));
+      if (sub === 'issue') {
+        const ttlMs = whole('ttl', flags.ttl);
+        const options = {
+          ...(flags.name === undefined ? {} : { name: flags.name }),
+          ...(ttlMs === undefined ? {} : { ttlMs }),
+          ...(flags.surfaces === undefined ? {} : { surfaces: flags.surfaces.split(',') }),
+        };
+        return (s) => keysIssue(s, subjectArg(who, 'keys issue'), options);
       }
-      if (sub === "revoke") {
-        if (keyId === undefined) throw new UsageError("keys revoke needs a subject and a key id: tollgate keys revoke <subject> <keyId>");
-        return (s) => keysRevoke(s, subjectArg(who, "keys revoke"), keyId);
+      if (sub === 'revoke') {
+        if (keyId === undefined) throw new UsageError('keys revoke needs a subject and a key id: tollgate keys revoke <subject> <keyId>');
+        return (s) => keysRevoke(s, subjectArg(who, 'keys revoke'), keyId);
       }
-      throw new UsageError("keys takes list, issue or revoke");
+      throw new UsageError('keys takes list, issue or revoke');
     }
     default:
-      throw new UsageError(name === undefined ? "no command given (tollgate --help lists them)" : `unknown command "${name}" (tollgate --help lists them)`);
+      throw new UsageError(name === undefined ? 'no command given (tollgate --help lists them)' : `unknown command "${name}" (tollgate --help lists them)`);
   }
 }
 
 function exitCodeOf(error: unknown): number {
-  if (error instanceof UsageError || isTollgateError(error, "invalid_input")) return EXIT.usage;
-  if (isTollgateError(error, "account_not_found")) return EXIT.notFound;
+  if (error instanceof UsageError || isTollgateError(error, 'invalid_input')) return EXIT.usage;
+  if (isTollgateError(error, 'account_not_found')) return EXIT.notFound;
   return EXIT.failure;
 }
 
@@ -128,23 +147,24 @@ async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promi
   let connection: Connection | undefined;
   try {
     const { values: flags, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-    if (flags.help || positionals[0] === "help") {
+    if (flags.help || positionals[0] === 'help') {
       process.stdout.write(HELP);
       return EXIT.ok;
     }
     const run = command(positionals, flags);
     const url = flags.redis ?? env.REDIS_URL;
-    if (!url) throw new UsageError("no Redis to use: pass --redis <url> or set REDIS_URL");
+    if (!url) throw new UsageError('no Redis to use: pass --redis <url> or set REDIS_URL');
     const client = flags.client;
-    if (client !== undefined && client !== "node-redis" && client !== "ioredis") throw new UsageError(`--client must be node-redis or ioredis (got "${client}")`);
+    if (client !== undefined && client !== 'node-redis' && client !== 'ioredis')
+      throw new UsageError(`--client must be node-redis or ioredis (got "${client}")`);
     connection = await connect(url, flags.cluster === true, client);
-    const outcome = await run({ connection, prefix: flags.prefix ?? "tg", keyPrefix: flags["key-prefix"] ?? "tgk" });
+    const outcome = await run({ connection, prefix: flags.prefix ?? 'tg', keyPrefix: flags['key-prefix'] ?? 'tgk' });
     // journal --format json prints JSON without --json too.
-    const asJson = flags.json || (positionals[0] === "journal" && flags.format === "json");
-    process.stdout.write(asJson ? `${JSON.stringify(outcome.value, null, 2)}\n` : outcome.text.map((line) => `${line}\n`).join(""));
+    const asJson = flags.json || (positionals[0] === 'journal' && flags.format === 'json');
+    process.stdout.write(asJson ? `${JSON.stringify(outcome.value, null, 2)}\n` : outcome.text.map((line) => `${line}\n`).join(''));
     return outcome.exitCode ?? EXIT.ok;
   } catch (error) {
-    const code = error instanceof TypeError && (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS") ? EXIT.usage : exitCodeOf(error);
+    const code = error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? EXIT.usage : exitCodeOf(error);
     process.stderr.write(`tollgate: ${error instanceof Error ? error.message : String(error)}\n`);
     return code;
   } finally {

@@ -2,25 +2,33 @@
  * Accounts in the reference model (docs/concepts.md): created on a plan with their first
  * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
  */
-import type { AccountPage, AccountSnapshot, ChangePlanOptions, CreateAccountOptions, DeleteAccountOptions, DeleteOutcome, ListAccountsOptions } from "../accounts.ts";
-import { currentPeriod, cycleArgs, intervalArgs, type Interval } from "../rules/cycles.ts";
-import { AccountExistsError, InvalidInputError } from "../errors.ts";
-import { planNamed, type Plan } from "../rules/plans.ts";
-import type { AccountLimits, Cycle, EndedCycle } from "../rules/records.ts";
-import { count as countOf, subjectId } from "../rules/validate.ts";
-import { ExpiringMap } from "./expiring.ts";
-import type { ModelAccount, ModelCore } from "./core.ts";
-import { cycleOf, endedList, reanchor, roll } from "./cycles.ts";
-import { newestFirst, openHolds, publicHold } from "./holds.ts";
-import { windowsInForce } from "./overrides.ts";
-import { countWindows } from "./windows.ts";
-import { checkedTable } from "../rules/windows.ts";
+import type {
+  AccountPage,
+  AccountSnapshot,
+  ChangePlanOptions,
+  CreateAccountOptions,
+  DeleteAccountOptions,
+  DeleteOutcome,
+  ListAccountsOptions,
+} from '../accounts.ts';
+import { currentPeriod, cycleArgs, intervalArgs, type Interval } from '../rules/cycles.ts';
+import { AccountExistsError, InvalidInputError } from '../errors.ts';
+import { planNamed, type Plan } from '../rules/plans.ts';
+import type { AccountLimits, Cycle, EndedCycle } from '../rules/records.ts';
+import { count as countOf, subjectId } from '../rules/validate.ts';
+import { ExpiringMap } from './expiring.ts';
+import type { ModelAccount, ModelCore } from './core.ts';
+import { cycleOf, endedList, reanchor, roll } from './cycles.ts';
+import { newestFirst, openHolds, publicHold } from './holds.ts';
+import { windowsInForce } from './overrides.ts';
+import { countWindows } from './windows.ts';
+import { checkedTable } from '../rules/windows.ts';
 
 /** The plan's numbers as an account holds them. */
 function limitsOf(plan: Plan & { name: string }): AccountLimits {
   return {
     name: plan.name,
-    limits: Object.fromEntries(Object.entries(checkedTable(plan.limits)).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: w.algorithm ?? "fixed" }))])),
+    limits: Object.fromEntries(Object.entries(checkedTable(plan.limits)).map(([s, ws]) => [s, ws.map((w) => ({ ...w, algorithm: w.algorithm ?? 'fixed' }))])),
     credits: { allowance: plan.credits.allowance },
     holds: { cap: plan.holds.cap, maxItems: plan.holds.maxItems, surfaces: [...plan.holds.surfaces] },
   };
@@ -106,9 +114,10 @@ export class ModelAccounts {
 
   /** A page of the subjects with an account, in order of their ids; cursor null at the end. */
   list(options: ListAccountsOptions = {}): AccountPage {
-    const count = countOf("count", options.count ?? 100, 1, 1000);
-    const cursor = options.cursor ?? "0";
-    if (typeof cursor !== "string" || !/^\d+$/.test(cursor)) throw new InvalidInputError(`cursor must be one accounts.list returned (got ${JSON.stringify(cursor)})`);
+    const count = countOf('count', options.count ?? 100, 1, 1000);
+    const cursor = options.cursor ?? '0';
+    if (typeof cursor !== 'string' || !/^\d+$/.test(cursor))
+      throw new InvalidInputError(`cursor must be one accounts.list returned (got ${JSON.stringify(cursor)})`);
     const all = [...this.core.state.keys()].sort();
     const from = Number(cursor);
     const subjects = all.slice(from, from + count);
@@ -119,7 +128,7 @@ export class ModelAccounts {
   delete(subject: string, options: DeleteAccountOptions = {}): DeleteOutcome {
     const id = subjectId(subject);
     const a = this.core.state.get(id);
-    if (a && options.force !== true && openHolds(a).length > 0) return { ok: false, reason: "holds_open" };
+    if (a && options.force !== true && openHolds(a).length > 0) return { ok: false, reason: 'holds_open' };
     this.core.state.delete(id);
     this.core.counters.deleteStartingWith(`${id}\0`);
     this.core.idempotency.deleteStartingWith(`${id}\0`);
@@ -139,7 +148,12 @@ export class ModelAccounts {
       credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
-      windows: Object.fromEntries(Object.entries(checkedTable(a.plan.limits)).map(([surface, windows]) => [surface, countWindows(a.windows.get(surface) ?? [], windowsInForce(this.core, id, undefined, surface, windows, now), now, stagger, 0).states])),
+      windows: Object.fromEntries(
+        Object.entries(checkedTable(a.plan.limits)).map(([surface, windows]) => [
+          surface,
+          countWindows(a.windows.get(surface) ?? [], windowsInForce(this.core, id, undefined, surface, windows, now), now, stagger, 0).states,
+        ]),
+      ),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
     };

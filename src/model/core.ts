@@ -4,14 +4,14 @@
  * concept (accounts.ts, limits.ts, credits.ts, holds.ts, keys.ts, idempotency.ts, usage.ts)
  * holds one of these, as the library's concept modules hold one context.
  */
-import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from "../rules/plans.ts";
-import type { AccountLimits, EndedCycle, Hold } from "../rules/records.ts";
-import { leaseArg } from "../rules/holds.ts";
-import { count, subjectId } from "../rules/validate.ts";
-import { staggerOf, type Window } from "../rules/windows.ts";
-import { ExpiringMap } from "./expiring.ts";
-import type { Slot, WindowCounters } from "./windows.ts";
+import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
+import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from '../rules/plans.ts';
+import type { AccountLimits, EndedCycle, Hold } from '../rules/records.ts';
+import { leaseArg } from '../rules/holds.ts';
+import { count, subjectId } from '../rules/validate.ts';
+import { staggerOf, type Window } from '../rules/windows.ts';
+import { ExpiringMap } from './expiring.ts';
+import type { Slot, WindowCounters } from './windows.ts';
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
@@ -68,7 +68,7 @@ export interface ModelIdempotencyRecord {
   /** Until when a pending claim holds (by the model's clock); a done record is kept idempotencyTtlMs. */
   claimedUntil: number;
   /** The stored outcome; null while the key is claimed. */
-  outcome: { kind: "hold"; hold: Hold } | { kind: "hold_limit_reached"; active: number; cap: number } | null;
+  outcome: { kind: 'hold'; hold: Hold } | { kind: 'hold_limit_reached'; active: number; cap: number } | null;
 }
 
 /** One account as the model holds it. */
@@ -94,7 +94,7 @@ export interface ModelAccount {
   /** The instant cycles are counted from (ms). */
   anchor: number;
   /** Cycles in days (`d`) or calendar months (`m`). */
-  unit: "d" | "m";
+  unit: 'd' | 'm';
   /** Days or months per cycle. */
   length: number;
   /** Ended cycles by id. */
@@ -172,21 +172,21 @@ export class ModelCore {
     this.plans = validatePlans(options.plans);
     this.policies = validatePolicies(options.policies);
     this.clock = options.clock;
-    this.leaseMs = leaseArg("leaseMs", options.leaseMs ?? 5 * 60_000);
+    this.leaseMs = leaseArg('leaseMs', options.leaseMs ?? 5 * 60_000);
     this.stagger = options.stagger === true;
-    this.historyDays = options.history === false ? 0 : count("history.days", options.history?.days ?? 92, 1, 3660);
+    this.historyDays = options.history === false ? 0 : count('history.days', options.history?.days ?? 92, 1, 3660);
     this.journal = journalOn(options.journal);
-    this.idempotencyTtlMs = count("idempotencyTtlMs", options.idempotencyTtlMs ?? 24 * HOUR_MS, 1);
-    this.idempotencyLockMs = count("idempotencyLockMs", options.idempotencyLockMs ?? 5_000, 1);
-    this.operationTtlMs = count("operationTtlMs", options.operationTtlMs ?? 24 * HOUR_MS, 1);
-    const keyPrefix = options.keys?.prefix ?? "tgk";
-    if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError("keys.prefix must be 1-16 of A-Z a-z 0-9");
+    this.idempotencyTtlMs = count('idempotencyTtlMs', options.idempotencyTtlMs ?? 24 * HOUR_MS, 1);
+    this.idempotencyLockMs = count('idempotencyLockMs', options.idempotencyLockMs ?? 5_000, 1);
+    this.operationTtlMs = count('operationTtlMs', options.operationTtlMs ?? 24 * HOUR_MS, 1);
+    const keyPrefix = options.keys?.prefix ?? 'tgk';
+    if (!/^[A-Za-z0-9]{1,16}$/.test(keyPrefix)) throw new InvalidInputError('keys.prefix must be 1-16 of A-Z a-z 0-9');
     this.keyPrefix = keyPrefix;
     // As on Redis: at most 50 keys in all.
-    this.maxKeys = count("keys.maxKeys", options.keys?.maxKeys ?? 20, 1, 49);
-    this.maxExpiringKeys = count("keys.maxExpiringKeys", options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
-    this.endedKeepMs = count("endedHolds.keepMs", options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
-    this.endedMax = count("endedHolds.max", options.endedHolds?.max ?? 1000, 1, 100_000);
+    this.maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);
+    this.maxExpiringKeys = count('keys.maxExpiringKeys', options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
+    this.endedKeepMs = count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
+    this.endedMax = count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000);
     this.accountSurface = accountSurfaceCheck(this.plans);
   }
 
@@ -209,10 +209,10 @@ export class ModelCore {
   }
 }
 
-function journalOn(journal: ModelOptions["journal"]): boolean {
+function journalOn(journal: ModelOptions['journal']): boolean {
   if (journal === false) return false;
   if (journal === undefined) return true;
-  if ("maxAgeMs" in journal) count("journal.maxAgeMs", journal.maxAgeMs, 1);
-  else count("journal.maxEntries", journal.maxEntries, 1);
+  if ('maxAgeMs' in journal) count('journal.maxAgeMs', journal.maxAgeMs, 1);
+  else count('journal.maxEntries', journal.maxEntries, 1);
   return true;
 }

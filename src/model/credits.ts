@@ -2,15 +2,15 @@
  * Credits in the reference model (docs/credits.md): charges, the per-day history and the
  * journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
  */
-import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from "../rules/credits.ts";
-import { operationReused } from "../errors.ts";
-import type { ModelAccount, ModelCore } from "./core.ts";
-import { roll } from "./cycles.ts";
+import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from '../rules/credits.ts';
+import { operationReused } from '../errors.ts';
+import type { ModelAccount, ModelCore } from './core.ts';
+import { roll } from './cycles.ts';
 
 const DAY_MS = 86_400_000;
 
 /** Journal kinds: charge (balance -> spent), reserve (balance -> held), spend (held -> spent), refund (held -> balance). */
-export type JournalKind = "charge" | "reserve" | "spend" | "refund";
+export type JournalKind = 'charge' | 'reserve' | 'spend' | 'refund';
 
 /**
  * Journals a movement of `amount` on cycle `cycle`. Only the current cycle's sums are kept (a
@@ -21,14 +21,14 @@ export function journal(core: ModelCore, a: ModelAccount, kind: JournalKind, amo
   const j = a.journal;
   if (j.cycle !== a.cycle) Object.assign(j, { cycle: a.cycle, entries: 1, balance: a.allowance, spent: 0, held: 0 });
   j.entries += 1;
-  if (kind === "charge") Object.assign(j, { balance: j.balance - amount, spent: j.spent + amount });
-  else if (kind === "reserve") Object.assign(j, { balance: j.balance - amount, held: j.held + amount });
-  else if (kind === "spend") Object.assign(j, { held: j.held - amount, spent: j.spent + amount });
+  if (kind === 'charge') Object.assign(j, { balance: j.balance - amount, spent: j.spent + amount });
+  else if (kind === 'reserve') Object.assign(j, { balance: j.balance - amount, held: j.held + amount });
+  else if (kind === 'spend') Object.assign(j, { held: j.held - amount, spent: j.spent + amount });
   else Object.assign(j, { held: j.held - amount, balance: j.balance + amount });
 }
 
 /** Adds credits spent (`s`) or refunded (`r`) today to the history, dropping days no longer kept. */
-export function recordHistory(core: ModelCore, a: ModelAccount, kind: "s" | "r", amount: number): void {
+export function recordHistory(core: ModelCore, a: ModelAccount, kind: 's' | 'r', amount: number): void {
   if (core.historyDays === 0 || amount <= 0) return;
   const day = Math.floor(core.now() / DAY_MS);
   const field = `${day}${kind}`;
@@ -48,16 +48,16 @@ export class ModelCredits {
     const now = this.core.now();
     roll(a, now);
     const terms = `${required}:${optional}`;
-    const earlier = operationId === "" ? undefined : a.operations.get(operationId, now);
+    const earlier = operationId === '' ? undefined : a.operations.get(operationId, now);
     if (earlier !== undefined && earlier.terms !== terms) throw operationReused(operationId);
     if (earlier !== undefined) return { ok: true, charged: earlier.charged, balance: a.balance, replayed: true };
     if (a.balance < required) return insufficient(a.balance, required);
     const charged = required + Math.min(optional, a.balance - required);
     a.balance -= charged;
     a.spent += charged;
-    if (operationId !== "") a.operations.set(operationId, { charged, terms }, now + this.core.operationTtlMs, now);
-    journal(this.core, a, "charge", charged, a.cycle);
-    recordHistory(this.core, a, "s", charged);
+    if (operationId !== '') a.operations.set(operationId, { charged, terms }, now + this.core.operationTtlMs, now);
+    journal(this.core, a, 'charge', charged, a.cycle);
+    recordHistory(this.core, a, 's', charged);
     return { ok: true, charged, balance: a.balance, replayed: false };
   }
 
@@ -85,7 +85,7 @@ export class ModelCredits {
       const day = Number(field.slice(0, -1));
       if (day < today - days + 1) continue;
       const entry = byDay.get(day) ?? { day: day * DAY_MS, spent: 0, refunded: 0 };
-      if (field.endsWith("s")) entry.spent = amount;
+      if (field.endsWith('s')) entry.spent = amount;
       else entry.refunded = amount;
       byDay.set(day, entry);
     }

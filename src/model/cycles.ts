@@ -2,13 +2,23 @@
  * Billing cycles in the reference model (docs/credits.md): a cycle rolls over lazily when an
  * account is touched past its end, and a new cycle started now ends the current one at now.
  */
-import { currentPeriod, periodStart } from "../rules/cycles.ts";
-import type { Cycle, EndedCycle } from "../rules/records.ts";
-import type { ModelAccount } from "./core.ts";
+import { currentPeriod, periodStart } from '../rules/cycles.ts';
+import type { Cycle, EndedCycle } from '../rules/records.ts';
+import type { ModelAccount } from './core.ts';
 
 /** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */
 function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleEnd): void {
-  a.ended.set(a.cycle, { id: a.cycle, start: a.cycleStart, end: ended, plannedEnd: a.cycleEnd, allowance: a.allowance, unused: a.balance, spent: a.spent, held: a.held, refunded: 0 });
+  a.ended.set(a.cycle, {
+    id: a.cycle,
+    start: a.cycleStart,
+    end: ended,
+    plannedEnd: a.cycleEnd,
+    allowance: a.allowance,
+    unused: a.balance,
+    spent: a.spent,
+    held: a.held,
+    refunded: 0,
+  });
   a.cycle += 1;
   a.allowance = a.nextAllowance;
   a.balance = a.nextAllowance;
@@ -26,7 +36,7 @@ export function roll(a: ModelAccount, now: number): void {
 }
 
 /** A new cycle now (call after roll): the current one ends now and is archived so, its planned end kept. */
-export function reanchor(a: ModelAccount, now: number, unit?: "d" | "m", length?: number): void {
+export function reanchor(a: ModelAccount, now: number, unit?: 'd' | 'm', length?: number): void {
   if (unit) a.unit = unit;
   if (length) a.length = length;
   a.anchor = now;

@@ -7,24 +7,43 @@
  *
  * @module tollgate/model
  */
-export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from "./model.ts";
-export { checkInvariants, type InvariantViolation } from "./invariants.ts";
-export type { ModelAccounts } from "./accounts.ts";
-export type { ModelLimits, KeyWindows } from "./limits.ts";
-export type { ModelOverride, ModelOverrideMap } from "./core.ts";
-export type { Override, OverrideOptions } from "../overrides.ts";
-export type { ModelCredits } from "./credits.ts";
-export type { ModelHolds } from "./holds.ts";
-export type { ModelKeys } from "./keys.ts";
-export type { ModelIdempotency } from "./idempotency.ts";
-export type { ExpiringMap } from "./expiring.ts";
-export type { Slot, WindowCounters } from "./windows.ts";
-export type { AccountSnapshot, CreateAccountOptions, ChangePlanOptions, ListAccountsOptions, AccountPage, DeleteAccountOptions, DeleteOutcome } from "../accounts.ts";
-export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from "../limits.ts";
-export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from "../credits.ts";
-export type { OpenHoldRequest, OpenBudgetRequest, OpenOutcome, SurfaceNotAllowed, Settlement, Spend, SettleOutcome, Settled, SettleRefusal, EndOutcome } from "../holds.ts";
-export type { Usage } from "../usage.ts";
-export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from "../records.ts";
-export type { Plan, PlanTable, PolicyTable } from "../rules/plans.ts";
-export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from "../rules/windows.ts";
-export type { Interval } from "../rules/cycles.ts";
+export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from './model.ts';
+export { checkInvariants, type InvariantViolation } from './invariants.ts';
+export type { ModelAccounts } from './accounts.ts';
+export type { ModelLimits, KeyWindows } from './limits.ts';
+export type { ModelOverride, ModelOverrideMap } from './core.ts';
+export type { Override, OverrideOptions } from '../overrides.ts';
+export type { ModelCredits } from './credits.ts';
+export type { ModelHolds } from './holds.ts';
+export type { ModelKeys } from './keys.ts';
+export type { ModelIdempotency } from './idempotency.ts';
+export type { ExpiringMap } from './expiring.ts';
+export type { Slot, WindowCounters } from './windows.ts';
+export type {
+  AccountSnapshot,
+  CreateAccountOptions,
+  ChangePlanOptions,
+  ListAccountsOptions,
+  AccountPage,
+  DeleteAccountOptions,
+  DeleteOutcome,
+} from '../accounts.ts';
+export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from '../limits.ts';
+export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from '../credits.ts';
+export type {
+  OpenHoldRequest,
+  OpenBudgetRequest,
+  OpenOutcome,
+  SurfaceNotAllowed,
+  Settlement,
+  Spend,
+  SettleOutcome,
+  Settled,
+  SettleRefusal,
+  EndOutcome,
+} from '../holds.ts';
+export type { Usage } from '../usage.ts';
+export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, AccountLimits, AccountCredits, Credits } from '../records.ts';
+export type { Plan, PlanTable, PolicyTable } from '../rules/plans.ts';
+export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from '../rules/windows.ts';
+export type { Interval } from '../rules/cycles.ts';

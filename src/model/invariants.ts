@@ -1,4 +1,4 @@
-import type { AccountSnapshot } from "../accounts.ts";
+import type { AccountSnapshot } from '../accounts.ts';
 
 /** One broken invariant: which rule, and the numbers that break it. */
 export interface InvariantViolation {
@@ -25,36 +25,36 @@ export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
   const out: InvariantViolation[] = [];
   const fail = (rule: string, detail: string) => out.push({ rule, detail });
   const c = s.credits;
-  if (c.balance + c.spent + c.held !== c.allowance) fail("balance + spent + held == allowance", `${c.balance} + ${c.spent} + ${c.held} != ${c.allowance}`);
-  if (c.balance < 0) fail("balance >= 0", String(c.balance));
-  if (c.held < 0) fail("held >= 0", String(c.held));
+  if (c.balance + c.spent + c.held !== c.allowance) fail('balance + spent + held == allowance', `${c.balance} + ${c.spent} + ${c.held} != ${c.allowance}`);
+  if (c.balance < 0) fail('balance >= 0', String(c.balance));
+  if (c.held < 0) fail('held >= 0', String(c.held));
   const heldBy = new Map<number, number>();
   for (const h of s.holds) {
-    if (h.spent + h.refunded > h.reserved) fail("spent + refunded <= reserved", `${h.id}: ${h.spent} + ${h.refunded} > ${h.reserved}`);
-    if (h.held !== h.reserved - h.spent - h.refunded) fail("held == reserved - spent - refunded", h.id);
-    if (h.status !== "open" && h.held !== 0) fail("an ended hold holds nothing", `${h.id} holds ${h.held}`);
-    if (h.status !== "open" && (h.endedAt === null || h.endReason === null)) fail("an ended hold has endedAt and endReason", h.id);
-    if (h.refundedToEndedCycle > h.refunded) fail("refundedToEndedCycle <= refunded", h.id);
-    if (h.kind === "items") {
+    if (h.spent + h.refunded > h.reserved) fail('spent + refunded <= reserved', `${h.id}: ${h.spent} + ${h.refunded} > ${h.reserved}`);
+    if (h.held !== h.reserved - h.spent - h.refunded) fail('held == reserved - spent - refunded', h.id);
+    if (h.status !== 'open' && h.held !== 0) fail('an ended hold holds nothing', `${h.id} holds ${h.held}`);
+    if (h.status !== 'open' && (h.endedAt === null || h.endReason === null)) fail('an ended hold has endedAt and endReason', h.id);
+    if (h.refundedToEndedCycle > h.refunded) fail('refundedToEndedCycle <= refunded', h.id);
+    if (h.kind === 'items') {
       const failed = Object.values(h.failed).reduce((sum, n) => sum + n, 0);
-      if (h.settled > h.items) fail("settled <= items", `${h.id}: ${h.settled} > ${h.items}`);
-      if (h.delivered + failed !== h.settled) fail("delivered + failed == settled", h.id);
-      if (h.reserved !== h.items * (h.perItem.required + h.perItem.optional)) fail("reserved == items x (required + optional)", h.id);
-      if (h.spent !== h.delivered * h.perItem.required + h.optionalSpent) fail("spent == delivered x required + optionalSpent", h.id);
-      if (h.optionalSpent > h.delivered * h.perItem.optional) fail("optionalSpent <= delivered x optional", h.id);
+      if (h.settled > h.items) fail('settled <= items', `${h.id}: ${h.settled} > ${h.items}`);
+      if (h.delivered + failed !== h.settled) fail('delivered + failed == settled', h.id);
+      if (h.reserved !== h.items * (h.perItem.required + h.perItem.optional)) fail('reserved == items x (required + optional)', h.id);
+      if (h.spent !== h.delivered * h.perItem.required + h.optionalSpent) fail('spent == delivered x required + optionalSpent', h.id);
+      if (h.optionalSpent > h.delivered * h.perItem.optional) fail('optionalSpent <= delivered x optional', h.id);
     }
-    if (h.status === "open") heldBy.set(h.cycleId, (heldBy.get(h.cycleId) ?? 0) + h.held);
+    if (h.status === 'open') heldBy.set(h.cycleId, (heldBy.get(h.cycleId) ?? 0) + h.held);
   }
   for (const e of s.endedCycles) {
-    if (e.unused + e.spent + e.held + e.refunded !== e.allowance) fail("ended cycle: unused + spent + held + refunded == allowance", `cycle ${e.id}`);
-    if (e.held < 0) fail("ended cycle: held >= 0", `cycle ${e.id}: ${e.held}`);
+    if (e.unused + e.spent + e.held + e.refunded !== e.allowance) fail('ended cycle: unused + spent + held + refunded == allowance', `cycle ${e.id}`);
+    if (e.held < 0) fail('ended cycle: held >= 0', `cycle ${e.id}: ${e.held}`);
     if (e.held !== (heldBy.get(e.id) ?? 0)) fail("ended cycle held == its open holds' holds", `cycle ${e.id}: ${e.held} != ${heldBy.get(e.id) ?? 0}`);
   }
   const cycles = [...s.endedCycles].sort((x, y) => x.id - y.id);
   cycles.forEach((e, i) => {
     const next = cycles[i + 1] ?? s.cycle;
-    if (e.start > e.end || e.end > e.plannedEnd) fail("ended cycle: start <= end <= plannedEnd", `cycle ${e.id}: ${e.start}, ${e.end}, ${e.plannedEnd}`);
-    if (e.end > next.start) fail("cycles never overlap", `cycle ${e.id} ends at ${e.end}, after cycle ${next.id} starts at ${next.start}`);
+    if (e.start > e.end || e.end > e.plannedEnd) fail('ended cycle: start <= end <= plannedEnd', `cycle ${e.id}: ${e.start}, ${e.end}, ${e.plannedEnd}`);
+    if (e.end > next.start) fail('cycles never overlap', `cycle ${e.id} ends at ${e.end}, after cycle ${next.id} starts at ${next.start}`);
   });
   if (c.held !== (heldBy.get(s.cycle.id) ?? 0)) fail("held == open holds' holds", `${c.held} != ${heldBy.get(s.cycle.id) ?? 0}`);
   return out;

@@ -3,13 +3,28 @@
  * a digest, checked with the admit (or the usage read) of their subject. An unknown, revoked
  * or expired key, or one used on a surface it may not use, counts nothing.
  */
-import { randomBytes } from "node:crypto";
-import { keyAccepted, keyDigest, keyIdArg, keyIssueArgs, keyLimitsOf, keyRefused, parseKey, type IssueKeyOptions, type IssuedKey, type KeyInfo, type KeyRefusal, type UsageVerification, type Verification, type VerifyOptions } from "../rules/keys.ts";
-import { AccountNotFoundError, KeyLimitError } from "../errors.ts";
-import { count, subjectId } from "../rules/validate.ts";
-import type { ModelAccount, ModelCore, ModelKey } from "./core.ts";
-import type { ModelLimits } from "./limits.ts";
-import { usageOf } from "./usage.ts";
+import { randomBytes } from 'node:crypto';
+import {
+  keyAccepted,
+  keyDigest,
+  keyIdArg,
+  keyIssueArgs,
+  keyLimitsOf,
+  keyRefused,
+  parseKey,
+  type IssueKeyOptions,
+  type IssuedKey,
+  type KeyInfo,
+  type KeyRefusal,
+  type UsageVerification,
+  type Verification,
+  type VerifyOptions,
+} from '../rules/keys.ts';
+import { AccountNotFoundError, KeyLimitError } from '../errors.ts';
+import { count, subjectId } from '../rules/validate.ts';
+import type { ModelAccount, ModelCore, ModelKey } from './core.ts';
+import type { ModelLimits } from './limits.ts';
+import { usageOf } from './usage.ts';
 
 /** As tollgate.keys: issue, parse, revoke, list, verify. */
 export class ModelKeys {
@@ -23,9 +38,9 @@ export class ModelKeys {
     const id = subjectId(subject);
     const { name, ttlMs, surfaces, limits } = keyIssueArgs(options, this.core.accountSurface);
     const a = this.core.account(id);
-    const keyId = randomBytes(5).toString("hex");
+    const keyId = randomBytes(5).toString('hex');
     if (a.keys.has(keyId)) return this.issue(subject, options);
-    const key = `${this.core.keyPrefix}_${id}_${keyId}_${randomBytes(16).toString("hex")}`;
+    const key = `${this.core.keyPrefix}_${id}_${keyId}_${randomBytes(16).toString('hex')}`;
     const now = this.core.now();
     const expiresAt = ttlMs > 0 ? now + ttlMs : 0;
     const live = liveKeys(a, now);
@@ -34,8 +49,8 @@ export class ModelKeys {
     if (expiresAt === 0 && lasting.length >= this.core.maxKeys) throw new KeyLimitError(id, this.core.maxKeys);
     // The expiring key that expires soonest gives way to a new one.
     if (expiresAt > 0) for (const gone of expiring.slice(0, Math.max(0, expiring.length - this.core.maxExpiringKeys + 1))) a.keys.delete(gone.keyId);
-    const k: ModelKey = { keyId, digest: keyDigest(key), name, createdAt: now, expiresAt, surfaces: surfaces === "*" ? null : surfaces.split(",") };
-    if (limits !== "") k.limits = { windows: keyLimitsOf(limits), slots: new Map() };
+    const k: ModelKey = { keyId, digest: keyDigest(key), name, createdAt: now, expiresAt, surfaces: surfaces === '*' ? null : surfaces.split(',') };
+    if (limits !== '') k.limits = { windows: keyLimitsOf(limits), slots: new Map() };
     a.keys.set(keyId, k);
     return { key, keyId, createdAt: now, expiresAt: expiresAt === 0 ? null : expiresAt };
   }
@@ -60,7 +75,13 @@ export class ModelKeys {
     return liveKeys(a, this.core.now())
       .sort((x, y) => x.createdAt - y.createdAt)
       .map((k) => {
-        const info: KeyInfo = { keyId: k.keyId, name: k.name, createdAt: k.createdAt, expiresAt: k.expiresAt > 0 ? k.expiresAt : null, surfaces: k.surfaces && [...k.surfaces] };
+        const info: KeyInfo = {
+          keyId: k.keyId,
+          name: k.name,
+          createdAt: k.createdAt,
+          expiresAt: k.expiresAt > 0 ? k.expiresAt : null,
+          surfaces: k.surfaces && [...k.surfaces],
+        };
         if (k.limits) info.limits = structuredClone(k.limits.windows);
         return info;
       });
@@ -70,12 +91,12 @@ export class ModelKeys {
   verify(key: string, options: VerifyOptions & { usage: true }): UsageVerification;
   verify(key: string, options?: VerifyOptions & { usage?: false }): Verification;
   verify(key: string, options: VerifyOptions = {}): Verification | UsageVerification {
-    const surface = this.core.accountSurface(options.surface ?? "api");
+    const surface = this.core.accountSurface(options.surface ?? 'api');
     const parsed = parseKey(key, this.core.keyPrefix);
-    if (parsed === null) return keyRefused("malformed");
+    if (parsed === null) return keyRefused('malformed');
     const subject = subjectId(parsed.subject);
-    const cost = options.usage === true ? 0 : count("cost", options.cost ?? 1, 1);
-    const credits = options.usage === true ? 0 : count("Credits to pre-check", options.credits ?? 0);
+    const cost = options.usage === true ? 0 : count('cost', options.cost ?? 1, 1);
+    const credits = options.usage === true ? 0 : count('Credits to pre-check', options.credits ?? 0);
     const refusal = this.refusal(subject, parsed.keyId, parsed.digest, surface);
     if (refusal) return keyRefused(refusal);
     try {
@@ -90,7 +111,7 @@ export class ModelKeys {
       return keyAccepted(subject, parsed.keyId, { admission: this.limits.admitAccount(subject, surface, cost, credits) });
     } catch (error) {
       // A key whose account is gone proves nothing.
-      if (error instanceof AccountNotFoundError) return keyRefused("unknown");
+      if (error instanceof AccountNotFoundError) return keyRefused('unknown');
       throw error;
     }
   }
@@ -99,12 +120,12 @@ export class ModelKeys {
   private refusal(subject: string, keyId: string, digest: string, surface: string): KeyRefusal | undefined {
     const a = this.core.state.get(subject);
     const k = a?.keys.get(keyId);
-    if (!a || !k || k.digest !== digest) return "unknown";
+    if (!a || !k || k.digest !== digest) return 'unknown';
     if (k.expiresAt > 0 && this.core.now() >= k.expiresAt) {
       a.keys.delete(keyId);
-      return "expired";
+      return 'expired';
     }
-    if (k.surfaces !== null && !k.surfaces.includes(surface)) return "surface_not_allowed";
+    if (k.surfaces !== null && !k.surfaces.includes(surface)) return 'surface_not_allowed';
     return undefined;
   }
 }

@@ -3,14 +3,25 @@
  * counted in its plan's windows of a surface, one without an account in a policy's; all
  * windows or none, and a denial counts nothing.
  */
-import { AccountNotFoundError, InvalidInputError } from "../errors.ts";
-import { admitArgs, admitted, denied, leaseOf, leaseText, policyWindows, type Admission, type AdmitOptions, type LimitState, type LimitTarget } from "../rules/limits.ts";
-import { subjectId } from "../rules/validate.ts";
-import { checkedTable, mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type SurfaceWindows, type Window } from "../rules/windows.ts";
-import type { ModelAccount, ModelCore } from "./core.ts";
-import type { Override, OverrideOptions } from "../overrides.ts";
-import { listOverrides, setOverride, windowsInForce } from "./overrides.ts";
-import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, surfaceWindows, type Counted, type Slot } from "./windows.ts";
+import { AccountNotFoundError } from '../errors.ts';
+import {
+  admitArgs,
+  admitted,
+  denied,
+  leaseOf,
+  leaseText,
+  policyWindows,
+  type Admission,
+  type AdmitOptions,
+  type LimitState,
+  type LimitTarget,
+} from '../rules/limits.ts';
+import { subjectId } from '../rules/validate.ts';
+import { mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type Window } from '../rules/windows.ts';
+import type { ModelAccount, ModelCore } from './core.ts';
+import type { Override, OverrideOptions } from '../overrides.ts';
+import { listOverrides, setOverride, windowsInForce } from './overrides.ts';
+import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, surfaceWindows, type Counted, type Slot } from './windows.ts';
 
 const NO_OPTIONS: AdmitOptions = {};
 
@@ -29,26 +40,26 @@ export class ModelLimits {
   /** Counts a request of `cost` in every window of the surface, with the credit pre-check; a denial counts nothing. */
   admit(subject: string, options: AdmitOptions = NO_OPTIONS): Admission {
     // An account's id was checked when it was made: a subject that has one needs no check again.
-    const a = typeof subject === "string" ? this.core.state.get(subject) : undefined;
+    const a = typeof subject === 'string' ? this.core.state.get(subject) : undefined;
     const id = a === undefined ? subjectId(subject) : subject;
     if (options === NO_OPTIONS || (options.cost === undefined && options.credits === undefined && options.policy === undefined)) {
-      const surface = options.surface ?? "api";
+      const surface = options.surface ?? 'api';
       // The surface the account was last admitted on was checked then.
       return this.admitAccount(id, a?.hot?.surface === surface ? surface : this.core.accountSurface(surface), 1, 0, a);
     }
     const { cost, credits } = admitArgs(options);
-    if (options.policy === undefined) return this.admitAccount(id, this.core.accountSurface(options.surface ?? "api"), cost, credits, a);
+    if (options.policy === undefined) return this.admitAccount(id, this.core.accountSurface(options.surface ?? 'api'), cost, credits, a);
     return this.admitPolicy(id, options.policy, options.surface, cost);
   }
 
   private admitPolicy(subject: string, policy: string, surfaceArg: string | undefined, cost: number): Admission {
-    const surface = surfaceName("Surface", surfaceArg ?? "api");
+    const surface = surfaceName('Surface', surfaceArg ?? 'api');
     const now = this.core.now();
     const windows = windowsInForce(this.core, subject, policy, surface, policyWindows(this.core.policies, policy, surface), now);
     const key = `${subject}\0${policy}\0${surface}`;
     const slots = this.core.counters.get(key, now) ?? [];
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
-    if (counted.outcome === "ok") this.core.counters.set(key, slots, slotsDeadAt(slots), now);
+    if (counted.outcome === 'ok') this.core.counters.set(key, slots, slotsDeadAt(slots), now);
     return admission(counted, 0, 0, `${surface}:${policy}`);
   }
 
@@ -78,23 +89,37 @@ export class ModelLimits {
    * The account's windows and a key's own, counted in both or in neither (docs/limits.md,
    * "Per-key limits"): the admission lists the account's windows, then the key's.
    */
-  private withKey(a: ModelAccount, slots: Slot[], windows: readonly Window[], key: KeyWindows, now: number, subject: string, cost: number, credits: number): Admission {
+  private withKey(
+    a: ModelAccount,
+    slots: Slot[],
+    windows: readonly Window[],
+    key: KeyWindows,
+    now: number,
+    subject: string,
+    cost: number,
+    credits: number,
+  ): Admission {
     const stagger = this.core.staggerOf(subject);
     const tryAccount = countWindows(structuredClone(slots), windows, now, stagger, cost);
     const tryKey = countWindows(structuredClone(key.slots), key.windows, now, 0, cost);
-    const outcome = tryAccount.outcome !== "ok" ? tryAccount.outcome : tryKey.outcome;
+    const outcome = tryAccount.outcome !== 'ok' ? tryAccount.outcome : tryKey.outcome;
     let own: Counted;
     let its: Counted;
-    if (outcome === "ok") {
+    if (outcome === 'ok') {
       own = countWindows(slots, windows, now, stagger, cost);
       its = countWindows(key.slots, key.windows, now, 0, cost);
     } else {
       // Counted in neither: a part that would have taken shows its numbers as they stand.
-      own = tryAccount.outcome === "ok" ? countWindows(slots, windows, now, stagger, 0) : tryAccount;
-      its = tryKey.outcome === "ok" ? countWindows(key.slots, key.windows, now, 0, 0) : tryKey;
+      own = tryAccount.outcome === 'ok' ? countWindows(slots, windows, now, stagger, 0) : tryAccount;
+      its = tryKey.outcome === 'ok' ? countWindows(key.slots, key.windows, now, 0, 0) : tryKey;
     }
     const keyStates = its.states.map((state) => ({ ...state, key: true as const }));
-    const joined: Counted = { outcome, states: [...own.states, ...keyStates], retries: [...own.retries, ...its.retries], ...(own.lease ? { lease: own.lease } : {}) };
+    const joined: Counted = {
+      outcome,
+      states: [...own.states, ...keyStates],
+      retries: [...own.retries, ...its.retries],
+      ...(own.lease ? { lease: own.lease } : {}),
+    };
     return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
   }
 
@@ -155,13 +180,16 @@ export class ModelLimits {
   private target(subject: string, options: LimitTarget): { windows: readonly Window[]; slots: Slot[] } {
     const now = this.core.now();
     if (options.policy !== undefined) {
-      const surface = surfaceName("Surface", options.surface ?? "api");
+      const surface = surfaceName('Surface', options.surface ?? 'api');
       const windows = windowsInForce(this.core, subject, options.policy, surface, policyWindows(this.core.policies, options.policy, surface), now);
       return { windows, slots: this.core.counters.get(`${subject}\0${options.policy}\0${surface}`, now) ?? [] };
     }
-    const surface = this.core.accountSurface(options.surface ?? "api");
+    const surface = this.core.accountSurface(options.surface ?? 'api');
     const a = this.core.account(subject);
-    return { windows: windowsInForce(this.core, subject, undefined, surface, surfaceWindows(a.plan.limits, subject, surface), now), slots: slotsOf(a, surface) };
+    return {
+      windows: windowsInForce(this.core, subject, undefined, surface, surfaceWindows(a.plan.limits, subject, surface), now),
+      slots: slotsOf(a, surface),
+    };
   }
 }
 
@@ -181,9 +209,9 @@ function admission(counted: Counted, credits: number, balance: number, leaseTarg
   const shadowDenials = shadowDenialsOf(states, retries);
   const precheck = credits === 0 ? undefined : { sufficient: balance >= credits, balance, needed: credits };
   const lease = counted.lease ? leaseText(counted.lease, leaseTarget) : undefined;
-  if (outcome === "ok" && states.length === 1 && !states[0]!.shadow) return admitted(states[0]!, states, precheck, { shadowDenials, lease });
+  if (outcome === 'ok' && states.length === 1 && !states[0]!.shadow) return admitted(states[0]!, states, precheck, { shadowDenials, lease });
   const { index, retryAfterMs } = mostRestrictive(states, retries);
   const rateLimit = states[index]!;
-  if (outcome !== "ok") return denied(outcome, rateLimit, states, retryAfterMs, shadowDenials);
+  if (outcome !== 'ok') return denied(outcome, rateLimit, states, retryAfterMs, shadowDenials);
   return admitted(rateLimit, states, precheck, { shadowDenials, lease });
 }

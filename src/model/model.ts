@@ -8,18 +8,18 @@
  * time from the clock it is given, never from the system. Input is checked by the same
  * functions the library uses, so bad input throws the same typed errors.
  */
-import type { PlanTable, PolicyTable } from "../rules/plans.ts";
-import type { Usage } from "../rules/usage.ts";
-import { subjectId } from "../rules/validate.ts";
-import { ModelAccounts } from "./accounts.ts";
-import { ModelCore, type ModelAccount, type ModelOptions } from "./core.ts";
-import { ModelCredits } from "./credits.ts";
-import { ModelHolds } from "./holds.ts";
-import { ModelIdempotency } from "./idempotency.ts";
-import { ModelKeys } from "./keys.ts";
-import { ModelLimits } from "./limits.ts";
-import { usageOf } from "./usage.ts";
-import type { WindowCounters } from "./windows.ts";
+import type { PlanTable, PolicyTable } from '../rules/plans.ts';
+import type { Usage } from '../rules/usage.ts';
+import { subjectId } from '../rules/validate.ts';
+import { ModelAccounts } from './accounts.ts';
+import { ModelCore, type ModelAccount, type ModelOptions } from './core.ts';
+import { ModelCredits } from './credits.ts';
+import { ModelHolds } from './holds.ts';
+import { ModelIdempotency } from './idempotency.ts';
+import { ModelKeys } from './keys.ts';
+import { ModelLimits } from './limits.ts';
+import { usageOf } from './usage.ts';
+import type { WindowCounters } from './windows.ts';
 
 /** The reference model: the calls of createTollgate's concepts, with the same options and answers, in memory. */
 export class TollgateModel {
@@ -63,8 +63,8 @@ export class TollgateModel {
   /** As tollgate.usage: rolls over and ends lapsed holds first, counts nothing. */
   usage(subject: string, options: { surface?: string } = {}): Usage {
     const id = subjectId(subject);
-    return usageOf(this.core, id, this.core.accountSurface(options.surface ?? "api"));
+    return usageOf(this.core, id, this.core.accountSurface(options.surface ?? 'api'));
   }
 }
 
-export type { ModelAccount, ModelHold, ModelKey, ModelIdempotencyRecord, ModelOptions } from "./core.ts";
+export type { ModelAccount, ModelHold, ModelKey, ModelIdempotencyRecord, ModelOptions } from './core.ts';

@@ -2,13 +2,13 @@
  * An account's whole quota state on one surface in the reference model (docs/concepts.md):
  * rolls the cycle over and tidies lapsed holds first, and counts nothing.
  */
-import type { Usage } from "../rules/usage.ts";
-import type { ModelCore } from "./core.ts";
-import { cycleOf, roll } from "./cycles.ts";
-import { openHolds, tidyIfLapsed } from "./holds.ts";
-import { surfaceWindows } from "./windows.ts";
-import { windowsInForce } from "./overrides.ts";
-import { countWindows, limitState } from "./windows.ts";
+import type { Usage } from '../rules/usage.ts';
+import type { ModelCore } from './core.ts';
+import { cycleOf, roll } from './cycles.ts';
+import { openHolds, tidyIfLapsed } from './holds.ts';
+import { surfaceWindows } from './windows.ts';
+import { windowsInForce } from './overrides.ts';
+import { countWindows, limitState } from './windows.ts';
 
 /** The usage of a subject's account on a surface already checked against the plan table. */
 export function usageOf(core: ModelCore, subject: string, surface: string): Usage {

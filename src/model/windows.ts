@@ -6,9 +6,9 @@
  * window for long: the next count moves it on, and a policy subject's slots are dropped once
  * no read can reach them, so memory stays bounded by the subjects counted recently.
  */
-import { InvalidInputError } from "../errors.ts";
-import { checkedTable, mostRestrictive, type RateLimitState, type SurfaceWindows, type Window } from "../rules/windows.ts";
-import type { ExpiringMap } from "./expiring.ts";
+import { InvalidInputError } from '../errors.ts';
+import { checkedTable, mostRestrictive, type RateLimitState, type SurfaceWindows, type Window } from '../rules/windows.ts';
+import type { ExpiringMap } from './expiring.ts';
 
 /** The counts of one window length: `count` in window number `window`, `previous` in the one before. */
 export interface Slot {
@@ -37,7 +37,7 @@ export type WindowCounters = ExpiringMap<Slot[]>;
 
 /** What counting a request of `cost` (0: only looking) found: each window's state and retry, and the outcome. */
 export interface Counted {
-  outcome: "ok" | "rate_limited" | "cost_exceeds_limit" | "concurrency";
+  outcome: 'ok' | 'rate_limited' | 'cost_exceeds_limit' | 'concurrency';
   /** The lease of the place a request took under a concurrency limit; 0: none. */
   lease?: number;
   states: RateLimitState[];
@@ -73,7 +73,7 @@ function divmod(a: number, b: number): [number, number] {
 
 /** What a bucket asked for `cost` at `now` answers: outcome, retry, ticks owed before and after. */
 interface BucketTake {
-  outcome: Counted["outcome"];
+  outcome: Counted['outcome'];
   retry: number;
   debt: number;
   after: number;
@@ -84,13 +84,13 @@ function takeBucket(slot: Slot | undefined, w: Window, now: number, cost: number
   const burst = w.burst ?? w.limit;
   const tau = burst * w.windowMs;
   const debt = slot !== undefined && slot.window >= now ? Math.min(tau, (slot.window - now) * w.limit + slot.count) : 0;
-  if (cost > burst) return { outcome: "cost_exceeds_limit", retry: -1, debt, after: debt };
+  if (cost > burst) return { outcome: 'cost_exceeds_limit', retry: -1, debt, after: debt };
   const after = debt + cost * w.windowMs;
   if (after > tau) {
     const [wait, short] = divmod(after - tau, w.limit);
-    return { outcome: "rate_limited", retry: short > 0 ? wait + 1 : wait, debt, after: debt };
+    return { outcome: 'rate_limited', retry: short > 0 ? wait + 1 : wait, debt, after: debt };
   }
-  return { outcome: "ok", retry: 0, debt, after };
+  return { outcome: 'ok', retry: 0, debt, after };
 }
 
 /** A bucket owing `owed` ticks: its state. */
@@ -98,7 +98,7 @@ function bucketState(w: Window, owed: number): RateLimitState {
   const burst = w.burst ?? w.limit;
   const [whole, part] = divmod(owed, w.limit);
   const [remaining] = divmod(burst * w.windowMs - owed, w.windowMs);
-  return { limit: w.limit, remaining, resetMs: part > 0 ? whole + 1 : whole, windowMs: w.windowMs, algorithm: "bucket", burst };
+  return { limit: w.limit, remaining, resetMs: part > 0 ? whole + 1 : whole, windowMs: w.windowMs, algorithm: 'bucket', burst };
 }
 
 /** Stores what a bucket owes after taking (`owed` ticks at `now`) in its slot. */
@@ -119,7 +119,7 @@ export function countWindows(slots: Slot[], windows: readonly Window[], now: num
   // A concurrency limit is last (src/windows.ts): with every place taken the other windows
   // are only looked at, and the request is denied "concurrency" (lib/windows.lua).
   const last = windows[windows.length - 1];
-  if (last?.algorithm === "concurrency") return countLeased(slots, windows, last, now, stagger, cost);
+  if (last?.algorithm === 'concurrency') return countLeased(slots, windows, last, now, stagger, cost);
   return countRates(slots, windows, now, stagger, cost);
 }
 
@@ -140,22 +140,28 @@ function countLeased(slots: Slot[], windows: readonly Window[], inFlight: Window
   for (const [id, ends] of leases) if (ends <= now) leases.delete(id);
   const full = cost > 0 && leases.size >= inFlight.limit;
   const others = windows.slice(0, -1);
-  const counted = others.length > 0 ? countRates(slots, others, now, stagger, full ? 0 : cost) : { outcome: "ok" as const, states: [], retries: [] };
-  let outcome: Counted["outcome"] = counted.outcome;
+  const counted = others.length > 0 ? countRates(slots, others, now, stagger, full ? 0 : cost) : { outcome: 'ok' as const, states: [], retries: [] };
+  let outcome: Counted['outcome'] = counted.outcome;
   let retry = 0;
   let lease = 0;
   const earliestOf = () => (leases.size === 0 ? undefined : Math.min(...leases.values()));
   if (full) {
-    outcome = "concurrency";
+    outcome = 'concurrency';
     retry = earliestOf()! - now;
-  } else if (outcome === "ok" && cost > 0) {
+  } else if (outcome === 'ok' && cost > 0) {
     // The ms it is taken at, or one past the last id when that is later (lib/windows.lua).
     lease = Math.max(now, slot.window);
     slot.window = lease + 1;
     leases.set(lease, now + inFlight.windowMs);
   }
   const earliest = earliestOf();
-  const state: RateLimitState = { limit: inFlight.limit, remaining: inFlight.limit - leases.size, resetMs: earliest === undefined ? 0 : earliest - now, windowMs: inFlight.windowMs, algorithm: "concurrency" };
+  const state: RateLimitState = {
+    limit: inFlight.limit,
+    remaining: inFlight.limit - leases.size,
+    resetMs: earliest === undefined ? 0 : earliest - now,
+    windowMs: inFlight.windowMs,
+    algorithm: 'concurrency',
+  };
   return { outcome, states: [...counted.states, state], retries: [...counted.retries, retry], lease };
 }
 
@@ -170,7 +176,7 @@ export function releasePlace(slots: Slot[] | undefined, id: number, now: number)
 
 /** countWindows of fixed, sliding and bucket windows. */
 function countRates(slots: Slot[], windows: readonly Window[], now: number, stagger: number, cost: number): Counted {
-  let outcome: Counted["outcome"] = "ok";
+  let outcome: Counted['outcome'] = 'ok';
   const n = windows.length;
   const states: RateLimitState[] = new Array(n);
   const retries: number[] = new Array(n);
@@ -179,14 +185,14 @@ function countRates(slots: Slot[], windows: readonly Window[], now: number, stag
   for (let i = 0; i < n; i++) {
     const w = windows[i]!;
     const W = w.windowMs;
-    if (w.algorithm === "bucket") {
+    if (w.algorithm === 'bucket') {
       const take = takeBucket(bucketSlotOf(slots, W), w, now, cost);
-      if (!w.shadow && (take.outcome === "cost_exceeds_limit" || (take.outcome === "rate_limited" && outcome === "ok"))) outcome = take.outcome;
+      if (!w.shadow && (take.outcome === 'cost_exceeds_limit' || (take.outcome === 'rate_limited' && outcome === 'ok'))) outcome = take.outcome;
       buckets[i] = take;
       retries[i] = take.retry;
       continue;
     }
-    const sliding = w.algorithm === "sliding";
+    const sliding = w.algorithm === 'sliding';
     const offset = sliding || stagger === 0 ? 0 : stagger % W;
     const window = Math.floor((now - offset) / W);
     const elapsed = now - offset - window * W;
@@ -199,17 +205,17 @@ function countRates(slots: Slot[], windows: readonly Window[], now: number, stag
     // Limit 0 (an override's ban) denies every request rate_limited.
     if (cost > w.limit && w.limit > 0) {
       retry = -1;
-      if (!w.shadow) outcome = "cost_exceeds_limit";
+      if (!w.shadow) outcome = 'cost_exceeds_limit';
     } else if (cost > 0 && used + cost > w.limit) {
       retry = sliding ? slidingRetry(previous, current, elapsed, W, w.limit, cost) : W - elapsed;
-      if (!w.shadow && outcome === "ok") outcome = "rate_limited";
+      if (!w.shadow && outcome === 'ok') outcome = 'rate_limited';
     }
     indexes[i] = window;
-    states[i] = { limit: w.limit, remaining: w.limit - used, resetMs: W - elapsed, windowMs: W, algorithm: w.algorithm ?? "fixed" };
+    states[i] = { limit: w.limit, remaining: w.limit - used, resetMs: W - elapsed, windowMs: W, algorithm: w.algorithm ?? 'fixed' };
     if (w.shadow) states[i]!.shadow = true;
     retries[i] = retry;
   }
-  const counted = outcome === "ok" && cost > 0;
+  const counted = outcome === 'ok' && cost > 0;
   for (let i = 0; i < n; i++) {
     const take = buckets[i];
     if (take !== undefined) {
@@ -231,7 +237,7 @@ function countRates(slots: Slot[], windows: readonly Window[], now: number, stag
  * undefined when it does not fit or the window slides (countWindows answers those).
  */
 export function admitOne(slots: Slot[], w: Window, now: number, stagger: number, cost: number): RateLimitState | undefined {
-  if ((w.algorithm !== undefined && w.algorithm !== "fixed") || w.shadow || cost > w.limit) return undefined;
+  if ((w.algorithm !== undefined && w.algorithm !== 'fixed') || w.shadow || cost > w.limit) return undefined;
   // (A concurrency limit's algorithm is "concurrency": never here.)
   const W = w.windowMs;
   const offset = stagger === 0 ? 0 : stagger % W;
@@ -241,7 +247,7 @@ export function admitOne(slots: Slot[], w: Window, now: number, stagger: number,
   if (current + cost > w.limit) return undefined;
   if (slot !== undefined && slot.window === window) slot.count += cost;
   else add(slots, W, window, cost);
-  return { limit: w.limit, remaining: w.limit - current - cost, resetMs: W - (now - offset - window * W), windowMs: W, algorithm: "fixed" };
+  return { limit: w.limit, remaining: w.limit - current - cost, resetMs: W - (now - offset - window * W), windowMs: W, algorithm: 'fixed' };
 }
 
 function add(slots: Slot[], windowMs: number, window: number, cost: number): void {
@@ -251,8 +257,7 @@ function add(slots: Slot[], windowMs: number, window: number, cost: number): voi
     const i = slots.findIndex((s) => s.windowMs === windowMs);
     if (i >= 0) slots.splice(i, 1);
     slots.push({ windowMs, window, count: cost, previous: 0 });
-  }
-  else if (slot.window === window) slot.count += cost;
+  } else if (slot.window === window) slot.count += cost;
   else {
     slot.previous = slot.window === window - 1 ? slot.count : 0;
     slot.count = cost;
@@ -263,20 +268,20 @@ function add(slots: Slot[], windowMs: number, window: number, cost: number): voi
 /** Forgets the windows a read at `now` would look at: the next request starts every window afresh. */
 export function resetWindows(slots: Slot[], windows: readonly Window[], now: number, stagger: number): void {
   for (const w of windows) {
-    if (w.algorithm === "concurrency") {
+    if (w.algorithm === 'concurrency') {
       // A reset frees every place, as lib/windows.lua's windows_forget drops them.
       const i = slots.findIndex((slot) => slot.leases !== undefined);
       if (i >= 0) slots.splice(i, 1);
       continue;
     }
-    if (w.algorithm === "bucket") {
+    if (w.algorithm === 'bucket') {
       const i = slots.findIndex((slot) => slot.windowMs === w.windowMs && slot.bucket);
       if (i >= 0) slots.splice(i, 1);
       continue;
     }
     const slot = slotOf(slots, w.windowMs);
     if (!slot) continue;
-    const offset = w.algorithm === "sliding" ? 0 : stagger % w.windowMs;
+    const offset = w.algorithm === 'sliding' ? 0 : stagger % w.windowMs;
     const window = Math.floor((now - offset) / w.windowMs);
     if (slot.window === window || slot.window === window - 1) Object.assign(slot, { window, count: 0, previous: 0 });
   }
@@ -285,7 +290,8 @@ export function resetWindows(slots: Slot[], windows: readonly Window[], now: num
 /** From when no read looks at these slots any more: two windows after the latest one counted. */
 export function slotsDeadAt(slots: Slot[]): number {
   let at = 0;
-  for (const slot of slots) at = Math.max(at, slot.leases ? Math.max(0, ...slot.leases.values()) : slot.bucket ? slot.window + 1 : (slot.window + 3) * slot.windowMs);
+  for (const slot of slots)
+    at = Math.max(at, slot.leases ? Math.max(0, ...slot.leases.values()) : slot.bucket ? slot.window + 1 : (slot.window + 3) * slot.windowMs);
   return at;
 }
 

@@ -52,7 +52,7 @@ export interface DedicatedConnection {
 }
 
 export function isNoScriptError(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith("NOSCRIPT");
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 /**
@@ -63,21 +63,27 @@ export function isNoScriptError(error: unknown): boolean {
  * script's first write (maxmemory, a read-only or stale replica, a failed save) or by an ACL
  * check; errors raised inside a function name it after " script: ". Otherwise undefined.
  */
-export function functionFailure(error: unknown): "missing" | "refused" | "before" | undefined {
-  const message = error instanceof Error ? error.message : "";
-  if (message.startsWith("ERR Function not found")) return "missing";
-  if (/^(NOPERM this user has no permissions to run the '(fcall|function)|ERR (unknown (sub)?command|Error (registering|compiling)))/i.test(message)) return "refused";
-  if (/^(NOPERM|OOM|READONLY|MISCONF|MASTERDOWN) /.test(message) && !message.includes(" script: ")) return "before";
+export function functionFailure(error: unknown): 'missing' | 'refused' | 'before' | undefined {
+  const message = error instanceof Error ? error.message : '';
+  if (message.startsWith('ERR Function not found')) return 'missing';
+  if (/^(NOPERM this user has no permissions to run the '(fcall|function)|ERR (unknown (sub)?command|Error (registering|compiling)))/i.test(message))
+    return 'refused';
+  if (/^(NOPERM|OOM|READONLY|MISCONF|MASTERDOWN) /.test(message) && !message.includes(' script: ')) return 'before';
   return undefined;
 }
 
 /** True for an object that is a RedisScriptClient (what fromNodeRedis / fromIoredis return). */
 export function isScriptClient(value: unknown): value is RedisScriptClient {
-  return typeof value === "object" && value !== null && typeof (value as { send?: unknown }).send === "function" && (value as { [ADAPTED]?: unknown })[ADAPTED] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { send?: unknown }).send === 'function' &&
+    (value as { [ADAPTED]?: unknown })[ADAPTED] === true
+  );
 }
 
 /** Marks the adapters' objects, so that a raw client passed by mistake is told apart. */
-export const ADAPTED = Symbol.for("tollgate.redisScriptClient");
+export const ADAPTED = Symbol.for('tollgate.redisScriptClient');
 
 let warnedUnheard = false;
 
@@ -88,10 +94,10 @@ let warnedUnheard = false;
  */
 export function warnWithoutErrorListener(client: unknown, adapter: string): void {
   const listenerCount = (client as { listenerCount?: (event: string) => number }).listenerCount;
-  if (warnedUnheard || typeof listenerCount !== "function" || listenerCount.call(client, "error") > 0) return;
+  if (warnedUnheard || typeof listenerCount !== 'function' || listenerCount.call(client, 'error') > 0) return;
   warnedUnheard = true;
   process.emitWarning(
     `The Redis client passed to ${adapter} has no 'error' listener: when Redis goes down it will end the process instead of tollgate answering 503. Add one first: client.on("error", (error) => log(error)).`,
-    { code: "TOLLGATE_NO_ERROR_LISTENER" },
+    { code: 'TOLLGATE_NO_ERROR_LISTENER' },
   );
 }

@@ -6,7 +6,7 @@
  * the replicas of the master that ran the script; a MOVED or ASK (resharding, failover)
  * is followed once, both commands together.
  */
-import type { DedicatedConnection } from "./client.ts";
+import type { DedicatedConnection } from './client.ts';
 
 /** One connection of tollgate's own to one server. */
 export interface NodeConnection {
@@ -38,7 +38,7 @@ export function clusterConnection(nodes: ClusterNodes): DedicatedConnection {
   const open = new Map<string, Promise<NodeConnection>>();
   let closed = false;
   const node = (address: string): Promise<NodeConnection> => {
-    if (closed) return Promise.reject(new Error("The durable connection was closed"));
+    if (closed) return Promise.reject(new Error('The durable connection was closed'));
     let connection = open.get(address);
     if (connection === undefined) {
       connection = nodes.open(address);
@@ -58,13 +58,20 @@ export function clusterConnection(nodes: ClusterNodes): DedicatedConnection {
       if (redirect === undefined) return replies;
       const target = await node(redirect.address);
       if (!redirect.ask) return target.pipeline(commands);
-      return (await target.pipeline([["ASKING"], ...commands])).slice(1);
+      return (await target.pipeline([['ASKING'], ...commands])).slice(1);
     },
     async close() {
       closed = true;
       const connections = [...open.values()];
       open.clear();
-      await Promise.all(connections.map((c) => c.then((n) => n.close(), () => undefined)));
+      await Promise.all(
+        connections.map((c) =>
+          c.then(
+            (n) => n.close(),
+            () => undefined,
+          ),
+        ),
+      );
     },
   };
 }
@@ -73,12 +80,12 @@ export function clusterConnection(nodes: ClusterNodes): DedicatedConnection {
 function redirection(reply: unknown): { ask: boolean; address: string } | undefined {
   if (!(reply instanceof Error)) return undefined;
   const match = /^(MOVED|ASK) \d+ (\S+)$/.exec(reply.message);
-  return match ? { ask: match[1] === "ASK", address: match[2]! } : undefined;
+  return match ? { ask: match[1] === 'ASK', address: match[2]! } : undefined;
 }
 
 /** "host:port" (the port after the last colon, so an IPv6 host keeps its own colons). */
 export function splitAddress(address: string): { host: string; port: number } {
-  const at = address.lastIndexOf(":");
+  const at = address.lastIndexOf(':');
   return { host: address.slice(0, at), port: Number(address.slice(at + 1)) };
 }
 
@@ -87,9 +94,9 @@ const UTF8 = new TextEncoder();
 
 /** The cluster slot of a key: CRC16 (XMODEM) of its hash tag, or of the whole key without one. */
 export function keySlot(key: string): number {
-  const open = key.indexOf("{");
+  const open = key.indexOf('{');
   if (open >= 0) {
-    const close = key.indexOf("}", open + 1);
+    const close = key.indexOf('}', open + 1);
     if (close > open + 1) key = key.slice(open + 1, close);
   }
   let crc = 0;

@@ -1,5 +1,5 @@
-import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from "./client.ts";
-import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from "./dedicated.ts";
+import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from './client.ts';
+import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from './dedicated.ts';
 
 /** The part of a node-redis client (`createClient`) used here. */
 export interface NodeRedisClientLike {
@@ -26,7 +26,7 @@ interface Duplicable extends NodeRedisClientLike {
 
 interface Connectable extends NodeRedisClientLike {
   connect(): Promise<unknown>;
-  on(event: "error", listener: (error: unknown) => void): unknown;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
   destroy?(): unknown;
@@ -45,7 +45,7 @@ interface ClusterWithNodes extends NodeRedisClusterLike {
 }
 
 function isCluster(client: NodeRedisLike): client is NodeRedisClusterLike {
-  return "masters" in client && Array.isArray((client as { masters?: unknown }).masters);
+  return 'masters' in client && Array.isArray((client as { masters?: unknown }).masters);
 }
 
 /**
@@ -66,13 +66,13 @@ const OWN_CONNECTION = Object.freeze({ clientSideCache: undefined });
  * Warns once (TOLLGATE_NO_ERROR_LISTENER) when the client has no 'error' listener.
  */
 export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
-  warnWithoutErrorListener(client, "fromNodeRedis");
+  warnWithoutErrorListener(client, 'fromNodeRedis');
   if (isCluster(client)) {
-    const withNodes = "slots" in client && typeof (client as Partial<ClusterWithNodes>).nodeClient === "function";
+    const withNodes = 'slots' in client && typeof (client as Partial<ClusterWithNodes>).nodeClient === 'function';
     return {
       [ADAPTED]: true,
       send: (words) => client.sendCommand(words[3], false, words, NO_TIMEOUT),
-      load: (library, routingKey) => client.sendCommand(routingKey, false, ["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
+      load: (library, routingKey) => client.sendCommand(routingKey, false, ['FUNCTION', 'LOAD', 'REPLACE', library], NO_TIMEOUT),
       ...(withNodes && {
         dedicated: async () => clusterDedicated(client as ClusterWithNodes),
         servers: async () => {
@@ -82,16 +82,16 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
         },
       }),
       ...(withNodes && { everyMaster: (words: string[]) => onEveryMaster(client as ClusterWithNodes, words) }),
-      onReconnect: reconnectsOf(client, "node-ready"),
+      onReconnect: reconnectsOf(client, 'node-ready'),
     } as RedisScriptClient;
   }
-  const duplicable = typeof (client as Partial<Duplicable>).duplicate === "function";
+  const duplicable = typeof (client as Partial<Duplicable>).duplicate === 'function';
   return {
     [ADAPTED]: true,
     send: (words) => client.sendCommand(words, NO_TIMEOUT),
     everyMaster: async (words) => [{ server: addressOf(client), reply: await client.sendCommand(words, NO_TIMEOUT) }],
-    onReconnect: reconnectsOf(client, "ready"),
-    load: (library) => client.sendCommand(["FUNCTION", "LOAD", "REPLACE", library], NO_TIMEOUT),
+    onReconnect: reconnectsOf(client, 'ready'),
+    load: (library) => client.sendCommand(['FUNCTION', 'LOAD', 'REPLACE', library], NO_TIMEOUT),
     ...(duplicable && { dedicated: async () => standaloneConnection(await openCopy(client as Duplicable, OWN_CONNECTION)) }),
   } as RedisScriptClient;
 }
@@ -99,7 +99,10 @@ export function fromNodeRedis(client: NodeRedisLike): RedisScriptClient {
 /** The command on every master of the cluster, each reply with the master's address. */
 async function onEveryMaster(cluster: ClusterWithNodes, words: string[]): Promise<Array<{ server: string; reply: unknown }>> {
   return Promise.all(
-    cluster.masters.map(async (master) => ({ server: `${master.host}:${master.port}`, reply: await (await cluster.nodeClient(master)).sendCommand(words, NO_TIMEOUT) })),
+    cluster.masters.map(async (master) => ({
+      server: `${master.host}:${master.port}`,
+      reply: await (await cluster.nodeClient(master)).sendCommand(words, NO_TIMEOUT),
+    })),
   );
 }
 
@@ -107,7 +110,7 @@ async function onEveryMaster(cluster: ClusterWithNodes, words: string[]): Promis
 function reconnectsOf(client: NodeRedisLike, event: string): (listener: () => void) => void {
   return (listener) => {
     const events = client as { on?: (event: string, listener: () => void) => unknown };
-    if (typeof events.on === "function") events.on(event, listener);
+    if (typeof events.on === 'function') events.on(event, listener);
   };
 }
 
@@ -115,8 +118,8 @@ function reconnectsOf(client: NodeRedisLike, event: string): (listener: () => vo
 function addressOf(client: NodeRedisLike): string {
   const options = (client as { options?: { url?: string; socket?: { host?: string; port?: number } } }).options;
   const socket = options?.socket;
-  if (socket?.host !== undefined || socket?.port !== undefined) return `${socket.host ?? "localhost"}:${socket.port ?? 6379}`;
-  return options?.url ?? "the Redis server";
+  if (socket?.host !== undefined || socket?.port !== undefined) return `${socket.host ?? 'localhost'}:${socket.port ?? 6379}`;
+  return options?.url ?? 'the Redis server';
 }
 
 function clusterDedicated(cluster: ClusterWithNodes): DedicatedConnection {
@@ -139,7 +142,7 @@ function clusterDedicated(cluster: ClusterWithNodes): DedicatedConnection {
 async function openCopy(source: Duplicable, overrides: object): Promise<NodeConnection> {
   const copy = source.duplicate(overrides);
   // Failures reach the commands; an 'error' event nobody listens to would end the process.
-  copy.on("error", () => {});
+  copy.on('error', () => {});
   try {
     await copy.connect();
   } catch (error) {

@@ -2,9 +2,9 @@
  * Credits' rules: what a charge asks and answers (insufficient credits are a value, and a
  * refused charge takes nothing), and the checks of a charge and a history read.
  */
-import { randomBytes } from "node:crypto";
-import { InvalidInputError } from "../errors.ts";
-import { count, printableKey } from "./validate.ts";
+import { randomBytes } from 'node:crypto';
+import { InvalidInputError } from '../errors.ts';
+import { count, printableKey } from './validate.ts';
 
 /** credits.charge's request: `required` credits or none, plus what the balance allows of `optional`. */
 export interface ChargeRequest {
@@ -33,7 +33,7 @@ export interface Insufficient {
   /** Refused. */
   ok: false;
   /** Credits were short. */
-  reason: "insufficient";
+  reason: 'insufficient';
   /** The balance: credits left to spend or reserve. */
   balance: number;
   /**
@@ -47,7 +47,7 @@ export interface Insufficient {
 
 /** The refusal of a charge or a hold for insufficient credits. */
 export function insufficient(balance: number, needed: number): Insufficient {
-  return { ok: false, reason: "insufficient", balance, remaining: balance, needed };
+  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed };
 }
 
 /** credits.reconcile's answer: the current cycle recomputed from the credit journal. */
@@ -79,20 +79,19 @@ export interface DayUsage {
 /** The checked span of a history read: 30 days by default, at most the days kept (shared with tollgate/model). */
 export function historyDaysArg(options: { days?: number }, historyDays: number): number {
   const kept = Math.max(1, historyDays);
-  return count("days", options.days ?? Math.min(30, kept), 1, kept);
+  return count('days', options.days ?? Math.min(30, kept), 1, kept);
 }
 
 /** An operation id of the library's, for a durable charge the caller named none. */
 export function newOperationId(): string {
-  return `op_${randomBytes(12).toString("base64url")}`;
+  return `op_${randomBytes(12).toString('base64url')}`;
 }
 
 /** A checked charge (shared with tollgate/model); operationId "" when the caller gave none. */
 export function chargeArgs(request: ChargeRequest): { required: number; optional: number; operationId: string } {
-  const required = count("required", request?.required);
-  const optional = count("optional", request.optional ?? 0);
-  if (required + optional === 0) throw new InvalidInputError("A charge must ask for at least 1 credit");
-  const operationId = request.operationId === undefined ? "" : printableKey("Operation id", request.operationId);
+  const required = count('required', request?.required);
+  const optional = count('optional', request.optional ?? 0);
+  if (required + optional === 0) throw new InvalidInputError('A charge must ask for at least 1 credit');
+  const operationId = request.operationId === undefined ? '' : printableKey('Operation id', request.operationId);
   return { required, optional, operationId };
 }
-

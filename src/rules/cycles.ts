@@ -4,8 +4,8 @@
  * are calendar months in UTC counted from the anchor and clamped to month end, so an anchor
  * on Jan 31 gives Feb 28/29, then Mar 31.
  */
-import { InvalidInputError } from "../errors.ts";
-import { count, instant } from "./validate.ts";
+import { InvalidInputError } from '../errors.ts';
+import { count, instant } from './validate.ts';
 
 /** A billing-cycle length: whole days, or whole calendar months in UTC clamped to month end. */
 export type Interval = { days: number } | { months: number };
@@ -31,22 +31,22 @@ export interface Period {
 const DAY_MS = 86_400_000;
 
 /** Validated interval as the scripts take it: unit 'd' or 'm' and a length. */
-export function intervalArgs(every: unknown): { unit: "d" | "m"; length: number } {
-  if (typeof every === "object" && every !== null) {
+export function intervalArgs(every: unknown): { unit: 'd' | 'm'; length: number } {
+  if (typeof every === 'object' && every !== null) {
     const keys = Object.keys(every);
-    if (keys.length === 1 && "days" in every) return { unit: "d", length: count("Interval days", every.days, 1, 3660) };
-    if (keys.length === 1 && "months" in every) return { unit: "m", length: count("Interval months", every.months, 1, 120) };
+    if (keys.length === 1 && 'days' in every) return { unit: 'd', length: count('Interval days', every.days, 1, 3660) };
+    if (keys.length === 1 && 'months' in every) return { unit: 'm', length: count('Interval months', every.months, 1, 120) };
   }
-  throw new InvalidInputError("A cycle interval is { days: n } or { months: n }");
+  throw new InvalidInputError('A cycle interval is { days: n } or { months: n }');
 }
 
-export function cycleArgs(spec: CycleSpec): { anchorMs: number; unit: "d" | "m"; length: number } {
-  return { anchorMs: instant("Cycle anchor", spec.anchor), ...intervalArgs(spec.every) };
+export function cycleArgs(spec: CycleSpec): { anchorMs: number; unit: 'd' | 'm'; length: number } {
+  return { anchorMs: instant('Cycle anchor', spec.anchor), ...intervalArgs(spec.every) };
 }
 
 /** Start (ms) of the k-th period after the anchor. */
-export function periodStart(anchorMs: number, unit: "d" | "m", length: number, k: number): number {
-  if (unit === "d") return anchorMs + k * length * DAY_MS;
+export function periodStart(anchorMs: number, unit: 'd' | 'm', length: number, k: number): number {
+  if (unit === 'd') return anchorMs + k * length * DAY_MS;
   const anchor = new Date(anchorMs);
   const msOfDay = anchorMs - Math.floor(anchorMs / DAY_MS) * DAY_MS;
   const total = anchor.getUTCFullYear() * 12 + anchor.getUTCMonth() + k * length;
@@ -58,10 +58,10 @@ export function periodStart(anchorMs: number, unit: "d" | "m", length: number, k
 }
 
 /** The period containing nowMs; before the anchor, period 0. */
-export function currentPeriod(anchorMs: number, unit: "d" | "m", length: number, nowMs: number): Period {
+export function currentPeriod(anchorMs: number, unit: 'd' | 'm', length: number, nowMs: number): Period {
   let k = 0;
   if (nowMs >= anchorMs) {
-    if (unit === "d") {
+    if (unit === 'd') {
       k = Math.floor((nowMs - anchorMs) / (length * DAY_MS));
     } else {
       const a = new Date(anchorMs);

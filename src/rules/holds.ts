@@ -2,12 +2,12 @@
  * Holds' rules: what opening, settling, spending and ending a hold ask and answer (refusals
  * a client can cause are values), and the checks of each request before anything is held.
  */
-import { randomBytes } from "node:crypto";
-import { InvalidInputError } from "../errors.ts";
-import type { Insufficient } from "./credits.ts";
-import type { IdempotencyClaim } from "./idempotency.ts";
-import type { Hold } from "./records.ts";
-import { count, printableKey, shortId } from "./validate.ts";
+import { randomBytes } from 'node:crypto';
+import { InvalidInputError } from '../errors.ts';
+import type { Insufficient } from './credits.ts';
+import type { IdempotencyClaim } from './idempotency.ts';
+import type { Hold } from './records.ts';
+import { count, printableKey, shortId } from './validate.ts';
 
 /** An Idempotency-Key: the claim from idempotency.begin, or a key and the request body. */
 export type IdempotencyInput = IdempotencyClaim | { key: string; body: unknown };
@@ -43,7 +43,7 @@ export interface OpenBudgetRequest {
 }
 
 /** holds.renew's outcome: the new lease, or `ended` for a hold that has ended (its lease may have run out first). */
-export type RenewOutcome = { ok: true; leaseUntil: number } | { ok: false; reason: "ended" };
+export type RenewOutcome = { ok: true; leaseUntil: number } | { ok: false; reason: 'ended' };
 
 /** The longest lease a hold may have: 62 days, the longest a hold that crosses a cycle needs (internal). */
 export const MAX_LEASE_MS = 62 * 86_400_000;
@@ -57,7 +57,7 @@ export function leaseArg(what: string, value: unknown): number {
 export type HoldSize = { items: number; required: number; optional: number; amount: number; leaseMs: number };
 
 function ownLease(value: unknown): number {
-  return value === undefined ? 0 : leaseArg("leaseMs", value);
+  return value === undefined ? 0 : leaseArg('leaseMs', value);
 }
 
 /**
@@ -67,19 +67,19 @@ function ownLease(value: unknown): number {
  */
 export type OpenOutcome =
   | { ok: true; hold: Hold; replayed: boolean }
-  | { ok: false; reason: "hold_limit_reached"; active: number; cap: number; replayed: boolean }
+  | { ok: false; reason: 'hold_limit_reached'; active: number; cap: number; replayed: boolean }
   | Insufficient
   | SurfaceNotAllowed
-  | { ok: false; reason: "too_many_items"; max: number }
-  | { ok: false; reason: "idempotency_key_reused" }
-  | { ok: false; reason: "idempotency_key_in_use" };
+  | { ok: false; reason: 'too_many_items'; max: number }
+  | { ok: false; reason: 'idempotency_key_reused' }
+  | { ok: false; reason: 'idempotency_key_in_use' };
 
 /** A hold asked for on a surface the plan's holds.surfaces does not list (answer 403). */
 export interface SurfaceNotAllowed {
   /** Refused. */
   ok: false;
   /** The surface may not hold. */
-  reason: "surface_not_allowed";
+  reason: 'surface_not_allowed';
   /** The surface asked for. */
   surface: string;
   /** The surfaces the plan's holds may be opened on. */
@@ -93,7 +93,7 @@ export interface SurfaceNotAllowed {
 
 /** The refusal of a hold on a surface its plan does not open holds on. */
 export function surfaceNotAllowed(surface: string, surfaces: string[]): SurfaceNotAllowed {
-  return { ok: false, reason: "surface_not_allowed", surface, surfaces, allowed: surfaces };
+  return { ok: false, reason: 'surface_not_allowed', surface, surfaces, allowed: surfaces };
 }
 
 /** holds.settle's settlement of one item of an items hold. */
@@ -142,7 +142,7 @@ export interface SettleRefusal {
    */
   accepted: false;
   /** Why: the hold has ended, its lease lapsed, the budget is too small, or the item's label would be one too many. */
-  reason: "hold_ended" | "lease_expired" | "budget_exhausted" | "too_many_labels";
+  reason: 'hold_ended' | 'lease_expired' | 'budget_exhausted' | 'too_many_labels';
   /** The hold as it stands. */
   hold: Hold;
 }
@@ -166,7 +166,7 @@ export function settled(hold: Hold, replayed: boolean): Settled {
 }
 
 /** A settlement or spend refused, with the hold as it stands. */
-export function settleRefused(reason: SettleRefusal["reason"], hold: Hold): SettleRefusal {
+export function settleRefused(reason: SettleRefusal['reason'], hold: Hold): SettleRefusal {
   return { ok: false, accepted: false, reason, hold };
 }
 
@@ -178,43 +178,42 @@ export function endOutcome(ended: boolean, hold: Hold): EndOutcome {
 const LABEL = /^[a-z0-9_.-]{1,64}$/;
 
 function newHoldId(): string {
-  return `hold_${randomBytes(12).toString("base64url")}`;
+  return `hold_${randomBytes(12).toString('base64url')}`;
 }
 
 /** The checked size of an items hold (shared with tollgate/model). */
 export function openArgs(request: OpenHoldRequest): HoldSize {
-  const items = count("items", request?.items, 1);
-  const required = count("perItem.required", request.perItem?.required);
-  const optional = count("perItem.optional", request.perItem?.optional ?? 0);
-  if (required + optional === 0) throw new InvalidInputError("perItem must hold at least 1 credit (required + optional)");
+  const items = count('items', request?.items, 1);
+  const required = count('perItem.required', request.perItem?.required);
+  const optional = count('perItem.optional', request.perItem?.optional ?? 0);
+  if (required + optional === 0) throw new InvalidInputError('perItem must hold at least 1 credit (required + optional)');
   return { items, required, optional, amount: 0, leaseMs: ownLease(request.leaseMs) };
 }
 
 /** The checked size of a budget hold (shared with tollgate/model). */
 export function budgetArgs(request: OpenBudgetRequest): HoldSize {
-  return { items: 0, required: 0, optional: 0, amount: count("amount", request?.amount, 1), leaseMs: ownLease(request.leaseMs) };
+  return { items: 0, required: 0, optional: 0, amount: count('amount', request?.amount, 1), leaseMs: ownLease(request.leaseMs) };
 }
 
 /** A checked settlement of an items hold (shared with tollgate/model). */
 export function settleArgs(settlement: Settlement): { itemId: string; failed: string; optionalSpent: number; amount: number } {
   // Only an absent label means delivered: an empty one is bad input, not a delivery to charge.
   const label = settlement?.failed;
-  if (label !== undefined && (typeof label !== "string" || !LABEL.test(label))) {
+  if (label !== undefined && (typeof label !== 'string' || !LABEL.test(label))) {
     throw new InvalidInputError(`A failure label must be 1-64 characters of a-z 0-9 _ . - (got ${JSON.stringify(label)})`);
   }
-  const failed = label ?? "";
-  const optionalSpent = count("optionalSpent", settlement.optionalSpent ?? 0);
-  if (failed !== "" && optionalSpent > 0) throw new InvalidInputError("A failed item spends nothing: optionalSpent must be 0");
-  return { itemId: printableKey("Item id", settlement.itemId), failed, optionalSpent, amount: 0 };
+  const failed = label ?? '';
+  const optionalSpent = count('optionalSpent', settlement.optionalSpent ?? 0);
+  if (failed !== '' && optionalSpent > 0) throw new InvalidInputError('A failed item spends nothing: optionalSpent must be 0');
+  return { itemId: printableKey('Item id', settlement.itemId), failed, optionalSpent, amount: 0 };
 }
 
 /** A checked spend of a budget hold (shared with tollgate/model). */
 export function spendArgs(spend: Spend): { itemId: string; failed: string; optionalSpent: number; amount: number } {
-  return { itemId: printableKey("Item id", spend?.itemId), failed: "", optionalSpent: 0, amount: count("amount", spend.amount ?? 1) };
+  return { itemId: printableKey('Item id', spend?.itemId), failed: '', optionalSpent: 0, amount: count('amount', spend.amount ?? 1) };
 }
 
 /** A checked hold id, or a new one when the caller gave none. */
 export function holdIdArg(given: string | undefined): { holdId: string; own: boolean } {
-  return given === undefined ? { holdId: newHoldId(), own: false } : { holdId: shortId("Hold id", given), own: true };
+  return given === undefined ? { holdId: newHoldId(), own: false } : { holdId: shortId('Hold id', given), own: true };
 }
-

@@ -2,10 +2,10 @@
  * Request limits' rules: what an admit answers (a denial is a value, counted in no window),
  * and the checks of an admit's options before anything is counted.
  */
-import { InvalidInputError } from "../errors.ts";
-import type { PolicyTable } from "./plans.ts";
-import { count } from "./validate.ts";
-import { checkedWindows, type RateLimitState, type Window } from "./windows.ts";
+import { InvalidInputError } from '../errors.ts';
+import type { PolicyTable } from './plans.ts';
+import { count } from './validate.ts';
+import { checkedWindows, type RateLimitState, type Window } from './windows.ts';
 
 /** An admitted request: counted in every window of the surface. */
 export interface Allowed {
@@ -45,7 +45,7 @@ export interface Denial {
    * rate_limited: a window is full; cost_exceeds_limit: the cost is above a window's limit;
    * concurrency: every place of the surface's concurrency limit is taken.
    */
-  reason: "rate_limited" | "cost_exceeds_limit" | "concurrency";
+  reason: 'rate_limited' | 'cost_exceeds_limit' | 'concurrency';
   /** The denying window with the latest retry. */
   rateLimit: RateLimitState;
   /** Every window of the surface, in the plan's order. */
@@ -68,7 +68,7 @@ export interface AdmissionExtras {
 }
 
 /** An admission that counted the request (with the credit pre-check's counts when one was asked). */
-export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], credits?: Allowed["credits"], extras: AdmissionExtras = {}): Allowed {
+export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], credits?: Allowed['credits'], extras: AdmissionExtras = {}): Allowed {
   const admission: Allowed = credits === undefined ? { ok: true, allowed: true, rateLimit, windows } : { ok: true, allowed: true, rateLimit, windows, credits };
   if (extras.shadowDenials !== undefined) admission.shadowDenials = extras.shadowDenials;
   if (extras.lease !== undefined) admission.lease = extras.lease;
@@ -76,7 +76,13 @@ export function admitted(rateLimit: RateLimitState, windows: RateLimitState[], c
 }
 
 /** A denial: the request counted in no window. */
-export function denied(reason: Denial["reason"], rateLimit: RateLimitState, windows: RateLimitState[], retryAfterMs: number | null, shadowDenials?: RateLimitState[]): Denial {
+export function denied(
+  reason: Denial['reason'],
+  rateLimit: RateLimitState,
+  windows: RateLimitState[],
+  retryAfterMs: number | null,
+  shadowDenials?: RateLimitState[],
+): Denial {
   const denial: Denial = { ok: false, allowed: false, reason, rateLimit, windows, retryAfterMs };
   if (shadowDenials !== undefined) denial.shadowDenials = shadowDenials;
   return denial;
@@ -112,20 +118,20 @@ export interface LimitState {
 
 /** The checked cost and pre-check of an admit (shared with tollgate/model). */
 export function admitArgs(options: AdmitOptions): { cost: number; credits: number } {
-  const cost = count("cost", options.cost ?? 1, 1);
-  const credits = count("Credits to pre-check", options.credits ?? 0);
-  if (credits > 0 && options.policy !== undefined) throw new InvalidInputError("A credit pre-check needs an account: a policy subject has no credits");
+  const cost = count('cost', options.cost ?? 1, 1);
+  const credits = count('Credits to pre-check', options.credits ?? 0);
+  if (credits > 0 && options.policy !== undefined) throw new InvalidInputError('A credit pre-check needs an account: a policy subject has no credits');
   return { cost, credits };
 }
 
 /** A policy's windows on a surface, checked against the table (shared with tollgate/model). */
 export function policyWindows(policies: PolicyTable, policy: unknown, surface: string): readonly Window[] {
-  if (typeof policy !== "string" || !Object.hasOwn(policies, policy)) {
-    throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(", ") || "none"}`);
+  if (typeof policy !== 'string' || !Object.hasOwn(policies, policy)) {
+    throw new InvalidInputError(`Unknown policy ${JSON.stringify(policy)}; known policies: ${Object.keys(policies).join(', ') || 'none'}`);
   }
   const windows = policies[policy]![surface] && checkedWindows(policies[policy]![surface]!);
   if (windows === undefined) {
-    throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(", ")})`);
+    throw new InvalidInputError(`Policy "${policy}" has no surface "${surface}" (it has ${Object.keys(policies[policy]!).join(', ')})`);
   }
   return windows;
 }
@@ -137,7 +143,7 @@ export function leaseText(id: number, target: string): string {
 
 /** What a lease names: its id, surface and policy (undefined: the account's). */
 export function leaseOf(lease: unknown): { id: string; surface: string; policy: string | undefined } {
-  const m = typeof lease === "string" ? /^(\d{1,15}):([a-z0-9_-]{1,32}):(.*)$/.exec(lease) : null;
+  const m = typeof lease === 'string' ? /^(\d{1,15}):([a-z0-9_-]{1,32}):(.*)$/.exec(lease) : null;
   if (!m) throw new InvalidInputError(`lease must be one an admission answered (got ${JSON.stringify(lease)})`);
-  return { id: m[1]!, surface: m[2]!, policy: m[3] === "" ? undefined : m[3] };
+  return { id: m[1]!, surface: m[2]!, policy: m[3] === '' ? undefined : m[3] };
 }

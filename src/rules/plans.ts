@@ -6,11 +6,11 @@
  * creation and on every plan change), so the scripts need no table lookup and a plan change
  * moves the limits at once.
  */
-import { createHash } from "node:crypto";
-import { intervalArgs, type Interval } from "./cycles.ts";
-import { InvalidInputError, UnknownPlanError } from "../errors.ts";
-import { count, MAX_ALLOWANCE } from "./validate.ts";
-import { checkedWindows, surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from "./windows.ts";
+import { createHash } from 'node:crypto';
+import { intervalArgs, type Interval } from './cycles.ts';
+import { InvalidInputError, UnknownPlanError } from '../errors.ts';
+import { count, MAX_ALLOWANCE } from './validate.ts';
+import { checkedWindows, surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from './windows.ts';
 
 /** What a plan gives an account: windows per surface, credits per cycle, holds rules. */
 export interface Plan {
@@ -34,7 +34,7 @@ export type PolicyTable = Readonly<Record<string, SurfaceWindows>>;
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function table(what: string, value: unknown): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
     throw new InvalidInputError(`The ${what} table must name at least one ${what}`);
   }
   for (const name of Object.keys(value)) {
@@ -46,30 +46,31 @@ function table(what: string, value: unknown): Record<string, unknown> {
 /** Checks every plan of a host's table; throws InvalidInputError naming the plan and field. */
 export function validatePlans(value: unknown): PlanTable {
   const checked: Record<string, Plan> = {};
-  for (const [name, raw] of Object.entries(table("plan", value))) {
+  for (const [name, raw] of Object.entries(table('plan', value))) {
     const plan = (raw ?? {}) as Partial<Plan>;
     const at = (field: string) => `Plan "${name}": ${field}`;
-    const limits = validateSurfaceWindows(at("limits"), plan.limits);
-    const credits = (plan.credits ?? {}) as Partial<Plan["credits"]>;
-    const holds = (plan.holds ?? {}) as Partial<Plan["holds"]>;
-    if (typeof plan.credits !== "object" || plan.credits === null) throw new InvalidInputError(`${at("credits")} must be { allowance, cycle }`);
-    if (typeof plan.holds !== "object" || plan.holds === null) throw new InvalidInputError(`${at("holds")} must be { cap, maxItems, surfaces }`);
+    const limits = validateSurfaceWindows(at('limits'), plan.limits);
+    const credits = (plan.credits ?? {}) as Partial<Plan['credits']>;
+    const holds = (plan.holds ?? {}) as Partial<Plan['holds']>;
+    if (typeof plan.credits !== 'object' || plan.credits === null) throw new InvalidInputError(`${at('credits')} must be { allowance, cycle }`);
+    if (typeof plan.holds !== 'object' || plan.holds === null) throw new InvalidInputError(`${at('holds')} must be { cap, maxItems, surfaces }`);
     try {
       intervalArgs(credits.cycle);
     } catch (error) {
-      throw new InvalidInputError(`${at("credits.cycle")}: ${(error as Error).message}`);
+      throw new InvalidInputError(`${at('credits.cycle')}: ${(error as Error).message}`);
     }
-    if (!Array.isArray(holds.surfaces)) throw new InvalidInputError(`${at("holds.surfaces")} must be a list of the plan's surfaces`);
-    const surfaces = holds.surfaces.map((s: unknown) => surfaceName(at("holds.surfaces"), s));
+    if (!Array.isArray(holds.surfaces)) throw new InvalidInputError(`${at('holds.surfaces')} must be a list of the plan's surfaces`);
+    const surfaces = holds.surfaces.map((s: unknown) => surfaceName(at('holds.surfaces'), s));
     for (const s of surfaces) {
-      if (!Object.hasOwn(limits, s)) throw new InvalidInputError(`${at("holds.surfaces")}: "${s}" is not one of the plan's surfaces (${Object.keys(limits).join(", ")})`);
+      if (!Object.hasOwn(limits, s))
+        throw new InvalidInputError(`${at('holds.surfaces')}: "${s}" is not one of the plan's surfaces (${Object.keys(limits).join(', ')})`);
     }
     checked[name] = Object.freeze({
       limits,
-      credits: Object.freeze({ allowance: count(at("credits.allowance"), credits.allowance, 0, MAX_ALLOWANCE), cycle: credits.cycle! }),
+      credits: Object.freeze({ allowance: count(at('credits.allowance'), credits.allowance, 0, MAX_ALLOWANCE), cycle: credits.cycle! }),
       holds: Object.freeze({
-        cap: count(at("holds.cap"), holds.cap, 0),
-        maxItems: count(at("holds.maxItems"), holds.maxItems, 1),
+        cap: count(at('holds.cap'), holds.cap, 0),
+        maxItems: count(at('holds.maxItems'), holds.maxItems, 1),
         surfaces: Object.freeze([...new Set(surfaces)]),
       }),
     });
@@ -81,14 +82,14 @@ export function validatePlans(value: unknown): PlanTable {
 export function validatePolicies(value: unknown): PolicyTable {
   if (value === undefined) return Object.freeze({});
   const checked: Record<string, SurfaceWindows> = {};
-  for (const [name, raw] of Object.entries(table("policy", value))) {
+  for (const [name, raw] of Object.entries(table('policy', value))) {
     checked[name] = validateSurfaceWindows(`Policy "${name}"`, raw);
   }
   return Object.freeze(checked);
 }
 
 export function planNamed(plans: PlanTable, name: unknown): Plan & { name: string } {
-  if (typeof name !== "string" || !Object.hasOwn(plans, name)) {
+  if (typeof name !== 'string' || !Object.hasOwn(plans, name)) {
     throw new UnknownPlanError(String(name), Object.keys(plans));
   }
   return { name, ...plans[name]! };
@@ -101,10 +102,10 @@ export function planArgs(plan: Plan & { name: string }) {
     allowance: plan.credits.allowance,
     holdsCap: plan.holds.cap,
     holdsMaxItems: plan.holds.maxItems,
-    holdsSurfaces: plan.holds.surfaces.join(","),
+    holdsSurfaces: plan.holds.surfaces.join(','),
     windows: Object.entries(plan.limits)
       .map(([surface, windows]) => `${surface}=${windowsSpec(checkedWindows(windows))}`)
-      .join(";"),
+      .join(';'),
   };
 }
 
@@ -117,9 +118,9 @@ export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => str
   const surfaces = new Set(Object.values(plans).flatMap((plan) => Object.keys(plan.limits)));
   return (value) => {
     // A surface of the (validated) table is a valid name: the common case needs no pattern.
-    if (typeof value === "string" && surfaces.has(value)) return value;
-    const surface = surfaceName("Surface", value);
-    if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(", ")})`);
+    if (typeof value === 'string' && surfaces.has(value)) return value;
+    const surface = surfaceName('Surface', value);
+    if (!surfaces.has(surface)) throw new InvalidInputError(`Surface "${surface}" is not a surface of any plan (${[...surfaces].join(', ')})`);
     return surface;
   };
 }
@@ -129,10 +130,10 @@ export function accountSurfaceCheck(plans: PlanTable): (surface: unknown) => str
  * for createTollgate's plansVersion, else 'd' and a digest of every plan's numbers.
  */
 export function plansVersionOf(version: unknown, plans: PlanTable): string {
-  if (version !== undefined) return `v${count("plansVersion", version, 0)}`;
+  if (version !== undefined) return `v${count('plansVersion', version, 0)}`;
   const text = Object.keys(plans)
     .sort()
     .map((name) => JSON.stringify(planArgs(planNamed(plans, name))))
-    .join("\n");
-  return `d${createHash("sha1").update(text).digest("hex").slice(0, 10)}`;
+    .join('\n');
+  return `d${createHash('sha1').update(text).digest('hex').slice(0, 10)}`;
 }

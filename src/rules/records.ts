@@ -2,14 +2,14 @@
  * The records as the library reports them: holds, cycles, an account's plan numbers and its
  * credits. src/records.ts turns the scripts' replies into these shapes.
  */
-import type { SurfaceWindows } from "./windows.ts";
+import type { SurfaceWindows } from './windows.ts';
 
 /** items: reserved per item and settled item by item; budget: an amount spent as it goes. */
-export type HoldKind = "items" | "budget";
+export type HoldKind = 'items' | 'budget';
 /** open until it is finished, cancelled, settled in full, used up or its lease lapses. */
-export type HoldStatus = "open" | "completed" | "canceled";
+export type HoldStatus = 'open' | 'completed' | 'canceled';
 /** settled: every item settled; exhausted: a budget used up; lease_expired: its worker stopped reporting. */
-export type HoldEndReason = "settled" | "exhausted" | "finished" | "canceled" | "lease_expired";
+export type HoldEndReason = 'settled' | 'exhausted' | 'finished' | 'canceled' | 'lease_expired';
 
 /** A hold: credits reserved upfront for a bulk job or a budget, as holds.get and the settle calls report it. */
 export interface Hold {
@@ -110,7 +110,6 @@ export interface AccountCredits {
   /** The allowance from the next cycle on. */
   nextAllowance: number;
 }
-
 
 /**
  * An account's credits in its current cycle.

@@ -1,6 +1,6 @@
 /** What tollgate.usage answers: an account's whole quota state on one surface. */
-import type { AccountCredits, Cycle } from "./records.ts";
-import type { RateLimitState } from "./windows.ts";
+import type { AccountCredits, Cycle } from './records.ts';
+import type { RateLimitState } from './windows.ts';
 
 /** An account's whole quota state on one surface (tollgate.usage, keys.verify with `usage: true`). */
 export interface Usage {
@@ -19,4 +19,3 @@ export interface Usage {
   /** The time the state was read at (the injected clock or Redis TIME). */
   now: number;
 }
-

@@ -4,14 +4,14 @@
  * lua/lib/windows.lua reads: '<limit>/<seconds>' with 's' appended for a sliding window
  * and 'b<burst>' for a bucket, windows separated by spaces ('30/60', '10/1 300/60s', '5/1b20').
  */
-import { InvalidInputError } from "../errors.ts";
-import { count } from "./validate.ts";
+import { InvalidInputError } from '../errors.ts';
+import { count } from './validate.ts';
 
 /**
  * fixed: clock-aligned windows that reset all at once; sliding: the two-window estimate;
  * bucket: a token bucket (GCRA) refilling `limit` per `windowMs` evenly, holding `burst`.
  */
-export type Algorithm = "fixed" | "sliding" | "bucket" | "concurrency";
+export type Algorithm = 'fixed' | 'sliding' | 'bucket' | 'concurrency';
 
 /** One rate-limit window of a surface: `limit` requests per `windowMs`. */
 export interface Window {
@@ -38,7 +38,7 @@ export interface Window {
 /** A limit on requests in flight: `limit` at once, each place freed by release or after `leaseMs`. */
 export interface ConcurrencyWindow {
   /** "concurrency". */
-  algorithm: "concurrency";
+  algorithm: 'concurrency';
   /** Requests in flight at once. */
   limit: number;
   /** A place nobody releases frees itself this long after it was taken. */
@@ -88,7 +88,7 @@ export const MAX_LIMIT = 1_000_000_000;
 
 /** A surface name: 1-32 of a-z 0-9 _ - (the host's own names). */
 export function surfaceName(what: string, value: unknown): string {
-  if (typeof value !== "string" || !SURFACE.test(value)) {
+  if (typeof value !== 'string' || !SURFACE.test(value)) {
     throw new InvalidInputError(`${what} must be 1-32 characters of a-z 0-9 _ - (got ${JSON.stringify(value)})`);
   }
   return value;
@@ -106,19 +106,20 @@ export function validateWindows(at: string, value: unknown, minLimit = 1): Windo
   const checked = value.map((raw: unknown, i) => {
     const w = (raw ?? {}) as Partial<Window>;
     const where = `${at}[${i}]`;
-    if (w.algorithm === "concurrency") return concurrencyWindow(where, raw);
-    const limit = count(`${where}.limit`, w.limit, w.algorithm === "bucket" ? 1 : minLimit, MAX_LIMIT);
+    if (w.algorithm === 'concurrency') return concurrencyWindow(where, raw);
+    const limit = count(`${where}.limit`, w.limit, w.algorithm === 'bucket' ? 1 : minLimit, MAX_LIMIT);
     const windowMs = count(`${where}.windowMs`, w.windowMs, 1000, MAX_WINDOW_MS);
     if (windowMs % 1000 !== 0) throw new InvalidInputError(`${where}.windowMs must be whole seconds (got ${windowMs})`);
-    const algorithm = w.algorithm ?? "fixed";
-    if (algorithm !== "fixed" && algorithm !== "sliding" && algorithm !== "bucket") {
+    const algorithm = w.algorithm ?? 'fixed';
+    if (algorithm !== 'fixed' && algorithm !== 'sliding' && algorithm !== 'bucket') {
       throw new InvalidInputError(`${where}.algorithm must be "fixed", "sliding" or "bucket" (got ${JSON.stringify(algorithm)})`);
     }
     if (seen.has(windowMs)) throw new InvalidInputError(`${at}: two windows of one surface need different windowMs (${windowMs} twice)`);
     seen.add(windowMs);
-    if (w.shadow !== undefined && typeof w.shadow !== "boolean") throw new InvalidInputError(`${where}.shadow must be true or false (got ${JSON.stringify(w.shadow)})`);
+    if (w.shadow !== undefined && typeof w.shadow !== 'boolean')
+      throw new InvalidInputError(`${where}.shadow must be true or false (got ${JSON.stringify(w.shadow)})`);
     const shadow = w.shadow === true ? { shadow: true } : {};
-    if (algorithm !== "bucket") {
+    if (algorithm !== 'bucket') {
       if (w.burst !== undefined) throw new InvalidInputError(`${where}.burst is for buckets only (algorithm: "bucket")`);
       return { limit, windowMs, algorithm, ...shadow };
     }
@@ -130,10 +131,10 @@ export function validateWindows(at: string, value: unknown, minLimit = 1): Windo
     }
     return { limit, windowMs, algorithm, burst, ...shadow };
   });
-  const inFlight = checked.filter((w) => w.algorithm === "concurrency");
+  const inFlight = checked.filter((w) => w.algorithm === 'concurrency');
   if (inFlight.length > 1) throw new InvalidInputError(`${at}: a surface has at most one concurrency limit`);
   // The limit in flight goes last: lib/windows.lua finds it at the end of the spec.
-  return [...checked.filter((w) => w.algorithm !== "concurrency"), ...inFlight];
+  return [...checked.filter((w) => w.algorithm !== 'concurrency'), ...inFlight];
 }
 
 /** A checked `{ algorithm: "concurrency", limit, leaseMs }`, kept with windowMs = leaseMs. */
@@ -142,12 +143,12 @@ function concurrencyWindow(where: string, raw: unknown): Window {
   if (w.shadow !== undefined || w.burst !== undefined) throw new InvalidInputError(`${where}: a concurrency limit takes only limit and leaseMs`);
   const limit = count(`${where}.limit`, w.limit, 1, MAX_LIMIT);
   const leaseMs = count(`${where}.leaseMs`, w.leaseMs, 1, MAX_WINDOW_MS);
-  return { algorithm: "concurrency", limit, windowMs: leaseMs, leaseMs };
+  return { algorithm: 'concurrency', limit, windowMs: leaseMs, leaseMs };
 }
 
 /** Checks a { surface: windows } table (a plan's limits or a policy). */
 export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindows {
-  if (typeof value !== "object" || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0) {
     throw new InvalidInputError(`${at} must name at least one surface with its windows`);
   }
   const out: Record<string, Window[]> = {};
@@ -161,18 +162,22 @@ export function validateSurfaceWindows(at: string, value: unknown): SurfaceWindo
 /** The spec string of a surface's windows, as lua/lib/windows.lua reads it. */
 export function windowsSpec(windows: readonly Window[]): string {
   return windows
-    .map((w) => (w.algorithm === "concurrency" ? `${w.limit}c${w.windowMs}` : `${w.limit}/${w.windowMs / 1000}${w.algorithm === "sliding" ? "s" : w.algorithm === "bucket" ? `b${w.burst ?? w.limit}` : ""}${w.shadow ? "!" : ""}`))
-    .join(" ");
+    .map((w) =>
+      w.algorithm === 'concurrency'
+        ? `${w.limit}c${w.windowMs}`
+        : `${w.limit}/${w.windowMs / 1000}${w.algorithm === 'sliding' ? 's' : w.algorithm === 'bucket' ? `b${w.burst ?? w.limit}` : ''}${w.shadow ? '!' : ''}`,
+    )
+    .join(' ');
 }
 
 /** The windows of a spec string (the account's stored copy of its plan). */
 export function windowsFromSpec(spec: string): Window[] {
-  return spec.split(" ").map((part) => {
+  return spec.split(' ').map((part) => {
     const lease = /^(\d+)c(\d+)$/.exec(part);
-    if (lease) return { algorithm: "concurrency", limit: Number(lease[1]), windowMs: Number(lease[2]), leaseMs: Number(lease[2]) } as Window;
+    if (lease) return { algorithm: 'concurrency', limit: Number(lease[1]), windowMs: Number(lease[2]), leaseMs: Number(lease[2]) } as Window;
     const m = /^(\d+)\/(\d+)(?:(s)|b(\d+))?(!?)$/.exec(part);
     if (!m) throw new Error(`Stored windows spec is unreadable: ${JSON.stringify(spec)}`);
-    const window: Window = { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === "s" ? "sliding" : m[4] ? "bucket" : "fixed" };
+    const window: Window = { limit: Number(m[1]), windowMs: Number(m[2]) * 1000, algorithm: m[3] === 's' ? 'sliding' : m[4] ? 'bucket' : 'fixed' };
     if (m[4]) window.burst = Number(m[4]);
     if (m[5]) window.shadow = true;
     return window;

@@ -1,5 +1,5 @@
 /** Result codes of the Lua scripts: lua/lib/codes.lua's CODE, given to TypeScript by the bundle. */
-import { CODE } from "./generated/codes.ts";
+import { CODE } from './generated/codes.ts';
 
 /** The codes by name. */
 export const Code = CODE;

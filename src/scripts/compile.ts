@@ -13,10 +13,10 @@
  */
 
 export class LuaCompileError extends Error {
-  override readonly name = "LuaCompileError";
+  override readonly name = 'LuaCompileError';
 }
 
-type TokenKind = "name" | "number" | "string" | "comment" | "symbol" | "newline" | "space";
+type TokenKind = 'name' | 'number' | 'string' | 'comment' | 'symbol' | 'newline' | 'space';
 
 interface Token {
   kind: TokenKind;
@@ -34,64 +34,64 @@ function longBracketEnd(source: string, at: number, level: string): number {
 }
 
 /** Splits Lua source into tokens; whitespace and newlines are kept so lines can be rebuilt. */
-export function tokenize(source: string, file = "script"): Token[] {
+export function tokenize(source: string, file = 'script'): Token[] {
   const tokens: Token[] = [];
   let line = 1;
   let i = 0;
   const push = (kind: TokenKind, text: string) => {
     tokens.push({ kind, text, line });
-    for (const ch of text) if (ch === "\n") line++;
+    for (const ch of text) if (ch === '\n') line++;
   };
   while (i < source.length) {
     const ch = source[i]!;
     const rest = source.slice(i, i + 256);
-    if (ch === "\n") {
-      push("newline", "\n");
+    if (ch === '\n') {
+      push('newline', '\n');
       i++;
-    } else if (ch === " " || ch === "\t" || ch === "\r") {
+    } else if (ch === ' ' || ch === '\t' || ch === '\r') {
       let j = i;
       while (j < source.length && /[ \t\r]/.test(source[j]!)) j++;
-      push("space", source.slice(i, j));
+      push('space', source.slice(i, j));
       i = j;
-    } else if (rest.startsWith("--")) {
+    } else if (rest.startsWith('--')) {
       const long = LONG_OPEN.exec(source.slice(i + 2, i + 2 + 64));
       let end: number;
       if (long) {
         end = longBracketEnd(source, i + 2 + long[0].length, long[1]!);
         if (end < 0) throw new LuaCompileError(`${file}:${line}: unfinished long comment`);
       } else {
-        end = source.indexOf("\n", i);
+        end = source.indexOf('\n', i);
         if (end < 0) end = source.length;
       }
-      push("comment", source.slice(i, end));
+      push('comment', source.slice(i, end));
       i = end;
-    } else if (ch === "[" && LONG_OPEN.test(rest)) {
+    } else if (ch === '[' && LONG_OPEN.test(rest)) {
       const long = LONG_OPEN.exec(rest)!;
       const end = longBracketEnd(source, i + long[0].length, long[1]!);
       if (end < 0) throw new LuaCompileError(`${file}:${line}: unfinished long string`);
-      push("string", source.slice(i, end));
+      push('string', source.slice(i, end));
       i = end;
     } else if (ch === "'" || ch === '"') {
       let j = i + 1;
       while (j < source.length && source[j] !== ch) {
-        if (source[j] === "\\") j++;
-        if (source[j] === "\n") throw new LuaCompileError(`${file}:${line}: unfinished string`);
+        if (source[j] === '\\') j++;
+        if (source[j] === '\n') throw new LuaCompileError(`${file}:${line}: unfinished string`);
         j++;
       }
       if (j >= source.length) throw new LuaCompileError(`${file}:${line}: unfinished string`);
-      push("string", source.slice(i, j + 1));
+      push('string', source.slice(i, j + 1));
       i = j + 1;
     } else if (/[A-Za-z_]/.test(ch)) {
       const m = /^[A-Za-z_][A-Za-z0-9_]*/.exec(rest)!;
-      push("name", m[0]);
+      push('name', m[0]);
       i += m[0].length;
-    } else if (/[0-9]/.test(ch) || (ch === "." && /[0-9]/.test(source[i + 1] ?? ""))) {
+    } else if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(source[i + 1] ?? ''))) {
       const m = /^(0[xX][0-9a-fA-F]+|[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?)/.exec(rest)!;
-      push("number", m[0]);
+      push('number', m[0]);
       i += m[0].length;
     } else {
       const m = /^(\.\.\.|\.\.|==|~=|<=|>=|.)/s.exec(rest)!;
-      push("symbol", m[0]);
+      push('symbol', m[0]);
       i += m[0].length;
     }
   }
@@ -102,7 +102,7 @@ export function tokenize(source: string, file = "script"): Token[] {
 function codeIndexes(tokens: Token[]): number[] {
   const out: number[] = [];
   tokens.forEach((t, i) => {
-    if (t.kind !== "space" && t.kind !== "newline" && t.kind !== "comment") out.push(i);
+    if (t.kind !== 'space' && t.kind !== 'newline' && t.kind !== 'comment') out.push(i);
   });
   return out;
 }
@@ -123,36 +123,36 @@ interface ConstTable {
 function findConstTables(tokens: Token[], file: string): ConstTable[] {
   const tables: ConstTable[] = [];
   tokens.forEach((t, i) => {
-    const marker = t.kind === "comment" ? t.text.trim() : "";
-    if (marker !== "--@const" && marker !== "--@const export") return;
+    const marker = t.kind === 'comment' ? t.text.trim() : '';
+    if (marker !== '--@const' && marker !== '--@const export') return;
     const code = codeIndexes(tokens).filter((j) => j > i);
     const at = (k: number) => tokens[code[k]!];
-    if (at(0)?.text !== "local" || at(1)?.kind !== "name" || at(2)?.text !== "=" || at(3)?.text !== "{") {
+    if (at(0)?.text !== 'local' || at(1)?.kind !== 'name' || at(2)?.text !== '=' || at(3)?.text !== '{') {
       throw new LuaCompileError(`${file}:${t.line}: --@const must precede "local NAME = {"`);
     }
     const name = at(1)!.text;
     const fields = new Map<string, string>();
     let k = 4;
-    while (at(k)?.text !== "}") {
+    while (at(k)?.text !== '}') {
       const key = at(k);
       const eq = at(k + 1);
       const value = at(k + 2);
-      if (key?.kind !== "name" || eq?.text !== "=" || (value?.kind !== "string" && value?.kind !== "number")) {
+      if (key?.kind !== 'name' || eq?.text !== '=' || (value?.kind !== 'string' && value?.kind !== 'number')) {
         throw new LuaCompileError(`${file}:${key?.line ?? t.line}: a --@const table holds only name = 'string' or number entries`);
       }
       if (fields.has(key.text)) throw new LuaCompileError(`${file}:${key.line}: ${name}.${key.text} is set twice`);
       fields.set(key.text, value.text);
       k += 3;
-      if (at(k)?.text === ",") k++;
+      if (at(k)?.text === ',') k++;
     }
-    const constructor = `{ ${[...fields].map(([f, v]) => `${f} = ${v}`).join(", ")} }`;
-    tables.push({ name, exported: marker === "--@const export", fields, constructor, from: i, to: code[k]! });
+    const constructor = `{ ${[...fields].map(([f, v]) => `${f} = ${v}`).join(', ')} }`;
+    tables.push({ name, exported: marker === '--@const export', fields, constructor, from: i, to: code[k]! });
   });
   return tables;
 }
 
-const OPENERS = new Set(["function", "if", "do", "repeat"]);
-const CLOSERS = new Set(["end", "until"]);
+const OPENERS = new Set(['function', 'if', 'do', 'repeat']);
+const CLOSERS = new Set(['end', 'until']);
 
 interface FunctionSpan {
   name: string;
@@ -172,24 +172,24 @@ function topLevelFunctions(tokens: Token[], file: string): FunctionSpan[] {
   let depth = 0;
   for (let c = 0; c < code.length; c++) {
     const t = tokens[code[c]!]!;
-    if (t.kind !== "name") continue;
-    if (depth === 0 && t.text === "local" && tokens[code[c + 1]!]?.text === "function") {
+    if (t.kind !== 'name') continue;
+    if (depth === 0 && t.text === 'local' && tokens[code[c + 1]!]?.text === 'function') {
       const name = tokens[code[c + 2]!]!.text;
       let d = 0;
       let e = c + 1;
       for (; e < code.length; e++) {
         const w = tokens[code[e]!]!;
-        if (w.kind !== "name") continue;
+        if (w.kind !== 'name') continue;
         if (OPENERS.has(w.text)) d++;
         else if (CLOSERS.has(w.text)) d--;
         if (d === 0) break;
       }
       if (e >= code.length) throw new LuaCompileError(`${file}:${t.line}: function ${name} has no end`);
       let close = c + 3;
-      while (close < e && tokens[code[close]!]!.text !== ")") close++;
+      while (close < e && tokens[code[close]!]!.text !== ')') close++;
       let before = code[c]! - 1;
-      while (before >= 0 && (tokens[before]!.kind === "space" || tokens[before]!.kind === "newline")) before--;
-      const rare = before >= 0 && tokens[before]!.kind === "comment" && tokens[before]!.text.trim() === "--@rare";
+      while (before >= 0 && (tokens[before]!.kind === 'space' || tokens[before]!.kind === 'newline')) before--;
+      const rare = before >= 0 && tokens[before]!.kind === 'comment' && tokens[before]!.text.trim() === '--@rare';
       spans.push({ name, from: code[c]!, to: code[e]!, rare, bodyStart: code[close]! });
       c = e;
       continue;
@@ -213,7 +213,7 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
       const users = new Set<FunctionSpan>();
       let outside = false;
       tokens.forEach((t, i) => {
-        if (t.kind !== "name" || t.text !== helper.name || (i >= helper.from && i <= helper.to)) return;
+        if (t.kind !== 'name' || t.text !== helper.name || (i >= helper.from && i <= helper.to)) return;
         const user = spans.find((s) => i >= s.from && i <= s.to);
         if (user) users.add(user);
         else outside = true;
@@ -224,7 +224,7 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
     if (!move) return tokens;
     const { helper, into } = move;
     const moved = tokens.slice(helper.from, helper.to + 1);
-    const newline: Token = { kind: "newline", text: "\n", line: moved[0]!.line };
+    const newline: Token = { kind: 'newline', text: '\n', line: moved[0]!.line };
     tokens = tokens.flatMap((t, i) => {
       if (i >= helper.from && i <= helper.to) return [];
       return i === into.bodyStart ? [t, newline, ...moved, newline] : [t];
@@ -236,13 +236,11 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
  * The `--@const export` tables of a Lua file, as { name: { field: value } }, so TypeScript reads
  * the positions and names the scripts use from the same source.
  */
-export function exportedConstants(source: string, file = "lib"): Record<string, Record<string, string | number>> {
+export function exportedConstants(source: string, file = 'lib'): Record<string, Record<string, string | number>> {
   const out: Record<string, Record<string, string | number>> = {};
   for (const table of findConstTables(tokenize(source, file), file)) {
     if (!table.exported) continue;
-    out[table.name] = Object.fromEntries(
-      [...table.fields].map(([field, value]) => [field, /^['"]/.test(value) ? value.slice(1, -1) : Number(value)]),
-    );
+    out[table.name] = Object.fromEntries([...table.fields].map(([field, value]) => [field, /^['"]/.test(value) ? value.slice(1, -1) : Number(value)]));
   }
   return out;
 }
@@ -263,12 +261,12 @@ export interface CompiledLines {
 }
 
 /** Compiles a resolved script (includes already inlined) into its shipped text. */
-export function compileLua(source: string, file = "script", options?: CompileOptions): string {
-  return `${compileLuaLines(source, file, options).lines.join("\n")}\n`;
+export function compileLua(source: string, file = 'script', options?: CompileOptions): string {
+  return `${compileLuaLines(source, file, options).lines.join('\n')}\n`;
 }
 
 /** compileLua's lines, each with where it came from (so the build can tell helpers from a body). */
-export function compileLuaLines(source: string, file = "script", options: CompileOptions = {}): CompiledLines {
+export function compileLuaLines(source: string, file = 'script', options: CompileOptions = {}): CompiledLines {
   let tokens = tokenize(source, file);
 
   // 1. Constant tables: drop the declarations, then replace every use.
@@ -281,21 +279,21 @@ export function compileLuaLines(source: string, file = "script", options: Compil
   for (let i = 0; i < tokens.length; i++) {
     if (dropped.has(i)) continue;
     const t = tokens[i]!;
-    const table = t.kind === "name" ? byName.get(t.text) : undefined;
-    const afterDot = previous?.text === "." || previous?.text === ":";
-    if (t.kind !== "space" && t.kind !== "newline" && t.kind !== "comment") previous = t;
+    const table = t.kind === 'name' ? byName.get(t.text) : undefined;
+    const afterDot = previous?.text === '.' || previous?.text === ':';
+    if (t.kind !== 'space' && t.kind !== 'newline' && t.kind !== 'comment') previous = t;
     if (!table || afterDot) {
       expanded.push(t);
       continue;
     }
-    if (tokens[i + 1]?.text === "." && tokens[i + 2]?.kind === "name") {
+    if (tokens[i + 1]?.text === '.' && tokens[i + 2]?.kind === 'name') {
       const field = tokens[i + 2]!.text;
       const value = table.fields.get(field);
       if (value === undefined) throw new LuaCompileError(`${file}:${t.line}: ${table.name} has no field ${field}`);
-      expanded.push({ kind: value.startsWith("'") || value.startsWith('"') ? "string" : "number", text: value, line: t.line });
+      expanded.push({ kind: value.startsWith("'") || value.startsWith('"') ? 'string' : 'number', text: value, line: t.line });
       i += 2;
     } else {
-      expanded.push({ kind: "symbol", text: `(${table.constructor})`, line: t.line });
+      expanded.push({ kind: 'symbol', text: `(${table.constructor})`, line: t.line });
     }
   }
   tokens = expanded;
@@ -307,7 +305,7 @@ export function compileLuaLines(source: string, file = "script", options: Compil
       for (let i = 0; i < tokens.length; i++) {
         if (i >= span.from && i <= span.to) continue;
         const t = tokens[i]!;
-        if (t.kind === "name" && t.text === span.name) return false;
+        if (t.kind === 'name' && t.text === span.name) return false;
       }
       return true;
     });
@@ -323,7 +321,7 @@ export function compileLuaLines(source: string, file = "script", options: Compil
   // 4. Lines of code only: no comments, no blank lines, no indentation.
   const lines: string[] = [];
   const from: number[] = [];
-  let current = "";
+  let current = '';
   let line = 0;
   const flush = () => {
     const text = current.trim();
@@ -331,12 +329,12 @@ export function compileLuaLines(source: string, file = "script", options: Compil
       lines.push(text);
       from.push(line);
     }
-    current = "";
+    current = '';
   };
   for (const t of tokens) {
-    if (t.kind === "comment") continue;
-    if (t.kind === "newline") flush();
-    else if (t.kind === "space") current += current && !current.endsWith(" ") ? " " : "";
+    if (t.kind === 'comment') continue;
+    if (t.kind === 'newline') flush();
+    else if (t.kind === 'space') current += current && !current.endsWith(' ') ? ' ' : '';
     else {
       if (!current) line = t.line;
       current += t.text;

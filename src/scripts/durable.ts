@@ -8,12 +8,12 @@
  * stay on the shared connection and never wait. A movement not confirmed in time is an
  * UnconfirmedError with the operation id it used, for the caller's retry, which applies once.
  */
-import { UnconfirmedError } from "../errors.ts";
-import { functionFailure, type DedicatedConnection, type RedisScriptClient } from "../redis/client.ts";
-import { LIBRARY } from "./bundle.generated.ts";
-import { Code } from "./codes.ts";
-import { recover } from "./recovery.ts";
-import type { AnyScript } from "./script.ts";
+import { UnconfirmedError } from '../errors.ts';
+import { functionFailure, type DedicatedConnection, type RedisScriptClient } from '../redis/client.ts';
+import { LIBRARY } from './bundle.generated.ts';
+import { Code } from './codes.ts';
+import { recover } from './recovery.ts';
+import type { AnyScript } from './script.ts';
 
 export interface DurabilitySettings {
   /** Replicas that must confirm each movement (WAIT numreplicas). */
@@ -47,7 +47,7 @@ export class DurableMovements {
     private readonly settings: DurabilitySettings,
   ) {
     this.pool = Array.from({ length: settings.connections }, () => ({ connection: undefined, busy: 0 }));
-    this.wait = ["WAIT", String(settings.replicas), String(settings.waitMs)];
+    this.wait = ['WAIT', String(settings.replicas), String(settings.waitMs)];
   }
 
   /**
@@ -75,7 +75,9 @@ export class DurableMovements {
         },
         (error: unknown) => {
           clearTimeout(timer);
-          reject(error instanceof UnconfirmedError ? error : this.unconfirmed(script, operationId, error instanceof Error ? error.message : String(error), error));
+          reject(
+            error instanceof UnconfirmedError ? error : this.unconfirmed(script, operationId, error instanceof Error ? error.message : String(error), error),
+          );
         },
       );
     });
@@ -86,7 +88,14 @@ export class DurableMovements {
     this.closed = true;
     const open = this.pool.map((slot) => slot.connection).filter((c) => c !== undefined);
     for (const slot of this.pool) slot.connection = undefined;
-    await Promise.all(open.map((c) => c.then((connection) => connection.close(), () => undefined)));
+    await Promise.all(
+      open.map((c) =>
+        c.then(
+          (connection) => connection.close(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   private async attempt(slot: Slot, script: AnyScript, words: string[], operationId: string, runner: { refuseFunctions(): void }): Promise<unknown[]> {
@@ -102,8 +111,8 @@ export class DurableMovements {
         errorOf: ([first]) => (first instanceof Error ? first : undefined),
         // Loaded on the server this connection sends the key's commands to.
         load: async (key) => {
-          const [loaded] = await connection.pipeline(key, [["FUNCTION", "LOAD", "REPLACE", LIBRARY.source]]);
-          if (functionFailure(loaded) === "refused") runner.refuseFunctions();
+          const [loaded] = await connection.pipeline(key, [['FUNCTION', 'LOAD', 'REPLACE', LIBRARY.source]]);
+          if (functionFailure(loaded) === 'refused') runner.refuseFunctions();
           return !(loaded instanceof Error);
         },
         refuseFunctions: () => runner.refuseFunctions(),
@@ -119,15 +128,18 @@ export class DurableMovements {
       // more here, so the WAIT after it covers the earlier movement too.
       [, confirmed] = await connection.pipeline(routingKey, [syncCommand(routingKey), this.wait]);
     }
-    if (typeof confirmed !== "number" || confirmed < this.settings.replicas) {
-      const seen = confirmed instanceof Error ? `WAIT failed: ${confirmed.message}` : `${String(confirmed)} of ${this.settings.replicas} replicas confirmed it within ${this.settings.waitMs} ms`;
+    if (typeof confirmed !== 'number' || confirmed < this.settings.replicas) {
+      const seen =
+        confirmed instanceof Error
+          ? `WAIT failed: ${confirmed.message}`
+          : `${String(confirmed)} of ${this.settings.replicas} replicas confirmed it within ${this.settings.waitMs} ms`;
       throw this.unconfirmed(script, operationId, seen);
     }
     return reply;
   }
 
   private connection(slot: Slot): Promise<DedicatedConnection> {
-    if (this.closed) return Promise.reject(new Error("tollgate was closed"));
+    if (this.closed) return Promise.reject(new Error('tollgate was closed'));
     if (slot.connection === undefined) {
       const opening = this.client.dedicated!();
       slot.connection = opening;
@@ -162,7 +174,7 @@ export class DurableMovements {
  * (wrapped in a hash tag when routingKey has none, so it stays in that slot).
  */
 function syncCommand(routingKey: string): string[] {
-  const open = routingKey.indexOf("{");
-  const tagged = open >= 0 && routingKey.indexOf("}", open + 1) > open + 1;
-  return ["SET", tagged ? `${routingKey}:sync` : `{${routingKey}}:sync`, "1", "PX", "1000"];
+  const open = routingKey.indexOf('{');
+  const tagged = open >= 0 && routingKey.indexOf('}', open + 1) > open + 1;
+  return ['SET', tagged ? `${routingKey}:sync` : `{${routingKey}}:sync`, '1', 'PX', '1000'];
 }

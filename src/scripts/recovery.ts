@@ -11,8 +11,8 @@
  * Anything else is the call's answer. Each of these errors says the script did not run, so a
  * call sent again applies once.
  */
-import { functionFailure, isNoScriptError } from "../redis/client.ts";
-import { evalshaWords, evalWords, type AnyScript } from "./script.ts";
+import { functionFailure, isNoScriptError } from '../redis/client.ts';
+import { evalshaWords, evalWords, type AnyScript } from './script.ts';
 
 /** How one caller sends a call and what it does between attempts. */
 export interface Attempts<T> {
@@ -60,22 +60,22 @@ export async function recover<T>(script: AnyScript, words: string[], failed: T, 
       outcome = await attempts.send(words);
       continue;
     }
-    if (words[0] === "FCALL") {
+    if (words[0] === 'FCALL') {
       const failure = functionFailure(error);
       if (failure === undefined) return outcome;
-      if (failure === "missing" && !loaded) {
+      if (failure === 'missing' && !loaded) {
         loaded = true;
         if (await attempts.load(words[3]!)) {
           outcome = await attempts.send(words);
           continue;
         }
       }
-      if (failure === "refused") attempts.refuseFunctions();
+      if (failure === 'refused') attempts.refuseFunctions();
       words = evalshaWords(script, words);
       outcome = await attempts.send(words);
       continue;
     }
-    if (words[0] === "EVALSHA" && isNoScriptError(error)) {
+    if (words[0] === 'EVALSHA' && isNoScriptError(error)) {
       words = evalWords(script, words);
       outcome = await attempts.send(words);
       continue;

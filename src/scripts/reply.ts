@@ -4,8 +4,8 @@
  * type. Lua sends numbers as integers and strings as strings; an attribute a record does not
  * store is 0 or ''.
  */
-import type { Code } from "./generated/codes.ts";
-import { CODE } from "./generated/codes.ts";
+import type { Code } from './generated/codes.ts';
+import { CODE } from './generated/codes.ts';
 
 const CODES = new Set<unknown>(Object.values(CODE));
 
@@ -15,7 +15,7 @@ function isCode(value: unknown): value is Code {
 
 /** A reply that is not what its header declares: a bug of the build, never the caller's. */
 export class ReplyShapeError extends Error {
-  override readonly name = "ReplyShapeError";
+  override readonly name = 'ReplyShapeError';
 }
 
 /** The reply's result code (its first element). */
@@ -25,21 +25,21 @@ export function codeOf(value: unknown): Code {
 }
 
 export function int(value: unknown): number {
-  return typeof value === "number" ? value : Number(value ?? 0);
+  return typeof value === 'number' ? value : Number(value ?? 0);
 }
 
 export function text(value: unknown): string {
-  return typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
+  return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
 }
 
 export function flag(value: unknown): boolean {
-  return value === 1 || value === "1";
+  return value === 1 || value === '1';
 }
 
 export function oneOf<T extends string>(value: unknown, values: readonly T[]): T {
   const s = text(value);
   for (const v of values) if (v === s) return v;
-  throw new ReplyShapeError(`A script answered "${s}" where one of ${values.join(", ")} was declared`);
+  throw new ReplyShapeError(`A script answered "${s}" where one of ${values.join(', ')} was declared`);
 }
 
 /** JSON text, parsed: a record of variable length, which its reader checks. */
@@ -49,12 +49,12 @@ export function json(value: unknown): unknown {
 
 /** A field of a parsed JSON object (undefined when it is not an object). */
 export function field(object: unknown, name: string): unknown {
-  return typeof object === "object" && object !== null ? Reflect.get(object, name) : undefined;
+  return typeof object === 'object' && object !== null ? Reflect.get(object, name) : undefined;
 }
 
 /** Whether an optional element is there: not absent, not '' and not an empty table. */
 export function present(value: unknown): boolean {
-  return value !== undefined && value !== null && value !== "" && !(Array.isArray(value) && value.length === 0);
+  return value !== undefined && value !== null && value !== '' && !(Array.isArray(value) && value.length === 0);
 }
 
 /** A nested table of a reply (an empty list for anything else, e.g. cjson's {} or ''). */

@@ -12,17 +12,17 @@
  * functions are refused (for good, as `scripts: "eval"` does from the start); EVAL after
  * NOSCRIPT.
  */
-import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, operationReused, StoreUnavailableError } from "../errors.ts";
-import { functionFailure, type RedisScriptClient } from "../redis/client.ts";
-import { asError } from "../redis/dedicated.ts";
-import { LIBRARY } from "./bundle.generated.ts";
-import { Code } from "./codes.ts";
-import type { DurableMovements } from "./durable.ts";
-import { recover } from "./recovery.ts";
-import { type AnyScript, type Script, type ScriptReply, type Settings, type SubjectKeyNames } from "./script.ts";
+import { AccountNotFoundError, HoldNotFoundError, InvalidInputError, operationReused, StoreUnavailableError } from '../errors.ts';
+import { functionFailure, type RedisScriptClient } from '../redis/client.ts';
+import { asError } from '../redis/dedicated.ts';
+import { LIBRARY } from './bundle.generated.ts';
+import { Code } from './codes.ts';
+import type { DurableMovements } from './durable.ts';
+import { recover } from './recovery.ts';
+import type { AnyScript, Script, ScriptReply, Settings, SubjectKeyNames } from './script.ts';
 
 /** createTollgate's `scripts`: as the functions of one library (FCALL), or by EVALSHA. */
-export type ScriptsOption = "functions" | "eval";
+export type ScriptsOption = 'functions' | 'eval';
 
 /** What a reply's "not found" codes name in their errors. */
 export interface CallSubject extends SubjectKeyNames {
@@ -44,10 +44,10 @@ export class ScriptRunner {
     /** Time for the next script: the injected clock in ms, or -1 for the Redis server's TIME. */
     private readonly clock: (() => number) | undefined,
     private readonly durability?: DurableMovements,
-    scripts: ScriptsOption = "functions",
+    scripts: ScriptsOption = 'functions',
   ) {
     this.durable = durability !== undefined;
-    this.viaFunctions = scripts === "functions" && typeof client.load === "function";
+    this.viaFunctions = scripts === 'functions' && typeof client.load === 'function';
   }
 
   /** A sender per server to read every key from (SCAN): each master of a cluster, or the one server. */
@@ -65,7 +65,7 @@ export class ScriptRunner {
     if (this.durability) return this.moveDurably(script, keys, params, holdId, operationId);
     // A movement that failed carries its id, so the caller may retry it: it applies once.
     return this.run(script, keys, params, holdId).catch((error: unknown) => {
-      throw error instanceof StoreUnavailableError && error.operationId === undefined && operationId !== ""
+      throw error instanceof StoreUnavailableError && error.operationId === undefined && operationId !== ''
         ? new StoreUnavailableError(error.message, { cause: error.cause, operationId })
         : error;
     });
@@ -73,7 +73,7 @@ export class ScriptRunner {
 
   /** "now" as the scripts take it. */
   now(): string {
-    return this.clock ? String(Math.floor(this.clock())) : "-1";
+    return this.clock ? String(Math.floor(this.clock())) : '-1';
   }
 
   /**
@@ -81,7 +81,9 @@ export class ScriptRunner {
    * errors here; every other code is the caller's to read.
    */
   run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
-    return this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) => failureOf(reply, keys.subject, params, holdId));
+    return this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) =>
+      failureOf(reply, keys.subject, params, holdId),
+    );
   }
 
   /** Closes the connections the runner opened itself (durability's); the user's client stays open. */
@@ -89,7 +91,13 @@ export class ScriptRunner {
     return this.durability ? this.durability.close() : Promise.resolve();
   }
 
-  private async moveDurably<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId: string | undefined, operationId: string): Promise<R> {
+  private async moveDurably<P, R extends ScriptReply>(
+    script: Script<P, R>,
+    keys: CallSubject,
+    params: P,
+    holdId: string | undefined,
+    operationId: string,
+  ): Promise<R> {
     const words = script.command(this.now(), this.settings, keys, params, this.viaFunctions);
     const reply = await this.durability!.move(script, words, operationId, this);
     const failure = failureOf(reply, keys.subject, params, holdId);
@@ -110,7 +118,10 @@ export class ScriptRunner {
    */
   send<R extends ScriptReply>(script: Script<never, R>, words: string[], check?: (reply: readonly unknown[]) => Error | undefined): Promise<R> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(
+        () => reject(new StoreUnavailableError(`Quota store did not answer ${script.name} within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
       const fail = (error: unknown) => {
         clearTimeout(timer);
         const detail = error instanceof Error ? error.message : String(error);
@@ -154,7 +165,7 @@ export class ScriptRunner {
       .then(
         () => true,
         (error: unknown) => {
-          if (functionFailure(error) === "refused") this.refuseFunctions();
+          if (functionFailure(error) === 'refused') this.refuseFunctions();
           return false;
         },
       )
@@ -169,7 +180,7 @@ function failureOf(reply: readonly unknown[], subject: string, params: unknown, 
     case Code.NO_ACCOUNT:
       return new AccountNotFoundError(subject);
     case Code.NO_HOLD:
-      return new HoldNotFoundError(holdId ?? "");
+      return new HoldNotFoundError(holdId ?? '');
     case Code.UNKNOWN_SURFACE:
       return new InvalidInputError(`Surface "${(params as { surface?: string }).surface}" is not one of the surfaces of "${subject}"'s plan`);
     case Code.WRONG_HOLD_KIND:

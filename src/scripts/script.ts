@@ -7,7 +7,7 @@
  * hot path builds no intermediate key or argument objects. Its decoder, generated from the
  * header's `Returns:` lines, gives the reply by name.
  */
-import type { Code } from "./codes.ts";
+import type { Code } from './codes.ts';
 
 /** The Redis keys of one subject that scripts name in their headers. */
 export interface SubjectKeyNames {
@@ -75,27 +75,27 @@ export interface FunctionLibrary {
 export function functionLibrary(id: string, helpers: string, bodies: Readonly<Record<string, string>>): FunctionLibrary {
   const name = `tollgate_${id}`;
   const functions = Object.keys(bodies).map((script) => `${functionOpen(id, script)}\n${bodies[script]!}\n${FUNCTION_CLOSE}`);
-  return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join("\n")}\n` };
+  return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join('\n')}\n` };
 }
 
 export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}', callback=function(KEYS, ARGV)`;
 export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
-export const SUBJECT_KEYS = ["account", "cycles", "journal", "history", "holdsActive", "holdsEnded", "holdList", "operations"] as const;
+export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations'] as const;
 export const SETTINGS = [
-  "journalTrim",
-  "journalBound",
-  "historyDays",
-  "leaseMs",
-  "idempotencyTtlMs",
-  "idempotencyLockMs",
-  "operationTtlMs",
-  "endedHoldsKeepMs",
-  "endedHoldsMax",
-  "plansVersion",
+  'journalTrim',
+  'journalBound',
+  'historyDays',
+  'leaseMs',
+  'idempotencyTtlMs',
+  'idempotencyLockMs',
+  'operationTtlMs',
+  'endedHoldsKeepMs',
+  'endedHoldsMax',
+  'plansVersion',
 ] as const;
-export const NOW_ARG = "nowMs";
+export const NOW_ARG = 'nowMs';
 
 /** Any script, whatever its params and reply. */
 export type AnyScript = Script<never, ScriptReply>;
@@ -103,7 +103,7 @@ export type AnyScript = Script<never, ScriptReply>;
 /** A call's words sent by EVALSHA instead of FCALL: the same words after the first two. */
 export function evalshaWords(script: AnyScript, words: readonly string[]): string[] {
   const out = words.slice();
-  out[0] = "EVALSHA";
+  out[0] = 'EVALSHA';
   out[1] = script.sha1;
   return out;
 }
@@ -111,7 +111,7 @@ export function evalshaWords(script: AnyScript, words: readonly string[]): strin
 /** A call's words with the script's source (EVAL), after NOSCRIPT. */
 export function evalWords(script: AnyScript, words: readonly string[]): string[] {
   const out = words.slice();
-  out[0] = "EVAL";
+  out[0] = 'EVAL';
   out[1] = script.source;
   return out;
 }

@@ -57,11 +57,19 @@ describe('several app servers on one cluster', () => {
         await gates[1]!.credits.charge(id, { required: 1000 - 37 });
       }),
     );
-    const outcomes = await Promise.all(ids.flatMap((id) => Array.from({ length: 64 }, (_, i) => gates[i % gates.length]!.credits.charge(id, { required: 1 }).then((o) => ({ id, o })))));
+    const outcomes = await Promise.all(
+      ids.flatMap((id) => Array.from({ length: 64 }, (_, i) => gates[i % gates.length]!.credits.charge(id, { required: 1 }).then((o) => ({ id, o })))),
+    );
     for (const id of ids) {
       const mine = outcomes.filter((x) => x.id === id).map((x) => x.o);
-      expect(mine.filter((o) => o.ok), id).toHaveLength(37);
-      expect(mine.every((o) => o.ok || (o.remaining === 0 && o.needed === 1)), id).toBe(true);
+      expect(
+        mine.filter((o) => o.ok),
+        id,
+      ).toHaveLength(37);
+      expect(
+        mine.every((o) => o.ok || (o.remaining === 0 && o.needed === 1)),
+        id,
+      ).toBe(true);
       const balances = mine.flatMap((o) => (o.ok ? [o.balance] : [])).sort((a, b) => a - b);
       expect(balances, id).toEqual(Array.from({ length: 37 }, (_, i) => i));
       expect((await gates[2]!.usage(id)).credits).toMatchObject({ balance: 0, spent: 1000, held: 0 });
@@ -74,7 +82,9 @@ describe('several app servers on one cluster', () => {
     await gates[0]!.accounts.create(id!, { plan: 'starter' });
     // 16 servers' worth of requests with the same key and body: one hold, the rest replay it or find the key in use.
     const keyed = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => gates[i % gates.length]!.holds.open(id!, { items: 10, perItem: { required: 1 }, idempotency: { key: 'same-key', body: { items: 10 } } })),
+      Array.from({ length: 16 }, (_, i) =>
+        gates[i % gates.length]!.holds.open(id!, { items: 10, perItem: { required: 1 }, idempotency: { key: 'same-key', body: { items: 10 } } }),
+      ),
     );
     const created = keyed.filter((o) => o.ok && !o.replayed);
     expect(created).toHaveLength(1);
@@ -97,13 +107,31 @@ describe('several app servers on one cluster', () => {
       const outcomes = await Promise.all(
         Array.from({ length: 80 }, (_, i) => {
           const item = Math.floor(i / 2);
-          return gates[i % gates.length]!.holds.settle(id, opened.hold.id, item % 4 === 3 ? { itemId: `item-${item}`, failed: 'x' } : { itemId: `item-${item}`, optionalSpent: item % 2 });
+          return gates[i % gates.length]!.holds.settle(
+            id,
+            opened.hold.id,
+            item % 4 === 3 ? { itemId: `item-${item}`, failed: 'x' } : { itemId: `item-${item}`, optionalSpent: item % 2 },
+          );
         }),
       );
-      expect(outcomes.filter((o) => o.accepted && !o.replayed), id).toHaveLength(40);
-      expect(outcomes.filter((o) => o.accepted && o.replayed), id).toHaveLength(40);
+      expect(
+        outcomes.filter((o) => o.accepted && !o.replayed),
+        id,
+      ).toHaveLength(40);
+      expect(
+        outcomes.filter((o) => o.accepted && o.replayed),
+        id,
+      ).toHaveLength(40);
       // 30 delivered (10 with their optional credit), 10 failed: 40 spent, 40 refunded at the end.
-      expect(await gates[3]!.holds.get(id, opened.hold.id)).toMatchObject({ status: 'completed', settled: 40, delivered: 30, optionalSpent: 10, failed: { x: 10 }, spent: 40, refunded: 40 });
+      expect(await gates[3]!.holds.get(id, opened.hold.id)).toMatchObject({
+        status: 'completed',
+        settled: 40,
+        delivered: 30,
+        optionalSpent: 10,
+        failed: { x: 10 },
+        spent: 40,
+        refunded: 40,
+      });
       expect((await gates[2]!.usage(id)).credits).toMatchObject({ balance: 4960, spent: 40, held: 0 });
       await expectSound(gates[0]!, id);
     }
@@ -155,7 +183,13 @@ describe('several app servers on one cluster', () => {
 
     await progress(50);
     // While the account is half moved every charge of it gets TRYAGAIN, so the pace is set by time.
-    const migrated = await migrateSlot(slot, from, to, nodes().map((n) => n.port), () => sleep(15));
+    const migrated = await migrateSlot(
+      slot,
+      from,
+      to,
+      nodes().map((n) => n.port),
+      () => sleep(15),
+    );
     await progress(50);
     running = false;
     await Promise.all(workers);

@@ -40,31 +40,38 @@ describe('the eviction guard on a cluster', () => {
     return createTollgate({ redis: client.adapter, plans: EXAMPLE_PLANS, clock: clock.fn });
   }
 
-  it.each(CLIENT_KINDS)('through %s: every master is read once before the first movement; one master with volatile-lru refuses movements for every subject, admits go on', async (kind) => {
-    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
-    const ports = cluster.nodes.map((node) => node.port);
-    const safe = await gate(kind);
-    const before = await Promise.all(ports.map(infoCalls));
-    const ids = Array.from({ length: 6 }, () => accountId(kind.replace('-', '')));
-    for (const id of ids) await safe.accounts.create(id, { plan: 'pro' });
-    expect((await Promise.all(ports.map(infoCalls))).map((n, i) => n - before[i]!)).toEqual([1, 1, 1]);
+  it.each(CLIENT_KINDS)(
+    'through %s: every master is read once before the first movement; one master with volatile-lru refuses movements for every subject, admits go on',
+    async (kind) => {
+      const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+      const ports = cluster.nodes.map((node) => node.port);
+      const safe = await gate(kind);
+      const before = await Promise.all(ports.map(infoCalls));
+      const ids = Array.from({ length: 6 }, () => accountId(kind.replace('-', '')));
+      for (const id of ids) await safe.accounts.create(id, { plan: 'pro' });
+      expect((await Promise.all(ports.map(infoCalls))).map((n, i) => n - before[i]!)).toEqual([1, 1, 1]);
 
-    await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru']);
-    try {
-      const guarded = await gate(kind);
-      for (const id of ids) {
-        await expect(guarded.credits.charge(id, { required: 1 })).rejects.toMatchObject({ code: 'eviction_policy', policy: 'volatile-lru', server: expect.stringContaining(String(ports[1])) });
-        expect(await guarded.limits.admit(id)).toMatchObject({ ok: true });
+      await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru']);
+      try {
+        const guarded = await gate(kind);
+        for (const id of ids) {
+          await expect(guarded.credits.charge(id, { required: 1 })).rejects.toMatchObject({
+            code: 'eviction_policy',
+            policy: 'volatile-lru',
+            server: expect.stringContaining(String(ports[1])),
+          });
+          expect(await guarded.limits.admit(id)).toMatchObject({ ok: true });
+        }
+        await expect(guarded.accounts.create(accountId(), { plan: 'pro' })).rejects.toBeInstanceOf(EvictionPolicyError);
+        expect(emitWarning.mock.calls.filter(([, options]) => (options as { code?: string })?.code === 'TOLLGATE_EVICTION_POLICY')).toHaveLength(1);
+
+        await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+        clock.advance(1_000);
+        for (const id of ids) expect(await guarded.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, balance: 4999 });
+      } finally {
+        await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+        emitWarning.mockRestore();
       }
-      await expect(guarded.accounts.create(accountId(), { plan: 'pro' })).rejects.toBeInstanceOf(EvictionPolicyError);
-      expect(emitWarning.mock.calls.filter(([, options]) => (options as { code?: string })?.code === 'TOLLGATE_EVICTION_POLICY')).toHaveLength(1);
-
-      await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
-      clock.advance(1_000);
-      for (const id of ids) expect(await guarded.credits.charge(id, { required: 1 })).toMatchObject({ ok: true, balance: 4999 });
-    } finally {
-      await rawCommand(ports[1]!, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
-      emitWarning.mockRestore();
-    }
-  });
+    },
+  );
 });

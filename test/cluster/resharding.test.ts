@@ -98,7 +98,14 @@ describe('resharding: every credit-moving script while its slot moves', () => {
     async function fresh(options: { timeoutMs?: number } = {}) {
       const clock = new ManualClock();
       const prefix = uniquePrefix('reshard');
-      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client().adapter, prefix, clock: clock.fn, leaseMs: LEASE, timeoutMs: options.timeoutMs ?? 5_000 });
+      const tg = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: client().adapter,
+        prefix,
+        clock: clock.fn,
+        leaseMs: LEASE,
+        timeoutMs: options.timeoutMs ?? 5_000,
+      });
       const id = accountId('reshard');
       await tg.accounts.create(id, { plan: 'pro' });
       // An ended cycle, so the cycles hash exists: a script whose declared keys all exist runs
@@ -125,10 +132,17 @@ describe('resharding: every credit-moving script while its slot moves', () => {
           // Sorted, so the split is the same every run: the account stays, its cycles move.
           const keys = (await keysOnSource(move)).sort();
           expect(keys.length).toBeGreaterThan(0);
-          if (state === 'keys split across both') await migrateKeys(move, keys.filter((_, i) => i % 2 === 1));
+          if (state === 'keys split across both')
+            await migrateKeys(
+              move,
+              keys.filter((_, i) => i % 2 === 1),
+            );
           if (state === 'all keys moved, slot not yet assigned') await migrateKeys(move);
           const call = run(tg);
-          const settled = call.then(() => 'ok', (error: unknown) => (error instanceof Error ? error.message : String(error)));
+          const settled = call.then(
+            () => 'ok',
+            (error: unknown) => (error instanceof Error ? error.message : String(error)),
+          );
           await sleep(MOVE_ENDS_AFTER_MS);
           await endSlotMove(cluster(), move);
           expect(await settled).toBe('ok');
@@ -175,7 +189,10 @@ describe('resharding: every credit-moving script while its slot moves', () => {
         account = keys.find((key) => key.endsWith('}:a'))!;
         expect(account).toBeDefined();
         expect(keys.filter((key) => key.includes('}:r:'))).toEqual([]);
-        await migrateKeys(move, keys.filter((key) => key !== account));
+        await migrateKeys(
+          move,
+          keys.filter((key) => key !== account),
+        );
         const onSource = await tg.limits.admit(id);
         expect(onSource.allowed).toBe(true);
         expect(await migrateKey(move, account)).toBe('moved');
@@ -195,7 +212,10 @@ describe('resharding: every credit-moving script while its slot moves', () => {
       const move = await beginSlotMove(cluster(), slot);
       try {
         const keys = (await keysOnSource(move)).sort();
-        await migrateKeys(move, keys.filter((_, i) => i % 2 === 1));
+        await migrateKeys(
+          move,
+          keys.filter((_, i) => i % 2 === 1),
+        );
         await expect(tg.credits.charge(id, { required: 2 })).rejects.toThrowError(StoreUnavailableError);
         // ioredis retries TRYAGAIN itself for up to 16 x 100 ms: let those attempts run out first.
         await sleep(2_000);

@@ -50,111 +50,120 @@ describe('resharding soak: slots move under load', () => {
   describe.each(CLIENT_KINDS)('through %s', (kind) => {
     const client = clusterClient(kind, cluster);
 
-    it('charges, holds, admits and verifies while slots move: no credit lost, none twice, every account reconciles', async () => {
-      const clock = new ManualClock();
-      const prefix = uniquePrefix('soak');
-      // Counts the answers that said a slot was moving (each sent again by the runner).
-      let metMove = 0;
-      const adapter = client().adapter;
-      const counting = {
-        ...adapter,
-        send: (words: string[]) =>
-          adapter.send(words).catch((error: unknown) => {
-            if (error instanceof Error && isSlotMoving(error)) metMove++;
-            throw error;
-          }),
-      };
-      const tg: Tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: counting, prefix, clock: clock.fn, timeoutMs: 3_000 });
-      const ids = Array.from({ length: ACCOUNTS }, () => accountId('soak'));
-      const keys = new Map<string, string>();
-      for (const id of ids) {
-        await tg.accounts.create(id, { plan: 'pro' });
-        keys.set(id, (await tg.keys.issue(id)).key);
-      }
-      const tally: Tally = { spent: new Map(ids.map((id) => [id, 0])), calls: 0, retried: 0, admitFailures: [], moves: 0 };
-      const spend = (id: string, n: number) => tally.spent.set(id, tally.spent.get(id)! + n);
-      const end = Date.now() + LOAD_MS;
-      let sequence = 0;
+    it(
+      'charges, holds, admits and verifies while slots move: no credit lost, none twice, every account reconciles',
+      async () => {
+        const clock = new ManualClock();
+        const prefix = uniquePrefix('soak');
+        // Counts the answers that said a slot was moving (each sent again by the runner).
+        let metMove = 0;
+        const adapter = client().adapter;
+        const counting = {
+          ...adapter,
+          send: (words: string[]) =>
+            adapter.send(words).catch((error: unknown) => {
+              if (error instanceof Error && isSlotMoving(error)) metMove++;
+              throw error;
+            }),
+        };
+        const tg: Tollgate = createTollgate({ plans: EXAMPLE_PLANS, redis: counting, prefix, clock: clock.fn, timeoutMs: 3_000 });
+        const ids = Array.from({ length: ACCOUNTS }, () => accountId('soak'));
+        const keys = new Map<string, string>();
+        for (const id of ids) {
+          await tg.accounts.create(id, { plan: 'pro' });
+          keys.set(id, (await tg.keys.issue(id)).key);
+        }
+        const tally: Tally = { spent: new Map(ids.map((id) => [id, 0])), calls: 0, retried: 0, admitFailures: [], moves: 0 };
+        const spend = (id: string, n: number) => tally.spent.set(id, tally.spent.get(id)! + n);
+        const end = Date.now() + LOAD_MS;
+        let sequence = 0;
 
-      const caller = async (c: number) => {
-        while (Date.now() < end) {
-          const id = ids[(c + sequence++) % ids.length]!;
-          const n = sequence;
-          tally.calls++;
-          switch (n % 4) {
-            case 0: {
-              const charged = await untilAnswered(tally, () => tg.credits.charge(id, { required: 1, optional: 1, operationId: `op-${c}-${n}` }));
-              if (!charged.ok) throw new Error(`charge: ${JSON.stringify(charged)}`);
-              spend(id, charged.charged);
-              break;
+        const caller = async (c: number) => {
+          while (Date.now() < end) {
+            const id = ids[(c + sequence++) % ids.length]!;
+            const n = sequence;
+            tally.calls++;
+            switch (n % 4) {
+              case 0: {
+                const charged = await untilAnswered(tally, () => tg.credits.charge(id, { required: 1, optional: 1, operationId: `op-${c}-${n}` }));
+                if (!charged.ok) throw new Error(`charge: ${JSON.stringify(charged)}`);
+                spend(id, charged.charged);
+                break;
+              }
+              case 1: {
+                const holdId = `hold-${c}-${n}`;
+                const opened = await untilAnswered(tally, () => tg.holds.open(id, { holdId, items: 2, perItem: { required: 1, optional: 1 } }));
+                if (!opened.ok) throw new Error(`open: ${JSON.stringify(opened)}`);
+                await untilAnswered(tally, () => tg.holds.settle(id, holdId, { itemId: 'a', optionalSpent: 1 }));
+                await untilAnswered(tally, () => tg.holds.settle(id, holdId, { itemId: 'b', failed: 'timeout' }));
+                const hold = await untilAnswered(tally, () => tg.holds.get(id, holdId));
+                expect(hold.status).toBe('completed');
+                spend(id, hold.spent);
+                break;
+              }
+              case 2:
+                await tg.limits.admit(id, { credits: 1 }).catch((error: Error) => tally.admitFailures.push(`admit: ${error.message}`));
+                break;
+              default:
+                await tg.keys.verify(keys.get(id)!, { credits: 1 }).catch((error: Error) => tally.admitFailures.push(`verify: ${error.message}`));
             }
-            case 1: {
-              const holdId = `hold-${c}-${n}`;
-              const opened = await untilAnswered(tally, () => tg.holds.open(id, { holdId, items: 2, perItem: { required: 1, optional: 1 } }));
-              if (!opened.ok) throw new Error(`open: ${JSON.stringify(opened)}`);
-              await untilAnswered(tally, () => tg.holds.settle(id, holdId, { itemId: 'a', optionalSpent: 1 }));
-              await untilAnswered(tally, () => tg.holds.settle(id, holdId, { itemId: 'b', failed: 'timeout' }));
-              const hold = await untilAnswered(tally, () => tg.holds.get(id, holdId));
-              expect(hold.status).toBe('completed');
-              spend(id, hold.spent);
-              break;
+          }
+        };
+
+        // A key written on the target while its slot was importing and also left on the source
+        // (none may be: every key a script touches is declared); kept apart so the move goes on.
+        const busy: string[] = [];
+        const migrate = async (move: SlotMove, keys: string[]) => {
+          for (const key of keys) {
+            if ((await migrateKey(move, key)) === 'busy') {
+              busy.push(key.slice(key.indexOf('}') + 2));
+              await migrateKey(move, key, true);
             }
-            case 2:
-              await tg.limits.admit(id, { credits: 1 }).catch((error: Error) => tally.admitFailures.push(`admit: ${error.message}`));
-              break;
-            default:
-              await tg.keys.verify(keys.get(id)!, { credits: 1 }).catch((error: Error) => tally.admitFailures.push(`verify: ${error.message}`));
           }
-        }
-      };
-
-      // A key written on the target while its slot was importing and also left on the source
-      // (none may be: every key a script touches is declared); kept apart so the move goes on.
-      const busy: string[] = [];
-      const migrate = async (move: SlotMove, keys: string[]) => {
-        for (const key of keys) {
-          if ((await migrateKey(move, key)) === 'busy') {
-            busy.push(key.slice(key.indexOf('}') + 2));
-            await migrateKey(move, key, true);
+        };
+        // Moves the slot of one account after another, in two steps, for as long as the load runs.
+        const mover = async () => {
+          for (let i = 0; Date.now() < end; i++) {
+            const slot = await slotOfKey(cluster(), new SubjectKeys(prefix, ids[i % ids.length]!).account);
+            const move = await beginSlotMove(cluster(), slot);
+            try {
+              const on = (await keysOnSource(move)).sort();
+              await sleep(15);
+              await migrate(
+                move,
+                on.filter((_, k) => k % 2 === 0),
+              );
+              await sleep(15);
+              await migrate(move, await keysOnSource(move));
+            } finally {
+              await endSlotMove(cluster(), move);
+            }
+            tally.moves++;
+            await sleep(10);
           }
-        }
-      };
-      // Moves the slot of one account after another, in two steps, for as long as the load runs.
-      const mover = async () => {
-        for (let i = 0; Date.now() < end; i++) {
-          const slot = await slotOfKey(cluster(), new SubjectKeys(prefix, ids[i % ids.length]!).account);
-          const move = await beginSlotMove(cluster(), slot);
-          try {
-            const on = (await keysOnSource(move)).sort();
-            await sleep(15);
-            await migrate(move, on.filter((_, k) => k % 2 === 0));
-            await sleep(15);
-            await migrate(move, await keysOnSource(move));
-          } finally {
-            await endSlotMove(cluster(), move);
-          }
-          tally.moves++;
-          await sleep(10);
-        }
-      };
+        };
 
-      await Promise.all([mover(), ...Array.from({ length: CALLERS }, (_, c) => caller(c))]);
+        await Promise.all([mover(), ...Array.from({ length: CALLERS }, (_, c) => caller(c))]);
 
-      for (const id of ids) {
-        const snapshot = await tg.accounts.inspect(id);
-        expect(checkInvariants(snapshot), id).toEqual([]);
-        expect(snapshot.credits.spent, id).toBe(tally.spent.get(id));
-        expect(snapshot.credits.held, id).toBe(0);
-        expect(await tg.credits.reconcile(id), id).toMatchObject({ complete: true, matches: true });
-      }
-      console.log(`${kind}: ${tally.calls} calls, ${tally.moves} slot moves, ${metMove} answers of a moving slot, ${tally.retried} retried by the caller, ${tally.admitFailures.length} admits/verifies failed, keys written on both sides: ${busy.join(' ') || 'none'}`);
-      console.log(tally.admitFailures.slice(0, 5).join('\n'));
-      expect(tally.moves).toBeGreaterThan(5);
-      // node-redis hands TRYAGAIN to tollgate; ioredis retries it itself (16 x 100 ms) and
-      // hands it on only when a move outlasts that.
-      if (kind === 'node-redis') expect(metMove).toBeGreaterThan(0);
-      expect(tally.admitFailures).toEqual([]);
-      expect(busy).toEqual([]);
-    }, LOAD_MS + 60_000);
+        for (const id of ids) {
+          const snapshot = await tg.accounts.inspect(id);
+          expect(checkInvariants(snapshot), id).toEqual([]);
+          expect(snapshot.credits.spent, id).toBe(tally.spent.get(id));
+          expect(snapshot.credits.held, id).toBe(0);
+          expect(await tg.credits.reconcile(id), id).toMatchObject({ complete: true, matches: true });
+        }
+        console.log(
+          `${kind}: ${tally.calls} calls, ${tally.moves} slot moves, ${metMove} answers of a moving slot, ${tally.retried} retried by the caller, ${tally.admitFailures.length} admits/verifies failed, keys written on both sides: ${busy.join(' ') || 'none'}`,
+        );
+        console.log(tally.admitFailures.slice(0, 5).join('\n'));
+        expect(tally.moves).toBeGreaterThan(5);
+        // node-redis hands TRYAGAIN to tollgate; ioredis retries it itself (16 x 100 ms) and
+        // hands it on only when a move outlasts that.
+        if (kind === 'node-redis') expect(metMove).toBeGreaterThan(0);
+        expect(tally.admitFailures).toEqual([]);
+        expect(busy).toEqual([]);
+      },
+      LOAD_MS + 60_000,
+    );
   });
 });

@@ -25,7 +25,11 @@ function monitoredWords(text: string): string[] {
   const words: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"/g;
   for (const m of text.matchAll(re)) {
-    words.push(m[1]!.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, ch: string | undefined) => (hex ? String.fromCharCode(parseInt(hex, 16)) : ch === 'n' ? '\n' : ch === 'r' ? '\r' : ch === 't' ? '\t' : ch!)));
+    words.push(
+      m[1]!.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, ch: string | undefined) =>
+        hex ? String.fromCharCode(parseInt(hex, 16)) : ch === 'n' ? '\n' : ch === 'r' ? '\r' : ch === 't' ? '\t' : ch!,
+      ),
+    );
   }
   return words;
 }
@@ -55,7 +59,9 @@ async function monitorAll(ports: number[]): Promise<{ lines: Monitored[][]; stop
         }),
     ),
   );
-  return { lines, stop: () => {
+  return {
+    lines,
+    stop: () => {
       for (const socket of sockets) socket.destroy();
     },
   };
@@ -63,7 +69,14 @@ async function monitorAll(ports: number[]): Promise<{ lines: Monitored[][]; stop
 
 const DAY = 86_400_000;
 const LEASE = 60_000;
-const POLICIES = { anonymous: { api: [{ limit: 5, windowMs: 10_000 }, { limit: 20, windowMs: 60_000, algorithm: 'sliding' as const }] } };
+const POLICIES = {
+  anonymous: {
+    api: [
+      { limit: 5, windowMs: 10_000 },
+      { limit: 20, windowMs: 60_000, algorithm: 'sliding' as const },
+    ],
+  },
+};
 const INDEX_SCRIPTS = new Set(['sweepDue', 'sweepMark']);
 
 /** Uses every operation of the library on one account, so every script runs at least once. */
@@ -187,7 +200,14 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     const monitor = await monitorAll(ports);
     try {
       const clock = new ManualClock();
-      const tg = createTollgate({ plans: EXAMPLE_PLANS, redis: client.adapter, prefix: uniquePrefix('declared'), clock: clock.fn, leaseMs: LEASE, policies: POLICIES });
+      const tg = createTollgate({
+        plans: EXAMPLE_PLANS,
+        redis: client.adapter,
+        prefix: uniquePrefix('declared'),
+        clock: clock.fn,
+        leaseMs: LEASE,
+        policies: POLICIES,
+      });
       await wholeLife(tg, clock, accountId('declared'));
       await new Promise((resolve) => setTimeout(resolve, 200));
     } finally {
@@ -269,7 +289,13 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
       expect(await client.command(['EXISTS', key]), key).toBe(1);
     }
     // Names built for any hold, operation, Idempotency-Key or counter land there too.
-    for (const key of [keys.hold('hold_x'), keys.operations, keys.holdsEnded, keys.idempotency('Any key ~!@#$%^&*()'), keys.policyCounters('anonymous', 'api')]) {
+    for (const key of [
+      keys.hold('hold_x'),
+      keys.operations,
+      keys.holdsEnded,
+      keys.idempotency('Any key ~!@#$%^&*()'),
+      keys.policyCounters('anonymous', 'api'),
+    ]) {
       expect(await slotOf(key), key).toBe(accountSlot);
     }
   });
@@ -286,7 +312,8 @@ describe('the function library on a cluster', () => {
   afterAll(() => cluster?.stop());
 
   /** Whether each master (in port order) has the library. */
-  const loaded = async () => Promise.all(cluster.nodes.map(async ({ port }) => ((await rawCommand(port, ['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])) as unknown[]).length === 1));
+  const loaded = async () =>
+    Promise.all(cluster.nodes.map(async ({ port }) => ((await rawCommand(port, ['FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY.name])) as unknown[]).length === 1));
   const masterOf = async (key: string) => {
     const slot = Number(await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'KEYSLOT', key]));
     const slots = (await rawCommand(cluster.nodes[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];

@@ -18,8 +18,7 @@ import {
 
 // The id alphabet as the contract states it, independent of the implementation's own copy.
 const ID_CHARS = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-'];
-const idChars = (minLength: number, maxLength: number) =>
-  fc.string({ unit: fc.constantFrom(...ID_CHARS), minLength, maxLength });
+const idChars = (minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...ID_CHARS), minLength, maxLength });
 
 const videoIdArb = idChars(11, 11);
 const ordinaryVideoIdArb = videoIdArb.filter((id) => videoBehaviour(id) === 'ordinary');
@@ -84,11 +83,7 @@ describe('ids (else 400)', () => {
       name: 'InvalidIdError',
       param: 'video_id',
     });
-    for (const call of [
-      platform.getVideo(id),
-      platform.getTranscript(id),
-      platform.getComments(id, { sort: 'top' }),
-    ]) {
+    for (const call of [platform.getVideo(id), platform.getTranscript(id), platform.getComments(id, { sort: 'top' })]) {
       expect(await rejection(call)).toMatchObject(badRequest);
     }
   });
@@ -145,11 +140,7 @@ describe('video id prefixes', () => {
 
   it('an id starting nocomm has only empty comment pages (Top, Newest and reply threads)', async () => {
     const replyTo = (await platform.getComments(ORDINARY, { sort: 'top' })).comments[0]?.id;
-    for (const request of [
-      { sort: 'top' as const },
-      { sort: 'newest' as const },
-      { sort: 'top' as const, replyTo },
-    ]) {
+    for (const request of [{ sort: 'top' as const }, { sort: 'newest' as const }, { sort: 'top' as const, replyTo }]) {
       const page = await platform.getComments(NO_COMMENTS, request);
       expect(page).toMatchObject({ video_id: NO_COMMENTS, comments: [], next_page_token: null });
     }
@@ -158,11 +149,7 @@ describe('video id prefixes', () => {
 
   it('an id starting errcomm fails comment fetches with 502 upstream_error', async () => {
     const replyTo = (await platform.getComments(ORDINARY, { sort: 'top' })).comments[0]?.id;
-    for (const request of [
-      { sort: 'top' as const },
-      { sort: 'newest' as const },
-      { sort: 'top' as const, replyTo },
-    ]) {
+    for (const request of [{ sort: 'top' as const }, { sort: 'newest' as const }, { sort: 'top' as const, replyTo }]) {
       expect(await rejection(platform.getComments(COMMENTS_FAIL, request))).toMatchObject({
         status: 502,
         code: 'upstream_error',
@@ -186,9 +173,7 @@ describe('video id prefixes', () => {
   });
 
   it('the request is checked before the prefix: a bad page token on an unavailable video is 400', async () => {
-    expect(await rejection(platform.getComments(UNAVAILABLE, { sort: 'top', pageToken: 'nope' }))).toMatchObject(
-      badRequest,
-    );
+    expect(await rejection(platform.getComments(UNAVAILABLE, { sort: 'top', pageToken: 'nope' }))).toMatchObject(badRequest);
   });
 });
 
@@ -271,9 +256,7 @@ describe('comment pages (any other id has 3 nonempty Top pages of 20 comments)',
   });
 
   it('an empty page token means the first page', async () => {
-    expect(await platform.getComments(ORDINARY, { sort: 'top', pageToken: '' })).toEqual(
-      await platform.getComments(ORDINARY, { sort: 'top' }),
-    );
+    expect(await platform.getComments(ORDINARY, { sort: 'top', pageToken: '' })).toEqual(await platform.getComments(ORDINARY, { sort: 'top' }));
   });
 
   it('a sort other than top or newest is 400 invalid_request', async () => {
@@ -373,17 +356,20 @@ describe('channels and playlists (a deterministic set of 20-200 videos derived f
 describe('search (free endpoint)', () => {
   it('returns 1-10 available videos, the same for the same query up to case and spacing', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 40 }).filter((q) => q.trim() !== ''), async (q) => {
-        const results = await platform.search(q);
-        expect(results.length).toBeGreaterThanOrEqual(1);
-        expect(results.length).toBeLessThanOrEqual(10);
-        expect(new Set(results.map((video) => video.id)).size).toBe(results.length);
-        for (const video of results) {
-          expect(videoBehaviour(video.id)).toBe('ordinary');
-          expect(await platform.getVideo(video.id)).toEqual(video);
-        }
-        expect(await platform.search(`  ${q.toUpperCase()} `)).toEqual(await platform.search(q.toLowerCase()));
-      }),
+      fc.asyncProperty(
+        fc.string({ minLength: 1, maxLength: 40 }).filter((q) => q.trim() !== ''),
+        async (q) => {
+          const results = await platform.search(q);
+          expect(results.length).toBeGreaterThanOrEqual(1);
+          expect(results.length).toBeLessThanOrEqual(10);
+          expect(new Set(results.map((video) => video.id)).size).toBe(results.length);
+          for (const video of results) {
+            expect(videoBehaviour(video.id)).toBe('ordinary');
+            expect(await platform.getVideo(video.id)).toEqual(video);
+          }
+          expect(await platform.search(`  ${q.toUpperCase()} `)).toEqual(await platform.search(q.toLowerCase()));
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -398,8 +384,7 @@ function parseCues(body: string, kind: 'srt' | 'vtt'): [number, number, string][
   const mark = kind === 'srt' ? ',' : '\\.';
   const time = `(\\d{2}):(\\d{2}):(\\d{2})${mark}(\\d{3})`;
   const timing = new RegExp(`^${time} --> ${time}$`);
-  const ms = (h?: string, m?: string, s?: string, f?: string) =>
-    ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000 + Number(f);
+  const ms = (h?: string, m?: string, s?: string, f?: string) => ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000 + Number(f);
   let rest = body;
   if (kind === 'vtt') {
     expect(body.startsWith('WEBVTT\n\n')).toBe(true);
@@ -453,20 +438,13 @@ describe('transcript formats (convert if a non-JSON format was asked)', () => {
   it('SRT uses HH:MM:SS,mmm and keeps multi-line text inside its cue', () => {
     const { body, contentType } = convertTranscript(handMade, 'srt');
     expect(contentType).toMatch(/^application\/x-subrip/);
-    expect(body).toBe(
-      '1\n01:02:03,500 --> 01:02:05,750\none <b> & two\nthree\n\n' +
-        '2\n01:02:06,000 --> 01:02:07,000\nfour\n\n',
-    );
+    expect(body).toBe('1\n01:02:03,500 --> 01:02:05,750\none <b> & two\nthree\n\n' + '2\n01:02:06,000 --> 01:02:07,000\nfour\n\n');
   });
 
   it('WebVTT uses HH:MM:SS.mmm and escapes markup characters', () => {
     const { body, contentType } = convertTranscript(handMade, 'vtt');
     expect(contentType).toMatch(/^text\/vtt/);
-    expect(body).toBe(
-      'WEBVTT\n\n' +
-        '01:02:03.500 --> 01:02:05.750\none &lt;b&gt; &amp; two\nthree\n\n' +
-        '01:02:06.000 --> 01:02:07.000\nfour\n\n',
-    );
+    expect(body).toBe('WEBVTT\n\n' + '01:02:03.500 --> 01:02:05.750\none &lt;b&gt; &amp; two\nthree\n\n' + '01:02:06.000 --> 01:02:07.000\nfour\n\n');
   });
 
   it('text is the segment texts, one per line, and JSON is the transcript as fetched', () => {

@@ -26,7 +26,10 @@ it('commands, MULTI and tollgate scripts on the example client arm no timer of t
       await app.set(`${prefix}:k${i}`, 'v', { PX: 60_000 });
       await app.get(`${prefix}:k${i}`);
       await app.hGetAll(`${prefix}:h`);
-      await app.atomically([['SET', `${prefix}:m`, String(i)], ['EXPIRE', `${prefix}:m`, '60']]);
+      await app.atomically([
+        ['SET', `${prefix}:m`, String(i)],
+        ['EXPIRE', `${prefix}:m`, '60'],
+      ]);
       await tollgate.limits.admit('acct_timers', { credits: 1 });
     }
     expect(timeout).not.toHaveBeenCalled();

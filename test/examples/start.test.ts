@@ -102,7 +102,15 @@ describe('start-up settings', () => {
 describe('where the servers find Redis', () => {
   it('REDIS_CLUSTER_NODES names a cluster by its masters; with REDIS_URL too, or malformed, start-up refuses', async () => {
     const found = await redisFromEnv({ REDIS_CLUSTER_NODES: 'redis-a:7000, 10.0.0.2:7001' });
-    expect(found).toMatchObject({ target: { clusterNodes: [{ host: 'redis-a', port: 7000 }, { host: '10.0.0.2', port: 7001 }] }, started: false });
+    expect(found).toMatchObject({
+      target: {
+        clusterNodes: [
+          { host: 'redis-a', port: 7000 },
+          { host: '10.0.0.2', port: 7001 },
+        ],
+      },
+      started: false,
+    });
     await expect(redisFromEnv({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:2' })).rejects.toThrow(/not both/);
     await expect(redisFromEnv({ REDIS_CLUSTER_NODES: 'a:1,b' })).rejects.toThrow(/host:port,host:port/);
     expect((await redisFromEnv({ REDIS_URL: 'redis://b:2' })).target).toEqual({ url: 'redis://b:2' });

@@ -38,7 +38,8 @@ afterAll(async () => {
 
 const chargesOf = async (id: string, operationId: string) =>
   (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === 'charge' && e.ref === operationId);
-const movementsOf = async (id: string, holdId: string, kind: string) => (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === kind && e.ref === holdId);
+const movementsOf = async (id: string, holdId: string, kind: string) =>
+  (await readJournal(admin.command, prefix, id)).filter((e) => e.kind === kind && e.ref === holdId);
 
 async function account(tg: Tollgate): Promise<string> {
   const id = accountId('ambiguous');
@@ -100,7 +101,12 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     // The connection is cut as soon as the server answers anything after burst-30 was sent:
     // the charges sent with it ran, and their callers hear nothing.
     const cut = proxy.dropReplyTo('burst-30');
-    const firstTry = Array.from({ length: 60 }, (_, i) => attempt(i).then((o) => ({ i, o }), () => ({ i, o: undefined as ChargeOutcome | undefined })));
+    const firstTry = Array.from({ length: 60 }, (_, i) =>
+      attempt(i).then(
+        (o) => ({ i, o }),
+        () => ({ i, o: undefined as ChargeOutcome | undefined }),
+      ),
+    );
     await cut;
     const outcomes = await Promise.all(firstTry);
     const failed = outcomes.filter((x) => x.o === undefined).map((x) => x.i);
@@ -114,7 +120,10 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     for (const [i, outcome] of told) {
       if (!outcome.ok) throw new Error(`burst-${i} was refused`);
       const entries = journal.filter((e) => e.ref === `burst-${i}`);
-      expect(entries.map((e) => e.amount), `burst-${i}`).toEqual([outcome.charged]);
+      expect(
+        entries.map((e) => e.amount),
+        `burst-${i}`,
+      ).toEqual([outcome.charged]);
     }
     const spent = [...told.values()].reduce((sum, o) => sum + (o.ok ? o.charged : 0), 0);
     // A read right after the cut can be lost too (ioredis drops it unanswered; the timeout
@@ -129,10 +138,14 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     await tg.holds.open(id, { items: 1, perItem: { required: 1 } });
     const body = { items: 'lost-open' };
     const lost = proxy.dropReplyTo('lost-open-key');
-    const first = await tg.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } }).catch((e: unknown) => e);
+    const first = await tg.holds
+      .open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } })
+      .catch((e: unknown) => e);
     await lost;
     expect(first).toBeInstanceOf(StoreUnavailableError);
-    const retried = await untilAnswered(() => tg.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } }));
+    const retried = await untilAnswered(() =>
+      tg.holds.open(id, { items: 40, perItem: { required: 1, optional: 1 }, idempotency: { key: 'lost-open-key', body } }),
+    );
     expect(retried.value).toMatchObject({ ok: true, replayed: true, hold: { reserved: 80 } });
     if (!retried.value.ok) throw new Error(retried.value.reason);
     expect(await movementsOf(id, retried.value.hold.id, 'reserve')).toHaveLength(1);
@@ -239,7 +252,10 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       const lost = proxy.dropReplyTo(charge.fn);
       const outcome = await tg.credits.charge(id, { required: 3 });
       await lost;
-      expect(proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.fn)), 'the command and its resend').toHaveLength(2);
+      expect(
+        proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.fn)),
+        'the command and its resend',
+      ).toHaveLength(2);
       expect(outcome).toEqual({ ok: true, charged: 3, balance: 4996, replayed: false });
       expect((await tg.usage(id)).credits).toMatchObject({ balance: 4996, spent: 4 });
     }));
@@ -267,7 +283,7 @@ const IN_FLIGHT = 64;
 const WAVES = 8;
 
 describe('64 charges of one account in flight while connections drop, on ioredis defaults', () => {
-  it('nothing is applied twice: every charge lands once, and a retry with the error\'s id replays it', async () => {
+  it("nothing is applied twice: every charge lands once, and a retry with the error's id replays it", async () => {
     const prefix = 'storm';
     // Replies wait 20 ms in the proxy: the server has run the charges when the cut comes.
     const proxy = await startRedisProxy(server.port, { replyDelayMs: 20 });

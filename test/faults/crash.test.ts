@@ -68,6 +68,7 @@ describe('SIGKILL of an appendfsync-always Redis under load', () => {
     expect(audit.details).toEqual([]);
     expect(audit).toMatchObject({ lost: 0, doubled: 0, unacknowledged: 0, unacknowledgedHolds: 0 });
     expect(load.figures.settlements, 'settlements were made under the crashes').toBeGreaterThan(100);
-    if (process.env.TOLLGATE_FAULT_STATS) console.log({ crashes: CRASHES, ...load.figures, ...audit, retries: load.ledger.retries, appliedDespiteError: load.ledger.appliedDespiteError });
+    if (process.env.TOLLGATE_FAULT_STATS)
+      console.log({ crashes: CRASHES, ...load.figures, ...audit, retries: load.ledger.retries, appliedDespiteError: load.ledger.appliedDespiteError });
   }, 60_000);
 });

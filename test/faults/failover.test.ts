@@ -71,9 +71,7 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
   const open = async (port: number) => {
     const fresh = await Promise.all(CLIENT_KINDS.map((kind) => connectFailFast(kind, port)));
     clients.push(...fresh);
-    return fresh.map((client) =>
-      createTollgate({ redis: client.adapter, prefix, plans: PLANS, clock: clock.fn, timeoutMs: 500, durability }),
-    );
+    return fresh.map((client) => createTollgate({ redis: client.adapter, prefix, plans: PLANS, clock: clock.fn, timeoutMs: 500, durability }));
   };
   try {
     gates = await open(pair.primary.port);
@@ -84,11 +82,11 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
     let running = true;
     let inFlight = 0;
     let sequence = 0;
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
     const gate = (caller: number) => gates[caller % gates.length]!;
 
     /** A call retried with the same ids, on whatever gate is current, until it is answered. */
-    const answered = async <T,>(caller: number, call: (tg: Tollgate) => Promise<T>): Promise<T> => {
+    const answered = async <T>(caller: number, call: (tg: Tollgate) => Promise<T>): Promise<T> => {
       inFlight++;
       try {
         const deadline = Date.now() + 20_000;
@@ -129,7 +127,9 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
           for (let i = 1; i < items && running; i++) {
             const itemId = `i${i}`;
             const failed = Math.random() < 0.2 ? 'no_captions' : undefined;
-            const outcome = await answered(caller, (tg) => tg.holds.settle(account, holdId, failed ? { itemId, failed } : { itemId, optionalSpent: pick([0, 1]) }));
+            const outcome = await answered(caller, (tg) =>
+              tg.holds.settle(account, holdId, failed ? { itemId, failed } : { itemId, optionalSpent: pick([0, 1]) }),
+            );
             if (outcome.accepted) told.settled.set(`${holdId}/${itemId}`, { account, holdId, itemId });
           }
           const cancel = Math.random() < 0.5;
@@ -228,7 +228,8 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
 describe(`SIGKILL of the primary under load, its replica ${LAG_MS} ms behind, promoted`, () => {
   const figures: Record<string, Run> = {};
   afterAll(() => {
-    if (process.env.TOLLGATE_FAULT_STATS) console.log(JSON.stringify({ lagMs: LAG_MS, loadMs: LOAD_MS, callers: CHARGE_CALLERS + HOLD_CALLERS, ...figures }, null, 1));
+    if (process.env.TOLLGATE_FAULT_STATS)
+      console.log(JSON.stringify({ lagMs: LAG_MS, loadMs: LOAD_MS, callers: CHARGE_CALLERS + HOLD_CALLERS, ...figures }, null, 1));
   });
 
   it('without durability, movements acknowledged within the lag are lost (the count is reported)', async () => {

@@ -35,11 +35,23 @@ const weird = fc.oneof(
 );
 
 const videoId = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(fc.constantFrom('', 'unavail', 'nocapt', 'nocomm', 'errcomm', 'badconv'), idOf(11)).map(([p, rest]) => (p + rest).slice(0, 11)) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(fc.constantFrom('', 'unavail', 'nocapt', 'nocomm', 'errcomm', 'badconv'), idOf(11)).map(([p, rest]) => (p + rest).slice(0, 11)),
+  },
   { weight: 1, arbitrary: weird },
 );
-const channelId = fc.oneof(idOf(22).map((s) => `UC${s}`), weird);
-const playlistId = fc.oneof(fc.integer({ min: 16, max: 32 }).chain((n) => idOf(n)).map((s) => `PL${s}`), weird);
+const channelId = fc.oneof(
+  idOf(22).map((s) => `UC${s}`),
+  weird,
+);
+const playlistId = fc.oneof(
+  fc
+    .integer({ min: 16, max: 32 })
+    .chain((n) => idOf(n))
+    .map((s) => `PL${s}`),
+  weird,
+);
 
 /** Job ids are resolved when the request is sent: the account's own, the bystander's, or made up. */
 type JobRef = { kind: 'own'; n: number } | { kind: 'bystander' } | { kind: 'made-up'; id: string };
@@ -66,7 +78,9 @@ const path: fc.Arbitrary<PathSpec> = fc.oneof(
   { weight: 2, arbitrary: fc.constant<PathSpec>({ template: '/web/collections', parts: [] }) },
   jobRef.map((j) => ({ template: '/web/collections/$', parts: [j] })),
   { weight: 3, arbitrary: fc.constant<PathSpec>({ template: '/mcp', parts: [] }) },
-  fc.tuple(fc.constantFrom('/admin/accounts/$/cycles', '/admin/accounts/$/plan', '/admin/jobs/$/process', '/admin/sweep'), weird).map(([template, p]) => ({ template, parts: [p] })),
+  fc
+    .tuple(fc.constantFrom('/admin/accounts/$/cycles', '/admin/accounts/$/plan', '/admin/jobs/$/process', '/admin/sweep'), weird)
+    .map(([template, p]) => ({ template, parts: [p] })),
   weird.map((p) => ({ template: '/$', parts: [p] })),
 );
 
@@ -121,7 +135,11 @@ const mcpBody = fc.record({
   method: fc.constantFrom('tools/call', 'tools/call', 'tools/call', 'tools/list', 'initialize', 'ping', 'resources/list', 'nope'),
   params: fc.oneof(
     fc.record({ name: fc.constantFrom('get_transcript', 'get_video_comments', 'create_job', 'get_usage', 'nope'), arguments: fc.oneof(toolArgs, anyJson) }),
-    fc.record({ protocolVersion: fc.constantFrom('2025-06-18', '2024-11-05', 'x'), capabilities: fc.constant({}), clientInfo: fc.constant({ name: 'fuzz', version: '0' }) }),
+    fc.record({
+      protocolVersion: fc.constantFrom('2025-06-18', '2024-11-05', 'x'),
+      capabilities: fc.constant({}),
+      clientInfo: fc.constant({ name: 'fuzz', version: '0' }),
+    }),
     anyJson,
   ),
 });
@@ -137,7 +155,9 @@ type Body =
 const deepBody: fc.Arbitrary<Body> = fc
   .oneof(fc.integer({ min: MAX_BODY_DEPTH - 2, max: MAX_BODY_DEPTH + 2 }), fc.integer({ min: 100, max: 6_000 }))
   .map((depth) => ({ kind: 'deep' as const, depth }));
-const bigBody: fc.Arbitrary<Body> = fc.constantFrom(MAX_FORM_BYTES + 1, MAX_BODY_BYTES - 64, MAX_BODY_BYTES + 1, 3 * MAX_BODY_BYTES).map((bytes) => ({ kind: 'big' as const, bytes }));
+const bigBody: fc.Arbitrary<Body> = fc
+  .constantFrom(MAX_FORM_BYTES + 1, MAX_BODY_BYTES - 64, MAX_BODY_BYTES + 1, 3 * MAX_BODY_BYTES)
+  .map((bytes) => ({ kind: 'big' as const, bytes }));
 const body: fc.Arbitrary<Body> = fc.oneof(
   { weight: 1, arbitrary: deepBody },
   { weight: 1, arbitrary: bigBody },
@@ -146,7 +166,12 @@ const body: fc.Arbitrary<Body> = fc.oneof(
   { weight: 2, arbitrary: collectionBody.map((value) => ({ kind: 'json' as const, value })) },
   { weight: 3, arbitrary: mcpBody.map((value) => ({ kind: 'json' as const, value })) },
   { weight: 1, arbitrary: anyJson.map((value) => ({ kind: 'json' as const, value })) },
-  { weight: 1, arbitrary: fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('{', '{"video_ids":', 'null', '[]', '\u0000')).map((text) => ({ kind: 'raw' as const, text })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(fc.string({ maxLength: 60 }), fc.constantFrom('{', '{"video_ids":', 'null', '[]', '\u0000'))
+      .map((text) => ({ kind: 'raw' as const, text })),
+  },
   { weight: 1, arbitrary: fc.boolean().map((own) => ({ kind: 'login' as const, own })) },
 );
 
@@ -157,9 +182,27 @@ const request = fc.record({
   auth,
   idempotencyKey: fc.option(fc.oneof(fc.constantFrom('k1', 'k2', 'k3'), headerText(300)), { nil: undefined }),
   contentType: fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON; CHARSET="UTF-8"', 'application/vnd.api+json') },
-    { weight: 4, arbitrary: fc.constantFrom('text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'text/html', '*/*', '') },
-    { weight: 2, arbitrary: fc.constantFrom('utf-16', 'utf-16le', 'latin1', 'iso-8859-1', 'us-ascii', 'bogus', '').map((c) => `application/json; charset=${c}`) },
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON; CHARSET="UTF-8"', 'application/vnd.api+json'),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        'text/plain',
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        'text/html',
+        '*/*',
+        '',
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('utf-16', 'utf-16le', 'latin1', 'iso-8859-1', 'us-ascii', 'bogus', '').map((c) => `application/json; charset=${c}`),
+    },
     { weight: 1, arbitrary: headerText(60) },
   ),
   /** Cookies sent before and after the session's, that must never turn a request into a 500. */
@@ -171,7 +214,11 @@ const request = fc.record({
     { nil: undefined },
   ),
   accept: fc.constantFrom(undefined, 'application/json, text/event-stream', 'text/html', '*/*'),
-  extra: fc.dictionary(fc.constantFrom('x-request-id', 'x-forwarded-for', 'origin', 'mcp-session-id', 'mcp-protocol-version', 'x-ratelimit-limit'), headerText(40), { maxKeys: 2 }),
+  extra: fc.dictionary(
+    fc.constantFrom('x-request-id', 'x-forwarded-for', 'origin', 'mcp-session-id', 'mcp-protocol-version', 'x-ratelimit-limit'),
+    headerText(40),
+    { maxKeys: 2 },
+  ),
   body,
 });
 type FuzzRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
@@ -179,14 +226,40 @@ type FuzzRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
 /** Requests a client would really send, so the fuzz also reaches the servers' real work. */
 const wellFormed: fc.Arbitrary<FuzzRequest> = fc
   .oneof<fc.Arbitrary<Pick<FuzzRequest, 'method' | 'path' | 'auth' | 'idempotencyKey' | 'body'>>[]>(
-    fc.record({ videos: fc.array(videoId, { minLength: 1, maxLength: 8 }), comments: fc.boolean(), key: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }) }).map(({ videos, comments, key }) => ({
-      method: 'POST' as const, path: { template: '/jobs', parts: [] }, auth: 'bearer' as Auth, idempotencyKey: key, body: { kind: 'json' as const, value: { video_ids: videos, include_comments: comments } },
-    })),
+    fc
+      .record({
+        videos: fc.array(videoId, { minLength: 1, maxLength: 8 }),
+        comments: fc.boolean(),
+        key: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }),
+      })
+      .map(({ videos, comments, key }) => ({
+        method: 'POST' as const,
+        path: { template: '/jobs', parts: [] },
+        auth: 'bearer' as Auth,
+        idempotencyKey: key,
+        body: { kind: 'json' as const, value: { video_ids: videos, include_comments: comments } },
+      })),
     fc.record({ video: videoId, limit: fc.integer({ min: 1, max: 40 }) }).map(({ video, limit }) => ({
-      method: 'POST' as const, path: { template: '/web/collections', parts: [] }, auth: 'cookie' as Auth, idempotencyKey: undefined, body: { kind: 'json' as const, value: { video_id: video, limit } },
+      method: 'POST' as const,
+      path: { template: '/web/collections', parts: [] },
+      auth: 'cookie' as Auth,
+      idempotencyKey: undefined,
+      body: { kind: 'json' as const, value: { video_id: video, limit } },
     })),
-    videoId.map((v) => ({ method: 'GET' as const, path: { template: '/transcript/$', parts: [v] }, auth: 'bearer' as Auth, idempotencyKey: undefined, body: { kind: 'none' as const } })),
-    jobRef.map((j) => ({ method: 'DELETE' as const, path: { template: '/jobs/$', parts: [j] }, auth: 'x-api-key' as Auth, idempotencyKey: undefined, body: { kind: 'none' as const } })),
+    videoId.map((v) => ({
+      method: 'GET' as const,
+      path: { template: '/transcript/$', parts: [v] },
+      auth: 'bearer' as Auth,
+      idempotencyKey: undefined,
+      body: { kind: 'none' as const },
+    })),
+    jobRef.map((j) => ({
+      method: 'DELETE' as const,
+      path: { template: '/jobs/$', parts: [j] },
+      auth: 'x-api-key' as Auth,
+      idempotencyKey: undefined,
+      body: { kind: 'none' as const },
+    })),
   )
   .map((r): FuzzRequest => ({ ...r, query: {}, contentType: 'application/json', cookieJunk: undefined, accept: undefined, extra: {} }));
 
@@ -208,7 +281,12 @@ const hostile: fc.Arbitrary<FuzzRequest> = fc
       { method: 'OPTIONS', path: { template: '/jobs', parts: [] }, auth: 'bearer' },
       { method: 'PATCH', path: { template: '/web/collections', parts: [] }, auth: 'cookie' },
     ),
-    body: fc.oneof({ weight: 2, arbitrary: deepBody }, { weight: 2, arbitrary: bigBody }, { weight: 1, arbitrary: body }, { weight: 1, arbitrary: jobBody.map((value) => ({ kind: 'json' as const, value })) }),
+    body: fc.oneof(
+      { weight: 2, arbitrary: deepBody },
+      { weight: 2, arbitrary: bigBody },
+      { weight: 1, arbitrary: body },
+      { weight: 1, arbitrary: jobBody.map((value) => ({ kind: 'json' as const, value })) },
+    ),
     contentType: fc.oneof({ weight: 2, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: request.map((r) => r.contentType) }),
     cookieJunk: request.map((r) => r.cookieJunk),
     idempotencyKey: fc.option(fc.constantFrom('k1', 'k2'), { nil: undefined }),
@@ -388,12 +466,14 @@ async function send(h: Harness, r: FuzzRequest, ctx: { key: string; session: str
 function brokenRule(r: FuzzRequest, reply: Reply): string | undefined {
   const template = r.path.template;
   const allow = reply.headers.get('allow');
-  if (reply.status === 405 && (allow === null || allow.split(', ').includes(r.method))) return `405 without an Allow that leaves ${r.method} out (Allow: ${allow})`;
+  if (reply.status === 405 && (allow === null || allow.split(', ').includes(r.method)))
+    return `405 without an Allow that leaves ${r.method} out (Allow: ${allow})`;
   const charged = template === '/transcript/$' || template === '/api/v1/comments/$';
   const plainPath = r.path.parts.every((p) => typeof p !== 'string' || /^[A-Za-z0-9_-]+$/.test(p));
   if (r.method === 'HEAD' && charged && plainPath && reply.status !== 405) return `HEAD on a charged route answered ${reply.status}, not 405`;
   const known = ['/jobs', '/api/v1/usage', '/api/v1/search', '/mcp', '/web/login', '/web/logout', '/web/collections'].includes(template);
-  if (['PUT', 'PATCH', 'OPTIONS', 'PROPFIND'].includes(r.method) && known && reply.status !== 405) return `${r.method} on a known path answered ${reply.status}, not 405`;
+  if (['PUT', 'PATCH', 'OPTIONS', 'PROPFIND'].includes(r.method) && known && reply.status !== 405)
+    return `${r.method} on a known path answered ${reply.status}, not 405`;
   // POST /jobs with a good key: the body's class decides, unless a 429 came first.
   if (r.method === 'POST' && template === '/jobs' && (r.auth === 'bearer' || r.auth === 'x-api-key' || r.auth === 'bearer+cookie') && reply.status !== 429) {
     const text = bodyText(r.body, '');
@@ -402,8 +482,10 @@ function brokenRule(r: FuzzRequest, reply: Reply): string | undefined {
     const charset = /charset="?([^";]*)/i.exec(r.contentType)?.[1]?.toLowerCase();
     const json = /^application\/(?:[\w.+-]+\+)?json$/.test(type) && (charset === undefined || charset === 'utf-8' || charset === 'utf8');
     if (!json && reply.status !== 415) return `a ${r.contentType || 'type-less'} body answered ${reply.status}, not 415`;
-    if (json && r.body.kind === 'big' && r.body.bytes > MAX_BODY_BYTES && reply.status !== 413) return `${r.body.bytes} bytes answered ${reply.status}, not 413`;
-    if (json && r.body.kind === 'deep' && r.body.depth > MAX_BODY_DEPTH && reply.status !== 400) return `nesting ${r.body.depth} deep answered ${reply.status}, not 400`;
+    if (json && r.body.kind === 'big' && r.body.bytes > MAX_BODY_BYTES && reply.status !== 413)
+      return `${r.body.bytes} bytes answered ${reply.status}, not 413`;
+    if (json && r.body.kind === 'deep' && r.body.depth > MAX_BODY_DEPTH && reply.status !== 400)
+      return `nesting ${r.body.depth} deep answered ${reply.status}, not 400`;
   }
   return undefined;
 }

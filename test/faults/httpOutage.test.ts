@@ -101,10 +101,20 @@ describe.each(ADAPTERS)('$name server: Redis paused (SIGSTOP)', (adapter) => {
         // OAuth needs no Redis to verify: these reach tollgate and the job store
         'charged transcript (OAuth)': [`/transcript/${VIDEO}`, { key: token }],
         'job (OAuth)': [`/jobs/${job}`, { key: token }],
-        'MCP tools/call (OAuth)': ['/mcp', { key: token, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_transcript', arguments: { video_id: VIDEO } } }, headers: MCP_ACCEPT }],
+        'MCP tools/call (OAuth)': [
+          '/mcp',
+          {
+            key: token,
+            body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_transcript', arguments: { video_id: VIDEO } } },
+            headers: MCP_ACCEPT,
+          },
+        ],
         // the host's own back office
         'admin: new account': ['/admin/accounts', { method: 'POST', body: { plan: 'pro' }, headers: { authorization: 'Bearer admin-token-for-tests' } }],
-        'admin: process a job': [`/admin/jobs/${job}/process`, { method: 'POST', body: { count: 1 }, headers: { authorization: 'Bearer admin-token-for-tests' } }],
+        'admin: process a job': [
+          `/admin/jobs/${job}/process`,
+          { method: 'POST', body: { count: 1 }, headers: { authorization: 'Bearer admin-token-for-tests' } },
+        ],
       });
     } finally {
       process.kill(pid, 'SIGCONT');
@@ -152,7 +162,10 @@ describe.each(ADAPTERS)('$name server: Redis down (killed)', (adapter) => {
         'charged transcript (OAuth)': [`/transcript/${VIDEO}`, { key: token }],
         'cancel (OAuth)': [`/jobs/${job}`, { key: token, method: 'DELETE' }],
         'new job (OAuth)': ['/jobs', { key: token, body: { video_ids: videoIds('vid', 2) } }],
-        'MCP tools/call (OAuth)': ['/mcp', { key: token, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_usage', arguments: {} } }, headers: MCP_ACCEPT }],
+        'MCP tools/call (OAuth)': [
+          '/mcp',
+          { key: token, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_usage', arguments: {} } }, headers: MCP_ACCEPT },
+        ],
       }),
     );
     await redis.restart();
@@ -201,7 +214,10 @@ describe('the job queue (BullMQ) during an outage', () => {
       let paused: { error: unknown; ms: number };
       try {
         const started = performance.now();
-        const error = await jobs.enqueue('job_paused').then(() => undefined, (e: unknown) => e);
+        const error = await jobs.enqueue('job_paused').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         paused = { error, ms: performance.now() - started };
       } finally {
         process.kill(pid, 'SIGCONT');
@@ -211,7 +227,10 @@ describe('the job queue (BullMQ) during an outage', () => {
 
       await redis.kill('SIGKILL');
       const started = performance.now();
-      const down = await jobs.enqueue('job_down').then(() => undefined, (e: unknown) => e);
+      const down = await jobs.enqueue('job_down').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(isTollgateError(down, 'unavailable'), String(down)).toBe(true);
       expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + SLACK_MS);
 

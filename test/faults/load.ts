@@ -64,7 +64,17 @@ export interface LoadFigures {
 export class Workload {
   readonly ledger = new ChargeLedger();
   readonly holds = new Map<string, HoldTally>();
-  readonly figures: LoadFigures = { operations: 0, unavailable: 0, charges: 0, holdsOpened: 0, settlements: 0, settlementsAppliedDespiteError: 0, cancels: 0, cycleChanges: 0, abandoned: 0 };
+  readonly figures: LoadFigures = {
+    operations: 0,
+    unavailable: 0,
+    charges: 0,
+    holdsOpened: 0,
+    settlements: 0,
+    settlementsAppliedDespiteError: 0,
+    cancels: 0,
+    cycleChanges: 0,
+    abandoned: 0,
+  };
   /** Errors other than StoreUnavailableError: any of them fails the run. */
   readonly errors: unknown[] = [];
   private running = false;
@@ -176,7 +186,11 @@ export class Workload {
       const { value: opened } = await this.answered(() =>
         budget
           ? tg.holds.openBudget(accountId, { amount: 5 + Math.floor(this.random() * 20), idempotency: { key, body: { budget: key } } })
-          : tg.holds.open(accountId, { items: 10 + Math.floor(this.random() * 60), perItem: { required: 1, optional: this.pick([0, 1, 2]) }, idempotency: { key, body: { items: key } } }),
+          : tg.holds.open(accountId, {
+              items: 10 + Math.floor(this.random() * 60),
+              perItem: { required: 1, optional: this.pick([0, 1, 2]) },
+              idempotency: { key, body: { items: key } },
+            }),
       );
       if (!opened.ok) continue;
       this.figures.holdsOpened++;
@@ -219,7 +233,10 @@ export class Workload {
       // The item id makes a retry after a lost reply a replay: the worker always learns the outcome.
       const { value: outcome, failures } = await this.answered(settle);
       this.figures.settlements++;
-      note(tally, `${itemId} ${outcome.accepted ? (outcome.replayed ? 'replayed' : 'ok') : outcome.reason} +${spend}${failures ? ` after ${failures} failures` : ''}`);
+      note(
+        tally,
+        `${itemId} ${outcome.accepted ? (outcome.replayed ? 'replayed' : 'ok') : outcome.reason} +${spend}${failures ? ` after ${failures} failures` : ''}`,
+      );
       if (outcome.accepted && outcome.replayed && failures > 0) this.figures.settlementsAppliedDespiteError++;
       if (outcome.accepted) {
         tally.ackedSettlements++;
@@ -254,7 +271,11 @@ export interface WorkloadAudit {
  * acknowledged charge exactly once, every hold's spent and settled exactly what its worker
  * was told, its journal entries adding up to its record, and no hold nobody was told of.
  */
-export function auditWorkload(load: { ledger: ChargeLedger; holds: Map<string, HoldTally> }, journals: Map<string, JournalEntry[]>, storedHolds: Map<string, Hold>): WorkloadAudit {
+export function auditWorkload(
+  load: { ledger: ChargeLedger; holds: Map<string, HoldTally> },
+  journals: Map<string, JournalEntry[]>,
+  storedHolds: Map<string, Hold>,
+): WorkloadAudit {
   const charges = auditCharges([...journals.values()].flat(), load.ledger);
   let lost = charges.lost;
   let doubled = charges.doubled;
@@ -285,5 +306,12 @@ export function auditWorkload(load: { ledger: ChargeLedger; holds: Map<string, H
   }
   const unacknowledgedHolds = [...storedHolds.keys()].filter((key) => !load.holds.has(key));
   for (const key of unacknowledgedHolds) details.push(`hold no worker was told of: ${key}`);
-  return { acknowledgedCharges: charges.acknowledged, lost, doubled, unacknowledged: charges.unacknowledged, unacknowledgedHolds: unacknowledgedHolds.length, details: details.slice(0, 20) };
+  return {
+    acknowledgedCharges: charges.acknowledged,
+    lost,
+    doubled,
+    unacknowledged: charges.unacknowledged,
+    unacknowledgedHolds: unacknowledgedHolds.length,
+    details: details.slice(0, 20),
+  };
 }

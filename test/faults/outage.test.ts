@@ -123,8 +123,16 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
     const retried = await tg.credits.charge(id, { required: 1, operationId: 'slow:op' });
     expect(retried).toMatchObject({ ok: true, charged: 1, replayed: true });
     // Likewise the opening under its Idempotency-Key, and the settlement under its item id.
-    expect(await tg.holds.open(id, { items: 5, perItem: { required: 1 }, idempotency: { key: 'slow:key', body: { v: 1 } } })).toMatchObject({ ok: true, replayed: true });
-    expect(await tg.holds.settle(id, holdId, { itemId: 'slow:item' })).toMatchObject({ ok: true, accepted: true, replayed: true, hold: { settled: 1, spent: 1 } });
+    expect(await tg.holds.open(id, { items: 5, perItem: { required: 1 }, idempotency: { key: 'slow:key', body: { v: 1 } } })).toMatchObject({
+      ok: true,
+      replayed: true,
+    });
+    expect(await tg.holds.settle(id, holdId, { itemId: 'slow:item' })).toMatchObject({
+      ok: true,
+      accepted: true,
+      replayed: true,
+      hold: { settled: 1, spent: 1 },
+    });
     const journal = await readJournal(client.command, prefix, id);
     expect(journal.filter((e) => e.kind === 'charge' && e.ref === 'slow:op')).toHaveLength(1);
     const after = await tg.accounts.inspect(id);

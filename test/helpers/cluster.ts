@@ -3,13 +3,7 @@
 import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  PortInUseError,
-  type RedisServer,
-  isPortFree,
-  rawCommand,
-  startRedisServer,
-} from './redisServer.ts';
+import { PortInUseError, type RedisServer, isPortFree, rawCommand, startRedisServer } from './redisServer.ts';
 
 const HOST = '127.0.0.1';
 // Redis listens for cluster gossip on port + 10000.
@@ -45,11 +39,7 @@ async function startClusterNode(taken: Set<number>): Promise<RedisServer> {
     try {
       return await startRedisServer({
         port,
-        args: [
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', 'nodes.conf',
-          '--cluster-node-timeout', '5000',
-        ],
+        args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'],
       });
     } catch (error) {
       if (!(error instanceof PortInUseError) || attempt >= 5) throw error;
@@ -91,10 +81,7 @@ async function waitUntilHealthy(ports: number[]): Promise<void> {
   for (;;) {
     const infos = await Promise.all(ports.map((port) => clusterInfo(port).catch(() => new Map<string, string>())));
     const healthy = infos.every(
-      (info) =>
-        info.get('cluster_state') === 'ok' &&
-        info.get('cluster_slots_ok') === '16384' &&
-        info.get('cluster_known_nodes') === String(ports.length),
+      (info) => info.get('cluster_state') === 'ok' && info.get('cluster_slots_ok') === '16384' && info.get('cluster_known_nodes') === String(ports.length),
     );
     if (healthy) return;
     last = infos.map((info, i) => `${ports[i]}: state=${info.get('cluster_state')} known=${info.get('cluster_known_nodes')}`).join(', ');
@@ -115,12 +102,7 @@ export async function startRedisCluster({ masters = 3 }: { masters?: number } = 
     const taken = new Set<number>();
     for (let i = 0; i < masters; i++) servers.push(await startClusterNode(taken));
     const ports = servers.map((server) => server.port);
-    await redisCli([
-      '--cluster', 'create',
-      ...ports.map((port) => `${HOST}:${port}`),
-      '--cluster-replicas', '0',
-      '--cluster-yes',
-    ]);
+    await redisCli(['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', '0', '--cluster-yes']);
     await waitUntilHealthy(ports);
   } catch (error) {
     await stop();

@@ -85,7 +85,9 @@ export function koaApp(tollgate: Tollgate, o: Options): Promise<App> {
   app.silent = true;
   const options: KoaRateLimitOptions = {
     ...common(tollgate, o, (ctx: Context) => ctx.headers),
-    ...(o.onDenied ? { onDenied: (ctx, refusal) => void Object.assign(ctx, { status: 299, body: { custom: refusal.reason, status: refusal.reply.status } }) } : {}),
+    ...(o.onDenied
+      ? { onDenied: (ctx, refusal) => void Object.assign(ctx, { status: 299, body: { custom: refusal.reason, status: refusal.reply.status } }) }
+      : {}),
   };
   app.use(koaRateLimit(options));
   app.use(async (ctx) => {

@@ -52,7 +52,9 @@ async function setupCluster(project: TestProject): Promise<(() => Promise<void>)
     return undefined;
   }
   if (!(await onPath('redis-server'))) {
-    throw new Error(`The cluster tests start a local Redis Cluster and need redis-server and redis-cli. ${REDIS_SERVER_MISSING} Or set REDIS_CLUSTER_NODES=host:port,... to use a running cluster.`);
+    throw new Error(
+      `The cluster tests start a local Redis Cluster and need redis-server and redis-cli. ${REDIS_SERVER_MISSING} Or set REDIS_CLUSTER_NODES=host:port,... to use a running cluster.`,
+    );
   }
   const cluster = await startRedisCluster();
   project.provide('redisCluster', cluster.nodes);

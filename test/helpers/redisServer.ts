@@ -158,17 +158,21 @@ interface Running {
 }
 
 function spawnServer(port: number, dir: string, options: RedisServerOptions): Running {
-  const persistence = options.appendOnly
-    ? ['--appendonly', 'yes', '--appendfsync', 'always']
-    : ['--appendonly', 'no'];
+  const persistence = options.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const args = [
-    '--port', String(port),
-    '--bind', HOST,
-    '--dir', dir,
-    '--save', '',
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--dir',
+    dir,
+    '--save',
+    '',
     ...persistence,
-    '--daemonize', 'no',
-    '--logfile', '',
+    '--daemonize',
+    'no',
+    '--logfile',
+    '',
     ...(options.args ?? []),
   ];
   const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });

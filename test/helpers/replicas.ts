@@ -37,7 +37,8 @@ async function linkUp(replicaPort: number): Promise<boolean> {
  * (and WAIT counts it online meanwhile). `key` must be served by that primary.
  */
 async function streaming(primaryPort: number, replicaPort: number, key = 'replication-probe'): Promise<boolean> {
-  const offset = async (port: number, field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(String(await rawCommand(port, ['INFO', 'replication'])))?.[1] ?? -1);
+  const offset = async (port: number, field: string) =>
+    Number(new RegExp(`${field}:(\\d+)`).exec(String(await rawCommand(port, ['INFO', 'replication'])))?.[1] ?? -1);
   await rawCommand(primaryPort, ['SET', key, String(Math.random())]);
   const written = await offset(primaryPort, 'master_repl_offset');
   await sleep(20);
@@ -183,28 +184,39 @@ export async function startReplicatedCluster(): Promise<ReplicatedCluster> {
     for (let i = 0; i < 6; i++) servers.push(await startClusterNode(taken));
     await redisCli(['--cluster', 'create', ...servers.map((s) => `${HOST}:${s.port}`), '--cluster-replicas', '1', '--cluster-yes']);
     const replicaPidOf = new Map<number, number>();
-    await waitUntil('the cluster to settle with a synced replica per master', async () => {
-      const infos = await Promise.all(servers.map((s) => rawCommand(s.port, ['CLUSTER', 'INFO'])));
-      if (!infos.every((info) => /cluster_state:ok/.test(String(info)) && /cluster_known_nodes:6/.test(String(info)))) return false;
-      const lines = String(await rawCommand(servers[0]!.port, ['CLUSTER', 'NODES'])).trim().split('\n');
-      const portOfId = new Map(lines.map((line) => { const [id, address] = line.split(' '); return [id!, Number(/:(\d+)@/.exec(address!)![1])]; }));
-      // A key each master serves, to see writes reach its replica.
-      const slots = (await rawCommand(servers[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
-      const probeOf = (port: number) => {
-        const [from, to] = slots.find((range) => range[2][1] === port)!;
-        for (let n = 0; ; n++) if (keySlot(`probe{${n}}`) >= from && keySlot(`probe{${n}}`) <= to) return `probe{${n}}`;
-      };
-      replicaPidOf.clear();
-      for (const line of lines) {
-        const [, address, flags, masterId] = line.split(' ');
-        if (!flags!.includes('slave')) continue;
-        const port = Number(/:(\d+)@/.exec(address!)![1]);
-        const masterPort = portOfId.get(masterId!)!;
-        if (!(await linkUp(port)) || !(await streaming(masterPort, port, probeOf(masterPort)))) return false;
-        replicaPidOf.set(masterPort, await serverPid(port));
-      }
-      return replicaPidOf.size === 3;
-    }, 60_000);
+    await waitUntil(
+      'the cluster to settle with a synced replica per master',
+      async () => {
+        const infos = await Promise.all(servers.map((s) => rawCommand(s.port, ['CLUSTER', 'INFO'])));
+        if (!infos.every((info) => /cluster_state:ok/.test(String(info)) && /cluster_known_nodes:6/.test(String(info)))) return false;
+        const lines = String(await rawCommand(servers[0]!.port, ['CLUSTER', 'NODES']))
+          .trim()
+          .split('\n');
+        const portOfId = new Map(
+          lines.map((line) => {
+            const [id, address] = line.split(' ');
+            return [id!, Number(/:(\d+)@/.exec(address!)![1])];
+          }),
+        );
+        // A key each master serves, to see writes reach its replica.
+        const slots = (await rawCommand(servers[0]!.port, ['CLUSTER', 'SLOTS'])) as [number, number, [string, number]][];
+        const probeOf = (port: number) => {
+          const [from, to] = slots.find((range) => range[2][1] === port)!;
+          for (let n = 0; ; n++) if (keySlot(`probe{${n}}`) >= from && keySlot(`probe{${n}}`) <= to) return `probe{${n}}`;
+        };
+        replicaPidOf.clear();
+        for (const line of lines) {
+          const [, address, flags, masterId] = line.split(' ');
+          if (!flags!.includes('slave')) continue;
+          const port = Number(/:(\d+)@/.exec(address!)![1]);
+          const masterPort = portOfId.get(masterId!)!;
+          if (!(await linkUp(port)) || !(await streaming(masterPort, port, probeOf(masterPort)))) return false;
+          replicaPidOf.set(masterPort, await serverPid(port));
+        }
+        return replicaPidOf.size === 3;
+      },
+      60_000,
+    );
     const masters = [...replicaPidOf.keys()];
     return { nodes: masters.map((port) => ({ host: HOST, port })), replicaPidOf, stop };
   } catch (error) {

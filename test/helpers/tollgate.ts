@@ -3,7 +3,7 @@
 // project (test/vitest.config.ts) the same helpers connect to a Redis Cluster instead, so the
 // same test files run unchanged against cluster key routing. The public-API files also run
 // each test in memory (backends(): createTollgate({ memory: true }) with the same clock).
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { createCluster } from 'redis';
 import { inject } from 'vitest';
 import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient, type Tollgate, type TollgateOptions } from '../../src/index.ts';
@@ -160,12 +160,7 @@ export async function connectTestClient(kind: ClientKind, target: RedisTarget = 
  * A tollgate for one test file under a prefix of its own. Without `url` it runs against the
  * project's Redis: the shared server, or in the `cluster` project the cluster.
  */
-export async function openTollgate(
-  kind: Backend,
-  name: string,
-  options: Partial<TollgateOptions> = {},
-  url?: string,
-): Promise<TestGate> {
+export async function openTollgate(kind: Backend, name: string, options: Partial<TollgateOptions> = {}, url?: string): Promise<TestGate> {
   const clock = new ManualClock();
   const prefix = uniquePrefix(name);
   if (kind === 'memory') {

@@ -96,7 +96,12 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     await tg.accounts.create(subject, { plan: 'starter' });
     const { key } = await tg.keys.issue(subject);
     const check = await tg.keys.verify(key, { credits: 1 });
-    expect(check).toMatchObject({ ok: true, valid: true, subject, admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } } });
+    expect(check).toMatchObject({
+      ok: true,
+      valid: true,
+      subject,
+      admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } },
+    });
     expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({ ok: true, charged: 2, balance: 998, replayed: false });
     const hold = await tg.holds.open(subject, { items: 3, perItem: { required: 1 } });
     if (!hold.ok) throw new Error(`hold refused: ${hold.reason}`);
@@ -112,7 +117,9 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
   it(`refuses the raw client with an InvalidInputError naming ${peer.name === 'redis' ? 'fromNodeRedis' : 'fromIoredis'}`, () => {
     const adapter = peer.name === 'redis' ? 'fromNodeRedis' : 'fromIoredis';
     expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client.raw as RedisScriptClient })).toThrowError(InvalidInputError);
-    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client.raw as RedisScriptClient })).toThrowError(new RegExp(`wrap it with ${adapter}\\(client\\)`));
+    expect(() => createTollgate({ plans: EXAMPLE_PLANS, redis: client.raw as RedisScriptClient })).toThrowError(
+      new RegExp(`wrap it with ${adapter}\\(client\\)`),
+    );
   });
 
   it(`runs the README quick start (examples/${peer.example}) as written`, async () => {
@@ -121,8 +128,13 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     const file = join(dir, `${peer.module}-${peer.example.replace(/\.ts$/, '.mts')}`);
     const source = readFileSync(join(root, 'examples', peer.example), 'utf8');
     // The same code, with `tollgate` this source tree and the client the major under test.
-    writeFileSync(file, source.replace('from "tollgate"', `from ${JSON.stringify(join(root, 'src', 'index.ts'))}`).replace(`from "${peer.name}"`, `from "${peer.module}"`));
-    const { stdout } = await run(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), file], { env: { ...process.env, REDIS_URL: server.url } });
+    writeFileSync(
+      file,
+      source.replace('from "tollgate"', `from ${JSON.stringify(join(root, 'src', 'index.ts'))}`).replace(`from "${peer.name}"`, `from "${peer.module}"`),
+    );
+    const { stdout } = await run(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), file], {
+      env: { ...process.env, REDIS_URL: server.url },
+    });
     expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
   });
 });

@@ -22,7 +22,16 @@ describe('credit rules on Redis against memory', () => {
       }),
       { numRuns: runs(1000) },
     );
-    for (const rule of ['admitted', 'admitted_short_of_credits', 'rate_limited', 'charged', 'charge_insufficient', 'charge_replayed', 'new_cycle', 'history_of_several_days']) {
+    for (const rule of [
+      'admitted',
+      'admitted_short_of_credits',
+      'rate_limited',
+      'charged',
+      'charge_insufficient',
+      'charge_replayed',
+      'new_cycle',
+      'history_of_several_days',
+    ]) {
       expect(reached[rule] ?? 0, `the generators never reached ${rule}`).toBeGreaterThan(0);
     }
   }, 600_000);

@@ -20,12 +20,24 @@ export const PROPERTY_PLANS: PlanTable = {
     holds: { cap: 1, maxItems: 6, surfaces: ['web'] },
   },
   small: {
-    limits: { api: [{ limit: 5, windowMs: 60_000 }, { limit: 2, windowMs: 1_000, algorithm: 'sliding' }], web: [{ limit: 5, windowMs: 60_000 }] },
+    limits: {
+      api: [
+        { limit: 5, windowMs: 60_000 },
+        { limit: 2, windowMs: 1_000, algorithm: 'sliding' },
+      ],
+      web: [{ limit: 5, windowMs: 60_000 }],
+    },
     credits: { allowance: 25, cycle: { months: 1 } },
     holds: { cap: 1, maxItems: 8, surfaces: ['api', 'web'] },
   },
   roomy: {
-    limits: { api: [{ limit: 8, windowMs: 10_000, algorithm: 'sliding' }, { limit: 20, windowMs: 3_600_000 }], web: [{ limit: 8, windowMs: 60_000 }] },
+    limits: {
+      api: [
+        { limit: 8, windowMs: 10_000, algorithm: 'sliding' },
+        { limit: 20, windowMs: 3_600_000 },
+      ],
+      web: [{ limit: 8, windowMs: 60_000 }],
+    },
     credits: { allowance: 40, cycle: { days: 7 } },
     holds: { cap: 2, maxItems: 8, surfaces: ['api', 'web'] },
   },
@@ -33,7 +45,12 @@ export const PROPERTY_PLANS: PlanTable = {
 const PLAN_NAMES = Object.keys(PROPERTY_PLANS);
 
 export const PROPERTY_POLICIES: PolicyTable = {
-  anon: { api: [{ limit: 2, windowMs: 1_000 }, { limit: 5, windowMs: 60_000, algorithm: 'sliding' }] },
+  anon: {
+    api: [
+      { limit: 2, windowMs: 1_000 },
+      { limit: 5, windowMs: 60_000, algorithm: 'sliding' },
+    ],
+  },
   login: { attempts: [{ limit: 3, windowMs: 30_000, algorithm: 'sliding' }] },
 };
 
@@ -43,7 +60,15 @@ export const PROPERTY_POLICIES: PolicyTable = {
  * are kept longer than any sequence lasts.
  */
 export function propertyOptions(stagger: boolean) {
-  return { plans: PROPERTY_PLANS, policies: PROPERTY_POLICIES, leaseMs: LEASE_MS, stagger, history: { days: 40 }, operationTtlMs: 10 * 365 * DAY, idempotencyTtlMs: 10 * 365 * DAY } as const;
+  return {
+    plans: PROPERTY_PLANS,
+    policies: PROPERTY_POLICIES,
+    leaseMs: LEASE_MS,
+    stagger,
+    history: { days: 40 },
+    operationTtlMs: 10 * 365 * DAY,
+    idempotencyTtlMs: 10 * 365 * DAY,
+  } as const;
 }
 
 const LABELS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r'];
@@ -88,8 +113,23 @@ const surface = fc.constantFrom('api' as const, 'web' as const);
 
 /** Windows, costs, policies, peek and reset (issue: limits for any subject). */
 export const limitOps: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ op: fc.constant('admit' as const), surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const, 'nope' as const), cost: fc.integer({ min: 1, max: 9 }), credits: fc.integer({ min: 0, max: 3 }) }) },
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('policyAdmit' as const), policy: fc.constantFrom('anon' as const, 'login' as const), cost: fc.integer({ min: 1, max: 4 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant('admit' as const),
+      surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const, 'nope' as const),
+      cost: fc.integer({ min: 1, max: 9 }),
+      credits: fc.integer({ min: 0, max: 3 }),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('policyAdmit' as const),
+      policy: fc.constantFrom('anon' as const, 'login' as const),
+      cost: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('peek' as const), surface }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('reset' as const), surface, policy: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('changePlan' as const), plan: fc.constantFrom(...PLAN_NAMES), startNow: fc.boolean() }) },
@@ -99,7 +139,15 @@ export const limitOps: fc.Arbitrary<Op> = fc.oneof(
 /** Charges, cycles and plan changes (docs/accounts.md#billing-cycles, docs/credits.md#charges). */
 export const creditOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ op: fc.constant('admit' as const), surface, cost: fc.constant(1), credits: fc.integer({ min: 0, max: 3 }) }) },
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('charge' as const), required: fc.integer({ min: 0, max: 6 }), optional: fc.integer({ min: 0, max: 3 }), operation: fc.option(fc.integer({ min: 0, max: 3 })) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('charge' as const),
+      required: fc.integer({ min: 0, max: 6 }),
+      optional: fc.integer({ min: 0, max: 3 }),
+      operation: fc.option(fc.integer({ min: 0, max: 3 })),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ op: 'startCycle' as const }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('changePlan' as const), plan: fc.constantFrom(...PLAN_NAMES), startNow: fc.boolean() }) },
   { weight: 3, arbitrary: advance },
@@ -112,10 +160,36 @@ export const holdOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: creditOps },
   // Few keys and mostly one body per key, so retries of a stored outcome (replays of a hold or
   // of a cap refusal) come up often next to reused keys with another body.
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('open' as const), items: fc.integer({ min: 1, max: 9 }), required: fc.integer({ min: 0, max: 2 }), optional: fc.integer({ min: 0, max: 2 }), surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const), key: fc.option(fc.integer({ min: 0, max: 1 }), { freq: 3 }), bodyVariant: fc.constantFrom(0, 0, 0, 1) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('openBudget' as const), amount: fc.integer({ min: 1, max: 6 }), key: fc.option(fc.integer({ min: 0, max: 2 })) }) },
-  { weight: 8, arbitrary: fc.record({ op: fc.constant('settle' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 12 }), failed: fc.option(fc.integer({ min: 0, max: LABELS.length - 1 }), { freq: 2 }), optionalSpent: fc.integer({ min: 0, max: 3 }) }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('spend' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 8 }), amount: fc.integer({ min: 0, max: 3 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('open' as const),
+      items: fc.integer({ min: 1, max: 9 }),
+      required: fc.integer({ min: 0, max: 2 }),
+      optional: fc.integer({ min: 0, max: 2 }),
+      surface: fc.constantFrom('api' as const, 'api' as const, 'web' as const),
+      key: fc.option(fc.integer({ min: 0, max: 1 }), { freq: 3 }),
+      bodyVariant: fc.constantFrom(0, 0, 0, 1),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant('openBudget' as const), amount: fc.integer({ min: 1, max: 6 }), key: fc.option(fc.integer({ min: 0, max: 2 })) }),
+  },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      op: fc.constant('settle' as const),
+      hold: fc.nat(),
+      item: fc.integer({ min: 0, max: 12 }),
+      failed: fc.option(fc.integer({ min: 0, max: LABELS.length - 1 }), { freq: 2 }),
+      optionalSpent: fc.integer({ min: 0, max: 3 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('spend' as const), hold: fc.nat(), item: fc.integer({ min: 0, max: 8 }), amount: fc.integer({ min: 0, max: 3 }) }),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('end' as const), hold: fc.nat(), cancel: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('renewHold' as const), hold: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('get' as const), hold: fc.nat() }) },
@@ -129,7 +203,18 @@ export const holdOps: fc.Arbitrary<Op> = fc.oneof(
 export const keyOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 14, arbitrary: holdOps },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('issueKey' as const), ttlMs: fc.option(fc.integer({ min: 1, max: 120_000 })), webOnly: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('verifyKey' as const), key: fc.nat(), surface, cost: fc.integer({ min: 1, max: 3 }), credits: fc.integer({ min: 0, max: 3 }), usage: fc.boolean(), forged: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('verifyKey' as const),
+      key: fc.nat(),
+      surface,
+      cost: fc.integer({ min: 1, max: 3 }),
+      credits: fc.integer({ min: 0, max: 3 }),
+      usage: fc.boolean(),
+      forged: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('revokeKey' as const), key: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant({ op: 'listKeys' as const }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('begin' as const), key: fc.integer({ min: 0, max: 1 }), bodyVariant: fc.constantFrom(0, 0, 1) }) },
@@ -187,11 +272,13 @@ export async function runSequence(
   let claims: { redis: BeginOutcome; memory: BeginOutcome } | undefined;
   /** An answer with each side's key ids and claim tokens replaced by what they stand for. */
   const same = (value: unknown, side: 'redis' | 'memory'): unknown =>
-    JSON.parse(JSON.stringify(value ?? null, (name, v) => {
-      if (name === 'token') return 'token';
-      if (name === 'keyId' || name === 'key') return keys.findIndex((k) => k[side].keyId === v || k[side].key === v);
-      return v;
-    }));
+    JSON.parse(
+      JSON.stringify(value ?? null, (name, v) => {
+        if (name === 'token') return 'token';
+        if (name === 'keyId' || name === 'key') return keys.findIndex((k) => k[side].keyId === v || k[side].key === v);
+        return v;
+      }),
+    );
   let lastOpening: Op | undefined;
 
   for (const [step, given] of ops.entries()) {
@@ -215,7 +302,10 @@ export async function runSequence(
     switch (op.op) {
       case 'admit': {
         const options = { surface: op.surface, cost: op.cost, credits: op.credits };
-        const got = await both(() => tg.limits.admit(subject, options), () => memory.limits.admit(subject, options));
+        const got = await both(
+          () => tg.limits.admit(subject, options),
+          () => memory.limits.admit(subject, options),
+        );
         if ('value' in got) {
           const a = got.value as { allowed: boolean; reason?: string; windows: unknown[]; credits?: { sufficient: boolean } };
           note(reached, a.allowed ? (a.credits?.sufficient === false ? 'admitted_short_of_credits' : 'admitted') : a.reason!);
@@ -225,16 +315,25 @@ export async function runSequence(
       }
       case 'policyAdmit': {
         const options = { policy: op.policy, surface: op.policy === 'anon' ? 'api' : 'attempts', cost: op.cost };
-        const got = await both(() => tg.limits.admit(visitor, options), () => memory.limits.admit(visitor, options));
+        const got = await both(
+          () => tg.limits.admit(visitor, options),
+          () => memory.limits.admit(visitor, options),
+        );
         if ('value' in got) note(reached, (got.value as { allowed: boolean }).allowed ? 'policy_admitted' : 'policy_denied');
         break;
       }
       case 'peek':
-        await both(() => tg.limits.peek(subject, { surface: op.surface }), () => memory.limits.peek(subject, { surface: op.surface }));
+        await both(
+          () => tg.limits.peek(subject, { surface: op.surface }),
+          () => memory.limits.peek(subject, { surface: op.surface }),
+        );
         break;
       case 'reset': {
         const [who, options] = op.policy ? [visitor, { policy: 'anon', surface: 'api' }] : [subject, { surface: op.surface }];
-        await both(() => tg.limits.reset(who, options), () => memory.limits.reset(who, options));
+        await both(
+          () => tg.limits.reset(who, options),
+          () => memory.limits.reset(who, options),
+        );
         note(reached, 'reset');
         break;
       }
@@ -242,7 +341,10 @@ export async function runSequence(
         const operationId = op.operation === null ? undefined : (opIds.get(op.operation) ?? `op-${op.operation}-${subject}`);
         if (operationId) opIds.set(op.operation!, operationId);
         const request = { required: op.required, optional: op.optional, operationId };
-        const got = await both(() => tg.credits.charge(subject, request), () => memory.credits.charge(subject, request));
+        const got = await both(
+          () => tg.credits.charge(subject, request),
+          () => memory.credits.charge(subject, request),
+        );
         if ('value' in got) {
           const c = got.value as { ok: boolean; replayed?: boolean };
           note(reached, c.ok ? (c.replayed ? 'charge_replayed' : 'charged') : 'charge_insufficient');
@@ -250,21 +352,33 @@ export async function runSequence(
         break;
       }
       case 'startCycle':
-        await both(() => tg.accounts.startCycle(subject), () => memory.accounts.startCycle(subject));
+        await both(
+          () => tg.accounts.startCycle(subject),
+          () => memory.accounts.startCycle(subject),
+        );
         break;
       case 'changePlan': {
         const options = { startNewCycle: op.startNow };
-        await both(() => tg.accounts.changePlan(subject, op.plan, options), () => memory.accounts.changePlan(subject, op.plan, options));
+        await both(
+          () => tg.accounts.changePlan(subject, op.plan, options),
+          () => memory.accounts.changePlan(subject, op.plan, options),
+        );
         break;
       }
       case 'advance':
         clock.advance(op.ms);
         break;
       case 'usage':
-        await both(() => tg.usage(subject, { surface: op.surface }), () => memory.usage(subject, { surface: op.surface }));
+        await both(
+          () => tg.usage(subject, { surface: op.surface }),
+          () => memory.usage(subject, { surface: op.surface }),
+        );
         break;
       case 'history': {
-        const got = await both(() => tg.credits.history(subject, { days: op.days }), () => memory.credits.history(subject, { days: op.days }));
+        const got = await both(
+          () => tg.credits.history(subject, { days: op.days }),
+          () => memory.credits.history(subject, { days: op.days }),
+        );
         if ('value' in got && (got.value as unknown[]).length > 1) note(reached, 'history_of_several_days');
         break;
       }
@@ -277,8 +391,22 @@ export async function runSequence(
         const got =
           op.op === 'open'
             ? await both(
-                () => tg.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
-                () => memory.holds.open(subject, { holdId: id, items: op.items, perItem: { required: op.required, optional: op.optional }, surface: op.surface, idempotency }),
+                () =>
+                  tg.holds.open(subject, {
+                    holdId: id,
+                    items: op.items,
+                    perItem: { required: op.required, optional: op.optional },
+                    surface: op.surface,
+                    idempotency,
+                  }),
+                () =>
+                  memory.holds.open(subject, {
+                    holdId: id,
+                    items: op.items,
+                    perItem: { required: op.required, optional: op.optional },
+                    surface: op.surface,
+                    idempotency,
+                  }),
               )
             : await both(
                 () => tg.holds.openBudget(subject, { holdId: id, amount: op.amount, idempotency }),
@@ -298,10 +426,17 @@ export async function runSequence(
         const got =
           op.op === 'settle'
             ? await (async () => {
-                const settlement = op.failed === null ? { itemId: `i${op.item}`, optionalSpent: op.optionalSpent } : { itemId: `i${op.item}`, failed: LABELS[op.failed]! };
-                return both(() => tg.holds.settle(subject, id, settlement), () => memory.holds.settle(subject, id, settlement));
+                const settlement =
+                  op.failed === null ? { itemId: `i${op.item}`, optionalSpent: op.optionalSpent } : { itemId: `i${op.item}`, failed: LABELS[op.failed]! };
+                return both(
+                  () => tg.holds.settle(subject, id, settlement),
+                  () => memory.holds.settle(subject, id, settlement),
+                );
               })()
-            : await both(() => tg.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }), () => memory.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }));
+            : await both(
+                () => tg.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }),
+                () => memory.holds.spend(subject, id, { itemId: `p${op.item}`, amount: op.amount }),
+              );
         if ('value' in got) {
           const s = got.value as { accepted: boolean; replayed?: boolean; reason?: string };
           note(reached, s.accepted ? (s.replayed ? 'settle_replayed' : `${op.op}_accepted`) : `settle_${s.reason}`);
@@ -312,26 +447,45 @@ export async function runSequence(
         if (holdIds.length === 0) break;
         const id = holdId(op.hold);
         const got = op.cancel
-          ? await both(() => tg.holds.cancel(subject, id), () => memory.holds.cancel(subject, id))
-          : await both(() => tg.holds.finish(subject, id), () => memory.holds.finish(subject, id));
+          ? await both(
+              () => tg.holds.cancel(subject, id),
+              () => memory.holds.cancel(subject, id),
+            )
+          : await both(
+              () => tg.holds.finish(subject, id),
+              () => memory.holds.finish(subject, id),
+            );
         if ('value' in got && !(got.value as { ended: boolean }).ended) note(reached, 'end_of_an_ended_hold');
         break;
       }
       case 'renewHold': {
         if (holdIds.length === 0) break;
         const id = holdId(op.hold);
-        const got = await both(() => tg.holds.renew(subject, id), () => memory.holds.renew(subject, id));
+        const got = await both(
+          () => tg.holds.renew(subject, id),
+          () => memory.holds.renew(subject, id),
+        );
         if ('value' in got) note(reached, (got.value as { ok: boolean }).ok ? 'renew_renewed' : 'renew_ended');
         break;
       }
       case 'get':
-        if (holdIds.length > 0) await both(() => tg.holds.get(subject, holdId(op.hold)), () => memory.holds.get(subject, holdId(op.hold)));
+        if (holdIds.length > 0)
+          await both(
+            () => tg.holds.get(subject, holdId(op.hold)),
+            () => memory.holds.get(subject, holdId(op.hold)),
+          );
         break;
       case 'list':
-        await both(() => tg.holds.list(subject), () => memory.holds.list(subject));
+        await both(
+          () => tg.holds.list(subject),
+          () => memory.holds.list(subject),
+        );
         break;
       case 'sweep':
-        await both(() => tg.holds.sweepSubject(subject), () => memory.holds.sweepSubject(subject));
+        await both(
+          () => tg.holds.sweepSubject(subject),
+          () => memory.holds.sweepSubject(subject),
+        );
         break;
       case 'retry':
         break;
@@ -362,12 +516,16 @@ export async function runSequence(
       case 'revokeKey': {
         if (keys.length === 0) break;
         const pair = keys[op.key % keys.length]!;
-        await both(() => tg.keys.revoke(subject, pair.redis.keyId), () => memory.keys.revoke(subject, pair.memory.keyId));
+        await both(
+          () => tg.keys.revoke(subject, pair.redis.keyId),
+          () => memory.keys.revoke(subject, pair.memory.keyId),
+        );
         break;
       }
       case 'listKeys': {
         // Oldest first; keys issued in the same ms come in no given order.
-        const inOrder = (list: KeyInfo[], side: 'redis' | 'memory') => (same(list, side) as KeyInfo[]).sort((x, y) => x.createdAt - y.createdAt || Number(x.keyId) - Number(y.keyId));
+        const inOrder = (list: KeyInfo[], side: 'redis' | 'memory') =>
+          (same(list, side) as KeyInfo[]).sort((x, y) => x.createdAt - y.createdAt || Number(x.keyId) - Number(y.keyId));
         expect(inOrder(await tg.keys.list(subject), 'redis'), where).toEqual(inOrder(await memory.keys.list(subject), 'memory'));
         break;
       }
@@ -385,12 +543,23 @@ export async function runSequence(
       case 'openClaimed': {
         if (claims?.redis.state !== 'new' || claims.memory.state !== 'new') break;
         const [r, m] = [claims.redis.claim, claims.memory.claim];
-        if (op.op === 'renew') await both(() => tg.idempotency.renew(subject, r), () => memory.idempotency.renew(subject, m));
-        else if (op.op === 'release') await both(() => tg.idempotency.release(subject, r), () => memory.idempotency.release(subject, m));
+        if (op.op === 'renew')
+          await both(
+            () => tg.idempotency.renew(subject, r),
+            () => memory.idempotency.renew(subject, m),
+          );
+        else if (op.op === 'release')
+          await both(
+            () => tg.idempotency.release(subject, r),
+            () => memory.idempotency.release(subject, m),
+          );
         else {
           const id = `h-${holdIds.length}`;
           const request = (idempotency: typeof r) => ({ holdId: id, items: op.items, perItem: { required: 1 }, surface: 'web', idempotency });
-          const got = await both(() => tg.holds.open(subject, request(r)), () => memory.holds.open(subject, request(m)));
+          const got = await both(
+            () => tg.holds.open(subject, request(r)),
+            () => memory.holds.open(subject, request(m)),
+          );
           if ('value' in got) {
             const o = got.value as { ok: boolean; reason?: string; hold?: { id: string } };
             note(reached, o.ok ? 'claimed_open' : `claimed_${o.reason}`);

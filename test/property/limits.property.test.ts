@@ -24,7 +24,17 @@ describe.each([false, true])('limits on Redis against memory (stagger %s)', (sta
       { numRuns: runs(1000) },
     );
     if (process.env.TOLLGATE_PROPERTY_STATS) console.log(reached);
-    for (const rule of ['admitted', 'rate_limited', 'cost_exceeds_limit', 'admitted_in_two_windows', 'denied_in_two_windows', 'policy_admitted', 'policy_denied', 'unknown_surface', 'reset']) {
+    for (const rule of [
+      'admitted',
+      'rate_limited',
+      'cost_exceeds_limit',
+      'admitted_in_two_windows',
+      'denied_in_two_windows',
+      'policy_admitted',
+      'policy_denied',
+      'unknown_surface',
+      'reset',
+    ]) {
       expect(reached[rule] ?? 0, `the generators never reached ${rule}`).toBeGreaterThan(0);
     }
   }, 600_000);

@@ -80,7 +80,17 @@ async function main(): Promise<number> {
         child.once('exit', (code) => setTimeout(() => reject(new Error(`soak worker ${index} exited (${code}) without a report`)), 1_000));
       }),
     );
-    const config: WorkerConfig = { index, url, prefix, accounts, timeoutMs: TIMEOUT_MS, leaseMs: LEASE_MS, chargeWorkers: 4, holdWorkers: 3, sweeps: index === 0 };
+    const config: WorkerConfig = {
+      index,
+      url,
+      prefix,
+      accounts,
+      timeoutMs: TIMEOUT_MS,
+      leaseMs: LEASE_MS,
+      chargeWorkers: 4,
+      holdWorkers: 3,
+      sweeps: index === 0,
+    };
     child.send({ type: 'start', config } satisfies ToWorker);
   }
   await Promise.all(ready);
@@ -165,11 +175,23 @@ async function main(): Promise<number> {
     details: [...result.details, ...violations].slice(0, 20),
     elapsedSeconds: Math.round((Date.now() - started) / 1000),
   };
-  say(`operations under load: ${figures.operations} (${figures.charges} charges, ${figures.settlements} settlements, ${figures.holdsOpened} holds opened, ${figures.cancels} cancels, ${figures.abandonedHolds} holds abandoned, ${figures.holdsEndedByLease} ended by their lease (${figures.sweptHolds} by the sweep), ${figures.cycleChanges} plan or cycle changes)`);
-  say(`faults injected: ${figures.faults} (${Object.entries(faults).map(([k, n]) => `${k} ${n}`).join(', ')}); calls that failed with StoreUnavailableError: ${figures.unavailableCalls}`);
-  say(`acknowledged charges: ${figures.acknowledgedCharges}; charges or settlements lost: ${figures.lost}; applied twice: ${figures.doubled}; charges no caller was told of: ${figures.unacknowledgedCharges}; holds no caller was told of: ${figures.unacknowledgedHolds}`);
-  say(`charges retried with their operation id: ${figures.retriedWithSameOperationId} (${figures.appliedDespiteError} had run despite the error); settlements that had run despite the error, replayed by their item id: ${figures.settlementsAppliedDespiteError}`);
-  say(`accounts whose journal reconciles: ${reconciled}/${ACCOUNTS}; after the final sweep: ${figures.openHoldsAtEnd} open holds, ${held} credits held; invariant violations: ${violations.length}; worker errors: ${figures.workerErrors.length}`);
+  say(
+    `operations under load: ${figures.operations} (${figures.charges} charges, ${figures.settlements} settlements, ${figures.holdsOpened} holds opened, ${figures.cancels} cancels, ${figures.abandonedHolds} holds abandoned, ${figures.holdsEndedByLease} ended by their lease (${figures.sweptHolds} by the sweep), ${figures.cycleChanges} plan or cycle changes)`,
+  );
+  say(
+    `faults injected: ${figures.faults} (${Object.entries(faults)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}); calls that failed with StoreUnavailableError: ${figures.unavailableCalls}`,
+  );
+  say(
+    `acknowledged charges: ${figures.acknowledgedCharges}; charges or settlements lost: ${figures.lost}; applied twice: ${figures.doubled}; charges no caller was told of: ${figures.unacknowledgedCharges}; holds no caller was told of: ${figures.unacknowledgedHolds}`,
+  );
+  say(
+    `charges retried with their operation id: ${figures.retriedWithSameOperationId} (${figures.appliedDespiteError} had run despite the error); settlements that had run despite the error, replayed by their item id: ${figures.settlementsAppliedDespiteError}`,
+  );
+  say(
+    `accounts whose journal reconciles: ${reconciled}/${ACCOUNTS}; after the final sweep: ${figures.openHoldsAtEnd} open holds, ${held} credits held; invariant violations: ${violations.length}; worker errors: ${figures.workerErrors.length}`,
+  );
   for (const line of figures.details) say(`  ${line}`);
   say(`SOAK_RESULT ${JSON.stringify(figures)}`);
 

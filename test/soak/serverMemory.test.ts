@@ -160,7 +160,9 @@ it.skipIf(process.platform !== 'linux')(
       await Promise.all([...servers.map((s) => load(s, PHASE_S)), outage]);
       for (const s of servers) figures[s.name]!.push(s.rss());
     }
-    const report = servers.map((s) => `${s.name}: RSS ${figures[s.name]!.join(' -> ')} MiB; statuses ${JSON.stringify(Object.fromEntries(s.statuses))}`).join('\n');
+    const report = servers
+      .map((s) => `${s.name}: RSS ${figures[s.name]!.join(' -> ')} MiB; statuses ${JSON.stringify(Object.fromEntries(s.statuses))}`)
+      .join('\n');
     if (process.env.TOLLGATE_FAULT_STATS) console.log(report);
     for (const s of servers) {
       const [, afterWarmUp, ...later] = figures[s.name]!;

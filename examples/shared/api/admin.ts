@@ -30,24 +30,26 @@ export function adminHandlers(deps: AdminDeps) {
   const { tollgate } = deps;
   const digest = (s: string) => createHash('sha256').update(s).digest();
   const expected = digest(deps.adminToken);
-  const admin = (handler: AdminHandler): Handler => async (request) => {
-    const blocked = deps.failedAuth.blocked(request);
-    if (blocked) return blocked;
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-      const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
-      return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
-    }
-    const refused = bodyRefusal(request);
-    if (refused) return refused;
-    const body = request.body ?? {};
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
-    try {
-      return await handler(request, body as Record<string, unknown>);
-    } catch (error) {
-      return replyForThrown(request, error);
-    }
-  };
+  const admin =
+    (handler: AdminHandler): Handler =>
+    async (request) => {
+      const blocked = deps.failedAuth.blocked(request);
+      if (blocked) return blocked;
+      const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+        const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
+        return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
+      }
+      const refused = bodyRefusal(request);
+      if (refused) return refused;
+      const body = request.body ?? {};
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
+      try {
+        return await handler(request, body as Record<string, unknown>);
+      } catch (error) {
+        return replyForThrown(request, error);
+      }
+    };
 
   const createAccount = admin(async (request, body) => {
     const signupAt = body.signup_at === undefined ? undefined : instant(body.signup_at);

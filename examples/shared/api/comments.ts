@@ -4,7 +4,7 @@
  * nonempty page is charged the price (Top, Newest, continuation or reply thread alike); errors
  * and empty pages cost nothing.
  */
-import { type Tollgate } from 'tollgate';
+import type { Tollgate } from 'tollgate';
 import { insufficientReply } from 'tollgate/http';
 import { chargeAfterWork } from './charge.ts';
 import type { AuthedHandler } from '../auth/guard.ts';

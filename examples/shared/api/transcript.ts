@@ -4,7 +4,7 @@
  * A failed fetch or conversion charges nothing; a charge that finds the balance gone answers
  * 402 and the transcript is not sent.
  */
-import { type Tollgate } from 'tollgate';
+import type { Tollgate } from 'tollgate';
 import { insufficientReply } from 'tollgate/http';
 import { chargeAfterWork } from './charge.ts';
 import type { AuthedHandler } from '../auth/guard.ts';

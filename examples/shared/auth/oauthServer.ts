@@ -96,7 +96,12 @@ export function oauthServer(deps: OAuthServerDeps) {
     }
     const verified = await deps.tollgate.keys.verify(secret, { surface: 'api', usage: true });
     if (!verified.ok || verified.subject !== clientId) {
-      const refused = oauthError(401, 'invalid_client', 'The client credentials are not valid', basic === undefined ? {} : { 'WWW-Authenticate': 'Basic realm="oauth"' });
+      const refused = oauthError(
+        401,
+        'invalid_client',
+        'The client credentials are not valid',
+        basic === undefined ? {} : { 'WWW-Authenticate': 'Basic realm="oauth"' },
+      );
       return deps.failedAuth.refuse(request, refused);
     }
     return json(200, deps.oauth.issue(clientId, TOKEN_TTL_MS), { 'Cache-Control': 'no-store', Pragma: 'no-cache' });

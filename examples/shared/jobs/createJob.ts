@@ -7,7 +7,7 @@
  * comments, 1 optional for its Top page.
  */
 import { randomBytes } from 'node:crypto';
-import { type BeginOutcome, type Hold, type IdempotencyClaim, type OpenOutcome, type StoredOutcome, type Tollgate } from 'tollgate';
+import type { BeginOutcome, Hold, IdempotencyClaim, OpenOutcome, StoredOutcome, Tollgate } from 'tollgate';
 import { insufficientReply } from 'tollgate/http';
 import { jobBody } from '../api/bodies.ts';
 import type { AuthedHandler, Call } from '../auth/guard.ts';

@@ -38,7 +38,8 @@ export async function processBulkItem(deps: WorkDeps, jobId: string, meta: JobMe
     commentPage = commentPageResult(comments);
   }
   // The video is the item: a worker that retries it counts it once.
-  const settlement = outcome === 'delivered' ? { itemId: item.videoId, optionalSpent: commentPage === 'nonempty' ? 1 : 0 } : { itemId: item.videoId, failed: outcome };
+  const settlement =
+    outcome === 'delivered' ? { itemId: item.videoId, optionalSpent: commentPage === 'nonempty' ? 1 : 0 } : { itemId: item.videoId, failed: outcome };
   const settled = await deps.tollgate.holds.settle(meta.account, jobId, settlement);
   if (!settled.ok) return 'ended';
   if (settled.replayed) return 'processed';

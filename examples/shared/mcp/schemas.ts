@@ -18,9 +18,7 @@ export const TranscriptSchema = z.object({
 export const CommentsPageSchema = z.object({
   video_id: z.string(),
   sort: z.enum(['top', 'newest']),
-  comments: z.array(
-    z.object({ id: z.string(), author: z.string(), text: z.string(), like_count: count, reply_count: count, published_at: instant }),
-  ),
+  comments: z.array(z.object({ id: z.string(), author: z.string(), text: z.string(), like_count: count, reply_count: count, published_at: instant })),
   next_page_token: z.string().nullable(),
   reply_to: z.string().optional(),
 });

@@ -13,7 +13,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { type Tollgate, type Usage } from 'tollgate';
+import type { Tollgate, Usage } from 'tollgate';
 import { insufficientReply } from 'tollgate/http';
 import type { Caller, Price } from '../auth/credentials.ts';
 import { usageBody } from '../api/bodies.ts';
@@ -59,8 +59,17 @@ export function toolPrice(name: unknown): Price {
  * registration, a large share of what each MCP call allocated.
  */
 const INPUTS = {
-  get_transcript: z.object({ video_id: z.string(), format: z.enum(TRANSCRIPT_FORMATS as [string, ...string[]]).optional(), include_comments: z.boolean().optional() }),
-  get_video_comments: z.object({ video_id: z.string(), sort: z.enum(['top', 'newest']).optional(), page_token: z.string().optional(), reply_to: z.string().optional() }),
+  get_transcript: z.object({
+    video_id: z.string(),
+    format: z.enum(TRANSCRIPT_FORMATS as [string, ...string[]]).optional(),
+    include_comments: z.boolean().optional(),
+  }),
+  get_video_comments: z.object({
+    video_id: z.string(),
+    sort: z.enum(['top', 'newest']).optional(),
+    page_token: z.string().optional(),
+    reply_to: z.string().optional(),
+  }),
   create_job: z.object({ ...JOB_BODY_FIELDS, idempotency_key: z.string().optional() }),
 };
 const OUTPUTS = {

@@ -35,10 +35,7 @@ export function parseCommentSort(value: unknown): CommentSort {
 /** A reply thread is asked for by the id of a top-level comment; replies have none. */
 export function assertTopLevelCommentId(value: unknown): string {
   if (typeof value === 'string' && TOP_LEVEL_ID.test(value)) return value;
-  throw new InvalidIdError(
-    'reply_to',
-    `Invalid reply_to ${shown(value)}: expected the id of a top-level comment`,
-  );
+  throw new InvalidIdError('reply_to', `Invalid reply_to ${shown(value)}: expected the id of a top-level comment`);
 }
 
 export function topLevelPage(video: Video, sort: CommentSort, page: number): CommentsPage {
@@ -57,10 +54,7 @@ export function replyPage(video: Video, sort: CommentSort, parentId: string): Co
   const index = ID_ALPHABET.indexOf(parentId.charAt(parentId.length - 1));
   const parent = index < TOP_LEVEL_COUNT ? topLevelComment(video, index) : undefined;
   if (parent === undefined || parent.id !== parentId) {
-    throw new InvalidIdError(
-      'reply_to',
-      `Invalid reply_to ${shown(parentId)}: not a comment of video ${video.id}`,
-    );
+    throw new InvalidIdError('reply_to', `Invalid reply_to ${shown(parentId)}: not a comment of video ${video.id}`);
   }
   const replies = Array.from({ length: parent.reply_count }, (_, i) => reply(parent, i));
   replies.sort((a, b) => compare(a.published_at, b.published_at) || compare(a.id, b.id));

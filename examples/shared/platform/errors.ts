@@ -102,11 +102,7 @@ export function isPlatformError(error: unknown): error is PlatformError {
   if (typeof error !== 'object' || error === null) return false;
   const { name, code, status, message } = error as Record<string, unknown>;
   return (
-    typeof name === 'string' &&
-    Object.hasOwn(CODE_BY_NAME, name) &&
-    CODE_BY_NAME[name] === code &&
-    typeof status === 'number' &&
-    typeof message === 'string'
+    typeof name === 'string' && Object.hasOwn(CODE_BY_NAME, name) && CODE_BY_NAME[name] === code && typeof status === 'number' && typeof message === 'string'
   );
 }
 

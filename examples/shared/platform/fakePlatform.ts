@@ -4,14 +4,7 @@
  * (400), then what the video's prefix says (404, 502), then the data.
  */
 import { channelVideoIds, playlistVideoIds, searchVideos } from './catalog.ts';
-import {
-  assertTopLevelCommentId,
-  COMMENT_PAGES,
-  emptyPage,
-  parseCommentSort,
-  replyPage,
-  topLevelPage,
-} from './comments.ts';
+import { assertTopLevelCommentId, COMMENT_PAGES, emptyPage, parseCommentSort, replyPage, topLevelPage } from './comments.ts';
 import { InvalidRequestError, NoCaptionsError, UpstreamError, VideoUnavailableError } from './errors.ts';
 import { assertChannelId, assertPlaylistId, assertVideoId, videoBehaviour } from './ids.ts';
 import { readPageToken } from './pageTokens.ts';
@@ -29,8 +22,7 @@ export function createFakePlatform(options: FakePlatformOptions = {}): VideoPlat
   if (!Number.isFinite(latencyMs) || latencyMs < 0) {
     throw new RangeError(`latencyMs must be a finite number >= 0, got ${latencyMs}`);
   }
-  const answerLater = (): Promise<void> =>
-    latencyMs === 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, latencyMs));
+  const answerLater = (): Promise<void> => (latencyMs === 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, latencyMs)));
 
   /** A video the platform can show: valid id, not an "unavail" one. */
   const availableVideo = (videoId: unknown): string => {
@@ -60,10 +52,7 @@ export function createFakePlatform(options: FakePlatformOptions = {}): VideoPlat
       const pageToken = request.pageToken || undefined;
       const replyTo = request.replyTo || undefined;
       if (pageToken !== undefined && replyTo !== undefined) {
-        throw new InvalidRequestError(
-          'page_token',
-          'A reply thread is a single page: page_token cannot be combined with reply_to',
-        );
+        throw new InvalidRequestError('page_token', 'A reply thread is a single page: page_token cannot be combined with reply_to');
       }
       const page = pageToken === undefined ? 1 : readPageToken(pageToken, id, sort, COMMENT_PAGES);
       if (replyTo !== undefined) assertTopLevelCommentId(replyTo);

@@ -16,10 +16,7 @@ export interface ConvertedTranscript {
 
 export function parseTranscriptFormat(value: unknown): TranscriptFormat {
   if (TRANSCRIPT_FORMATS.includes(value as TranscriptFormat)) return value as TranscriptFormat;
-  throw new InvalidFormatError(
-    'format',
-    `Invalid format ${shown(value)}: expected one of ${TRANSCRIPT_FORMATS.join(', ')}`,
-  );
+  throw new InvalidFormatError('format', `Invalid format ${shown(value)}: expected one of ${TRANSCRIPT_FORMATS.join(', ')}`);
 }
 
 export function convertTranscript(transcript: Transcript, format: TranscriptFormat): ConvertedTranscript {
@@ -46,15 +43,11 @@ function toText(segments: readonly TranscriptSegment[]): string {
 }
 
 function toSrt(segments: readonly TranscriptSegment[]): string {
-  return segments
-    .map((segment, i) => `${i + 1}\n${cueTiming(segment, ',')}\n${oneParagraph(segment.text)}\n\n`)
-    .join('');
+  return segments.map((segment, i) => `${i + 1}\n${cueTiming(segment, ',')}\n${oneParagraph(segment.text)}\n\n`).join('');
 }
 
 function toVtt(segments: readonly TranscriptSegment[]): string {
-  const cues = segments.map(
-    (segment) => `${cueTiming(segment, '.')}\n${escapeVtt(oneParagraph(segment.text))}\n\n`,
-  );
+  const cues = segments.map((segment) => `${cueTiming(segment, '.')}\n${escapeVtt(oneParagraph(segment.text))}\n\n`);
   return `WEBVTT\n\n${cues.join('')}`;
 }
 

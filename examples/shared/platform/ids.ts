@@ -9,13 +9,7 @@ const CHANNEL_ID = /^UC[A-Za-z0-9_-]{22}$/;
 const PLAYLIST_ID = /^PL[A-Za-z0-9_-]{16,32}$/;
 
 /** How the fake platform treats a video, chosen by the start of its id. */
-export type VideoBehaviour =
-  | 'ordinary'
-  | 'unavailable'
-  | 'no_captions'
-  | 'no_comments'
-  | 'comments_error'
-  | 'bad_conversion';
+export type VideoBehaviour = 'ordinary' | 'unavailable' | 'no_captions' | 'no_comments' | 'comments_error' | 'bad_conversion';
 
 /** The id prefixes that make a video fail in a known way (docs/example-service.md#endpoints). */
 export const VIDEO_ID_PREFIXES = {
@@ -47,27 +41,17 @@ export function isPlaylistId(value: unknown): value is string {
 
 export function assertVideoId(value: unknown): string {
   if (isVideoId(value)) return value;
-  throw new InvalidIdError(
-    'video_id',
-    `Invalid video id ${shown(value)}: expected exactly 11 characters of A-Z, a-z, 0-9, _ or -`,
-  );
+  throw new InvalidIdError('video_id', `Invalid video id ${shown(value)}: expected exactly 11 characters of A-Z, a-z, 0-9, _ or -`);
 }
 
 export function assertChannelId(value: unknown): string {
   if (isChannelId(value)) return value;
-  throw new InvalidIdError(
-    'channel_id',
-    `Invalid channel id ${shown(value)}: expected "UC" followed by 22 characters of A-Z, a-z, 0-9, _ or -`,
-  );
+  throw new InvalidIdError('channel_id', `Invalid channel id ${shown(value)}: expected "UC" followed by 22 characters of A-Z, a-z, 0-9, _ or -`);
 }
 
 export function assertPlaylistId(value: unknown): string {
   if (isPlaylistId(value)) return value;
-  throw new InvalidIdError(
-    'playlist_id',
-    `Invalid playlist id ${shown(value)}: ` +
-      'expected "PL" followed by 16 to 32 characters of A-Z, a-z, 0-9, _ or -',
-  );
+  throw new InvalidIdError('playlist_id', `Invalid playlist id ${shown(value)}: ` + 'expected "PL" followed by 16 to 32 characters of A-Z, a-z, 0-9, _ or -');
 }
 
 /** The offending value for an error message, cut short so a huge input stays out of logs. */

@@ -14,25 +14,11 @@ export function makePageToken(videoId: string, sort: CommentSort, page: number):
 }
 
 /** The page number a token points at, if it is a token this video and sort handed out. */
-export function readPageToken(
-  token: string,
-  videoId: string,
-  sort: CommentSort,
-  lastPage: number,
-): number {
+export function readPageToken(token: string, videoId: string, sort: CommentSort, lastPage: number): number {
   const match = TOKEN.exec(token);
   const page = Number(match?.[2]);
-  if (
-    match === null ||
-    match[1] !== sort ||
-    page < 2 ||
-    page > lastPage ||
-    makePageToken(videoId, sort, page) !== token
-  ) {
-    throw new InvalidIdError(
-      'page_token',
-      `Invalid page_token ${shown(token)}: not a next_page_token of the ${sort} comments of video ${videoId}`,
-    );
+  if (match === null || match[1] !== sort || page < 2 || page > lastPage || makePageToken(videoId, sort, page) !== token) {
+    throw new InvalidIdError('page_token', `Invalid page_token ${shown(token)}: not a next_page_token of the ${sort} comments of video ${videoId}`);
   }
   return page;
 }

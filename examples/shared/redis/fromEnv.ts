@@ -39,7 +39,9 @@ async function startLocalRedis(): Promise<LocalRedis> {
     child.once('error', (error: NodeJS.ErrnoException) =>
       reject(
         error.code === 'ENOENT'
-          ? new Error('REDIS_URL is not set and redis-server is not on PATH: install Redis >= 7 (apt-get install redis-server) or set REDIS_URL=redis://host:port')
+          ? new Error(
+              'REDIS_URL is not set and redis-server is not on PATH: install Redis >= 7 (apt-get install redis-server) or set REDIS_URL=redis://host:port',
+            )
           : error,
       ),
     );

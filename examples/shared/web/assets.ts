@@ -52,4 +52,8 @@ export const serveAsset: Handler = async (request) => {
   };
 };
 
-const notFound: HttpReply = { status: 404, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }, body: 'No such file' };
+const notFound: HttpReply = {
+  status: 404,
+  headers: { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' },
+  body: 'No such file',
+};

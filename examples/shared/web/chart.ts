@@ -75,7 +75,17 @@ export function spendChart(history: DayUsage[], cycle: Cycle, now: number): Spen
     const label = d.future
       ? `${format.day(ms)}: still to come`
       : `${format.day(ms)}: ${format.count(d.spent, 'credit')} spent${d.refunded > 0 ? `, ${format.number(d.refunded)} refunded` : ''}`;
-    return { x: round(PLOT.left + i * step + gap / 2), y: round(PLOT.bottom - height), width: round(step - gap), height: round(height), day: ms, spent: d.spent, refunded: d.refunded, future: d.future, label };
+    return {
+      x: round(PLOT.left + i * step + gap / 2),
+      y: round(PLOT.bottom - height),
+      width: round(step - gap),
+      height: round(height),
+      day: ms,
+      spent: d.spent,
+      refunded: d.refunded,
+      future: d.future,
+      label,
+    };
   });
   const ticks = [0, top / 2, top].filter((v) => Number.isInteger(v)).map((value) => ({ y: round(PLOT.bottom - (value / top) * plotHeight), value }));
   const every = Math.max(1, Math.ceil(count / 8));

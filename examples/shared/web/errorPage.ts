@@ -47,12 +47,13 @@ export function explain(reply: HttpReply, context: ErrorContext): { title: strin
   switch (error.type) {
     case 'insufficient_quota': {
       const usage = context.usage;
-      const renews = usage
-        ? ` Your ${format.count(usage.credits.allowance, 'credit')} renew on ${format.day(usage.cycle.end)}, ${renewIn(usage)}.`
-        : '';
+      const renews = usage ? ` Your ${format.count(usage.credits.allowance, 'credit')} renew on ${format.day(usage.cycle.end)}, ${renewIn(usage)}.` : '';
       return {
         title: 'Not enough credits',
-        sentences: [`You have ${format.count(error.remaining ?? 0, 'credit')} left and this needs ${format.number(error.needed ?? 0)}.${renews}`, 'Nothing was charged.'],
+        sentences: [
+          `You have ${format.count(error.remaining ?? 0, 'credit')} left and this needs ${format.number(error.needed ?? 0)}.${renews}`,
+          'Nothing was charged.',
+        ],
       };
     }
     case 'rate_limited': {
@@ -66,7 +67,10 @@ export function explain(reply: HttpReply, context: ErrorContext): { title: strin
     case 'job_limit_reached':
       return {
         title: 'Too many jobs running',
-        sentences: [`${format.number(error.active ?? 0)} of your ${format.number(error.cap ?? 0)} jobs and collections are still running, as many as your plan allows. Wait for one to finish, or cancel one.`, 'Nothing was charged.'],
+        sentences: [
+          `${format.number(error.active ?? 0)} of your ${format.number(error.cap ?? 0)} jobs and collections are still running, as many as your plan allows. Wait for one to finish, or cancel one.`,
+          'Nothing was charged.',
+        ],
       };
     case 'unauthorized':
       return { title: 'Please sign in', sentences: ['Your session has ended or is not valid. Sign in again with your API key.'] };

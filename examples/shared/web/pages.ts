@@ -165,7 +165,12 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
 
   const transcriptForm: AuthedHandler = async (request, call) => {
     const usage = await usageOf(call.caller.accountId);
-    return render('transcripts', { ...base(request, 'Transcripts', 'transcripts'), ...usageView(usage), formats: TRANSCRIPT_FORMATS, price: prices.transcript.credits });
+    return render('transcripts', {
+      ...base(request, 'Transcripts', 'transcripts'),
+      ...usageView(usage),
+      formats: TRANSCRIPT_FORMATS,
+      price: prices.transcript.credits,
+    });
   };
 
   /** POST /transcripts: the transcript route's own handler (order and charge; docs/example-service.md#transcripts-and-comments), then a redirect to what was paid for. */
@@ -221,7 +226,11 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
       ...base(request, 'Comments collections', 'collections'),
       ...usageView(usage),
       collections: jobs.views,
-      bounds: { min: COLLECTION_LIMIT.min, max: Math.max(COLLECTION_LIMIT.min, Math.min(COLLECTION_LIMIT.max, usage.credits.balance)), top: COLLECTION_LIMIT.max },
+      bounds: {
+        min: COLLECTION_LIMIT.min,
+        max: Math.max(COLLECTION_LIMIT.min, Math.min(COLLECTION_LIMIT.max, usage.credits.balance)),
+        top: COLLECTION_LIMIT.max,
+      },
       poll: open.length > 0 ? `/jobs?limit=${LISTED}` : undefined,
       refreshWithoutScript: open.length > 0,
     });

@@ -8,7 +8,7 @@
  * collections reserve the user's credit limit L for the whole crawl (1..10,000 and <= balance)
  * as a budget hold, count toward the active-job cap, and are open to Free accounts.
  */
-import { type Tollgate } from 'tollgate';
+import type { Tollgate } from 'tollgate';
 import { insufficientReply } from 'tollgate/http';
 import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { collectionBody } from '../api/bodies.ts';

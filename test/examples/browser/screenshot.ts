@@ -17,7 +17,14 @@ let now = today - 16 * DAY;
 
 const redis = await redisFromEnv(process.env);
 if (!('url' in redis.target)) throw new Error('Give REDIS_URL (or nothing), not a cluster');
-const service = await createService({ redisUrl: redis.target.url, prefix: `shot${Date.now()}`, clock: () => now, worker: 'manual', sweepEveryMs: 0, adminToken: 'shot' });
+const service = await createService({
+  redisUrl: redis.target.url,
+  prefix: `shot${Date.now()}`,
+  clock: () => now,
+  worker: 'manual',
+  sweepEveryMs: 0,
+  adminToken: 'shot',
+});
 const server = await listenExpress(service, 0);
 const browser = await launchChromium();
 try {
@@ -31,11 +38,21 @@ try {
   }
   now = today - 2 * 3_600_000;
   const admin = (path: string, body: unknown) =>
-    fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: 'Bearer shot', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const login = await fetch(`${server.url}/web/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: apiKey }) });
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer shot', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const login = await fetch(`${server.url}/web/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_key: apiKey }),
+  });
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
   const web = async (path: string, body: unknown) =>
-    (await fetch(`${server.url}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<{ id: string }>;
+    (
+      await fetch(`${server.url}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    ).json() as Promise<{ id: string }>;
   const finished = await web('/web/collections', { video_id: 'nocomm00001', limit: 40 });
   await admin(`/admin/jobs/${finished.id}/process`, { count: 10 });
   now = today - 4 * 60_000;

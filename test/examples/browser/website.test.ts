@@ -14,7 +14,10 @@ const VIDEO = 'dQw4w9WgXcQ';
 /** Browsers are slow to start on 2 shared cores, and the progress views poll every 3 s. */
 const SLOW = { timeout: 120_000 };
 /** The example's plans and one whose website budget is 4 requests a minute. */
-const PLANS = { ...EXAMPLE_PLANS, tiny: { ...EXAMPLE_PLANS.starter, limits: { api: EXAMPLE_PLANS.starter.limits.api, web: [{ limit: 4, windowMs: 60_000 }] } } };
+const PLANS = {
+  ...EXAMPLE_PLANS,
+  tiny: { ...EXAMPLE_PLANS.starter, limits: { api: EXAMPLE_PLANS.starter.limits.api, web: [{ limit: 4, windowMs: 60_000 }] } },
+};
 
 // Launched once for the file; when there is no Chromium every test fails with the reason.
 let launched: Promise<Browser>;
@@ -166,9 +169,15 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     expect(reply!.status()).toBe(429);
     expect(await page.locator('h1').textContent()).toBe('Slow down a little');
     const retry = Number(await reply!.headerValue('retry-after'));
-    expect(await page.locator('main').textContent()).toContain(`You have used all 4 website requests your plan allows this minute. Try again in ${retry} second`);
+    expect(await page.locator('main').textContent()).toContain(
+      `You have used all 4 website requests your plan allows this minute. Try again in ${retry} second`,
+    );
     // Styled all the same: the stylesheet loaded while the budget was spent.
-    expect(await page.locator('header.top').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor)).toBe('rgb(20, 26, 41)');
+    expect(
+      await page
+        .locator('header.top')
+        .evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor),
+    ).toBe('rgb(20, 26, 41)');
     h.clock.advance(60_000);
   });
 

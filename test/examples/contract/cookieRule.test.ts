@@ -48,7 +48,12 @@ describe.each(ADAPTERS)('$name server: the cookie rule', (adapter) => {
   it('without Origin the Referer decides; Origin: null and another port of the same host are other origins', async () => {
     const { cookie } = await signIn();
     const body = { video_id: VIDEO, limit: 5 };
-    const foreign: Array<Record<string, string>> = [{ referer: `${EVIL}/page` }, { origin: 'null' }, { origin: 'http://127.0.0.1:1' }, { referer: 'not a url' }];
+    const foreign: Array<Record<string, string>> = [
+      { referer: `${EVIL}/page` },
+      { origin: 'null' },
+      { origin: 'http://127.0.0.1:1' },
+      { referer: 'not a url' },
+    ];
     for (const headers of foreign) {
       const r = await h.request('/web/collections', { body, headers: { cookie, ...headers } });
       expect(r.status, JSON.stringify(headers)).toBe(403);
@@ -125,7 +130,11 @@ describe.each(ADAPTERS)('$name server: the cookie rule', (adapter) => {
     const cookie = signin.split(';')[0]!;
     const token = /name="csrf_token" value="([^"]+)"/.exec(home.text)![1]!;
     const post = (fields: Record<string, string>, headers: Record<string, string> = { cookie }) =>
-      h.request('/web/login', { raw: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: h.url, ...headers }, redirect: 'manual' });
+      h.request('/web/login', {
+        raw: new URLSearchParams(fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: h.url, ...headers },
+        redirect: 'manual',
+      });
     for (const [what, reply] of [
       ['no token', await post({ api_key: key })],
       ['a wrong token', await post({ api_key: key, csrf_token: `${token.slice(0, -2)}AA` })],
@@ -150,7 +159,11 @@ describe.each(ADAPTERS)('$name server: the cookie rule', (adapter) => {
     expect(otherToken).not.toBe(token);
     const remaining = await webRemaining(cookie);
     const post = (fields: Record<string, string>, origin = h.url) =>
-      h.request('/collections', { raw: new URLSearchParams(fields).toString(), headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+      h.request('/collections', {
+        raw: new URLSearchParams(fields).toString(),
+        headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+        redirect: 'manual',
+      });
     for (const [what, reply] of [
       ['no token', await post({ video_id: VIDEO, limit: '5' })],
       ["another session's token", await post({ video_id: VIDEO, limit: '5', csrf_token: otherToken })],

@@ -77,7 +77,13 @@ export async function startHarness(adapter: Adapter, name: string, overrides: Pa
     if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
     const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
-    const response = await fetch(`${server.url}${path}`, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, signal, redirect: options.redirect });
+    const response = await fetch(`${server.url}${path}`, {
+      method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body,
+      signal,
+      redirect: options.redirect,
+    });
     const text = await response.text();
     const isJson = (response.headers.get('content-type') ?? '').includes('json');
     return { status: response.status, headers: response.headers, text, body: isJson && text ? JSON.parse(text) : text };

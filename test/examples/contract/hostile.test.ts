@@ -219,12 +219,23 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       const { id, key } = await h.account('pro');
       const cookie = await session(key);
       const body = JSON.stringify({ video_ids: [VIDEO] });
-      for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
+      for (const type of [
+        'text/plain',
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+      ]) {
         const r = await h.request('/jobs', { raw: body, headers: { cookie, 'content-type': type } });
         expectSpecError(r, 415, 'unsupported_media_type');
         expect(r.body.error.param).toBe('body');
       }
-      const typeless = await rawRequest(h.url, { method: 'POST', path: '/jobs', headers: { cookie, 'content-length': Buffer.byteLength(body) }, chunks: [Buffer.from(body)] });
+      const typeless = await rawRequest(h.url, {
+        method: 'POST',
+        path: '/jobs',
+        headers: { cookie, 'content-length': Buffer.byteLength(body) },
+        chunks: [Buffer.from(body)],
+      });
       expect(typeless.status).toBe(415);
       expect(JSON.parse(typeless.text).error.type).toBe('unsupported_media_type');
       expect((await h.service.tollgate.holds.list(id)).total).toBe(0);
@@ -237,7 +248,12 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
 
     it('charset utf-8 (any case, quoted or not) is read; utf-16, latin1 and others are 415 on both servers alike', async () => {
       const { key } = await h.account('pro');
-      for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8', 'application/vnd.api+json']) {
+      for (const type of [
+        'application/json; charset=utf-8',
+        'application/json;charset="UTF-8"',
+        'application/json; charset=utf8',
+        'application/vnd.api+json',
+      ]) {
         const r = await h.request('/jobs', { key, body: { video_ids: [VIDEO] }, headers: { 'content-type': type } });
         expect(r.status, type).toBe(201);
       }
@@ -321,7 +337,12 @@ describe.each(ADAPTERS)('$name server: hostile input', (adapter) => {
       rawRequest(h.url, {
         method: 'POST',
         path,
-        headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': bytes.length },
+        headers: {
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+          'content-length': bytes.length,
+        },
         chunks: [bytes],
       });
     const errorOf = (r: { text: string }) => JSON.parse(r.text) as { error: { type: string; message: string; param?: string } };

@@ -103,8 +103,22 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
       const { id, key } = await h.account('starter');
       const created = await createJob(key, { video_ids: videoIds('vid', 3) });
       expect(Object.keys(created.body).sort()).toEqual(
-        ['id', 'status', 'videos', 'include_comments', 'reserved', 'delivered', 'failed', 'comment_pages', 'spent', 'refunded',
-          'refunded_to_ended_cycle', 'cycle_id', 'created_at', 'finished_at'].sort(),
+        [
+          'id',
+          'status',
+          'videos',
+          'include_comments',
+          'reserved',
+          'delivered',
+          'failed',
+          'comment_pages',
+          'spent',
+          'refunded',
+          'refunded_to_ended_cycle',
+          'cycle_id',
+          'created_at',
+          'finished_at',
+        ].sort(),
       );
       expect(created.body).toMatchObject({ include_comments: false, failed: { video_unavailable: 0, no_captions: 0 }, cycle_id: 1, finished_at: null });
       expect(created.body.created_at).toBe(new Date(h.clock.now).toISOString());
@@ -125,7 +139,11 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
       const owner = await h.account('starter');
       const other = await h.account('starter');
       const created = await createJob(owner.key, { video_ids: videoIds('vid', 5) });
-      for (const [path, method] of [[`/jobs/${created.body.id}`, 'GET'], [`/jobs/${created.body.id}/results`, 'GET'], [`/jobs/${created.body.id}`, 'DELETE']] as const) {
+      for (const [path, method] of [
+        [`/jobs/${created.body.id}`, 'GET'],
+        [`/jobs/${created.body.id}/results`, 'GET'],
+        [`/jobs/${created.body.id}`, 'DELETE'],
+      ] as const) {
         const r = await h.request(path, { key: other.key, method });
         expect(r.status).toBe(404);
         expect(r.body.error.type).toBe('not_found');

@@ -96,8 +96,18 @@ describe.each(ADAPTERS)('$name server: MCP authorization discovery and the clien
       ['no client authentication', await token({ grant_type: 'client_credentials' }), 401, 'invalid_client'],
       ['another grant', await token({ grant_type: 'password', client_id: id, client_secret: key }), 400, 'unsupported_grant_type'],
       ['no grant', await token({ client_id: id, client_secret: key }), 400, 'invalid_request'],
-      ['another resource', await token({ grant_type: 'client_credentials', client_id: id, client_secret: key, resource: 'https://elsewhere.example' }), 400, 'invalid_target'],
-      ['a JSON body', await h.request('/oauth/token', { body: { grant_type: 'client_credentials', client_id: id, client_secret: key } }), 400, 'invalid_request'],
+      [
+        'another resource',
+        await token({ grant_type: 'client_credentials', client_id: id, client_secret: key, resource: 'https://elsewhere.example' }),
+        400,
+        'invalid_target',
+      ],
+      [
+        'a JSON body',
+        await h.request('/oauth/token', { body: { grant_type: 'client_credentials', client_id: id, client_secret: key } }),
+        400,
+        'invalid_request',
+      ],
     ];
     for (const [what, reply, status, error] of cases) {
       expect(reply.status, what).toBe(status);

@@ -247,7 +247,10 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
       const server = await adapter.listen(service, 0);
       const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
-        for (const [path, status, type] of [['/unreadable', 400, 'invalid_request'], ['/broken', 500, 'internal_error']] as const) {
+        for (const [path, status, type] of [
+          ['/unreadable', 400, 'invalid_request'],
+          ['/broken', 500, 'internal_error'],
+        ] as const) {
           const response = await fetch(`${server.url}${path}`);
           const text = await response.text();
           expect(response.status, path).toBe(status);

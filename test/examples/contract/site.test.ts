@@ -10,7 +10,10 @@ import { ADAPTERS, type Harness, startHarness, videoIds } from './harness.ts';
 
 const VIDEO = 'dQw4w9WgXcQ';
 /** The example's plans and one whose website budget is 3 requests a minute. */
-const PLANS = { ...EXAMPLE_PLANS, tiny: { ...EXAMPLE_PLANS.starter, limits: { api: EXAMPLE_PLANS.starter.limits.api, web: [{ limit: 3, windowMs: 60_000 }] } } };
+const PLANS = {
+  ...EXAMPLE_PLANS,
+  tiny: { ...EXAMPLE_PLANS.starter, limits: { api: EXAMPLE_PLANS.starter.limits.api, web: [{ limit: 3, windowMs: 60_000 }] } },
+};
 const FORM = 'application/x-www-form-urlencoded';
 
 const harnesses = new Map<string, Harness>();
@@ -22,9 +25,14 @@ afterAll(async () => {
 });
 
 describe('both servers', () => {
-  it('declare which routes read forms: the pages\' forms, sign-in and sign-out, and the OAuth token endpoint; every other route reads JSON', () => {
+  it("declare which routes read forms: the pages' forms, sign-in and sign-out, and the OAuth token endpoint; every other route reads JSON", () => {
     const routes = [...harnesses.values()][0]!.service.routes;
-    expect(routes.filter((r) => r.bodies?.includes('form')).map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+    expect(
+      routes
+        .filter((r) => r.bodies?.includes('form'))
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    ).toEqual([
       'POST /bulk',
       'POST /bulk/:id/cancel',
       'POST /collections',
@@ -60,7 +68,11 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
   /** Sends a page's form as a browser would: from this origin, with the page's CSRF token. */
   async function submit(cookie: string, page: string, action: string, fields: Record<string, string>) {
     const csrf_token = token((await get(page, cookie)).text);
-    return h.request(action, { raw: new URLSearchParams({ csrf_token, ...fields }).toString(), headers: { cookie, origin: h.url, 'content-type': FORM }, redirect: 'manual' });
+    return h.request(action, {
+      raw: new URLSearchParams({ csrf_token, ...fields }).toString(),
+      headers: { cookie, origin: h.url, 'content-type': FORM },
+      redirect: 'manual',
+    });
   }
   const webRemaining = async (cookie: string) => (await h.request('/api/v1/usage', { headers: { cookie } })).body.rate_limit.remaining as number;
   const credits = async (id: string) => (await h.service.tollgate.usage(id)).credits;
@@ -93,7 +105,7 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
     expect((await h.request('/web/login', { body: { api_key: key } })).body).toMatchObject({ plan: 'starter' });
   });
 
-  it('every page carries the CSP (only the site\'s own scripts and styles) and has no inline script or style', async () => {
+  it("every page carries the CSP (only the site's own scripts and styles) and has no inline script or style", async () => {
     const { cookie } = await signIn();
     for (const path of ['/', '/dashboard', '/transcripts', '/collections', '/bulk']) {
       const page = await get(path, cookie);
@@ -261,7 +273,8 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
     const page = (await get('/bulk', cookie)).text;
     const key = /name="idempotency_key" value="([^"]+)"/.exec(page)![1]!;
     const fields = { csrf_token: token(page), idempotency_key: key, source: 'video_ids', ids: videoIds('vid', 6).join('\n'), include_comments: 'on' };
-    const send = () => h.request('/bulk', { raw: new URLSearchParams(fields).toString(), headers: { cookie, origin: h.url, 'content-type': FORM }, redirect: 'manual' });
+    const send = () =>
+      h.request('/bulk', { raw: new URLSearchParams(fields).toString(), headers: { cookie, origin: h.url, 'content-type': FORM }, redirect: 'manual' });
     const first = await send();
     const again = await send();
     expect(first.status).toBe(303);

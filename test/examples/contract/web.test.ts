@@ -19,8 +19,7 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
     expect(r.status).toBe(200);
     return r.headers.get('set-cookie')!.split(';')[0]!;
   }
-  const web = (cookie: string, path: string, options: { method?: string; body?: unknown } = {}) =>
-    h.request(path, { ...options, headers: { cookie } });
+  const web = (cookie: string, path: string, options: { method?: string; body?: unknown } = {}) => h.request(path, { ...options, headers: { cookie } });
   const process = (id: string, count: number) => h.admin(`/admin/jobs/${id}/process`, { count });
 
   it('POST /web/login sets an HttpOnly, SameSite=Lax session cookie; a bad key is 401 without one', async () => {
@@ -112,7 +111,13 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
   it('L must be 1..10,000 (400) and within the balance (402); collections count toward the active-job cap', async () => {
     const { id, key } = await h.account('free');
     const cookie = await login(key);
-    for (const body of [{ video_id: VIDEO, limit: 0 }, { video_id: VIDEO, limit: 10_001 }, { video_id: VIDEO, limit: 1.5 }, { video_id: 'bad', limit: 5 }, { video_id: VIDEO }]) {
+    for (const body of [
+      { video_id: VIDEO, limit: 0 },
+      { video_id: VIDEO, limit: 10_001 },
+      { video_id: VIDEO, limit: 1.5 },
+      { video_id: 'bad', limit: 5 },
+      { video_id: VIDEO },
+    ]) {
       const r = await web(cookie, '/web/collections', { body });
       expect(r.status).toBe(400);
       expect(r.body.error.type).toBe('invalid_request');
@@ -144,7 +149,11 @@ describe.each(ADAPTERS)('$name server: website contract', (adapter) => {
     for (const r of [
       await h.request('/api/v1/search?q=a', { key: session }),
       await h.request('/api/v1/search?q=a', { headers: { 'x-api-key': session } }),
-      await h.request('/mcp', { key: session, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } }),
+      await h.request('/mcp', {
+        key: session,
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        headers: { accept: 'application/json, text/event-stream' },
+      }),
       await h.request('/web/login', { body: { api_key: session } }),
       await web(`tg_session=${key}`, '/api/v1/search?q=a'),
     ]) {

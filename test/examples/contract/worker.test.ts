@@ -61,10 +61,14 @@ describe.each(ADAPTERS)('$name server: WORKER=auto', (adapter) => {
     const login = await h.request('/web/login', { body: { api_key: key } });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const created = await h.request('/web/collections', { body: { video_id: 'dQw4w9WgXcQ', limit: 7 }, headers: { cookie } });
-    await vi.waitFor(
-      async () => expect((await h.request(`/web/collections/${created.body.id}`, { headers: { cookie } })).body.status).toBe('completed'),
-      { timeout: 30_000, interval: 50 },
-    );
-    expect((await h.request(`/web/collections/${created.body.id}`, { headers: { cookie } })).body).toMatchObject({ spent: 7, comment_pages: 7, end_reason: 'limit_reached' });
+    await vi.waitFor(async () => expect((await h.request(`/web/collections/${created.body.id}`, { headers: { cookie } })).body.status).toBe('completed'), {
+      timeout: 30_000,
+      interval: 50,
+    });
+    expect((await h.request(`/web/collections/${created.body.id}`, { headers: { cookie } })).body).toMatchObject({
+      spent: 7,
+      comment_pages: 7,
+      end_reason: 'limit_reached',
+    });
   });
 });
