@@ -46,7 +46,7 @@ describe('plans are validated at start-up, with messages that name the plan and 
     [
       'an unknown algorithm',
       (p) => (p.limits.api[0].algorithm = 'token_bucket'),
-      'Plan "gold": limits.api[0].algorithm must be "fixed" or "sliding" (got "token_bucket")',
+      'Plan "gold": limits.api[0].algorithm must be "fixed", "sliding" or "bucket" (got "token_bucket")',
     ],
     ['a limit of 0', (p) => (p.limits.api[0].limit = 0), 'Plan "gold": limits.api[0].limit must be a whole number 1..1000000000 (got 0)'],
     ['a fractional limit', (p) => (p.limits.web[0].limit = 2.5), 'Plan "gold": limits.web[0].limit must be a whole number 1..1000000000 (got 2.5)'],

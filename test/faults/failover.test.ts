@@ -109,7 +109,9 @@ async function failover(durability: TollgateOptions['durability']): Promise<Run>
       while (running) {
         const account = pick(accounts);
         const operationId = `${prefix}-c${++sequence}`;
-        const outcome = await answered(caller, (tg) => tg.credits.charge(account, { required: 1, optional: pick([0, 0, 1, 2]), operationId }));
+        // A retry sends the same terms: an operation id names one operation.
+        const optional = pick([0, 0, 1, 2]);
+        const outcome = await answered(caller, (tg) => tg.credits.charge(account, { required: 1, optional, operationId }));
         if (outcome.ok) told.charges.set(operationId, { account, charged: outcome.charged });
       }
     };
