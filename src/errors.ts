@@ -15,6 +15,7 @@ export type TollgateErrorCode =
   | 'account_not_found'
   | 'account_exists'
   | 'hold_not_found'
+  | 'grant_not_found'
   | 'key_limit'
   | 'unavailable'
   | 'eviction_policy';
@@ -95,6 +96,17 @@ export class HoldNotFoundError extends TollgateError {
     readonly holdId: string,
   ) {
     super('hold_not_found', `No hold "${holdId}" for this subject`);
+  }
+}
+
+/** No grant with this id for the subject (credits.voidGrant). */
+export class GrantNotFoundError extends TollgateError {
+  override readonly name = 'GrantNotFoundError';
+  constructor(
+    /** The grant id given. */
+    readonly grantId: string,
+  ) {
+    super('grant_not_found', `No grant "${grantId}" for this subject`);
   }
 }
 
