@@ -168,10 +168,18 @@ export function grantIdArg(value: unknown): { cycle: number } | { grant: number 
   return (value as string).startsWith('g') ? { grant: n } : { cycle: n };
 }
 
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 /** An optional reason: at most 200 characters, no control characters. */
 export function reasonArg(value: unknown, required = false): string {
   if (value === undefined && !required) return '';
-  if (typeof value !== 'string' || value.length > MAX_REASON_LENGTH || (required && value.length === 0) || /[\x00-\x1f\x7f]/.test(value)) {
+  if (typeof value !== 'string' || value.length > MAX_REASON_LENGTH || (required && value.length === 0) || hasControlCharacter(value)) {
     throw new InvalidInputError(`Reason must be ${required ? '1' : '0'}-${MAX_REASON_LENGTH} characters without control characters`);
   }
   return value;
