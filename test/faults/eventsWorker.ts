@@ -36,10 +36,7 @@ export interface CrashConfig {
   stopAfter?: number;
 }
 
-export type FromCrashWorker =
-  | { type: 'handled'; id: string; attempt: number }
-  | { type: 'stuck'; id: string }
-  | { type: 'error'; message: string };
+export type FromCrashWorker = { type: 'handled'; id: string; attempt: number } | { type: 'stuck'; id: string } | { type: 'error'; message: string };
 
 const send = (message: FromCrashWorker) =>
   new Promise<void>((resolve, reject) => process.send!(message, undefined, {}, (error: Error | null) => (error ? reject(error) : resolve())));
