@@ -7,7 +7,7 @@
  *   BENCH_SECONDS=3          measured time per cell       BENCH_WARMUP=1   warm-up per cell
  *   BENCH_QUICK=1            0.5 s cells, 10,000 accounts for memory (a smoke run)
  *   BENCH_CONCURRENCY=1,16,64                             BENCH_MEMORY_ACCOUNTS=100000
- *   BENCH_ONLY=requests,holds,http,memory,inprocess (sections)   BENCH_OUT=bench/results
+ *   BENCH_ONLY=requests,holds,http,memory,inprocess,events (sections)   BENCH_OUT=bench/results
  *   BENCH_HTTP_ROWS=hono,expressMiddleware,...   only these rows of the http section (keys of HTTP_SCENARIO)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -36,6 +36,7 @@ import {
   tollgateVerifyApp,
   type HttpTarget,
 } from './scenarios/http.ts';
+import { measureEventDelivery } from './scenarios/events.ts';
 import { holdScenarios, type HoldKey } from './scenarios/holds.ts';
 import { inProcessScenarios, type InProcessKey } from './scenarios/inprocess.ts';
 import { measureMemory } from './scenarios/memory.ts';
@@ -49,7 +50,7 @@ const config = {
   concurrency: (env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number),
   memoryAccounts: Number(env.BENCH_MEMORY_ACCOUNTS ?? (quick ? 10_000 : 100_000)),
 };
-const sections = new Set((env.BENCH_ONLY ?? 'requests,holds,http,memory,inprocess').split(','));
+const sections = new Set((env.BENCH_ONLY ?? 'requests,holds,http,memory,inprocess,events').split(','));
 const outDir = path.resolve(env.BENCH_OUT ?? fileURLToPath(new URL('./results', import.meta.url)));
 const command = [
   ...Object.entries(env)
@@ -203,6 +204,22 @@ async function main(): Promise<void> {
     }
 
     if (sections.has('http')) await runHttp(admin, server.url, results);
+
+    if (sections.has('events')) {
+      results.events = [];
+      for (const name of CLIENT_NAMES) {
+        const client = await connect(name, server.url);
+        try {
+          const e = await measureEventDelivery(client, admin);
+          results.events.push(e);
+          console.log(
+            `events ${name}: ${Math.round(e.perSecond).toLocaleString('en-US')} events/s delivered by one consumer (${e.events.toLocaleString('en-US')} events of ${e.subjects} subjects in ${e.seconds.toFixed(2)} s, ${e.scriptsPerEvent.toFixed(2)} scripts/event)`,
+          );
+        } finally {
+          await client.close();
+        }
+      }
+    }
 
     if (sections.has('memory')) {
       const client = await connect('node-redis', server.url);

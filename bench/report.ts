@@ -223,6 +223,18 @@ export function markdown(results: Results): string {
     );
   }
 
+  if (results.events && results.events.length > 0) {
+    parts.push(
+      '',
+      '## Events delivered by one consumer (events.consume, default batch size, a handler that does nothing)',
+      '',
+      table(
+        ['client', 'events', 'subjects', 'seconds', 'events/s', 'scripts/event'],
+        results.events.map((e) => [e.client, int(e.events), int(e.subjects), e.seconds.toFixed(2), int(e.perSecond), e.scriptsPerEvent.toFixed(2)]),
+      ),
+    );
+  }
+
   if (results.gaps.length > 0) parts.push('', '## Not measured', '', ...results.gaps.map((g) => `- ${g}`));
   return `${parts.join('\n')}\n`;
 }

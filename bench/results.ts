@@ -1,5 +1,6 @@
 /** The shape of one bench run, shared by the orchestration, the targets and the report. */
 import type { MemoryResult } from './scenarios/memory.ts';
+import type { EventsResult } from './scenarios/events.ts';
 import type { Measurement } from './measure.ts';
 
 /** inprocess: limits in this process's memory, no Redis (client "memory"). */
@@ -33,6 +34,8 @@ export interface Results {
   command: string;
   rows: Row[];
   memory?: MemoryResult;
+  /** Events delivered by one consumer, per client (bench/scenarios/events.ts). */
+  events?: EventsResult[];
   /** Scenarios that could not run, and why. */
   gaps: string[];
 }
