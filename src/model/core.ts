@@ -134,6 +134,7 @@ export interface ModelHold extends Hold {
 export interface ModelEvents {
   /** Whether the thresholds are the account's own (setThresholds) rather than its plan's. */
   own: boolean;
+  /** The thresholds checked after each step, in their order (docs/events.md#thresholds). */
   thresholds: Threshold[];
   /** Bitmask of the conditions that held at the last check: 1 depleted, 2^i the i-th threshold. */
   fired: number;
@@ -147,9 +148,13 @@ export interface ModelEvents {
 export interface ModelOutboxEntry {
   /** The outbox entry's sequence: its id is `<subject>/<seq>-0`. */
   seq: number;
+  /** The event's id, unique in the tollgate: `<subject>/<seq>-0`, or a replayed dead letter's own. */
   id: string;
+  /** The event's type. */
   type: TollgateEventType;
+  /** When the step that wrote it ran (ms). */
   at: number;
+  /** The type's data (EventDataByType). */
   data: unknown;
   /** A replayed dead letter's group: only it gets the entry. */
   group?: string;
@@ -159,6 +164,7 @@ export interface ModelOutboxEntry {
 
 /** A subject's outbox. */
 export interface ModelOutbox {
+  /** The events not yet handled by every joined group, oldest first. */
   entries: ModelOutboxEntry[];
   /** The last entry's sequence (never reused). */
   seq: number;

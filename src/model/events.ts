@@ -74,7 +74,9 @@ export function configureEvents(a: ModelAccount, own: boolean, thresholds: reado
 
 /** A delivered event as the model hands it out: the entry and its delivery count. */
 export interface ModelDelivery {
+  /** The outbox entry delivered. */
   entry: ModelOutboxEntry;
+  /** Its deliveries to the group, this one included (the handler's `attempt`). */
   attempts: number;
 }
 
@@ -90,10 +92,12 @@ export class ModelEventsDelivery {
     private readonly now: () => number,
   ) {}
 
+  /** A group joins: outboxes keep their events until it has handled them too. */
   join(group: string): void {
     if (!this.groups.has(group)) this.groups.set(group, new Map());
   }
 
+  /** A group leaves (events.removeGroup): no outbox keeps events for it any more. */
   leave(group: string): void {
     this.groups.delete(group);
     for (const outbox of this.outboxes.values()) for (const entry of outbox.entries) entry.deliveries.delete(group);
