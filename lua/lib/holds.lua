@@ -115,6 +115,14 @@ local function hold_write(holdKey, h, names)
   redis.call('HSET', holdKey, unpack(args))
 end
 
+-- The hold's drawn list: stored, or all of it from the cycle that paid (opened without grants).
+local function hold_sources(h)
+  if h.sources ~= '' or h.reserved == 0 then
+    return h.sources
+  end
+  return string.format('c%d=%d', h.cycleId, h.reserved)
+end
+
 -- The reply form of a hold (HOLD_REPLY): numbers travel as integers, no text encoding.
 local function hold_reply(h)
   local r = {}
@@ -158,14 +166,6 @@ local function holds_save_credits(ctx, a)
     return
   end
   redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held)
-end
-
--- The hold's drawn list: stored, or all of it from the cycle that paid (opened without grants).
-local function hold_sources(h)
-  if h.sources ~= '' or h.reserved == 0 then
-    return h.sources
-  end
-  return string.format('c%d=%d', h.cycleId, h.reserved)
 end
 
 local function hold_journal(ctx, a, kind, n, h)

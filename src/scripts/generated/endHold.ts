@@ -51,10 +51,10 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_write,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
-  holdsLua.hold_sources,
   holdsLua.hold_journal,
   holdsLua.hold_part,
   holdsLua.hold_refund,
@@ -83,7 +83,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "56683fa8dc796cc4790254735fb3aea95ac97f35";
+const SHA1 = "2598a2168b5556053379f20f8a01253f87a4a7f8";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -56,10 +56,10 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
-  holdsLua.hold_sources,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
   idempotencyLua.idempotency_check,
@@ -204,7 +204,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, a.balance + a.grantSum }`;
 
-const SHA1 = "a8cb8f5c7d46cce77289cd834cc2a8ed9ad3908f";
+const SHA1 = "849e236eb008bd34dddfde773e38e6e6ad7e74c5";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

@@ -34,8 +34,8 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
-  holdsLua.hold_reply,
   holdsLua.hold_sources,
+  holdsLua.hold_reply,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
 ].join("\n");
@@ -59,7 +59,7 @@ end
 end
 return reply`;
 
-const SHA1 = "bb8cda1ca62a1756ceb5a60507efa8b97cf72ef7";
+const SHA1 = "4839380a85999164169ae1c561c0026276a7547b";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

@@ -51,10 +51,10 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_write,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
-  holdsLua.hold_sources,
   holdsLua.hold_journal,
   holdsLua.hold_part,
   holdsLua.hold_spend,
@@ -132,7 +132,7 @@ end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "0c08e1fcefeff450ba8d1ca4303682feaa2751fd";
+const SHA1 = "cc028925bacc08ca1048eab5ced4c0d381871b75";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

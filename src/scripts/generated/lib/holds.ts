@@ -38,6 +38,13 @@ end
 redis.call('HSET', holdKey, unpack(args))
 end`;
 
+export const hold_sources = String.raw`local function hold_sources(h)
+if h.sources ~= '' or h.reserved == 0 then
+return h.sources
+end
+return string.format('c%d=%d', h.cycleId, h.reserved)
+end`;
+
 export const hold_reply = String.raw`local function hold_reply(h)
 local r = {}
 r[1], r[2], r[3], r[4] = h.id, h.kind, h.status, h.surface
@@ -77,13 +84,6 @@ redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held,
 return
 end
 redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
-end`;
-
-export const hold_sources = String.raw`local function hold_sources(h)
-if h.sources ~= '' or h.reserved == 0 then
-return h.sources
-end
-return string.format('c%d=%d', h.cycleId, h.reserved)
 end`;
 
 export const hold_journal = String.raw`local function hold_journal(ctx, a, kind, n, h)
