@@ -1,5 +1,5 @@
 --[[
-  adjust: a support correction (docs/grants.md#adjust). amount > 0 adds a grant of kind
+  adjust: a support correction (docs/grants.md#grant-void-adjust-refund). amount > 0 adds a grant of kind
   adjustment, priority 50, effective now, never expiring (GRANT_LIMIT when there is no room,
   as for grant); amount < 0 takes -amount credits from the sources in spend order, all or
   nothing (INSUFFICIENT when less is available). The operation id carries the amount: sent

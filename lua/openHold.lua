@@ -26,10 +26,9 @@
   ARGV[17] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[18] endedHoldsMax integer ended holds kept per subject
   ARGV[19] holdLeaseMs  integer  this hold's own lease length, stored on it; 0: leaseMs
-  Returns OK: {code, hold hold, available integer}   hold: lib/holds.lua's reply form;
-    available: the credits every active source has left (docs/grants.md)
-  Returns REPLAYED: {code, outcome json, storedCode integer, available integer}   the stored
-    outcome (of the Idempotency-Key, or of the hold already opened under this hold id) and its code
+  Returns OK: {code, hold hold}   hold: lib/holds.lua's reply form
+  Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome (of the
+    Idempotency-Key, or of the hold already opened under this hold id) and its code
   Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}}   stored under the key
   Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer, available integer}}
   Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}}   surfaces: 'api,web'
@@ -90,9 +89,6 @@ end
 -- rollover, whatever the outcome (any call brings the account to its current cycle).
 local function answer(reply)
   cycle_save(ctx, a)
-  if reply[1] == CODE.REPLAYED then
-    reply[4] = a.balance + a.grantSum
-  end
   return reply
 end
 
@@ -131,7 +127,7 @@ if existing then
     if keyed then
       idempotency_store(idempotencyRecord, fingerprint, CODE.OK, payload, idempotencyTtlMs)
     end
-    return { CODE.REPLAYED, payload, CODE.OK, a.balance + a.grantSum }
+    return { CODE.REPLAYED, payload, CODE.OK }
   end
   return refuse(CODE.HOLD_EXISTS, '')
 end
@@ -203,4 +199,4 @@ local reply = hold_reply(h)
 if keyed then
   idempotency_store(idempotencyRecord, fingerprint, CODE.OK, cjson.encode(reply), idempotencyTtlMs)
 end
-return { CODE.OK, reply, a.balance + a.grantSum }
+return { CODE.OK, reply, 0 }

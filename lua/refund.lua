@@ -1,6 +1,6 @@
 --[[
   refund: give back all or part of an earlier charge, named by the operation id the caller
-  charged with (docs/grants.md#refund), to the sources that paid it, last drawn first: to a
+  charged with (docs/grants.md#grant-void-adjust-refund), to the sources that paid it, last drawn first: to a
   live source's remaining (the current cycle's balance, a live grant's), to an ended one's
   record (an ended cycle's refunded, an expired grant's refundedAfterEnd, a voided grant's
   voided), which raises no balance. At most what the charge took, over all its refunds. The

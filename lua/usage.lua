@@ -57,7 +57,7 @@ a.active = redis.call('ZCARD', ctx.holdsActiveKey)
 a.now = ctx.now
 a.available = a.balance + (a.grantSum or 0)
 if a.grantOrder then
-  a.nextExpiry = grants_next_expiry(ctx, a)
+  a.nextExpiry = grants_next_expiry(a)
 end
 a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)

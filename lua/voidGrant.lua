@@ -1,5 +1,5 @@
 --[[
-  voidGrant: void a grant (docs/grants.md#void): what it has left is voided now, and what it
+  voidGrant: void a grant (docs/grants.md#grant-void-adjust-refund): what it has left is voided now, and what it
   holds stays held and is voided when refunded. A grant that has ended already (expired,
   voided, used and archived) voids nothing. The operation id carries the grant: sent again it
   answers the first void (REPLAYED), for another grant it is refused (OPERATION_REUSED).

@@ -7,10 +7,12 @@
 import type { Context } from './context.ts';
 import { cycleArgs, intervalArgs, type Interval } from './rules/cycles.ts';
 import { AccountExistsError } from './errors.ts';
+import type { Grant } from './rules/grants.ts';
 import { planArgs, planNamed } from './rules/plans.ts';
 import {
   creditsFrom,
   cycleFrom,
+  grantFrom,
   cycleSpecFrom,
   endedCyclesFrom,
   accountAttributes,
@@ -47,6 +49,11 @@ export interface AccountSnapshot {
   endedCycles: EndedCycle[];
   /** Every hold, newest first. */
   holds: Hold[];
+  /**
+   * Every grant kept, as stored (no roll): the live ones in spend order, the pending ones,
+   * then the ended ones, newest ended first (docs/grants.md#listing). Cycles are not among them.
+   */
+  grants: Grant[];
 }
 
 /** accounts.create's options. */
@@ -232,6 +239,8 @@ export class Accounts {
       windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
       endedCycles: endedCyclesFrom(field(state, 'cycles')),
       holds: 'holds' in holds ? holds.holds.map(holdFrom) : [],
+      // cjson sends an empty Lua table as {}.
+      grants: ((g) => (Array.isArray(g) ? g.map(grantFrom) : []))(field(state, 'grants')),
     };
   }
 }

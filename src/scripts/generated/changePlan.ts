@@ -47,6 +47,7 @@ const HELPERS = [
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
   grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
@@ -80,7 +81,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "905e9f7d9383612cbb679730d4c0c7c21a7e9bff";
+const SHA1 = "29077e3096d14ef8eb9a0091d2fafd64b092fe32";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -40,6 +40,7 @@ const HELPERS = [
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
   grantsLua.grants_sources_reply,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_3,
   historyLua.HISTORY_DAY_MS,
@@ -152,7 +153,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return grants_sources_reply({ 0, charged, balance, required, available }, sources)`;
 
-const SHA1 = "a352f045b7a9a5c06c8d16dce3cb1d9913919851";
+const SHA1 = "71ab461c9b6fc5f45dca18e017b75bd8ec12816e";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
@@ -83,7 +84,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "2598a2168b5556053379f20f8a01253f87a4a7f8";
+const SHA1 = "fdb656f87869c68fe4596361166bbe5ec810a8a0";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -44,6 +44,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_room,
   grantsLua.grants_add,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers,
   operationsLua.OPERATIONS_META,
@@ -98,7 +99,7 @@ local nowText = string.format('%d', ctx.now)
 operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
 return { 0, 'g' .. n }`;
 
-const SHA1 = "40493826a26d7265f5bf60e25f1f2772e6797b22";
+const SHA1 = "01545abc8cc2ce8b4eb9a1af7493aea77165431d";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

@@ -30,8 +30,13 @@ const HELPERS = [
   grantsLua.GRANT_KIND_RANK,
   grantsLua.grant_terms_parse,
   grantsLua.grant_parse,
+  grantsLua.grant_archived_parse,
   grantsLua.grants_of,
+  grantsLua.grants_before,
   grantsLua.grants_next_expiry,
+  grantsLua.GRANT_STATUS,
+  grantsLua.grant_listed,
+  grantsLua.grants_list,
   cycleLua.cycles_load,
   windowsLua.windows_divmod,
   windowsLua.windows_bucket,
@@ -47,6 +52,7 @@ const HELPERS = [
 /** lua/inspectAccount.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
 local cyclesKey, holdListKey = KEYS[2], KEYS[3]
+ctx.cyclesKey = cyclesKey
 local stagger = tonumber(ARGV[2])
 local a = account_load(ctx.accountKey)
 if not a then
@@ -59,13 +65,14 @@ end
 a.counters = nil
 a.available = a.balance + (a.grantSum or 0)
 if a.grantOrder then
-a.nextExpiry = grants_next_expiry(ctx, a)
+a.nextExpiry = grants_next_expiry(a)
 end
+local grants = grants_list(ctx, a, true)
 a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
-return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
+return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts, grants = grants }) }`;
 
-const SHA1 = "db30d8350c9ca10c191ae88f4db84286bcaddec3";
+const SHA1 = "5375f373b81e3700411a96c5ca60505f96e63bfc";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

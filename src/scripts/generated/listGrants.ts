@@ -3,10 +3,12 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as grantsLua from "./lib/grants.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to listGrants: the subject's keys, the settings and now are filled in by name. */
@@ -18,80 +20,48 @@ export type ListGrantsReply = { code: Code; grants: unknown };
 /** The lib/ helpers listGrants uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
-  prologueLua.prologue_look,
+  prologueLua.prologue_move,
+  accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
   grantsLua.ENDED_GRANTS_KEPT,
   grantsLua.GRANT_PLAN_PRIORITY,
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
   grantsLua.grant_terms_parse,
   grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
   grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
+  grantsLua.grant_listed,
+  grantsLua.grants_list,
+  cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_5,
   cycleLua.cycles_load,
 ].join("\n");
 
 /** lua/listGrants.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey = KEYS[2]
-local ended = ARGV[2] == '1'
+const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+local ended = ARGV[5] == '1'
 local a = cycle_current_account(ctx)
 if not a then
 return { 3, '' }
-end
-local STATUS = { e = 'expired', v = 'voided', u = 'used' }
-local function source_of(g, status)
-return { grantId = 'g' .. g.n, kind = g.kind, priority = g.priority, amount = g.amount, remaining = g.remaining,
-spent = g.spent, held = g.held, expired = g.expired, voided = g.voided, refundedAfterEnd = g.refundedAfterEnd,
-effectiveAt = g.effectiveAt, expiresAt = g.expiresAt > 0 and g.expiresAt or nil, createdAt = g.createdAt,
-endedAt = g.endedAt, status = status, n = g.n }
 end
 local list = { { grantId = 'cycle:' .. a.cycle, kind = 'plan', priority = GRANT_PLAN_PRIORITY, amount = a.allowance,
 remaining = a.balance, spent = a.spent, held = a.held, expired = 0, voided = 0, refundedAfterEnd = 0,
 effectiveAt = a.cycleStart, expiresAt = a.cycleEnd, createdAt = a.cycleStart,
 status = a.balance > 0 and 'active' or 'used' } }
-local grants = grants_of(a)
-for token in string.gmatch(a.grantOrder or '', '%d+') do
-local g = grants[tonumber(token)]
-list[#list + 1] = source_of(g, g.remaining > 0 and 'active' or 'used')
-end
-local pending = {}
-for _, g in pairs(grants) do
-if g.effectiveAt > ctx.now then
-pending[#pending + 1] = g
-end
-end
-table.sort(pending, function(x, y)
-if x.effectiveAt ~= y.effectiveAt then
-return x.effectiveAt < y.effectiveAt
-end
-return x.n < y.n
-end)
-for _, g in ipairs(pending) do
-list[#list + 1] = source_of(g, 'pending')
+for _, g in ipairs(grants_list(ctx, a, ended)) do
+list[#list + 1] = g
 end
 if ended then
-local gone = {}
-for n in string.gmatch(redis.call('HGET', ctx.cyclesKey, 'ge') or '', '%d+') do
-local record = redis.call('HGET', ctx.cyclesKey, 'g' .. n)
-if record then
-gone[#gone + 1] = grant_archived_parse(tonumber(n), record)
-end
-end
-for _, g in ipairs(a.grantEnded or {}) do
-gone[#gone + 1] = g
-end
-table.sort(gone, function(x, y)
-if x.endedAt ~= y.endedAt then
-return x.endedAt > y.endedAt
-end
-return x.n > y.n
-end)
-for _, g in ipairs(gone) do
-list[#list + 1] = source_of(g, STATUS[g.status])
-end
 local cycles = cycles_load(ctx.cyclesKey, a)
 for i = #cycles, 1, -1 do
 local c = cycles[i]
@@ -101,23 +71,10 @@ effectiveAt = c.cycleStart, expiresAt = c.plannedEnd or c.cycleEnd, createdAt = 
 status = 'expired' }
 end
 end
-local fields, withReason = {}, {}
-for _, s in ipairs(list) do
-if s.n then
-fields[#fields + 1] = 'gr' .. s.n
-withReason[#withReason + 1] = s
-end
-s.n = nil
-end
-if #fields > 0 then
-local reasons = redis.call('HMGET', ctx.cyclesKey, unpack(fields))
-for i, s in ipairs(withReason) do
-s.reason = reasons[i] or nil
-end
-end
+cycle_save(ctx, a)
 return { 0, cjson.encode(list) }`;
 
-const SHA1 = "8d5af39901533a2f4e124d8b22d51819c6cacd56";
+const SHA1 = "6ad5e4b051ebd616c4fb139fcbae3469699cf0d1";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {
@@ -126,7 +83,7 @@ export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, String(p.ended)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "4", k.account, k.cycles, k.journal, k.history, now, s.journalTrim, s.journalBound, s.historyDays, String(p.ended)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, grants: json(r[1]) };

@@ -29,6 +29,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -56,7 +57,7 @@ end
 end
 return reply`;
 
-const SHA1 = "c9e76188c706a12a053b841b5120e1a091fe3449";
+const SHA1 = "e5e9b59ccd048ce208bbd3c8c28c073862140f60";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

@@ -21,8 +21,8 @@ export type OpenHoldParams = { hold: string; idempotency: string; holdId: string
 
 /** openHold's reply, as lua/openHold.lua's header declares it. */
 export type OpenHoldReply =
-  | { code: typeof CODE.OK; hold: HoldForm; available: number }
-  | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number; available: number }
+  | { code: typeof CODE.OK; hold: HoldForm }
+  | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number }
   | { code: typeof CODE.HOLD_LIMIT; refusal: { active: number; cap: number } }
   | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number; available: number } }
   | { code: typeof CODE.SURFACE_NOT_ALLOWED; refusal: { surfaces: string } }
@@ -50,6 +50,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_3,
   historyLua.HISTORY_DAY_MS,
@@ -106,9 +107,6 @@ return { 3, '', 0 }
 end
 local function answer(reply)
 cycle_save(ctx, a)
-if reply[1] == 12 then
-reply[4] = a.balance + a.grantSum
-end
 return reply
 end
 local keyed = idempotencyKey ~= ''
@@ -139,7 +137,7 @@ cycle_save(ctx, a)
 if keyed then
 idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
 end
-return { 12, payload, 0, a.balance + a.grantSum }
+return { 12, payload, 0 }
 end
 return refuse(14, '')
 end
@@ -202,9 +200,9 @@ local reply = hold_reply(h)
 if keyed then
 idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
 end
-return { 0, reply, a.balance + a.grantSum }`;
+return { 0, reply, 0 }`;
 
-const SHA1 = "849e236eb008bd34dddfde773e38e6e6ad7e74c5";
+const SHA1 = "423d0c052a0c272acee31d8a1533b4ac9242eb74";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
@@ -217,10 +215,10 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.OK) {
-      return { code, hold: decodeHold(r[1]), available: int(r[2]) };
+      return { code, hold: decodeHold(r[1]) };
     }
     if (code === CODE.REPLAYED) {
-      return { code, outcome: json(r[1]), storedCode: int(r[2]), available: int(r[3]) };
+      return { code, outcome: json(r[1]), storedCode: int(r[2]) };
     }
     if (code === CODE.HOLD_LIMIT) {
       return { code, refusal: ((o) => ({ active: int(field(o, "active")), cap: int(field(o, "cap")) }))(json(r[1])) };

@@ -25,6 +25,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_current_account_with_helpers_3,
   cycleLua.cycles_load,
 ].join("\n");
@@ -38,7 +39,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "a39adee64126527b3f1b9734d04b2c993dcb9137";
+const SHA1 = "11a477283ecf199e4209907ea3c85f5eeb178a84";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -30,6 +30,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -59,7 +60,7 @@ end
 end
 return reply`;
 
-const SHA1 = "4839380a85999164169ae1c561c0026276a7547b";
+const SHA1 = "d585042399f3215706559b322e2e1b1ec27d7856";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

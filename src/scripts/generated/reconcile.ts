@@ -35,6 +35,7 @@ const HELPERS = [
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
   grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_3,
 ].join("\n");
@@ -71,7 +72,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "9daf6025d9c68cbe3fb950ea040bdd92effad213";
+const SHA1 = "33e7f2a42dd8d2bd773168beb1047f4361f0e9f4";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_sources_reply,
   grantsLua.grants_range,
   grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
@@ -137,7 +138,7 @@ operations_add(operationsKey, operations, operationField,
 string.format('%s %d %s %s %s .', nowText, amount, terms, given, chargeId), ctx.now, operationTtlMs, nowText)
 return grants_sources_reply({ 0, amount, a.balance + a.grantSum }, given)`;
 
-const SHA1 = "75805a0c5872c0614a97275e43ca17ce9af3cb6c";
+const SHA1 = "dabf56aada8e121c6b18885a4076d0a1f3ddb1cb";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

@@ -41,6 +41,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
@@ -80,7 +81,7 @@ return { 10, 0 }
 end
 return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
 
-const SHA1 = "a13e9d02d67eca10a77af21f0242989bf47cb2c0";
+const SHA1 = "7132c4a0e04a0ef891d426412ff611fd27919a58";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

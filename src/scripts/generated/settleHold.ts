@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
@@ -132,7 +133,7 @@ end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "cc028925bacc08ca1048eab5ced4c0d381871b75";
+const SHA1 = "2af8ef32e029cabb45786247f1cb41def2baca02";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

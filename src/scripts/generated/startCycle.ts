@@ -44,6 +44,7 @@ const HELPERS = [
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
   grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
@@ -62,7 +63,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "31a7da27e19a7e7b4b79305981d353444a6323cf";
+const SHA1 = "cc60ddf6e333ca805f0ad78364ff5e01253f2a9f";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

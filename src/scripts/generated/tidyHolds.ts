@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
@@ -128,7 +129,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "a6090f0dca51327120efba179ff363151c658fee";
+const SHA1 = "8d3a5caaf252c37fc6c2350daff8171394d87668";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

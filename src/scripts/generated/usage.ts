@@ -51,8 +51,9 @@ const HELPERS = [
   grantsLua.grants_of,
   grantsLua.grants_save,
   grantsLua.grants_next_expiry,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_5,
+  cycleLua.cycle_current_account_with_helpers_6,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -98,7 +99,7 @@ a.active = redis.call('ZCARD', ctx.holdsActiveKey)
 a.now = ctx.now
 a.available = a.balance + (a.grantSum or 0)
 if a.grantOrder then
-a.nextExpiry = grants_next_expiry(ctx, a)
+a.nextExpiry = grants_next_expiry(a)
 end
 a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
@@ -106,7 +107,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "ed604e7a1dc5fd488df0fa6e1eaf2e940219766f";
+const SHA1 = "3a3ba9116171518a38a19763995e82e450f362e5";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -44,6 +44,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   grantsLua.grants_available_at_with_helpers,
   admitLua.admit_with_key,
   admitLua.admit_account,
@@ -52,7 +53,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])`;
 
-const SHA1 = "e461b0f7d8952a674d9e398ab89d8a8926acd8aa";
+const SHA1 = "af50336db5953911f3dc0864281653b2943bf4f8";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_refresh,
   grantsLua.grants_end,
   grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers,
   operationsLua.OPERATIONS_META,
@@ -95,7 +96,7 @@ local nowText = string.format('%d', ctx.now)
 operations_add(operationsKey, operations, operationField, nowText .. ' ' .. voided .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
 return { 0, voided }`;
 
-const SHA1 = "a288079a0e7f1e37168f803d08984a96d82483ad";
+const SHA1 = "b2ee4b9aaca815812f001f10ddd9299edb193daf";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {
