@@ -27,6 +27,8 @@ export class EvictionGuard {
   private inFlight = false;
   private unsafeSince = 0;
   private warned = false;
+  /** Held here: the client holds it weakly (src/redis/client.ts sharedReconnects). */
+  private readonly reconnected = () => this.forget();
 
   constructor(
     private readonly redis: RedisScriptClient,
@@ -37,7 +39,7 @@ export class EvictionGuard {
     private readonly now: () => number,
   ) {
     this.safe = !on;
-    if (on) redis.onReconnect?.(() => this.forget());
+    if (on) redis.onReconnect?.(this.reconnected);
   }
 
   /**

@@ -5,7 +5,8 @@
 // redis-servers of this file's own, one per policy, through both clients.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient } from 'redis';
-import { createTollgate, fromNodeRedis, type Tollgate, type TollgateOptions } from '../src/index.ts';
+import { Redis as IORedis } from 'ioredis';
+import { createTollgate, fromIoredis, fromNodeRedis, type Tollgate, type TollgateOptions } from '../src/index.ts';
 import { EvictionPolicyError, StoreUnavailableError } from '../src/errors.ts';
 import { waitUntil } from './faults/support.ts';
 import { EXAMPLE_PLANS } from './helpers/plans.ts';
@@ -41,6 +42,45 @@ describe('the eviction guard reads INFO in either protocol', () => {
       vi.restoreAllMocks();
       await Promise.all(clients.map((client) => client.close()));
       await Promise.all([safe.stop(), evicting.stop()]);
+    }
+  });
+});
+
+describe('tollgates sharing one client', () => {
+  it('twelve tollgates on one client add one reconnect listener (no MaxListeners warning), and each reads the policy again after a reconnect', async () => {
+    const server = await startRedisServer({ args: ['--maxmemory-policy', 'noeviction'] });
+    const nodeClient = await createClient({ url: server.url })
+      .on('error', () => {})
+      .connect();
+    const ioClient = new IORedis(server.url);
+    ioClient.on('error', () => {});
+    try {
+      for (const [client, adapter] of [
+        [nodeClient, fromNodeRedis(nodeClient)],
+        [ioClient, fromIoredis(ioClient)],
+      ] as const) {
+        const before = client.listenerCount('ready');
+        const gates = Array.from({ length: 12 }, () => createTollgate({ redis: adapter, plans: EXAMPLE_PLANS }));
+        expect(client.listenerCount('ready') - before).toBe(1);
+        const ids = gates.map(() => accountId());
+        for (const [i, tg] of gates.entries()) await tg.accounts.create(ids[i]!, { plan: 'pro' });
+        vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+        await rawCommand(server.port, ['CONFIG', 'SET', 'maxmemory-policy', 'volatile-lru']);
+        await rawCommand(server.port, ['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
+        for (const [i, tg] of gates.entries()) {
+          await waitUntil(
+            `tollgate ${i} read the policy again`,
+            async () => (await tg.credits.charge(ids[i]!, { required: 1 }).catch((error: unknown) => error)) instanceof EvictionPolicyError,
+          );
+        }
+        await rawCommand(server.port, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+        vi.restoreAllMocks();
+      }
+    } finally {
+      vi.restoreAllMocks();
+      await nodeClient.close();
+      ioClient.disconnect();
+      await server.stop();
     }
   });
 });

@@ -33,9 +33,38 @@ export interface RedisScriptClient {
   everyMaster?(words: string[]): Promise<Array<{ server: string; reply: unknown }>>;
   /**
    * Calls `listener` each time a connection of the client is (re)established, so tollgate reads
-   * again what a server it reconnects to may have changed (its maxmemory-policy).
+   * again what a server it reconnects to may have changed (its maxmemory-policy). The listener
+   * is held weakly (sharedReconnects): the caller keeps it alive as long as it wants the calls.
    */
   onReconnect?(listener: () => void): void;
+}
+
+/** Per client, the listeners of every tollgate made on it, held weakly. */
+const reconnectListeners = new WeakMap<object, Set<WeakRef<() => void>>>();
+
+/**
+ * onReconnect for `client` that puts one listener on the client however many tollgates share
+ * it (so a process that makes many of them gets no MaxListeners warning), and holds each
+ * tollgate's listener weakly, so a tollgate that is dropped is not kept alive by its client.
+ * `subscribe` adds the one real listener, on the first registration.
+ */
+export function sharedReconnects(client: object, subscribe: (fire: () => void) => void): (listener: () => void) => void {
+  return (listener) => {
+    let listeners = reconnectListeners.get(client);
+    if (listeners === undefined) {
+      const registered = new Set<WeakRef<() => void>>();
+      listeners = registered;
+      reconnectListeners.set(client, registered);
+      subscribe(() => {
+        for (const ref of registered) {
+          const alive = ref.deref();
+          if (alive === undefined) registered.delete(ref);
+          else alive();
+        }
+      });
+    }
+    listeners.add(new WeakRef(listener));
+  };
 }
 
 /** A connection (on a cluster, one per master, opened when first needed) that tollgate alone uses. */

@@ -1,4 +1,4 @@
-import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from './client.ts';
+import { ADAPTED, sharedReconnects, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from './client.ts';
 import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from './dedicated.ts';
 
 /** The part of an ioredis `Redis` or `Cluster` used here. */
@@ -65,7 +65,7 @@ export function fromIoredis(client: IoredisLike): RedisScriptClient {
                 .map(async (node) => ({ server: addressOf(node), reply: await node.call(words[0]!, ...words.slice(1)) })),
             )
         : async (words: string[]) => [{ server: addressOf(client), reply: await client.call(words[0]!, ...words.slice(1)) }],
-    onReconnect: (listener: () => void) => onReconnect(client, cluster, listener),
+    onReconnect: sharedReconnects(client, (fire) => onReconnect(client, cluster, fire)),
   } as RedisScriptClient;
 }
 

@@ -1,4 +1,4 @@
-import { ADAPTED, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from './client.ts';
+import { ADAPTED, sharedReconnects, warnWithoutErrorListener, type DedicatedConnection, type RedisScriptClient } from './client.ts';
 import { asError, clusterConnection, splitAddress, standaloneConnection, type NodeConnection } from './dedicated.ts';
 
 /** The part of a node-redis client (`createClient`) used here. */
@@ -108,10 +108,10 @@ async function onEveryMaster(cluster: ClusterWithNodes, words: string[]): Promis
 
 /** Subscribes to the client's event of a (re)established connection, where it has events. */
 function reconnectsOf(client: NodeRedisLike, event: string): (listener: () => void) => void {
-  return (listener) => {
+  return sharedReconnects(client, (fire) => {
     const events = client as { on?: (event: string, listener: () => void) => unknown };
-    if (typeof events.on === 'function') events.on(event, listener);
-  };
+    if (typeof events.on === 'function') events.on(event, fire);
+  });
 }
 
 /** The server a client connects to, as "host:port" where its options say. */
