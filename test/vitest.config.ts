@@ -18,6 +18,7 @@ const ON_CLUSTER = [
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',
+  'test/grants.test.ts',
   'test/holds.test.ts',
   'test/sweep.test.ts',
   'test/history.test.ts',
