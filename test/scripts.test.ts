@@ -302,7 +302,14 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
   });
 
   it("the generated decoders read a reply by the header's names", () => {
-    expect(charge.decode([Code.OK, 5, 95, 5])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5 });
+    expect(charge.decode([Code.OK, 5, 95, 5, 95, 'cycle:1', 5])).toEqual({
+      code: Code.OK,
+      charged: 5,
+      balance: 95,
+      needed: 5,
+      available: 95,
+      sources: [{ grantId: 'cycle:1', amount: 5 }],
+    });
     expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
     expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({
       code: Code.OK,
@@ -312,8 +319,10 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
       ],
     });
     expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
-    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
-    expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
+    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'c1=8', 'timeout', 2];
+    expect(readHold.decode([Code.OK, hold])).toMatchObject({
+      holds: [{ id: 'h1', kind: 'items', reserved: 8, sources: 'c1=8', failed: [{ label: 'timeout', count: 2 }] }],
+    });
     expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
     expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
     const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);

@@ -166,7 +166,8 @@ end
 
 -- Bring a's grants to ctx.now when a roll is due (a grant activates or expires) or the cycle
 -- rolled over (its place in the order moved). Expiry is at expiresAt exactly, activation at
--- effectiveAt exactly (docs/grants.md#rolls).
+-- effectiveAt exactly (docs/grants.md#rolls). A rare path of its own.
+--@rare
 local function grants_roll(ctx, a, rolled)
   if not a.grantOrder then
     return

@@ -203,7 +203,8 @@ function topLevelFunctions(tokens: Token[], file: string): FunctionSpan[] {
 /**
  * Moves each top-level helper that is used only inside one `--@rare` function into that
  * function's body, until none moves. What moved in is itself part of the rare path, so its own
- * helpers may follow it.
+ * helpers may follow it. A `--@rare` function is never moved into another: each rare path
+ * keeps its own helpers, so their variants stay apart.
  */
 function sinkIntoRare(input: Token[], file: string): Token[] {
   let tokens = input;
@@ -219,7 +220,8 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
         else outside = true;
       });
       const [only] = [...users];
-      return !outside && users.size === 1 && only!.rare ? [{ helper, into: only! }] : [];
+      // A rare path stays a function of its own: its helpers go into it, not it into another.
+      return !outside && users.size === 1 && only!.rare && !helper.rare ? [{ helper, into: only! }] : [];
     })[0];
     if (!move) return tokens;
     const { helper, into } = move;

@@ -42,6 +42,7 @@ const HELPERS = [
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
   grantsLua.grants_end,
+  grantsLua.grants_roll,
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
@@ -126,7 +127,7 @@ operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n ..
 operationTtlMs, nowText)
 return grants_sources_reply({ 0, n > 0 and 'g' .. n or '', available, 0 }, sources)`;
 
-const SHA1 = "7b1bf5432b2a03f9554f2ac61b0c3282a2b2c68a";
+const SHA1 = "b99893099900d7950c55d782c5f278552f312a19";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

@@ -46,6 +46,7 @@ const HELPERS = [
   grantsLua.grants_before,
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
+  grantsLua.grants_roll_with_helpers,
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
@@ -81,7 +82,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "29077e3096d14ef8eb9a0091d2fafd64b092fe32";
+const SHA1 = "5abbcbbcd2444391d9d0c193074e3bb403ab1814";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

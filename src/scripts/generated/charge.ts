@@ -36,13 +36,14 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
+  grantsLua.grants_roll_with_helpers_2,
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
   grantsLua.grants_sources_reply,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_3,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -153,7 +154,7 @@ history_add(ctx, 's', charged, chargedText)
 end
 return grants_sources_reply({ 0, charged, balance, required, available }, sources)`;
 
-const SHA1 = "71ab461c9b6fc5f45dca18e017b75bd8ec12816e";
+const SHA1 = "fa2adc2e8cd0e39b56f4928462dd47b03a39f550";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -39,12 +39,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
+  grantsLua.grants_roll_with_helpers_3,
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_4,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -84,7 +85,7 @@ hold_end(ctx, a, h, status, reason)
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "fdb656f87869c68fe4596361166bbe5ec810a8a0";
+const SHA1 = "f1809863f906805f56ad76aa7f1fa1098317f509";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -41,6 +41,7 @@ const HELPERS = [
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
   grantsLua.grants_end,
+  grantsLua.grants_roll,
   grantsLua.grants_save,
   grantsLua.grants_room,
   grantsLua.grants_add,
@@ -99,7 +100,7 @@ local nowText = string.format('%d', ctx.now)
 operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
 return { 0, 'g' .. n }`;
 
-const SHA1 = "01545abc8cc2ce8b4eb9a1af7493aea77165431d";
+const SHA1 = "1c1cac2deace15b3133e1885944f4a0af198e4cd";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

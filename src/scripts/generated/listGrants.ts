@@ -38,12 +38,13 @@ const HELPERS = [
   grantsLua.grant_archived_parse,
   grantsLua.grants_of,
   grantsLua.grants_before,
+  grantsLua.grants_roll_with_helpers_4,
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   grantsLua.grant_listed,
   grantsLua.grants_list,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_5,
+  cycleLua.cycle_current_account_with_helpers,
   cycleLua.cycles_load,
 ].join("\n");
 
@@ -74,7 +75,7 @@ end
 cycle_save(ctx, a)
 return { 0, cjson.encode(list) }`;
 
-const SHA1 = "6ad5e4b051ebd616c4fb139fcbae3469699cf0d1";
+const SHA1 = "f53ab45491358fb571b586fcb01703250765bb03";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

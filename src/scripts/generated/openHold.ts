@@ -47,12 +47,13 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
+  grantsLua.grants_roll_with_helpers_2,
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_3,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -202,7 +203,7 @@ idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempo
 end
 return { 0, reply, 0 }`;
 
-const SHA1 = "423d0c052a0c272acee31d8a1533b4ac9242eb74";
+const SHA1 = "848d77ad62c817b115e7b9059844e41eab5eff43";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

@@ -25,8 +25,9 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
+  grantsLua.grants_roll_with_helpers_2,
   grantsLua.GRANT_STATUS,
-  cycleLua.cycle_current_account_with_helpers_3,
+  cycleLua.cycle_current_account_with_helpers,
   cycleLua.cycles_load,
 ].join("\n");
 
@@ -39,7 +40,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "11a477283ecf199e4209907ea3c85f5eeb178a84";
+const SHA1 = "66389109ffa1e3c1026cb95d4f18eb1dd01b666e";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -34,10 +34,11 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
+  grantsLua.grants_roll_with_helpers_2,
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_3,
+  cycleLua.cycle_current_account_with_helpers,
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
@@ -72,7 +73,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "33e7f2a42dd8d2bd773168beb1047f4361f0e9f4";
+const SHA1 = "388a571495b1091321c2974da3c528ca3acf3e43";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -38,13 +38,14 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
+  grantsLua.grants_roll_with_helpers_3,
   grantsLua.grants_save,
   grantsLua.grants_sources_reply,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_4,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -138,7 +139,7 @@ operations_add(operationsKey, operations, operationField,
 string.format('%s %d %s %s %s .', nowText, amount, terms, given, chargeId), ctx.now, operationTtlMs, nowText)
 return grants_sources_reply({ 0, amount, a.balance + a.grantSum }, given)`;
 
-const SHA1 = "dabf56aada8e121c6b18885a4076d0a1f3ddb1cb";
+const SHA1 = "65ca16d8847b3af1172db4161a4649c8695ceeb5";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

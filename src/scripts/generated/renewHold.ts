@@ -38,12 +38,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
+  grantsLua.grants_roll_with_helpers_3,
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_4,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -81,7 +82,7 @@ return { 10, 0 }
 end
 return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
 
-const SHA1 = "7132c4a0e04a0ef891d426412ff611fd27919a58";
+const SHA1 = "abd9e7b0d5bd3ce1942dea1e2833955b3a902d22";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

@@ -39,12 +39,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
+  grantsLua.grants_roll_with_helpers_3,
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_4,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -133,7 +134,7 @@ end
 holds_save_credits(ctx, a)
 return { 0, hold_reply(h) }`;
 
-const SHA1 = "2af8ef32e029cabb45786247f1cb41def2baca02";
+const SHA1 = "98f6af837c98b943bbadeb3255a895d9188f8a45";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

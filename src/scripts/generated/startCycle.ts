@@ -43,6 +43,7 @@ const HELPERS = [
   grantsLua.grants_before,
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
+  grantsLua.grants_roll_with_helpers,
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
@@ -63,7 +64,7 @@ cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "cc60ddf6e333ca805f0ad78364ff5e01253f2a9f";
+const SHA1 = "ffe454f80fec8e77250af3cdb1c2a76e55bfcb3b";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -39,12 +39,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
+  grantsLua.grants_roll_with_helpers_3,
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_4,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -129,7 +130,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "8d3a5caaf252c37fc6c2350daff8171394d87668";
+const SHA1 = "c5e45ac20864130b4f62e9947d61e914413863b2";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

@@ -49,11 +49,12 @@ const HELPERS = [
   grantsLua.grant_parse,
   grantsLua.grant_archived_text,
   grantsLua.grants_of,
+  grantsLua.grants_roll_with_helpers_5,
   grantsLua.grants_save,
   grantsLua.grants_next_expiry,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_6,
+  cycleLua.cycle_current_account_with_helpers,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -107,7 +108,7 @@ a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "3a3ba9116171518a38a19763995e82e450f362e5";
+const SHA1 = "bd2076fc046607f4e6e69a1b76db91c322e5be9b";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -41,6 +41,7 @@ const HELPERS = [
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
   grantsLua.grants_end,
+  grantsLua.grants_roll,
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
@@ -96,7 +97,7 @@ local nowText = string.format('%d', ctx.now)
 operations_add(operationsKey, operations, operationField, nowText .. ' ' .. voided .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
 return { 0, voided }`;
 
-const SHA1 = "b2ee4b9aaca815812f001f10ddd9299edb193daf";
+const SHA1 = "d375442840d445b4852393b0532cf9472b8253b0";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {

@@ -505,3 +505,435 @@ end
 end
 return sum
 end`;
+
+/** grants_roll with the helpers only it uses moved into it (a rare path): grants_end. */
+export const grants_roll_with_helpers = String.raw`local function grants_roll(ctx, a, rolled)
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end`;
+
+/** grants_roll with the helpers only it uses moved into it (a rare path): grants_end, grants_cycle_source, grants_before, grant_terms_parse, grant_parse, grants_of, grants_refresh. */
+export const grants_roll_with_helpers_2 = String.raw`local function grants_roll(ctx, a, rolled)
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grant_terms_parse(g, terms)
+local k, p, c, e, x, amount = string.match(terms, '^(%a)(%d+) (%d+) (%d+) (%d+) (%d+)')
+g.kind, g.priority, g.createdAt = GRANT_KIND_NAME[k], tonumber(p), tonumber(c)
+g.effectiveAt, g.expiresAt, g.amount = tonumber(e), tonumber(x), tonumber(amount)
+return g
+end
+local function grant_parse(n, terms, credits)
+local r, s, h = string.match(credits, '^(%d+) (%d+) (%d+)$')
+return grant_terms_parse({ n = n, remaining = tonumber(r), spent = tonumber(s), held = tonumber(h),
+expired = 0, voided = 0, refundedAfterEnd = 0 }, terms)
+end
+local function grants_of(a)
+if not a.grants then
+a.grants = {}
+for n, terms in pairs(a.grantTerms or {}) do
+a.grants[n] = grant_parse(n, terms, a.grantCredits[n])
+end
+end
+return a.grants
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end`;
+
+/** grants_roll with the helpers only it uses moved into it (a rare path): grants_end, grants_cycle_source, grants_before, grant_parse, grants_of, grants_refresh. */
+export const grants_roll_with_helpers_3 = String.raw`local function grants_roll(ctx, a, rolled)
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grant_parse(n, terms, credits)
+local r, s, h = string.match(credits, '^(%d+) (%d+) (%d+)$')
+return grant_terms_parse({ n = n, remaining = tonumber(r), spent = tonumber(s), held = tonumber(h),
+expired = 0, voided = 0, refundedAfterEnd = 0 }, terms)
+end
+local function grants_of(a)
+if not a.grants then
+a.grants = {}
+for n, terms in pairs(a.grantTerms or {}) do
+a.grants[n] = grant_parse(n, terms, a.grantCredits[n])
+end
+end
+return a.grants
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end`;
+
+/** grants_roll with the helpers only it uses moved into it (a rare path): grants_end, grants_cycle_source, grants_refresh. */
+export const grants_roll_with_helpers_4 = String.raw`local function grants_roll(ctx, a, rolled)
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end`;
+
+/** grants_roll with the helpers only it uses moved into it (a rare path): grants_end, grants_cycle_source, grants_before, grants_refresh. */
+export const grants_roll_with_helpers_5 = String.raw`local function grants_roll(ctx, a, rolled)
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end`;
