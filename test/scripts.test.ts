@@ -325,8 +325,8 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
     });
     expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
     expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
-    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);
-    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 } });
+    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8,"available":5}', 0]);
+    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8, available: 5 } });
   });
 
   it('a reply that is not what its header declares is a ReplyShapeError, never a wrong value', () => {
