@@ -61,7 +61,9 @@ export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = 
   }
   const lease = reply.windows.lease > 0 ? leaseText(reply.windows.lease, leaseTarget) : undefined;
   const precheck =
-    credits === 0 ? undefined : { sufficient: code === Code.OK, balance: reply.balance ?? 0, available: reply.available ?? reply.balance ?? 0, needed: credits };
+    credits === 0
+      ? undefined
+      : { sufficient: code === Code.OK, balance: reply.balance ?? 0, available: reply.available ?? reply.balance ?? 0, needed: credits };
   return admitted(rateLimit, windows, precheck, { shadowDenials, lease });
 }
 

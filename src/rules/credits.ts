@@ -29,9 +29,7 @@ export interface ChargeRequest {
  * current cycle's; `available` every active source's (the cycle's balance and the active
  * grants' credits); `sources` what each source gave, in spend order.
  */
-export type ChargeOutcome =
-  | { ok: true; charged: number; balance: number; available: number; sources: CreditSource[]; replayed: boolean }
-  | Insufficient;
+export type ChargeOutcome = { ok: true; charged: number; balance: number; available: number; sources: CreditSource[]; replayed: boolean } | Insufficient;
 
 /** Refused whole for insufficient credits: nothing was taken (answer 402 insufficient_quota). */
 export interface Insufficient {
