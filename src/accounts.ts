@@ -30,6 +30,7 @@ import { Code } from './scripts/codes.ts';
 import { field, list } from './scripts/reply.ts';
 import { windowsForm } from './windows.ts';
 import type { RateLimitState } from './rules/windows.ts';
+import type { Grant } from './rules/grants.ts';
 
 /** Everything stored for an account, as is (see Accounts.inspect). */
 export interface AccountSnapshot {
@@ -47,6 +48,11 @@ export interface AccountSnapshot {
   endedCycles: EndedCycle[];
   /** Every hold, newest first. */
   holds: Hold[];
+  /**
+   * Every grant kept, as stored: live ones in spend order, pending ones by effectiveAt, then
+   * ended ones newest first (the cycles are in `credits` and `endedCycles`).
+   */
+  grants: Grant[];
 }
 
 /** accounts.create's options. */

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InvalidInputError } from '../errors.ts';
+import type { CreditSource } from './grants.ts';
 import { count, printableKey } from './validate.ts';
 
 /** credits.charge's request: `required` credits or none, plus what the balance allows of `optional`. */
@@ -26,7 +27,23 @@ export interface ChargeRequest {
  * A charge's outcome: taken (`replayed` when this operation id was charged before and nothing
  * was taken again), or refused whole for insufficient credits (answer 402).
  */
-export type ChargeOutcome = { ok: true; charged: number; balance: number; replayed: boolean } | Insufficient;
+export type ChargeOutcome = Charged | Insufficient;
+
+/**
+ * A charge taken: `charged` credits from `sources` in spend order (docs/grants.md#spend-order);
+ * `balance` is the current cycle's, `available` every live source's.
+ */
+export interface Charged {
+  ok: true;
+  charged: number;
+  /** The current cycle's balance after the charge. */
+  balance: number;
+  /** What every live source (the cycle and the active grants) has left after the charge. */
+  available: number;
+  /** Where the credits came from, in the order they were drawn (a replay: the first charge's). */
+  sources: CreditSource[];
+  replayed: boolean;
+}
 
 /** Refused whole for insufficient credits: nothing was taken (answer 402 insufficient_quota). */
 export interface Insufficient {
@@ -43,11 +60,13 @@ export interface Insufficient {
   remaining: number;
   /** Credits the request needed. */
   needed: number;
+  /** What every live source has left (the cycle's balance and the active grants'): the refusal is decided on it. */
+  available: number;
 }
 
-/** The refusal of a charge or a hold for insufficient credits. */
-export function insufficient(balance: number, needed: number): Insufficient {
-  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed };
+/** The refusal of a charge or a hold for insufficient credits (available: the cycle's balance and the active grants'). */
+export function insufficient(balance: number, needed: number, available = balance): Insufficient {
+  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed, available };
 }
 
 /** credits.reconcile's answer: the current cycle recomputed from the credit journal. */

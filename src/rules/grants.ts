@@ -245,3 +245,41 @@ export function compareSources(a: Orderable, b: Orderable): number {
     a.seq - b.seq
   );
 }
+
+/**
+ * The part of a draw list (sources in draw order) at positions [from, from + n) counted from
+ * the front: what a hold's spend uses (docs/grants.md#holds). Only sources with a part > 0.
+ */
+export function frontSlice(sources: readonly CreditSource[], from: number, n: number): CreditSource[] {
+  const out: CreditSource[] = [];
+  let start = 0;
+  for (const s of sources) {
+    const lo = Math.max(start, from);
+    const hi = Math.min(start + s.amount, from + n);
+    if (hi > lo) out.push({ grantId: s.grantId, amount: hi - lo });
+    start += s.amount;
+  }
+  return out;
+}
+
+/**
+ * The part of a draw list at positions [from, from + n) counted from the end, last drawn
+ * first: what a refund returns (a hold's, or credits.refund's of a charge).
+ */
+export function backSlice(sources: readonly CreditSource[], from: number, n: number): CreditSource[] {
+  return frontSlice([...sources].reverse(), from, n);
+}
+
+/** Per source of a hold's draw list: what it spent (from the front), refunded (from the end) and still holds. */
+export function holdParts(sources: readonly CreditSource[], spent: number, refunded: number): Array<{ grantId: string; spent: number; refunded: number; held: number }> {
+  const total = sources.reduce((sum, s) => sum + s.amount, 0);
+  let start = 0;
+  return sources.map((s) => {
+    const end = start + s.amount;
+    const usedFront = Math.max(0, Math.min(end, spent) - start);
+    // Positions from the end: this source covers [total - end, total - start).
+    const usedBack = Math.max(0, Math.min(total - start, refunded) - (total - end));
+    start = end;
+    return { grantId: s.grantId, spent: usedFront, refunded: usedBack, held: s.amount - usedFront - usedBack };
+  });
+}
