@@ -1,5 +1,5 @@
 import type { AccountSnapshot } from '../accounts.ts';
-import { cycleGrantId, holdParts, type Grant } from '../rules/grants.ts';
+import { compareSources, cycleGrantId, holdParts, type Grant } from '../rules/grants.ts';
 
 /** One broken invariant: which rule, and the numbers that break it. */
 export interface InvariantViolation {
@@ -38,7 +38,8 @@ export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
   for (const h of s.holds) {
     const drawn = h.sources.reduce((sum, x) => sum + x.amount, 0);
     if (drawn !== h.reserved) fail("a hold's sources add up to reserved", `${h.id}: ${drawn} != ${h.reserved}`);
-    if (h.status === 'open') for (const part of holdParts(h.sources, h.spent, h.refunded)) heldOf.set(part.grantId, (heldOf.get(part.grantId) ?? 0) + part.held);
+    if (h.status === 'open')
+      for (const part of holdParts(h.sources, h.spent, h.refunded)) heldOf.set(part.grantId, (heldOf.get(part.grantId) ?? 0) + part.held);
     if (h.spent + h.refunded > h.reserved) fail('spent + refunded <= reserved', `${h.id}: ${h.spent} + ${h.refunded} > ${h.reserved}`);
     if (h.held !== h.reserved - h.spent - h.refunded) fail('held == reserved - spent - refunded', h.id);
     if (h.status !== 'open' && h.held !== 0) fail('an ended hold holds nothing', `${h.id} holds ${h.held}`);
@@ -70,14 +71,23 @@ export function checkInvariants(s: AccountSnapshot): InvariantViolation[] {
     if (g.held !== (heldOf.get(g.grantId) ?? 0)) fail("a grant's held == open holds' holds of it", `${g.grantId}: ${g.held} != ${heldOf.get(g.grantId) ?? 0}`);
   }
   out.push(...checkSources(s.grants));
+  // The live grants are listed in spend order, the cycle between them where it falls.
+  const orderable = (g: Grant) => ({ ...g, kind: g.kind, seq: Number(g.grantId.slice(1)) });
+  const listed = s.grants.filter((g) => (g.status === 'active' || g.status === 'used') && g.endedAt === null);
+  for (let i = 1; i < listed.length; i++) {
+    if (compareSources(orderable(listed[i - 1]!), orderable(listed[i]!)) >= 0)
+      fail('live grants are kept in spend order', `${listed[i - 1]!.grantId} before ${listed[i]!.grantId}`);
+  }
   const live = s.grants.filter((g) => (g.status === 'active' || g.status === 'used') && g.endedAt === null);
   const available = c.balance + live.reduce((sum, g) => sum + g.remaining, 0);
   if (c.available !== available) fail("available == the live sources' remaining", `${c.available} != ${available}`);
   const expiring = live.filter((g) => g.remaining > 0 && g.expiresAt !== null);
   const soonest = expiring.length === 0 ? null : Math.min(...expiring.map((g) => g.expiresAt!));
-  if ((c.nextExpiry?.expiresAt ?? null) !== soonest) fail('nextExpiry is the soonest expiry of a live grant with credits left', `${c.nextExpiry?.expiresAt ?? null} != ${soonest}`);
+  if ((c.nextExpiry?.expiresAt ?? null) !== soonest)
+    fail('nextExpiry is the soonest expiry of a live grant with credits left', `${c.nextExpiry?.expiresAt ?? null} != ${soonest}`);
   const next = live.find((g) => g.grantId === c.nextExpiry?.grantId);
-  if (c.nextExpiry !== null && (next === undefined || next.remaining !== c.nextExpiry.amount)) fail("nextExpiry's amount is its grant's remaining", c.nextExpiry.grantId);
+  if (c.nextExpiry !== null && (next === undefined || next.remaining !== c.nextExpiry.amount))
+    fail("nextExpiry's amount is its grant's remaining", c.nextExpiry.grantId);
   return out;
 }
 
@@ -100,6 +110,13 @@ export function checkSources(grants: readonly Grant[]): InvariantViolation[] {
     if ((g.status === 'expired' || g.status === 'voided') && g.endedAt === null) fail('an ended source says when it ended', g.grantId);
     if ((g.status === 'active' || g.status === 'pending') && g.endedAt !== null) fail('a live or pending source has not ended', g.grantId);
     if (g.status === 'pending' && g.remaining !== g.amount) fail('a pending source is whole', g.grantId);
+    const endedParts = { expired: g.expired, voided: g.voided, refundedAfterEnd: g.refundedAfterEnd };
+    const mayHave =
+      g.endedAt === null ? [] : g.status === 'expired' ? ['expired', 'refundedAfterEnd'] : g.status === 'voided' ? ['voided'] : ['refundedAfterEnd'];
+    for (const [part, n] of Object.entries(endedParts)) {
+      if (n !== 0 && !mayHave.includes(part))
+        fail(`only a source ended so has ${part}`, `${g.grantId} (${g.status}${g.endedAt === null ? '' : ', ended'}): ${n}`);
+    }
     if (g.status === 'active' && g.remaining === 0) fail('an active source has credits left', g.grantId);
     if (g.expiresAt !== null && g.expiresAt <= g.effectiveAt) fail('a source expires after it is effective', g.grantId);
   }

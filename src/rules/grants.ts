@@ -271,7 +271,11 @@ export function backSlice(sources: readonly CreditSource[], from: number, n: num
 }
 
 /** Per source of a hold's draw list: what it spent (from the front), refunded (from the end) and still holds. */
-export function holdParts(sources: readonly CreditSource[], spent: number, refunded: number): Array<{ grantId: string; spent: number; refunded: number; held: number }> {
+export function holdParts(
+  sources: readonly CreditSource[],
+  spent: number,
+  refunded: number,
+): Array<{ grantId: string; spent: number; refunded: number; held: number }> {
   const total = sources.reduce((sum, s) => sum + s.amount, 0);
   let start = 0;
   return sources.map((s) => {
