@@ -56,9 +56,13 @@ export interface ModelOperation {
   /** A charge: what it took, from which sources, and how much of it was refunded since. */
   charge?: { charged: number; sources: CreditSource[]; refunded: number };
   /** A grant's id, a void's count, an adjustment's or a refund's outcome. */
+  /** A grant: the grant it added. */
   grantId?: string;
+  /** A void: what it voided. */
   voided?: number;
+  /** An adjustment: its outcome. */
   adjusted?: Extract<AdjustOutcome, { ok: true }>;
+  /** A refund: its outcome. */
   refund?: Extract<RefundOutcome, { ok: true }>;
 }
 

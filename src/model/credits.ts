@@ -72,7 +72,7 @@ function cyclePart(a: ModelAccount, sources: readonly CreditSource[]): number {
 }
 
 /** An earlier use of an operation id: its record, or undefined; InvalidInputError when it was used with other terms. */
-function earlierUse(core: ModelCore, a: ModelAccount, operationId: string, terms: string, now: number): ModelOperation | undefined {
+function earlierUse(a: ModelAccount, operationId: string, terms: string, now: number): ModelOperation | undefined {
   const earlier = operationId === '' ? undefined : a.operations.get(operationId, now);
   if (earlier !== undefined && earlier.terms !== terms) throw operationReused(operationId);
   return earlier;
@@ -88,7 +88,7 @@ export class ModelCredits {
     const { required, optional, operationId } = chargeArgs(request);
     const now = this.core.now();
     roll(a, now);
-    const earlier = earlierUse(this.core, a, operationId, `${required}:${optional}`, now);
+    const earlier = earlierUse(a, operationId, `${required}:${optional}`, now);
     if (earlier?.charge !== undefined) {
       const { charged, sources } = earlier.charge;
       return { ok: true, charged, balance: a.balance, available: available(a), sources: structuredClone(sources), replayed: true };
@@ -114,7 +114,7 @@ export class ModelCredits {
     // An effectiveAt left out is "now" at each try: not a term, so a retry replays.
     const effective = request.effectiveAt === undefined ? '' : String(args.effectiveAt);
     const terms = `grant:${args.amount}:${args.kind}:${args.priority}:${effective}:${args.expiresAt ?? ''}`;
-    const earlier = earlierUse(this.core, a, args.operationId, terms, now);
+    const earlier = earlierUse(a, args.operationId, terms, now);
     if (earlier !== undefined) return { ok: true, grantId: earlier.grantId!, replayed: true };
     if (!makeRoom(a, now, this.core.grantsMax)) return { ok: false, reason: 'grant_limit_reached' };
     const x = addGrant(a, now, args);
@@ -133,7 +133,7 @@ export class ModelCredits {
     const now = this.core.now();
     roll(a, now);
     const terms = `void:${grantId}`;
-    const earlier = earlierUse(this.core, a, operationId, terms, now);
+    const earlier = earlierUse(a, operationId, terms, now);
     if (earlier !== undefined) return { ok: true, voided: earlier.voided!, replayed: true };
     const x = findGrant(a, grantId);
     if (x === undefined) throw new GrantNotFoundError(grantId);
@@ -156,7 +156,7 @@ export class ModelCredits {
     const now = this.core.now();
     roll(a, now);
     const terms = `adjust:${amount}`;
-    const earlier = earlierUse(this.core, a, operationId, terms, now);
+    const earlier = earlierUse(a, operationId, terms, now);
     if (earlier?.adjusted !== undefined) return { ...structuredClone(earlier.adjusted), available: available(a), replayed: true };
     let outcome: Extract<AdjustOutcome, { ok: true }>;
     if (amount > 0) {
@@ -183,7 +183,7 @@ export class ModelCredits {
     const now = this.core.now();
     roll(a, now);
     const terms = `refund:${amount === 0 ? '' : amount}:${charge}`;
-    const earlier = earlierUse(this.core, a, operationId, terms, now);
+    const earlier = earlierUse(a, operationId, terms, now);
     if (earlier?.refund !== undefined) return { ...structuredClone(earlier.refund), replayed: true };
     const record = a.operations.get(charge, now)?.charge;
     if (record === undefined) return { ok: false, reason: 'unknown_charge' };

@@ -23,18 +23,29 @@ import type { ModelAccount } from './core.ts';
 
 /** A grant as the model holds it. `state` live covers active and used (status is read from remaining). */
 export interface ModelGrant extends Orderable {
+  /** paid, promotional or adjustment. */
   kind: GrantKind;
   /** g<n>; seq is n. */
   id: string;
+  /** Credits granted: remaining + spent + held + expired + voided + refundedAfterEnd. */
   amount: number;
+  /** Credits left. */
   remaining: number;
+  /** Credits spent from it. */
   spent: number;
+  /** Credits open holds reserved from it. */
   held: number;
+  /** Left when it expired. */
   expired: number;
+  /** Left when it was voided, and held credits refunded since. */
   voided: number;
+  /** Refunded to it after it expired or was archived used. */
   refundedAfterEnd: number;
+  /** When it ended; null while live or pending. */
   endedAt: number | null;
+  /** pending, live (active or used), or ended: expired, voided, used (archived). */
   state: 'pending' | 'live' | 'expired' | 'voided' | 'used';
+  /** The reason given, '' for none. */
   reason: string;
 }
 

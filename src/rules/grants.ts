@@ -36,7 +36,9 @@ export const MAX_REASON_LENGTH = 200;
 
 /** Where credits came from, and how many: a grant's id, or `cycle:<n>` for a cycle's allowance. */
 export interface CreditSource {
+  /** `g<n>` for a grant, `cycle:<n>` for a cycle's allowance. */
   grantId: string;
+  /** Credits this source gave (or got back). */
   amount: number;
 }
 
@@ -63,6 +65,7 @@ export type GrantOutcome = { ok: true; grantId: string; replayed: boolean } | { 
 
 /** credits.voidGrant's options. */
 export interface VoidGrantOptions {
+  /** Why (at most 200 characters). */
   reason?: string;
   /** Required: the same id answers the first void again. */
   operationId: string;
@@ -70,8 +73,11 @@ export interface VoidGrantOptions {
 
 /** credits.voidGrant's outcome: `voided` credits that were left (held ones are voided as they are refunded). */
 export interface VoidOutcome {
+  /** Always true: a void is not refused (an unknown grant throws GrantNotFoundError). */
   ok: true;
+  /** Credits the grant had left and lost now; 0 when it had already ended. */
   voided: number;
+  /** This operation id voided before: the first answer again, nothing changed now. */
   replayed: boolean;
 }
 
@@ -81,6 +87,7 @@ export interface AdjustRequest {
   amount: number;
   /** Why (required, at most 200 characters). */
   reason: string;
+  /** Required: the same id with the same amount answers the first adjustment again. */
   operationId: string;
 }
 
@@ -98,6 +105,7 @@ export interface RefundRequest {
   charge: string;
   /** Credits to return; default what is left to refund of the charge. */
   amount?: number;
+  /** Why (at most 200 characters). */
   reason?: string;
   /** Required: the same id with the same terms answers the first refund again. */
   operationId: string;
@@ -110,18 +118,25 @@ export type RefundOutcome =
 
 /** credits.grants' options: `ended: true` adds expired and voided grants and ended cycles. */
 export interface ListGrantsOptions {
+  /** Add the ended grants and cycles (newest first). Default false. */
   ended?: boolean;
 }
 
 /** A source of credits as credits.grants lists it: a grant, or a cycle's allowance (`cycle:<n>`, kind "plan"). */
 export interface Grant {
+  /** `g<n>`, or `cycle:<n>` for a cycle's allowance. */
   grantId: string;
+  /** paid, promotional, adjustment; plan for a cycle. */
   kind: SourceKind;
+  /** Lower is spent first (docs/grants.md#spend-order); a cycle has 50. */
   priority: number;
   /** Credits granted. remaining + spent + held + expired + voided + refundedAfterEnd == amount. */
   amount: number;
+  /** Credits left to spend (0 once ended). */
   remaining: number;
+  /** Credits charged or settled from it (less what credits.refund gave back). */
   spent: number;
+  /** Credits open holds reserved from it. */
   held: number;
   /** Left when it expired (an ended cycle: unused). */
   expired: number;
@@ -129,13 +144,17 @@ export interface Grant {
   voided: number;
   /** Refunded after it ended (an ended cycle: refunded); raised no balance. */
   refundedAfterEnd: number;
+  /** When it starts to count (ms); a cycle: its start. */
   effectiveAt: number;
   /** null: never expires. A cycle: its end. */
   expiresAt: number | null;
+  /** When it was granted (ms); a cycle: its start. */
   createdAt: number;
   /** null while live. */
   endedAt: number | null;
+  /** pending, active, used, expired or voided. */
   status: GrantStatus;
+  /** The reason given with the grant; null without one (and for a cycle). */
   reason: string | null;
 }
 
