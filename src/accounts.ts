@@ -50,8 +50,8 @@ export interface AccountSnapshot {
   /** Every hold, newest first. */
   holds: Hold[];
   /**
-   * Every grant kept, as stored (no roll): the live ones in spend order, the pending ones,
-   * then the ended ones, newest ended first (docs/grants.md#listing). Cycles are not among them.
+   * Every grant kept, as stored: live ones in spend order, pending ones by effectiveAt, then
+   * ended ones newest first (the cycles are in `credits` and `endedCycles`).
    */
   grants: Grant[];
 }

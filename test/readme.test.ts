@@ -139,7 +139,9 @@ describe('README examples run as written', () => {
   it('in memory: two requests a minute, the third refused, room again a minute later, a charge of 3 from 10', async () => {
     const lines = (await run('recipes/memory.ts')).trim().split('\n');
     expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
-    expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
+    expect(lines.slice(4).join(' ')).toMatch(
+      /^\{\s+ok: true,\s+charged: 3,\s+balance: 7,\s+available: 7,\s+sources: \[ \{ grantId: 'cycle:1', amount: 3 \} \],\s+replayed: false \}$/,
+    );
   });
 
   it('token buckets: a burst of 5 at once, the 6th denied, a token back after 500 ms', async () => {

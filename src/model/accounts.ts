@@ -19,6 +19,7 @@ import { count as countOf, subjectId } from '../rules/validate.ts';
 import { ExpiringMap } from './expiring.ts';
 import type { ModelAccount, ModelCore } from './core.ts';
 import { cycleOf, endedList, reanchor, roll } from './cycles.ts';
+import { creditsOf, storedGrants } from './grants.ts';
 import { newestFirst, openHolds, publicHold } from './holds.ts';
 import { windowsInForce } from './overrides.ts';
 import { countWindows } from './windows.ts';
@@ -145,7 +146,7 @@ export class ModelAccounts {
     const stagger = this.core.staggerOf(id);
     return {
       plan: structuredClone(a.plan),
-      credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
+      credits: creditsOf(a),
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
       windows: Object.fromEntries(
@@ -156,6 +157,7 @@ export class ModelAccounts {
       ),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
+      grants: storedGrants(a, true),
     };
   }
 }

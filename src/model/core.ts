@@ -8,9 +8,11 @@ import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
 import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from '../rules/plans.ts';
 import type { AccountLimits, EndedCycle, Hold } from '../rules/records.ts';
 import { leaseArg } from '../rules/holds.ts';
+import { grantsMax, type AdjustOutcome, type CreditSource, type GrantsOptions, type RefundOutcome } from '../rules/grants.ts';
 import { count, subjectId } from '../rules/validate.ts';
 import { staggerOf, type Window } from '../rules/windows.ts';
 import { ExpiringMap } from './expiring.ts';
+import type { ModelGrantState } from './grants.ts';
 import type { Slot, WindowCounters } from './windows.ts';
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
@@ -39,6 +41,29 @@ export interface ModelOptions {
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
   /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
   endedHolds?: { keepMs?: number; max?: number };
+  /** Grants: at most `max` live or pending per subject (default 16, up to 64), as createTollgate. */
+  grants?: GrantsOptions;
+}
+
+/**
+ * What an operation id was used for, kept operationTtlMs: its terms (another use with other
+ * terms is refused), and a charge's draw and refunds, or the first answer of a grant, void,
+ * adjustment or refund (docs/grants.md#operation-ids).
+ */
+export interface ModelOperation {
+  /** The terms the id was first used with. */
+  terms: string;
+  /** A charge: what it took, from which sources, and how much of it was refunded since. */
+  charge?: { charged: number; sources: CreditSource[]; refunded: number };
+  /** A grant's id, a void's count, an adjustment's or a refund's outcome. */
+  /** A grant: the grant it added. */
+  grantId?: string;
+  /** A void: what it voided. */
+  voided?: number;
+  /** An adjustment: its outcome. */
+  adjusted?: Extract<AdjustOutcome, { ok: true }>;
+  /** A refund: its outcome. */
+  refund?: Extract<RefundOutcome, { ok: true }>;
 }
 
 /** An API key as the model holds it (never the key itself: its digest). */
@@ -101,8 +126,8 @@ export interface ModelAccount {
   ended: Map<number, EndedCycle>;
   /** Holds by id. */
   holds: Map<string, ModelHold>;
-  /** Charged operation ids: what was charged and the terms asked ('<required>:<optional>'), kept operationTtlMs. */
-  operations: ExpiringMap<{ charged: number; terms: string }>;
+  /** Operation ids (charges, grants, voids, adjustments, refunds) and what they did, kept operationTtlMs. */
+  operations: ExpiringMap<ModelOperation>;
   /** Ids of ended holds no longer kept, kept operationTtlMs: an opening with one is refused. */
   droppedHolds: ExpiringMap<true>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */
@@ -115,6 +140,8 @@ export interface ModelAccount {
   windows: Map<string, Slot[]>;
   /** The surface last admitted on, with its windows and counts (a cache a plan change clears). */
   hot: { surface: string; windows: readonly Window[]; slots: Slot[] } | undefined;
+  /** Grants and the spend order, from the account's first grant on (docs/grants.md). */
+  grants?: ModelGrantState;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */
@@ -154,6 +181,8 @@ export class ModelCore {
   readonly maxExpiringKeys: number;
   readonly endedKeepMs: number;
   readonly endedMax: number;
+  /** Live or pending grants a subject may have. */
+  readonly grantsMax: number;
   /** Validates a surface an account is counted on against every plan of the table. */
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
@@ -187,6 +216,7 @@ export class ModelCore {
     this.maxExpiringKeys = count('keys.maxExpiringKeys', options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
     this.endedKeepMs = count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
     this.endedMax = count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000);
+    this.grantsMax = grantsMax(options.grants);
     this.accountSurface = accountSurfaceCheck(this.plans);
   }
 

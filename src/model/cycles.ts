@@ -5,6 +5,7 @@
 import { currentPeriod, periodStart } from '../rules/cycles.ts';
 import type { Cycle, EndedCycle } from '../rules/records.ts';
 import type { ModelAccount } from './core.ts';
+import { reorder, rollGrants } from './grants.ts';
 
 /** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */
 function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleEnd): void {
@@ -26,13 +27,17 @@ function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleE
   a.held = 0;
   a.cycleStart = start;
   a.cycleEnd = end;
+  // The cycle's expiry changed: the spend order is recomputed (docs/grants.md#spend-order).
+  reorder(a);
 }
 
-/** Lazy rollover: brings the account to the cycle containing now. */
+/** Lazy rollover: brings the account to the cycle containing now, and its grants to now (docs/grants.md#rolls). */
 export function roll(a: ModelAccount, now: number): void {
-  if (now < a.cycleEnd) return;
-  const p = currentPeriod(a.anchor, a.unit, a.length, now);
-  openCycle(a, p.start, p.end);
+  if (now >= a.cycleEnd) {
+    const p = currentPeriod(a.anchor, a.unit, a.length, now);
+    openCycle(a, p.start, p.end);
+  }
+  rollGrants(a, now);
 }
 
 /** A new cycle now (call after roll): the current one ends now and is archived so, its planned end kept. */

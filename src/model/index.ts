@@ -8,7 +8,7 @@
  * @module tollgate/model
  */
 export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from './model.ts';
-export { checkInvariants, type InvariantViolation } from './invariants.ts';
+export { checkInvariants, checkSources, type InvariantViolation } from './invariants.ts';
 export type { ModelAccounts } from './accounts.ts';
 export type { ModelLimits, KeyWindows } from './limits.ts';
 export type { ModelOverride, ModelOverrideMap } from './core.ts';
@@ -47,3 +47,22 @@ export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, Acco
 export type { Plan, PlanTable, PolicyTable } from '../rules/plans.ts';
 export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from '../rules/windows.ts';
 export type { Interval } from '../rules/cycles.ts';
+export type { ModelGrant, ModelGrantState } from './grants.ts';
+export type { ModelOperation } from './core.ts';
+export type {
+  AdjustOutcome,
+  AdjustRequest,
+  CreditSource,
+  Grant,
+  GrantKind,
+  GrantOutcome,
+  GrantRequest,
+  GrantStatus,
+  GrantsOptions,
+  ListGrantsOptions,
+  RefundOutcome,
+  RefundRequest,
+  SourceKind,
+  VoidGrantOptions,
+  VoidOutcome,
+} from '../rules/grants.ts';

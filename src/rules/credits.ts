@@ -29,7 +29,23 @@ export interface ChargeRequest {
  * current cycle's; `available` every active source's (the cycle's balance and the active
  * grants' credits); `sources` what each source gave, in spend order.
  */
-export type ChargeOutcome = { ok: true; charged: number; balance: number; available: number; sources: CreditSource[]; replayed: boolean } | Insufficient;
+export type ChargeOutcome = Charged | Insufficient;
+
+/**
+ * A charge taken: `charged` credits from `sources` in spend order (docs/grants.md#spend-order);
+ * `balance` is the current cycle's, `available` every live source's.
+ */
+export interface Charged {
+  ok: true;
+  charged: number;
+  /** The current cycle's balance after the charge. */
+  balance: number;
+  /** What every live source (the cycle and the active grants) has left after the charge. */
+  available: number;
+  /** Where the credits came from, in the order they were drawn (a replay: the first charge's). */
+  sources: CreditSource[];
+  replayed: boolean;
+}
 
 /** Refused whole for insufficient credits: nothing was taken (answer 402 insufficient_quota). */
 export interface Insufficient {
@@ -50,9 +66,9 @@ export interface Insufficient {
   needed: number;
 }
 
-/** The refusal of a charge or a hold for insufficient credits (available: the balance when there are no grants). */
-export function insufficient(balance: number, needed: number, available: number = balance): Insufficient {
-  return { ok: false, reason: 'insufficient', balance, available, remaining: balance, needed };
+/** The refusal of a charge or a hold for insufficient credits (available: the cycle's balance and the active grants'). */
+export function insufficient(balance: number, needed: number, available = balance): Insufficient {
+  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed, available };
 }
 
 /** credits.reconcile's answer: the current cycle recomputed from the credit journal. */

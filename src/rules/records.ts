@@ -40,17 +40,17 @@ export interface Hold {
   spent: number;
   /** Credits given back: by failed items, and what was left when the hold ended. */
   refunded: number;
-  /**
-   * Part of `refunded` that went to a source that had ended (its cycle over, a grant expired
-   * or voided) and raised no balance.
-   */
+  /** Part of `refunded` that went to an ended source (a cycle over, a grant expired or voided) and raised no balance. */
   refundedToEndedCycle: number;
-  /** What each source gave at opening, in spend order (spends take from the first, refunds go to the last). */
-  sources: CreditSource[];
   /** Still reserved: reserved - spent - refunded; 0 once the hold has ended. */
   held: number;
-  /** The cycle the hold was opened in (its part, if any, is the `cycle:<n>` source). */
+  /** The cycle current when it opened (it paid what `sources` lists under `cycle:<n>`). */
   cycleId: number;
+  /**
+   * What each source gave when it opened, in draw order (docs/grants.md#holds): spends use
+   * them from the front, refunds go back from the end.
+   */
+  sources: CreditSource[];
   /** When it opened (ms since the epoch). */
   createdAt: number;
   /** When it ended; null while open. */
@@ -115,9 +115,9 @@ export interface AccountCredits {
   held: number;
   /** The allowance from the next cycle on. */
   nextAllowance: number;
-  /** Credits available to spend: the balance and every active grant's remaining credits. */
+  /** What can be spent now: the cycle's balance and every active grant's remaining. */
   available: number;
-  /** The soonest-expiring active grant with credits left (the cycle's end is `cycle.end`); null when none. */
+  /** The active grant with credits left that expires first (the cycle's end is `cycle.end`); null when none expires. */
   nextExpiry: { grantId: string; expiresAt: number; amount: number } | null;
 }
 
