@@ -15,7 +15,7 @@
   Returns: {code, refunded integer, available integer, ...sources {grantId string, amount integer}}
     sources: what each source got back, last drawn first
     Codes: OK, REPLAYED, NO_ACCOUNT, OPERATION_REUSED, UNKNOWN_CHARGE (no charge the caller
-    named is kept under that id), EXCEEDS_CHARGE (more than is left of it, or nothing is left)
+    named under that id in the last operationTtlMs), EXCEEDS_CHARGE (more than is left of it, or nothing is left)
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"
@@ -54,8 +54,10 @@ else
   if record then
     at, charged, chargeTerms, refunded, sources, tail = string.match(record, '^(%d+) (%d+) (%d+:%d+) (%d+) (%S+)(.*)$')
   end
-  -- Only a charge the caller named: the library's own ids (' r') are not the caller's to name.
-  if not at or tail ~= '' then
+  -- Only a charge the caller named (the library's own ids, ' r', are not the caller's to
+  -- name), while it is kept: operationTtlMs from the charge, as the model keeps it, whether
+  -- or not a cleanup step has dropped it yet (docs/grants.md#grant-void-adjust-refund).
+  if not at or tail ~= '' or tonumber(at) + operationTtlMs <= ctx.now then
     reply = { CODE.UNKNOWN_CHARGE, 0, available }
   else
     charged, refunded = tonumber(charged), tonumber(refunded)

@@ -17,14 +17,15 @@ import {
   type DayUsage,
   type Reconciliation,
 } from './rules/credits.ts';
-import { GrantNotFoundError, InvalidInputError } from './errors.ts';
+import { GrantNotFoundError } from './errors.ts';
 import { grantFrom } from './records.ts';
 import {
   adjustArgs,
+  expiryNotAfterStart,
   grantArgs,
-  grantIdArg,
-  reasonArg,
+  grantLimitReached,
   refundArgs,
+  voidArgs,
   type AdjustOutcome,
   type AdjustRequest,
   type Grant,
@@ -36,7 +37,6 @@ import {
   type VoidGrantOptions,
   type VoidOutcome,
 } from './rules/grants.ts';
-import { printableKey } from './rules/validate.ts';
 import { adjust, charge, creditHistory, grant, listGrants, reconcile, refund, voidGrant } from './scripts/bundle.generated.ts';
 import { Code } from './scripts/codes.ts';
 import { list } from './scripts/reply.ts';
@@ -128,7 +128,7 @@ export class Credits {
       case Code.GRANT_LIMIT:
         return { ok: false, reason: 'grant_limit_reached' };
       case Code.BAD_GRANT:
-        throw new InvalidInputError('expiresAt must be after effectiveAt and after now');
+        throw expiryNotAfterStart();
       default:
         throw new Error(`grant returned an unknown code ${String(reply.code)}`);
     }
@@ -141,12 +141,9 @@ export class Credits {
    */
   async voidGrant(subject: string, grantId: string, options: VoidGrantOptions): Promise<VoidOutcome> {
     const redisKeys = this.ctx.redisKeys(subject);
-    const id = grantIdArg(grantId);
-    if ('cycle' in id) throw new InvalidInputError(`A cycle's allowance (${grantId}) cannot be voided`);
-    reasonArg(options?.reason);
-    const operationId = printableKey('Operation id', options?.operationId);
+    const { grant: number, operationId } = voidArgs(grantId, options);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
-    const reply = await this.ctx.runner.move(voidGrant, redisKeys, { grant: id.grant, operationId }, undefined, operationId);
+    const reply = await this.ctx.runner.move(voidGrant, redisKeys, { grant: number, operationId }, undefined, operationId);
     if (reply.code === Code.NO_GRANT) throw new GrantNotFoundError(grantId);
     return { ok: true, voided: reply.voided, replayed: reply.code === Code.REPLAYED };
   }
@@ -187,7 +184,7 @@ export class Credits {
       case Code.INSUFFICIENT:
         return { ok: false, reason: 'insufficient', available: reply.available, needed: reply.needed };
       case Code.GRANT_LIMIT:
-        throw new InvalidInputError(`The adjustment finds no room: grant limit reached (grants.max live or pending grants)`);
+        throw grantLimitReached(amount, this.ctx.grantsMax);
       default:
         throw new Error(`adjust returned an unknown code ${String(reply.code)}`);
     }

@@ -225,6 +225,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const policies = validatePolicies(options.policies);
   const leaseMs = leaseArg('leaseMs', options.leaseMs ?? 5 * 60_000);
   const historyDays = options.history === false ? 0 : count('history.days', options.history?.days ?? 92, 1, 3660);
+  const maxGrants = grantsMax(options.grants);
   const settings: Settings = {
     ...journalSettings(options.journal),
     historyDays: String(historyDays),
@@ -235,7 +236,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     endedHoldsKeepMs: String(count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
     endedHoldsMax: String(count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000)),
     plansVersion: plansVersionOf(options.plansVersion, plans),
-    grantsMax: String(grantsMax(options.grants)),
+    grantsMax: String(maxGrants),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);
@@ -264,6 +265,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     maxKeys,
     maxExpiringKeys,
     historyDays,
+    grantsMax: maxGrants,
     clock,
   });
   return {

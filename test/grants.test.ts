@@ -10,7 +10,8 @@ const DAY = 86_400_000;
 describe.each(backends())('credit grants on %s', (kind) => {
   let gate: TestGate;
   beforeAll(async () => {
-    gate = await openTollgate(kind, 'grants', { leaseMs: 60_000 });
+    // Charges stay refundable 40 days: refunds after a cycle has ended can be tried.
+    gate = await openTollgate(kind, 'grants', { leaseMs: 60_000, operationTtlMs: 40 * DAY });
   });
   afterAll(() => gate.close());
   beforeEach(() => void gate.clock.set(TEST_START));
@@ -330,6 +331,15 @@ describe.each(backends())('credit grants on %s', (kind) => {
       expect((await tg().usage(id)).credits).toMatchObject({ balance: 30, spent: 0, available: 50 });
       expect((await tg().credits.history(id)).at(-1)).toMatchObject({ spent: 40, refunded: 40 });
       await expectBalanced(id);
+    });
+
+    it('a charge is refundable while its operation id is kept (operationTtlMs), not a moment longer', async () => {
+      const id = await account();
+      await tg().credits.charge(id, { required: 4, operationId: 'req-kept' });
+      gate.clock.set(TEST_START + 40 * DAY - 1);
+      expect(await tg().credits.refund(id, { charge: 'req-kept', amount: 1, operationId: 'ref-kept-1' })).toMatchObject({ ok: true, refunded: 1 });
+      gate.clock.set(TEST_START + 40 * DAY);
+      expect(await tg().credits.refund(id, { charge: 'req-kept', operationId: 'ref-kept-2' })).toEqual({ ok: false, reason: 'unknown_charge' });
     });
 
     it('a refund to a source that has ended is its refundedAfterEnd (an ended cycle: its refunded) and raises no balance', async () => {

@@ -3,16 +3,16 @@
  * journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
  */
 import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from '../rules/credits.ts';
-import { GrantNotFoundError, InvalidInputError, operationReused } from '../errors.ts';
+import { GrantNotFoundError, operationReused } from '../errors.ts';
 import {
   adjustArgs,
   backSlice,
   cycleGrantId,
   DEFAULT_PRIORITY,
   grantArgs,
-  grantIdArg,
-  reasonArg,
+  grantLimitReached,
   refundArgs,
+  voidArgs,
   type AdjustOutcome,
   type AdjustRequest,
   type CreditSource,
@@ -25,7 +25,6 @@ import {
   type VoidGrantOptions,
   type VoidOutcome,
 } from '../rules/grants.ts';
-import { printableKey } from '../rules/validate.ts';
 import type { ModelAccount, ModelCore, ModelOperation } from './core.ts';
 import { roll } from './cycles.ts';
 import { addGrant, available, draw, findGrant, giveBack, listSources, makeRoom, voidLive } from './grants.ts';
@@ -124,11 +123,7 @@ export class ModelCredits {
 
   /** Voids what a grant has left; what it holds is voided as it is refunded. */
   voidGrant(subject: string, grantId: string, options: VoidGrantOptions): VoidOutcome {
-    const which = grantIdArg(grantId);
-    if ('cycle' in which) throw new InvalidInputError(`A cycle's allowance cannot be voided (got "${grantId}")`);
-    if (options === null || typeof options !== 'object') throw new InvalidInputError('A void needs { operationId }');
-    reasonArg(options.reason);
-    const operationId = printableKey('Operation id', options.operationId);
+    const { operationId } = voidArgs(grantId, options);
     const a = this.core.account(subject);
     const now = this.core.now();
     roll(a, now);
@@ -161,7 +156,7 @@ export class ModelCredits {
     let outcome: Extract<AdjustOutcome, { ok: true }>;
     if (amount > 0) {
       if (!makeRoom(a, now, this.core.grantsMax)) {
-        throw new InvalidInputError(`An adjustment of +${amount} needs a grant, and the grant limit is reached (${this.core.grantsMax} live or pending)`);
+        throw grantLimitReached(amount, this.core.grantsMax);
       }
       const x = addGrant(a, now, { amount, kind: 'adjustment', priority: DEFAULT_PRIORITY, effectiveAt: now, expiresAt: null, reason });
       outcome = { ok: true, amount, grantId: x.id, sources: [{ grantId: x.id, amount }], available: available(a), replayed: false };

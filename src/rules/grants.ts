@@ -212,12 +212,32 @@ export function grantArgs(request: GrantRequest, now: number) {
   const priority = count('priority', request.priority ?? DEFAULT_PRIORITY, 0, MAX_PRIORITY);
   const effectiveAt = request.effectiveAt === undefined ? now : instant('effectiveAt', request.effectiveAt);
   const expiresAt = request.expiresAt === undefined ? null : instant('expiresAt', request.expiresAt);
-  if (expiresAt !== null && expiresAt <= Math.max(effectiveAt, now)) {
-    throw new InvalidInputError('expiresAt must be after effectiveAt and after now');
-  }
+  if (expiresAt !== null && expiresAt <= Math.max(effectiveAt, now)) throw expiryNotAfterStart();
   const reason = reasonArg(request.reason);
   const operationId = printableKey('Operation id', request.operationId);
   return { amount, kind, priority, effectiveAt, expiresAt, reason, operationId };
+}
+
+/**
+ * A grant that would end before it starts: refused here with the caller's clock, and again by
+ * the grant script with the store's (docs/grants.md#grant-void-adjust-refund).
+ */
+export function expiryNotAfterStart(): InvalidInputError {
+  return new InvalidInputError('expiresAt must be after effectiveAt and after now');
+}
+
+/** Checked voidGrant arguments: a grant's number (a cycle's allowance cannot be voided), the reason and the operation id. */
+export function voidArgs(grantId: unknown, options: VoidGrantOptions) {
+  const which = grantIdArg(grantId);
+  if ('cycle' in which) throw new InvalidInputError(`A cycle's allowance cannot be voided (got ${JSON.stringify(grantId)})`);
+  if (options === null || typeof options !== 'object') throw new InvalidInputError('A void needs { operationId }');
+  const reason = reasonArg(options.reason);
+  return { grant: which.grant, reason, operationId: printableKey('Operation id', options.operationId) };
+}
+
+/** adjust +n when the subject has `max` live or pending grants and none can be archived (docs/grants.md#bounds). */
+export function grantLimitReached(amount: number, max: number): InvalidInputError {
+  return new InvalidInputError(`An adjustment of +${amount} needs a grant: grant limit reached (${max} live or pending grants)`);
 }
 
 /** A checked adjustment. */

@@ -90,7 +90,7 @@ else
 if record then
 at, charged, chargeTerms, refunded, sources, tail = string.match(record, '^(%d+) (%d+) (%d+:%d+) (%d+) (%S+)(.*)$')
 end
-if not at or tail ~= '' then
+if not at or tail ~= '' or tonumber(at) + operationTtlMs <= ctx.now then
 reply = { 32, 0, available }
 else
 charged, refunded = tonumber(charged), tonumber(refunded)
@@ -139,7 +139,7 @@ operations_add(operationsKey, operations, operationField,
 string.format('%s %d %s %s %s .', nowText, amount, terms, given, chargeId), ctx.now, operationTtlMs, nowText)
 return grants_sources_reply({ 0, amount, a.balance + a.grantSum }, given)`;
 
-const SHA1 = "65ca16d8847b3af1172db4161a4649c8695ceeb5";
+const SHA1 = "0db11bc6e0a3380eba0c762df321198eeb582dbe";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {
