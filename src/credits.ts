@@ -41,7 +41,7 @@ import { adjust, charge, creditHistory, grant, listGrants, reconcile, refund, vo
 import { Code } from './scripts/codes.ts';
 import { list } from './scripts/reply.ts';
 
-export type { ChargeOutcome, ChargeRequest, DayUsage, Insufficient, Reconciliation } from './rules/credits.ts';
+export type { Charged, ChargeOutcome, ChargeRequest, DayUsage, Insufficient, Reconciliation } from './rules/credits.ts';
 export type {
   AdjustOutcome,
   AdjustRequest,

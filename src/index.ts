@@ -30,6 +30,7 @@ export type {
   Credits as CreditsApi,
   ChargeRequest,
   ChargeOutcome,
+  Charged,
   Insufficient,
   Reconciliation,
   DayUsage,

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { oneLine, quickStartPrints } from './helpers/quickstart.ts';
 import { redisUrl } from './helpers/redis.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -88,7 +89,8 @@ describe.each([
 describe('README examples run as written', () => {
   it('quick start: a key checked with the admit and the pre-check, then a charge of 1 from 1,000', async () => {
     expect(blockUnder('Quick start').trim().split('\n').length).toBeLessThanOrEqual(22);
-    expect(await run('quickstart.ts')).toContain('{ ok: true, charged: 1, balance: 999, replayed: false }');
+    expect(quickStartPrints()).toContain("available: 999, sources: [ { grantId: 'cycle:1', amount: 1 } ]");
+    expect(oneLine(await run('quickstart.ts'))).toBe(quickStartPrints());
   });
 
   it('limits: the 6th sign-in attempt of an IP in a minute is refused; a cost of 4 counts 4 in both windows', async () => {

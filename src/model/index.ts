@@ -29,7 +29,7 @@ export type {
   DeleteOutcome,
 } from '../accounts.ts';
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from '../limits.ts';
-export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from '../credits.ts';
+export type { ChargeRequest, ChargeOutcome, Charged, DayUsage, Insufficient } from '../credits.ts';
 export type {
   OpenHoldRequest,
   OpenBudgetRequest,

@@ -36,7 +36,9 @@ export type ChargeOutcome = Charged | Insufficient;
  * `balance` is the current cycle's, `available` every live source's.
  */
 export interface Charged {
+  /** Taken. */
   ok: true;
+  /** Credits taken: required plus the optional ones available. */
   charged: number;
   /** The current cycle's balance after the charge. */
   balance: number;
@@ -44,6 +46,7 @@ export interface Charged {
   available: number;
   /** Where the credits came from, in the order they were drawn (a replay: the first charge's). */
   sources: CreditSource[];
+  /** This operation id was charged before: the first charge's answer, nothing taken now. */
   replayed: boolean;
 }
 

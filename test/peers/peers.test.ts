@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient } from '../../src/index.ts';
 import { InvalidInputError } from '../../src/errors.ts';
+import { oneLine, quickStartPrints } from '../helpers/quickstart.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
@@ -135,6 +136,6 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     const { stdout } = await run(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), file], {
       env: { ...process.env, REDIS_URL: server.url },
     });
-    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+    expect(oneLine(stdout)).toBe(quickStartPrints(peer.example));
   });
 });
