@@ -101,9 +101,16 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
       ok: true,
       valid: true,
       subject,
-      admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } },
+      admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000, needed: 1, available: 1000 } },
     });
-    expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({ ok: true, charged: 2, balance: 998, replayed: false });
+    expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({
+      ok: true,
+      charged: 2,
+      balance: 998,
+      available: 998,
+      sources: [{ grantId: 'cycle:1', amount: 2 }],
+      replayed: false,
+    });
     const hold = await tg.holds.open(subject, { items: 3, perItem: { required: 1 } });
     if (!hold.ok) throw new Error(`hold refused: ${hold.reason}`);
     expect((await tg.holds.settle(subject, hold.hold.id, { itemId: 'item_1' })).accepted).toBe(true);
@@ -111,7 +118,7 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     // A restarted or flushed server: the next call falls back to EVAL once.
     await client.command(['SCRIPT', 'FLUSH']);
     const usage = await tg.usage(subject);
-    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 997, spent: 3, held: 0 });
+    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 997, spent: 3, held: 0, available: 997, nextExpiry: null });
     expect(usage.rateLimit.remaining).toBe(99);
   });
 
