@@ -139,13 +139,34 @@ describe('the tollgate CLI', () => {
   it('journal prints the credit movements as text, JSON or CSV, from --since on', async () => {
     const [csv, json] = await Promise.all([on('journal', subject, '--format', 'csv'), on('journal', subject, '--json')]);
     const lines = csv.stdout.trim().split('\n');
-    expect(lines[0]).toBe('time,kind,amount,cycle,ref');
+    expect(lines[0]).toBe('time,kind,amount,cycle,ref,source');
     expect(lines.slice(1).map((line) => line.split(',').slice(1, 3).join(','))).toEqual(['grant,1000', 'charge,3', 'reserve,2']);
+    expect(lines.slice(1).map((line) => line.split(',').at(-1))).toEqual(['cycle:1', 'cycle:1', 'cycle:1']);
     const entries = JSON.parse(json.stdout) as Array<{ time: number; kind: string; ref: string }>;
     expect(entries.map((e) => e.kind)).toEqual(['grant', 'charge', 'reserve']);
     expect(entries[1]!.ref).toBe('op_1');
     const later = await on('journal', subject, '--since', new Date(entries[2]!.time + 1).toISOString(), '--json');
     expect(JSON.parse(later.stdout)).toEqual([]);
+  });
+
+  it('journal names the source whose credits moved: the cycle, or a grant (docs/grants.md#journal)', async () => {
+    await tg.credits.grant(other, { amount: 10, priority: 0, operationId: 'pack_1' });
+    await tg.credits.charge(other, { required: 14, operationId: 'op_2' });
+    const entries = JSON.parse((await on('journal', other, '--json')).stdout) as Array<{ kind: string; amount: number; source: string; ref: string }>;
+    // Priority 0: the grant pays first, the cycle the rest (its allowance journaled at its first movement).
+    expect(entries.map((e) => `${e.kind} ${e.amount} ${e.source} ${e.ref}`)).toEqual([
+      'grant 10 g1 pack_1',
+      'charge 10 g1 op_2',
+      'grant 30 cycle:1 ',
+      'charge 4 cycle:1 op_2',
+    ]);
+    const text = (await on('journal', other)).stdout.trim().split('\n');
+    expect(text.map((line) => line.split(/\s+/).slice(1).join(' '))).toEqual([
+      'grant 10 cycle 1 g1 pack_1',
+      'charge 10 cycle 1 g1 op_2',
+      'grant 30 cycle 1 cycle:1',
+      'charge 4 cycle 1 cycle:1 op_2',
+    ]);
   });
 
   it('keys issue prints a new key once, keys list shows it, keys revoke revokes it (exit 3 the second time)', async () => {

@@ -137,17 +137,24 @@ export async function accountsList(setup: Setup): Promise<Outcome> {
 export interface JournalEntry {
   /** When it was written (the Redis server's clock), ms since the epoch. */
   time: number;
-  /** grant, charge, reserve, spend, refund or refund_ended. */
+  /**
+   * grant, charge, reserve, spend, refund or refund_ended; for credit grants also expire, void,
+   * adjust and refund_charge (docs/grants.md#journal).
+   */
   kind: string;
   amount: number;
   /** The billing cycle it applies to. */
   cycle: number;
   /** The operation or hold id. */
   ref: string;
+  /** The source whose credits moved: `cycle:<n>` (the cycle's allowance) or a grant's id, `g<n>`. */
+  source: string;
 }
 
-// The journal's stored field names (kind, amount, cycle, ref), as its script writes them.
-const FIELDS: Record<string, keyof JournalEntry> = { k: 'kind', n: 'amount', c: 'cycle', r: 'ref' };
+// The journal's stored field names (kind, amount, cycle, ref, source), as its scripts write
+// them; an entry of the cycle's credits has no source field.
+const FIELDS: Record<string, keyof JournalEntry> = { k: 'kind', n: 'amount', c: 'cycle', r: 'ref', s: 'source' };
+const TEXT_FIELDS = new Set<keyof JournalEntry>(['kind', 'ref', 'source']);
 
 export async function journal(setup: Setup, subject: string, sinceMs: number | undefined, format: 'text' | 'json' | 'csv'): Promise<Outcome> {
   const keys = new SubjectKeys(setup.prefix, subject);
@@ -156,18 +163,19 @@ export async function journal(setup: Setup, subject: string, sinceMs: number | u
   >;
   if (raw.length === 0 && (await setup.connection.command(keys.account, ['EXISTS', keys.account])) === 0) throw new AccountNotFoundError(subject);
   const entries = raw.map(([id, flat]) => {
-    const entry: JournalEntry = { time: Number(String(id).split('-')[0]), kind: '', amount: 0, cycle: 0, ref: '' };
+    const entry: JournalEntry = { time: Number(String(id).split('-')[0]), kind: '', amount: 0, cycle: 0, ref: '', source: '' };
     for (let i = 0; i < flat.length; i += 2) {
       const field = FIELDS[String(flat[i])];
-      if (field) (entry as unknown as Record<string, unknown>)[field] = field === 'kind' || field === 'ref' ? String(flat[i + 1]) : Number(flat[i + 1]);
+      if (field) (entry as unknown as Record<string, unknown>)[field] = TEXT_FIELDS.has(field) ? String(flat[i + 1]) : Number(flat[i + 1]);
     }
+    if (entry.source === '') entry.source = `cycle:${entry.cycle}`;
     return entry;
   });
   const csv = (text: string) => (/[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
   const text =
     format === 'csv'
-      ? ['time,kind,amount,cycle,ref', ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref)].join(','))]
-      : entries.map((e) => `${iso(e.time)}  ${e.kind.padEnd(12)} ${String(e.amount).padStart(8)}  cycle ${e.cycle}  ${e.ref}`);
+      ? ['time,kind,amount,cycle,ref,source', ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref), e.source].join(','))]
+      : entries.map((e) => `${iso(e.time)}  ${e.kind.padEnd(13)} ${String(e.amount).padStart(8)}  cycle ${e.cycle}  ${e.source.padEnd(9)} ${e.ref}`.trimEnd());
   return { value: entries, text };
 }
 
