@@ -101,7 +101,12 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
       ok: true,
       valid: true,
       subject,
-      admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000, needed: 1, available: 1000 } },
+      admission: {
+        ok: true,
+        allowed: true,
+        rateLimit: { limit: 100, remaining: 99 },
+        credits: { sufficient: true, balance: 1000, needed: 1, available: 1000 },
+      },
     });
     expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({
       ok: true,
