@@ -133,7 +133,7 @@ describe('README examples run as written', () => {
     }
     const [inspect, journal, issued, accounts] = outputs;
     expect(inspect).toContain('acct_42: plan starter');
-    expect(journal).toMatch(/^time,kind,amount,cycle,ref\n.*,grant,1000,/);
+    expect(journal).toMatch(/^time,kind,amount,cycle,ref,source\n.*,grant,1000,1,,cycle:1\n/);
     expect(JSON.parse(issued!).key).toMatch(/^tgk_acct_42_/);
     expect(accounts!.split('\n')).toContain('acct_42');
   });
