@@ -8,12 +8,53 @@ import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
 import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from '../rules/plans.ts';
 import type { AccountLimits, EndedCycle, Hold } from '../rules/records.ts';
 import { leaseArg } from '../rules/holds.ts';
-import { grantsMax, type AdjustOutcome, type CreditSource, type GrantsOptions, type RefundOutcome } from '../rules/grants.ts';
+import { grantsMax, type AdjustOutcome, type CreditSource, type GrantKind, type GrantsOptions, type Orderable, type RefundOutcome } from '../rules/grants.ts';
 import { count, subjectId } from '../rules/validate.ts';
 import { staggerOf, type Window } from '../rules/windows.ts';
 import { ExpiringMap } from './expiring.ts';
-import type { ModelGrantState } from './grants.ts';
 import type { Slot, WindowCounters } from './windows.ts';
+
+/** A grant as the model holds it. `state` live covers active and used (status is read from remaining). */
+export interface ModelGrant extends Orderable {
+  /** paid, promotional or adjustment. */
+  kind: GrantKind;
+  /** g<n>; seq is n. */
+  id: string;
+  /** Credits granted: remaining + spent + held + expired + voided + refundedAfterEnd. */
+  amount: number;
+  /** Credits left. */
+  remaining: number;
+  /** Credits spent from it. */
+  spent: number;
+  /** Credits open holds reserved from it. */
+  held: number;
+  /** Left when it expired. */
+  expired: number;
+  /** Left when it was voided, and held credits refunded since. */
+  voided: number;
+  /** Refunded to it after it expired or was archived used. */
+  refundedAfterEnd: number;
+  /** When it ended; null while live or pending. */
+  endedAt: number | null;
+  /** pending, live (active or used), or ended: expired, voided, used (archived). */
+  state: 'pending' | 'live' | 'expired' | 'voided' | 'used';
+  /** The reason given, '' for none. */
+  reason: string;
+}
+
+/** An account's grants: made on its first grant (an account without one holds none of this). */
+export interface ModelGrantState {
+  /** The last grant number issued (never reused). */
+  last: number;
+  /** Live and pending grants by id. */
+  live: Map<string, ModelGrant>;
+  /** Ended grants kept, newest ended first (docs/grants.md#bounds). */
+  ended: ModelGrant[];
+  /** The active sources in spend order; null stands for the current cycle. */
+  order: Array<ModelGrant | null>;
+  /** The next instant a pending grant activates or a live one expires (Infinity: none). */
+  nextRoll: number;
+}
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {

@@ -19,49 +19,7 @@ import {
   type Orderable,
 } from '../rules/grants.ts';
 import type { AccountCredits } from '../rules/records.ts';
-import type { ModelAccount } from './core.ts';
-
-/** A grant as the model holds it. `state` live covers active and used (status is read from remaining). */
-export interface ModelGrant extends Orderable {
-  /** paid, promotional or adjustment. */
-  kind: GrantKind;
-  /** g<n>; seq is n. */
-  id: string;
-  /** Credits granted: remaining + spent + held + expired + voided + refundedAfterEnd. */
-  amount: number;
-  /** Credits left. */
-  remaining: number;
-  /** Credits spent from it. */
-  spent: number;
-  /** Credits open holds reserved from it. */
-  held: number;
-  /** Left when it expired. */
-  expired: number;
-  /** Left when it was voided, and held credits refunded since. */
-  voided: number;
-  /** Refunded to it after it expired or was archived used. */
-  refundedAfterEnd: number;
-  /** When it ended; null while live or pending. */
-  endedAt: number | null;
-  /** pending, live (active or used), or ended: expired, voided, used (archived). */
-  state: 'pending' | 'live' | 'expired' | 'voided' | 'used';
-  /** The reason given, '' for none. */
-  reason: string;
-}
-
-/** An account's grants: made on its first grant (an account without one holds none of this). */
-export interface ModelGrantState {
-  /** The last grant number issued (never reused). */
-  last: number;
-  /** Live and pending grants by id. */
-  live: Map<string, ModelGrant>;
-  /** Ended grants kept, newest ended first (docs/grants.md#bounds). */
-  ended: ModelGrant[];
-  /** The active sources in spend order; null stands for the current cycle. */
-  order: Array<ModelGrant | null>;
-  /** The next instant a pending grant activates or a live one expires (Infinity: none). */
-  nextRoll: number;
-}
+import type { ModelAccount, ModelGrant, ModelGrantState } from './core.ts';
 
 const CYCLE_ONLY: ReadonlyArray<ModelGrant | null> = [null];
 

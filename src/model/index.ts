@@ -47,7 +47,7 @@ export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, Acco
 export type { Plan, PlanTable, PolicyTable } from '../rules/plans.ts';
 export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from '../rules/windows.ts';
 export type { Interval } from '../rules/cycles.ts';
-export type { ModelGrant, ModelGrantState } from './grants.ts';
+export type { ModelGrant, ModelGrantState } from './core.ts';
 export type { ModelOperation } from './core.ts';
 export type {
   AdjustOutcome,
