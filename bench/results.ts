@@ -3,7 +3,7 @@ import type { MemoryResult } from './scenarios/memory.ts';
 import type { Measurement } from './measure.ts';
 
 /** inprocess: limits in this process's memory, no Redis (client "memory"). */
-export type Section = 'requests' | 'holds' | 'http' | 'inprocess';
+export type Section = 'requests' | 'holds' | 'grants' | 'http' | 'inprocess';
 
 export interface Row {
   section: Section;
