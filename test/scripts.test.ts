@@ -12,12 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Tollgate } from '../src/index.ts';
 import { AccountNotFoundError, StoreUnavailableError } from '../src/errors.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
-import { LUA_ROOT, SCRIPTS_DIR, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
+import { LUA_ROOT, SCRIPTS_DIR, buildNames, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
 import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
 import { ReplyShapeError } from '../src/scripts/reply.ts';
 import { ReplyGrammarError, parseReturns } from '../src/scripts/replyGrammar.ts';
 import { Code } from '../src/scripts/codes.ts';
-import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
+import { LuaCompileError, compileLua, tokenize } from '../src/scripts/compile.ts';
+import { LUA_GLOBALS, LUA_KEYWORDS } from '../src/scripts/minify.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
 import { FUNCTION_CLOSE, NOW_ARG, SETTINGS, SUBJECT_KEYS, functionLibrary, functionOpen, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
 import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
@@ -484,6 +485,27 @@ describe('script bundle', () => {
     expect(script.source).not.toMatch(/\bCODE\.|\bACCOUNT\.|--@include/);
   });
 
+  it.each(scriptFiles)('%s: each line of its minified text is that line of the readable build, with only names and spaces changed', (file) => {
+    const code = (line: string) => tokenize(line).filter((t) => t.kind !== 'space');
+    const minified = shippedSource(file).split('\n');
+    const readable = shippedSource(file, LUA_ROOT, false).split('\n');
+    expect(minified.length).toBe(readable.length);
+    expect(shippedSource(file).length).toBeLessThan(shippedSource(file, LUA_ROOT, false).length);
+    readable.forEach((line, i) => {
+      const [a, b] = [code(line), code(minified[i]!)];
+      expect(
+        b.map((t) => t.kind),
+        line,
+      ).toEqual(a.map((t) => t.kind));
+      const kept = (t: { kind: string; text: string }, j: number, all: Array<{ text: string }>) =>
+        t.kind !== 'name' || LUA_KEYWORDS.has(t.text) || LUA_GLOBALS.has(t.text) || all[j - 1]?.text === '.' || all[j - 1]?.text === ':';
+      expect(
+        b.map((t, j) => (kept(a[j]!, j, a) ? t.text : '')),
+        line,
+      ).toEqual(a.map((t, j) => (kept(t, j, a) ? t.text : '')));
+    });
+  });
+
   it('Redis computes the same SHA1 for every shipped script (SCRIPT LOAD)', async () => {
     const client = await connectNodeRedis();
     try {
@@ -557,6 +579,8 @@ describe('generated command builders follow the headers', () => {
 
 describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
   const id = LIBRARY.name.replace(/^tollgate_/, '');
+  /** A lib/ helper's name in the shipped text (the build's one map of helper names). */
+  const shipped = (name: string) => buildNames()?.get(name) ?? name;
   /** Each function's body in the library's text, by script name. */
   const bodies = new Map(
     Object.keys(SCRIPTS).map((name) => {
@@ -579,7 +603,8 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const body = bodies.get(name)!;
     expect(body.length, name).toBeGreaterThan(0);
     expect(SCRIPTS[name]!.source.endsWith(`\n${body}\n`) || SCRIPTS[name]!.source === `${body}\n`).toBe(true);
-    expect(body).not.toMatch(/^local function (clock_now|account_load|admit_account|windows_count|hold_load)\(/m);
+    const helpers = ['clock_now', 'account_load', 'admit_account', 'windows_count', 'hold_load'].map(shipped);
+    expect(body).not.toMatch(new RegExp(`^local function (${helpers.join('|')})\\(`, 'm'));
   });
 
   it('defines every helper once, at the top, and none that no script uses', () => {
@@ -587,7 +612,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const names = [...helpers.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!);
     expect(new Set(names).size).toBe(names.length);
     for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_due', 'journal_append'])
-      expect(names).toContain(name);
+      expect(names).toContain(shipped(name));
     for (const name of names) expect(LIBRARY.source.split(new RegExp(`\\b${name}\\b`)).length, name).toBeGreaterThan(2);
   });
 

@@ -78,8 +78,10 @@ export function functionLibrary(id: string, helpers: string, bodies: Readonly<Re
   return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join('\n')}\n` };
 }
 
-export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}', callback=function(KEYS, ARGV)`;
-export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
+// Written without a space the minified build would drop (src/scripts/minify.ts), so the build
+// finds these lines as they are in either build.
+export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}',callback=function(KEYS,ARGV)`;
+export const FUNCTION_CLOSE = "end,flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
 export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations'] as const;

@@ -40,9 +40,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
+const BODY = String.raw`return Aj(KEYS[1],B(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "0c06bd8789c8fbc5719527f6f099eb5eabd414f7";
+const SHA1 = "bd9dbe2c86a6aeed5b49a5bd2bc400ee9b7765cf";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -28,18 +28,18 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/admitPolicy.lua's own code, compiled. */
-const BODY = String.raw`local countersKey = KEYS[1]
-local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
-if state then
-if keepMs < 0 then
-redis.call('SET', countersKey, state)
+const BODY = String.raw`local a=KEYS[1]
+local b,c,d=D(ARGV[3],redis.call('GET',a),B(ARGV[1]),tonumber(ARGV[2]),tonumber(ARGV[4]))
+if c then
+if d<0 then
+redis.call('SET',a,c)
 else
-redis.call('SET', countersKey, state, 'PX', keepMs)
+redis.call('SET',a,c,'PX',d)
 end
 end
-return reply`;
+return b`;
 
-const SHA1 = "a097513d773c01d3ab2e18fd18da60b78f2866f4";
+const SHA1 = "dc486c601ad51c4e632657c3df3437ecd969e7ff";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

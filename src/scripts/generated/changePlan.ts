@@ -36,32 +36,32 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/changePlan.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local plan, allowance = ARGV[5], tonumber(ARGV[6])
-local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
-local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b,c=ARGV[5],tonumber(ARGV[6])
+local d,e,f=tonumber(ARGV[7]),tonumber(ARGV[8]),ARGV[9]
+local g,h,i,j=ARGV[10],tonumber(ARGV[11]),ARGV[12],tonumber(ARGV[13])
+local k,l=ARGV[14],ARGV[15]=='1'
+local m=F(a)
+if not m then
+return{3,0,0,0}
 end
-if refresh and not account_behind(a.plansVersion, plansVersion) then
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+if l and not Ah(m.plansVersion,k)then
+return{0,m.cycle,m.cycleStart,m.cycleEnd}
 end
-if refresh and plan == '' then
-a.plansVersion = plansVersion
-account_write(ctx.accountKey, a, { 'plansVersion' })
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+if l and b==''then
+m.plansVersion=k
+N(a.accountKey,m,{'plansVersion'})
+return{0,m.cycle,m.cycleStart,m.cycleEnd}
 end
-cycle_save(ctx, a)
-account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
-if startNow == 1 then
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
+A(a,m)
+AH(a.accountKey,m,b,c,d,e,f,g,k)
+if h==1 then
+Am(a,m,i,j)
+A(a,m)
 end
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+return{0,m.cycle,m.cycleStart,m.cycleEnd}`;
 
-const SHA1 = "4c3dc424a88a4e41ddd8ce34f3ef2d05b75f8f6f";
+const SHA1 = "edcd4f23ff2100bac46bdd7fb0c0a650c62ea09b";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

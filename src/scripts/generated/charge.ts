@@ -43,67 +43,67 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/charge.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local requiredText, optionalText = ARGV[5], ARGV[6]
-local required = tonumber(requiredText)
-local optional = tonumber(optionalText)
-local operationId = ARGV[7]
-local operationField = 'o' .. operationId
-local operationTag = ARGV[8] == '1' and ' r' or ''
-local operationTtlMs = tonumber(ARGV[9])
-local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'ce', 'c',
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=KEYS[5]
+local c,d=ARGV[5],ARGV[6]
+local e=tonumber(c)
+local f=tonumber(d)
+local g=ARGV[7]
+local h='o'..g
+local i=ARGV[8]=='1'and' r'or''
+local j=tonumber(ARGV[9])
+local k=redis.call('HMGET',a.accountKey,'b','s','ce','c',
 'jg')
-if not v[1] then
-return { 3, 0, 0, required }
+if not k[1]then
+return{3,0,0,e}
 end
-local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
-local a
-if ctx.now >= tonumber(v[3]) then
-a = cycle_current_account(ctx)
-balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
+local l,m,n,o=tonumber(k[1]),tonumber(k[2]),k[4],k[5]
+local p
+if a.now>=tonumber(k[3])then
+p=F(a)
+l,m,n,o=p.balance,p.spent,tostring(p.cycle),p.journalGrant and tostring(p.journalGrant)
 end
-local earlier, operations
-if operationId ~= '' then
-earlier, operations = operations_read(operationsKey, operationField)
+local q,r
+if g~=''then
+q,r=Az(b,h)
 end
-local refusal, terms
-if operationId ~= '' then
-terms = requiredText .. ':' .. optionalText
+local s,t
+if g~=''then
+t=c..':'..d
 end
-if earlier then
-local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?([%d:]*)')
-if earlierTerms ~= '' and earlierTerms ~= terms then
-refusal = { 26, 0, balance, required }
+if q then
+local u,v=string.match(q,'^%d+ (%d+) ?([%d:]*)')
+if v~=''and v~=t then
+s={26,0,l,e}
 else
-refusal = { 12, tonumber(charged), balance, required }
+s={12,tonumber(u),l,e}
 end
-elseif balance < required then
-refusal = { 2, 0, balance, required }
+elseif l<e then
+s={2,0,l,e}
 end
-if a then
-cycle_save(ctx, a)
+if p then
+A(a,p)
 end
-if refusal then
-return refusal
+if s then
+return s
 end
-local charged = required + math.min(optional, balance - required)
-balance = balance - charged
-spent = spent + charged
-local chargedText = tostring(charged)
-redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
-if operationId ~= '' then
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
-ctx.now, operationTtlMs, nowText)
+local u=e+math.min(f,l-e)
+l=l-u
+m=m+u
+local v=tostring(u)
+redis.call('HSET',a.accountKey,'b',l,'s',m)
+if g~=''then
+local w=string.format('%d',a.now)
+Ay(b,r,h,w..' '..v..' '..t..i,
+a.now,j,w)
 end
-if charged > 0 then
-journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
-history_add(ctx, 's', charged, chargedText)
+if u>0 then
+Z(a,'charge',v,n,g,n,o)
+W(a,'s',u,v)
 end
-return { 0, charged, balance, required }`;
+return{0,u,l,e}`;
 
-const SHA1 = "1659eec5498a7aa030a40242358ba479d5bc27ac";
+const SHA1 = "ca158188f82d8fa41ce605e42e291b7c951e4be5";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

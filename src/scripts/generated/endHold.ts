@@ -45,28 +45,28 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/endHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local status, reason = ARGV[5], ARGV[6]
-ctx.endedKeepMs = tonumber(ARGV[7])
-local a = holds_credits(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c,d=ARGV[5],ARGV[6]
+a.endedKeepMs=tonumber(ARGV[7])
+local e=J(a)
+if not e then
+return{3,''}
 end
-local h = hold_load(holdKey)
-cycle_save(ctx, a)
-if not h then
-return { 9, '' }
+local f=H(b)
+A(a,e)
+if not f then
+return{9,''}
 end
-if h.status ~= 'open' then
-return { 10, hold_reply(h) }
+if f.status~='open'then
+return{10,G(f)}
 end
-hold_end(ctx, a, h, status, reason)
-holds_save_credits(ctx, a)
-return { 0, hold_reply(h) }`;
+O(a,e,f,c,d)
+K(a,e)
+return{0,G(f)}`;
 
-const SHA1 = "878a8e5bd391099fda88703cf705f0b0365cf00e";
+const SHA1 = "486b33ada7bb4c96e009a48880e04b4570d2c843";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

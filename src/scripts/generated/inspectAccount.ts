@@ -35,22 +35,22 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-local cyclesKey, holdListKey = KEYS[2], KEYS[3]
-local stagger = tonumber(ARGV[2])
-local a = account_load(ctx.accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=L(KEYS,ARGV)
+local b,c=KEYS[2],KEYS[3]
+local d=tonumber(ARGV[2])
+local e=T(a.accountKey)
+if not e then
+return{3,''}
 end
-local counts = {}
-for surface, spec in pairs(a.windows) do
-counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
+local f={}
+for g,h in pairs(e.windows)do
+f[g]=D(h,e.counters[g],a.now,0,d)
 end
-a.counters = nil
-local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
-return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
+e.counters=nil
+local g=redis.call('ZREVRANGE',c,0,-1)
+return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=g,windows=f})}`;
 
-const SHA1 = "ef1f4ae36ad4a4bc4a55ce71d5914a1b15b347b2";
+const SHA1 = "f6becebf154bd6adc7a790ca5246a13964a082da";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -54,115 +54,115 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/openHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
-local itemsArg, requiredArg, optionalArg = ARGV[8], ARGV[9], ARGV[10]
-local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
-local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
-local idempotencyTtlMs = tonumber(ARGV[16])
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
-local holdLeaseText = ARGV[19]
-local holdLeaseMs = tonumber(holdLeaseText)
-if holdLeaseMs > 0 then
-leaseMs = holdLeaseMs
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b,c,d,e=KEYS[7],KEYS[8],KEYS[9],KEYS[10]
+local f,g,h=ARGV[5],ARGV[6],ARGV[7]
+local i,j,k=ARGV[8],ARGV[9],ARGV[10]
+local l,m=tonumber(ARGV[11]),tonumber(ARGV[12])
+local n,o,p=ARGV[13],ARGV[14],ARGV[15]
+local q=tonumber(ARGV[16])
+a.endedKeepMs,a.endedMax=tonumber(ARGV[17]),tonumber(ARGV[18])
+local r=ARGV[19]
+local s=tonumber(r)
+if s>0 then
+m=s
 end
-local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
-local a = holds_credits(ctx)
-if not a then
-return { 3, '', 0 }
+local t,u,v=tonumber(i),tonumber(j),tonumber(k)
+local w=J(a)
+if not w then
+return{3,'',0}
 end
-local function answer(reply)
-cycle_save(ctx, a)
-return reply
+local function x(y)
+A(a,w)
+return y
 end
-local keyed = idempotencyKey ~= ''
-if keyed then
-local found = idempotency_check(idempotencyRecord, fingerprint, idempotencyToken, ctx.now)
-if found then
-return answer(found)
+local y=n~=''
+if y then
+local z=At(e,o,p,a.now)
+if z then
+return x(z)
 end
 end
-local function refuse(code, payload)
-cycle_save(ctx, a)
-if keyed then
-idempotency_release(idempotencyRecord, idempotencyToken)
+local function z(aa,ab)
+A(a,w)
+if y then
+Au(e,p)
 end
-return { code, payload, 0 }
+return{aa,ab,0}
 end
-local due = holds_due_reply(ctx, true)
-if due then
-return due
+local aa=P(a,true)
+if aa then
+return aa
 end
-local existing = hold_load(holdKey)
-if existing then
-if existing.kind == kind and existing.surface == surface and existing.items == items
-and existing.required == required and existing.optional == optional
-and (kind == 'items' or existing.reserved == amount) then
-local payload = cjson.encode(hold_reply(existing))
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
+local ab=H(d)
+if ab then
+if ab.kind==g and ab.surface==h and ab.items==t
+and ab.required==u and ab.optional==v
+and(g=='items'or ab.reserved==l)then
+local ac=cjson.encode(G(ab))
+A(a,w)
+if y then
+Y(e,o,0,ac,q)
 end
-return { 12, payload, 0 }
+return{12,ac,0}
 end
-return refuse(14, '')
+return z(14,'')
 end
-if redis.call('ZSCORE', holdListKey, holdId) or redis.call('HEXISTS', operationsKey, 'h' .. holdId) == 1 then
-return refuse(25, '')
+if redis.call('ZSCORE',b,f)or redis.call('HEXISTS',c,'h'..f)==1 then
+return z(25,'')
 end
-local rules = redis.call('HMGET', ctx.accountKey, 'hc', 'hm', 'hs')
-local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
-if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
-return refuse(5, cjson.encode({ surfaces = surfaces }))
+local ac=redis.call('HMGET',a.accountKey,'hc','hm','hs')
+local ad,ae,af=tonumber(ac[1]),tonumber(ac[2]),ac[3]
+if not string.find(','..af..',',','..h..',',1,true)then
+return z(5,cjson.encode({surfaces=af}))
 end
-if kind == 'items' and items > maxItems then
-return refuse(13, cjson.encode({ max = maxItems }))
+if g=='items'and t>ae then
+return z(13,cjson.encode({max=ae}))
 end
-local active = redis.call('ZCARD', ctx.holdsActiveKey)
-if active >= cap then
-local payload = cjson.encode({ active = active, cap = cap })
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 6, payload, idempotencyTtlMs)
+local ag=redis.call('ZCARD',a.holdsActiveKey)
+if ag>=ad then
+local ah=cjson.encode({active=ag,cap=ad})
+A(a,w)
+if y then
+Y(e,o,6,ah,q)
 end
-return { 6, payload, 0 }
+return{6,ah,0}
 end
-local reserve = amount
-if kind == 'items' then
-reserve = items * (required + optional)
+local ah=l
+if g=='items'then
+ah=t*(u+v)
 end
-if a.balance < reserve then
-return refuse(2, cjson.encode({ balance = a.balance, needed = reserve }))
+if w.balance<ah then
+return z(2,cjson.encode({balance=w.balance,needed=ah}))
 end
-cycle_save(ctx, a)
-a.balance = a.balance - reserve
-a.held = a.held + reserve
-holds_save_credits(ctx, a)
-local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
-local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
-journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
-local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
-required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
-optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
-createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
-failed = {} }
-redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
-'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
-'ca', nowText, 'ls', leaseText)
-if holdLeaseMs > 0 then
-redis.call('HSET', holdKey, 'lm', holdLeaseText)
+A(a,w)
+w.balance=w.balance-ah
+w.held=w.held+ah
+K(a,w)
+local ai,aj=string.format('%d',ah),string.format('%d',w.cycle)
+local ak,al=string.format('%d',a.now),string.format('%d',a.now+m)
+Z(a,'reserve',ai,aj,f,aj,w.journalGrant and string.format('%d',w.journalGrant))
+local am={id=f,kind=g,status='open',surface=h,items=t,
+required=u,optional=v,reserved=ah,settled=0,delivered=0,
+optionalSpent=0,spent=0,refunded=0,refundedToEndedCycle=0,cycleId=w.cycle,
+createdAt=a.now,endedAt=0,leaseExpiresAt=a.now+m,endReason='',labels=0,
+failed={}}
+redis.call('HSET',d,'k',g,'st','open','sf',h,'n',i,
+'rq',j,'op',k,'rv',ai,'cy',aj,
+'ca',ak,'ls',al)
+if s>0 then
+redis.call('HSET',d,'lm',r)
 end
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
-redis.call('ZADD', holdListKey, nowText, holdId)
-local reply = hold_reply(h)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
+redis.call('ZADD',a.holdsActiveKey,al,f)
+redis.call('ZADD',b,ak,f)
+local an=G(am)
+if y then
+Y(e,o,0,cjson.encode(an),q)
 end
-return { 0, reply, 0 }`;
+return{0,an,0}`;
 
-const SHA1 = "3fe3ee29e1170da338c45e8c855a19151d179ccf";
+const SHA1 = "475afbf159c66d0a3327ec277842f5a202ea499e";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

@@ -17,15 +17,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readAccount.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local a = account_load(accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=KEYS[1]
+local b=T(a)
+if not b then
+return{3,''}
 end
-a.counters = nil
-return { 0, cjson.encode(a) }`;
+b.counters=nil
+return{0,cjson.encode(b)}`;
 
-const SHA1 = "ea284f871a175ea58113d377f396f644ad018049";
+const SHA1 = "23d9b6253acc58fe38dbda76b125cfc36a86a839";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -24,15 +24,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readCycles.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey = KEYS[2]
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=L(KEYS,ARGV)
+a.cyclesKey=KEYS[2]
+local b=F(a)
+if not b then
+return{3,''}
 end
-return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
+return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
 
-const SHA1 = "b69c82732143cbf744e76c482de3a9a54bcfc541";
+const SHA1 = "7b99d79cdad1e50afed1ce0b0aff4994b5f84d02";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -34,25 +34,25 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.holdsActiveKey = KEYS[2]
-if redis.call('EXISTS', ctx.accountKey) == 0 then
-return { 3 }
+const BODY = String.raw`local a=L(KEYS,ARGV)
+a.holdsActiveKey=KEYS[2]
+if redis.call('EXISTS',a.accountKey)==0 then
+return{3}
 end
-local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
-if due then
-return due
+local b=ARGV[2]~='1'and P(a,false)
+if b then
+return b
 end
-local reply = { 0 }
-for i = 3, #KEYS do
-local h = hold_load(KEYS[i])
-if h then
-reply[#reply + 1] = hold_reply(h)
+local c={0}
+for d=3,#KEYS do
+local e=H(KEYS[d])
+if e then
+c[#c+1]=G(e)
 end
 end
-return reply`;
+return c`;
 
-const SHA1 = "074e4e0e01b2733563855a474b8b9f5859010a32";
+const SHA1 = "b6403d2c6ce04f7068ec0ec9daac2c3dc49a878f";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

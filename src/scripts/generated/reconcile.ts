@@ -28,36 +28,36 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=F(a)
+if not b then
+return{3}
 end
-cycle_save(ctx, a)
-local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
-for _, e in ipairs(journal_read(ctx.journalKey)) do
-if e.cycle == a.cycle then
-local n = e.amount
-entries = entries + 1
-if e.kind == 'grant' then
-complete, balance, spent, held, entries = 1, n, 0, 0, 1
-elseif e.kind == 'charge' then
-balance, spent = balance - n, spent + n
-elseif e.kind == 'reserve' then
-balance, held = balance - n, held + n
-elseif e.kind == 'spend' then
-held, spent = held - n, spent + n
-elseif e.kind == 'refund' then
-held, balance = held - n, balance + n
+A(a,b)
+local c,d,e,f,g=0,0,0,0,0
+for h,i in ipairs(AR(a.journalKey))do
+if i.cycle==b.cycle then
+local j=i.amount
+g=g+1
+if i.kind=='grant'then
+c,d,e,f,g=1,j,0,0,1
+elseif i.kind=='charge'then
+d,e=d-j,e+j
+elseif i.kind=='reserve'then
+d,f=d-j,f+j
+elseif i.kind=='spend'then
+f,e=f-j,e+j
+elseif i.kind=='refund'then
+f,d=f-j,d+j
 end
 end
 end
-if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
-complete, balance, spent, held = 1, a.allowance, 0, 0
+if c==0 and a.journalTrim~='off'and b.journalGrant~=b.cycle then
+c,d,e,f=1,b.allowance,0,0
 end
-return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
+return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g}`;
 
-const SHA1 = "c282f21ce03c8020ec7d5d4c980aae8b42532664";
+const SHA1 = "64444b91ecfde30caf79c82213d3069949655205";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -45,26 +45,26 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/renewHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local leaseMs = tonumber(ARGV[5])
-ctx.endedKeepMs = tonumber(ARGV[6])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c=tonumber(ARGV[5])
+a.endedKeepMs=tonumber(ARGV[6])
+local d=J(a)
+if not d then
+return{3,0}
 end
-local h, refused = hold_accepting(ctx, a, holdKey, nil)
-cycle_save(ctx, a)
-if not h then
-if refused == 9 then
-return { 9, 0 }
+local e,f=Ap(a,d,b,nil)
+A(a,d)
+if not e then
+if f==9 then
+return{9,0}
 end
-return { 10, 0 }
+return{10,0}
 end
-return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
+return{0,tonumber(Aq(a,e,c))}`;
 
-const SHA1 = "43a39c6c8a403c389cd8da3f891c7fbbe1a8c871";
+const SHA1 = "df7abac97257efb92293bcfe9c9fe7a8570ff832";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

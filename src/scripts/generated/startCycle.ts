@@ -33,17 +33,17 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/startCycle.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local unit, length = ARGV[5], tonumber(ARGV[6])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b,c=ARGV[5],tonumber(ARGV[6])
+local d=F(a)
+if not d then
+return{3,0,0,0}
 end
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+Am(a,d,b,c)
+A(a,d)
+return{0,d.cycle,d.cycleStart,d.cycleEnd}`;
 
-const SHA1 = "5d13ff4306f1036b0006972b965c385574dd7978";
+const SHA1 = "13f1d4da18d9f37e0c66466f78f018989281e8a6";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -55,64 +55,64 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/tidyHolds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey = KEYS[7], KEYS[8]
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
-local operationTtlMs = tonumber(ARGV[7])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0, 0, -1 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b,c=KEYS[7],KEYS[8]
+a.endedKeepMs,a.endedMax=tonumber(ARGV[5]),tonumber(ARGV[6])
+local d=tonumber(ARGV[7])
+local e=J(a)
+if not e then
+return{3,0,0,-1}
 end
-local lapsed, ended = {}, {}
-for i = 9, #KEYS do
-local h = hold_load(KEYS[i])
-if h and h.status == 'open' then
-if ctx.now >= h.leaseExpiresAt then
-lapsed[#lapsed + 1] = h
+local f,g={},{}
+for h=9,#KEYS do
+local i=H(KEYS[h])
+if i and i.status=='open'then
+if a.now>=i.leaseExpiresAt then
+f[#f+1]=i
 end
 else
-ended[#ended + 1] = { id = h and h.id or string.match(KEYS[i], '([^:]*)$'), key = KEYS[i], gone = not h }
+g[#g+1]={id=i and i.id or string.match(KEYS[h],'([^:]*)$'),key=KEYS[h],gone=not i}
 end
 end
-cycle_save(ctx, a)
-if #lapsed > 0 then
-for _, h in ipairs(lapsed) do
-hold_end(ctx, a, h, 'completed', 'lease_expired')
+A(a,e)
+if#f>0 then
+for h,i in ipairs(f)do
+O(a,e,i,'completed','lease_expired')
 end
-holds_save_credits(ctx, a)
+K(a,e)
 end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local overBound = {}
-if over > 0 then
-for _, id in ipairs(redis.call('ZRANGE', ctx.holdsEndedKey, 0, over + HOLDS_TIDY_SLACK - 1)) do
-overBound[id] = true
-end
-end
-local drop = {}
-for _, hold in ipairs(ended) do
-local endedAt = redis.call('ZSCORE', ctx.holdsEndedKey, hold.id)
-if hold.gone or overBound[hold.id] or (endedAt and ctx.now - tonumber(endedAt) >= ctx.endedKeepMs) then
-drop[#drop + 1] = hold
+local h=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
+local i={}
+if h>0 then
+for j,k in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,h+Ae-1))do
+i[k]=true
 end
 end
-if #drop > 0 then
-local _, operations = operations_read(operationsKey, OPERATIONS_META)
-for _, hold in ipairs(drop) do
-redis.call('DEL', hold.key)
-redis.call('ZREM', ctx.holdsEndedKey, hold.id)
-redis.call('ZREM', ctx.holdsActiveKey, hold.id)
-redis.call('ZREM', holdListKey, hold.id)
-operations_add(operationsKey, operations, 'h' .. hold.id, string.format('%d', ctx.now), ctx.now, operationTtlMs)
+local j={}
+for k,l in ipairs(g)do
+local m=redis.call('ZSCORE',a.holdsEndedKey,l.id)
+if l.gone or i[l.id]or(m and a.now-tonumber(m)>=a.endedKeepMs)then
+j[#j+1]=l
 end
 end
-local reply = { 0, #lapsed, #drop, holds_next_lease(ctx) }
-for _, id in ipairs(holds_due(ctx, true)) do
-reply[#reply + 1] = id
+if#j>0 then
+local k,l=Az(c,M)
+for m,n in ipairs(j)do
+redis.call('DEL',n.key)
+redis.call('ZREM',a.holdsEndedKey,n.id)
+redis.call('ZREM',a.holdsActiveKey,n.id)
+redis.call('ZREM',b,n.id)
+Ay(c,l,'h'..n.id,string.format('%d',a.now),a.now,d)
 end
-return reply`;
+end
+local k={0,#f,#j,AP(a)}
+for l,m in ipairs(As(a,true))do
+k[#k+1]=m
+end
+return k`;
 
-const SHA1 = "d39691c02839e0711accb17b38431604390c105c";
+const SHA1 = "cb78520a42f7684cf727f8ad1471990d2053a26b";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

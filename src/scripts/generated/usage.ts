@@ -53,37 +53,37 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
-local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-if keyId ~= '' then
-local record = redis.call('HGET', ctx.accountKey, 'k:' .. keyId)
-local refusal = key_refusal(ctx.accountKey, keyId, record, keyDigest, surface, ctx.now)
-if refusal then
-return { 18, refusal }
+const BODY = String.raw`local a=L(KEYS,ARGV)
+a.cyclesKey,a.holdsActiveKey=KEYS[2],KEYS[3]
+local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
+if d~=''then
+local f=redis.call('HGET',a.accountKey,'k:'..d)
+local g=Aw(a.accountKey,d,f,e,b,a.now)
+if g then
+return{18,g}
 end
 end
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+local f=F(a)
+if not f then
+return{3,''}
 end
-local windows = a.windows[surface]
-if not windows then
-return { 17, '' }
+local g=f.windows[b]
+if not g then
+return{17,''}
 end
-local due = holds_due_reply(ctx, false)
-if due then
-return due
+local h=P(a,false)
+if h then
+return h
 end
-cycle_save(ctx, a)
-a.active = redis.call('ZCARD', ctx.holdsActiveKey)
-a.now = ctx.now
-local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
-a.counters, a.archive = nil, nil
-reply[#reply + 1] = cjson.encode(a)
-return reply`;
+A(a,f)
+f.active=redis.call('ZCARD',a.holdsActiveKey)
+f.now=a.now
+local i=D(g,f.counters[b],a.now,0,c)
+f.counters,f.archive=nil,nil
+i[#i+1]=cjson.encode(f)
+return i`;
 
-const SHA1 = "339ae67bb73047ab6cdc47f81abe828d4a7be864";
+const SHA1 = "963aecf917faa9700e02bae8535de1228b92c870";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

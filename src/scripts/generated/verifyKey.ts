@@ -43,9 +43,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])`;
+const BODY = String.raw`return Aj(KEYS[1],B(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "5197802e7d33746bbed8b96b404a1bb836974d7f";
+const SHA1 = "8d2aef402afd2c5b25f54a93e04396297f76b7e5";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
