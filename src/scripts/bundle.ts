@@ -17,7 +17,7 @@ import { Needs, renderForms, renderReply, type FormTable, type HandForm } from '
 import { helperNames } from './minify.ts';
 import { parseHeader, parseLibForms, resolveIncludeChunks, type LuaChunk, type LuaHeader, type LuaParam } from './loader.ts';
 import type { ReplyField } from './replyGrammar.ts';
-import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS } from './script.ts';
+import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS, withHelpers } from './script.ts';
 
 export const LUA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
 /** src/scripts/: generated/ and bundle.generated.ts are written here. */
@@ -282,22 +282,26 @@ const functionNames = (text: string) => [...text.matchAll(/\blocal function (\w+
 
 /**
  * The compiled helpers by lib/ file (generated/lib/<file>.ts), each statement once under its
- * name: as the function library has it, and where a script moves helpers that only a rare
- * path uses into it, that variant as <name>_with_<the helpers moved in>.
+ * name, as the function library has it. Where a script moves helpers that only a rare path
+ * uses into it, the script's module builds that variant from the same statements
+ * (withHelpers, src/scripts/script.ts), so no helper's text ships twice; a variant that is not
+ * so made (none is, today) is registered as <name>_with_helpers.
  */
 class HelperModules {
   /** Per lib/ file, export name -> text, in the order first met. */
   readonly byLib = new Map<string, Map<string, string>>();
   /** A variant's note: the helpers moved into it. */
   readonly notes = new Map<string, string>();
+  /** The library's statements by `<lib>.<name>`, and each one's lib by its name. */
   private readonly base = new Map<string, string>();
-
+  private readonly libOf = new Map<string, string>();
   private readonly original: (name: string) => string;
 
   constructor(library: readonly HelperChunk[], original: (name: string) => string) {
     this.original = original;
     for (const c of library) {
       this.base.set(`${c.lib}.${c.name}`, c.text);
+      this.libOf.set(c.name, c.lib);
       this.texts(c.lib).set(c.name, c.text);
     }
   }
@@ -308,19 +312,39 @@ class HelperModules {
     return texts;
   }
 
-  /** The export name of a script's helper statement, registering a variant when it is one. */
-  nameOf(c: HelperChunk): string {
+  /** A script's helper statement as an expression over the lib/ modules, and the lib/ files it reads. */
+  expressionOf(c: HelperChunk): { expression: string; libs: string[] } {
     const base = this.base.get(`${c.lib}.${c.name}`);
-    if (base === c.text) return c.name;
-    const texts = this.texts(c.lib);
+    const ref = (lib: string, name: string) => `${libNamespace(lib)}.${name}`;
+    if (base === c.text) return { expression: ref(c.lib, c.name), libs: [c.lib] };
     const moved = base === undefined ? [] : functionNames(c.text).filter((n) => !functionNames(base).includes(n));
+    // Moved in whole after its first line: then it is made of the library's statements.
+    const parts = moved.map((short) => {
+      const name = this.original(short);
+      const lib = this.libOf.get(name);
+      return { name, lib, text: lib === undefined ? undefined : this.base.get(`${lib}.${name}`) };
+    });
+    if (base?.includes('\n') && parts.every((p) => p.text !== undefined)) {
+      if (
+        withHelpers(
+          base,
+          parts.map((p) => p.text!),
+        ) === c.text
+      ) {
+        return {
+          expression: `withHelpers(${ref(c.lib, c.name)}, [${parts.map((p) => ref(p.lib!, p.name)).join(', ')}])`,
+          libs: [c.lib, ...parts.map((p) => p.lib!)],
+        };
+      }
+    }
+    const texts = this.texts(c.lib);
     const stem = base === undefined ? c.name : `${c.name}_with_helpers`;
     let name = stem;
     for (let i = 2; texts.has(name) && texts.get(name) !== c.text; i++) name = `${stem}_${i}`;
     texts.set(name, c.text);
     if (moved.length > 0)
       this.notes.set(`${c.lib}.${name}`, `${c.name} with the helpers only it uses moved into it (a rare path): ${moved.map(this.original).join(', ')}.`);
-    return name;
+    return { expression: ref(c.lib, name), libs: [c.lib] };
   }
 }
 
@@ -328,9 +352,11 @@ const libNamespace = (lib: string) => `${lib}Lua`;
 
 /** The helpers' text as an expression: the statements of the lib/ modules, by name, joined. */
 function helpersExpression(chunks: readonly HelperChunk[], modules: HelperModules): { expression: string; imports: string[] } {
-  const libs = [...new Set(chunks.map((c) => c.lib))].sort();
+  const parts = chunks.map((c) => modules.expressionOf(c));
+  const libs = [...new Set(parts.flatMap((p) => p.libs))].sort();
   const imports = libs.map((lib) => `import * as ${libNamespace(lib)} from "./lib/${lib}.ts";`);
-  const expression = `[\n${chunks.map((c) => `  ${libNamespace(c.lib)}.${modules.nameOf(c)},`).join('\n')}\n].join("\\n")`;
+  if (parts.some((p) => p.expression.startsWith('withHelpers('))) imports.unshift(`import { withHelpers } from "../script.ts";`);
+  const expression = `[\n${parts.map((p) => `  ${p.expression},`).join('\n')}\n].join("\\n")`;
   return { expression, imports };
 }
 
