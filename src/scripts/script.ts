@@ -80,8 +80,20 @@ export function functionLibrary(id: string, helpers: string, bodies: Readonly<Re
   return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join('\n')}\n` };
 }
 
-export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}', callback=function(KEYS, ARGV)`;
-export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
+/**
+ * A lib/ helper with the helpers only its rare path uses moved into it, after its first line,
+ * as a script that runs by EVALSHA ships it (src/scripts/compile.ts): made from the statements
+ * the function library has, so their text ships once.
+ */
+export function withHelpers(helper: string, moved: readonly string[]): string {
+  const at = helper.indexOf('\n');
+  return `${helper.slice(0, at)}\n${moved.join('\n')}${helper.slice(at)}`;
+}
+
+// Written without a space the minified build would drop (src/scripts/minify.ts), so the build
+// finds these lines as they are in either build.
+export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}',callback=function(KEYS,ARGV)`;
+export const FUNCTION_CLOSE = "end,flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
 export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations'] as const;

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, groups, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -51,7 +52,7 @@ const HELPERS = [
   grantsLua.grants_add,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -64,70 +65,70 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/adjust.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local amountText, reason, operationId = ARGV[5], ARGV[6], ARGV[7]
-local operationTtlMs, grantsMax = tonumber(ARGV[8]), tonumber(ARGV[9])
-local amount = tonumber(amountText)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '', 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=KEYS[5]
+local c,d,e=ARGV[5],ARGV[6],ARGV[7]
+local f,g=tonumber(ARGV[8]),tonumber(ARGV[9])
+local h=tonumber(c)
+local i=D(a)
+if not i then
+return{3,'',0,0}
 end
-a.grantSum = a.grantSum or 0
-local terms = 'adjust:' .. amountText
-local operationField = 'o' .. operationId
-local earlier, operations = operations_read(operationsKey, operationField)
-local available = a.balance + a.grantSum
-local reply
-if earlier then
-local n, earlierTerms, sources = string.match(earlier, '^%d+ (%d+) (%S*) ?(%S*)')
-if earlierTerms ~= terms then
-reply = { 26, '', available, 0 }
+i.grantSum=i.grantSum or 0
+local j='adjust:'..c
+local k='o'..e
+local l,m=P(b,k)
+local n=i.balance+i.grantSum
+local o
+if l then
+local p,q,r=string.match(l,'^%d+ (%d+) (%S*) ?(%S*)')
+if q~=j then
+o={26,'',n,0}
 else
-reply = grants_sources_reply({ 12, amount > 0 and 'g' .. n or '', available, 0 }, sources)
+o=J({12,h>0 and'g'..p or'',n,0},r)
 end
-elseif amount > 0 and not grants_room(ctx, a, grantsMax) then
-reply = { 30, '', available, 0 }
-elseif amount < 0 and available < -amount then
-reply = { 2, '', available, -amount }
+elseif h>0 and not AO(a,i,g)then
+o={30,'',n,0}
+elseif h<0 and n<-h then
+o={2,'',n,-h}
 end
-if reply then
-cycle_save(ctx, a)
-return reply
+if o then
+A(a,i)
+return o
 end
-local n, sources = 0, '-'
-if amount > 0 then
-n = grants_add(ctx, a, 'adjustment', GRANT_PLAN_PRIORITY, ctx.now, 0, amount, operationId)
-cycle_save(ctx, a)
-redis.call('HSET', ctx.cyclesKey, 'gr' .. n, reason)
-sources = 'g' .. n .. '=' .. amountText
-available = available + amount
+local p,q=0,'-'
+if h>0 then
+p=AK(a,i,'adjustment',T,a.now,0,h,e)
+A(a,i)
+redis.call('HSET',a.cyclesKey,'gr'..p,d)
+q='g'..p..'='..c
+n=n+h
 else
-cycle_save(ctx, a)
-local cycle = string.format('%d', a.cycle)
-local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder or 'c', a.balance, -amount, false)
-fields[#fields + 1], fields[#fields + 2] = 'b', left
-fields[#fields + 1], fields[#fields + 2] = 's', a.spent + a.balance - left
-if a.grantOrder then
-fields[#fields + 1], fields[#fields + 2] = 'gr', string.format('%d', a.grantSum - taken)
+A(a,i)
+local r=string.format('%d',i.cycle)
+local s,t,u,v=Ah(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
+v[#v+1],v[#v+2]='b',t
+v[#v+1],v[#v+2]='s',i.spent+i.balance-t
+if i.grantOrder then
+v[#v+1],v[#v+2]='gr',string.format('%d',i.grantSum-u)
 end
-redis.call('HSET', ctx.accountKey, unpack(fields))
-for i = 1, #parts, 2 do
-if parts[i] == 'c' then
-a.journalGrant = journal_append(ctx, 'adjust', parts[i + 1], a.cycle, operationId, a.cycle, a.journalGrant)
+redis.call('HSET',a.accountKey,unpack(v))
+for w=1,#s,2 do
+if s[w]=='c'then
+i.journalGrant=E(a,'adjust',s[w+1],i.cycle,e,i.cycle,i.journalGrant)
 else
-journal_source(ctx, 'adjust', parts[i + 1], a.cycle, operationId, 'g' .. parts[i])
+N(a,'adjust',s[w+1],i.cycle,e,'g'..s[w])
 end
 end
-sources = grants_parts_text(parts, cycle)
-available = available + amount
+q=Aj(s,r)
+n=n+h
 end
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n .. ' ' .. terms .. ' ' .. sources, ctx.now,
-operationTtlMs, nowText)
-return grants_sources_reply({ 0, n > 0 and 'g' .. n or '', available, 0 }, sources)`;
+local r=string.format('%d',a.now)
+O(b,m,k,r..' '..p..' '..j..' '..q,a.now,
+f,r)
+return J({0,p>0 and'g'..p or'',n,0},q)`;
 
-const SHA1 = "b99893099900d7950c55d782c5f278552f312a19";
+const SHA1 = "42f96ac94f9faf597eed03925892e490af688b32";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

@@ -5,6 +5,7 @@ import { codeOf, int, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as admitLua from "./lib/admit.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
@@ -42,15 +43,15 @@ const HELPERS = [
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
   grantsLua.GRANT_STATUS,
-  grantsLua.grants_available_at_with_helpers,
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
+const BODY = String.raw`return Ay(KEYS[1],B(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "ec1bf4f29a6fca00ccecc082817bc2a297e69929";
+const SHA1 = "654952ab3a29b0f2eb01880d2c884a2c8b36376d";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -23,20 +23,20 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/beginIdempotency.lua's own code, compiled. */
-const BODY = String.raw`local recordKey = KEYS[1]
-local nowArg = ARGV[1]
-local fingerprint = ARGV[2]
-local token = ARGV[3]
-local idempotencyLockMs = tonumber(ARGV[4])
-local now = clock_now(nowArg)
-local found = idempotency_check(recordKey, fingerprint, token, now)
-if found then
-return found
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c=ARGV[2]
+local d=ARGV[3]
+local e=tonumber(ARGV[4])
+local f=B(b)
+local g=AU(a,c,d,f)
+if g then
+return g
 end
-idempotency_claim(recordKey, fingerprint, token, now, idempotencyLockMs)
-return { 0, '', 0 }`;
+Bm(a,c,d,f,e)
+return{0,'',0}`;
 
-const SHA1 = "9f08dfb8e52c2e101591f73cd8aba79b2252a68e";
+const SHA1 = "bfae9242b6de3b5f0fef71aac9654e707760316c";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

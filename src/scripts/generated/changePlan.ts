@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -46,43 +47,43 @@ const HELPERS = [
   grantsLua.grants_before,
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
-  grantsLua.grants_roll_with_helpers,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end]),
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  cycleLua.cycle_current_account_with_helpers_2,
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
 /** lua/changePlan.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local plan, allowance = ARGV[5], tonumber(ARGV[6])
-local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
-local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b,c=ARGV[5],tonumber(ARGV[6])
+local d,e,f=tonumber(ARGV[7]),tonumber(ARGV[8]),ARGV[9]
+local g,h,i,j=ARGV[10],tonumber(ARGV[11]),ARGV[12],tonumber(ARGV[13])
+local k,l=ARGV[14],ARGV[15]=='1'
+local m=D(a)
+if not m then
+return{3,0,0,0}
 end
-if refresh and not account_behind(a.plansVersion, plansVersion) then
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+if l and not Aw(m.plansVersion,k)then
+return{0,m.cycle,m.cycleStart,m.cycleEnd}
 end
-if refresh and plan == '' then
-a.plansVersion = plansVersion
-account_write(ctx.accountKey, a, { 'plansVersion' })
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+if l and b==''then
+m.plansVersion=k
+V(a.accountKey,m,{'plansVersion'})
+return{0,m.cycle,m.cycleStart,m.cycleEnd}
 end
-cycle_save(ctx, a)
-account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
-if startNow == 1 then
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
+A(a,m)
+A9(a.accountKey,m,b,c,d,e,f,g,k)
+if h==1 then
+AB(a,m,i,j)
+A(a,m)
 end
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+return{0,m.cycle,m.cycleStart,m.cycleEnd}`;
 
-const SHA1 = "5abbcbbcd2444391d9d0c193074e3bb403ab1814";
+const SHA1 = "416238a05e8cf1188ef101512db85e4099348413";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, groups, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -36,14 +37,14 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
-  grantsLua.grants_roll_with_helpers_2,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
   grantsLua.grants_sources_reply,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -59,102 +60,102 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/charge.lua's own code, compiled. */
-const BODY = String.raw`local function charges_from_sources(ctx, order, balance, spent, charged, fromGrants, cycle, grant, operationId)
-local parts, left, taken, fields = grants_draw(ctx.accountKey, order, balance, charged, false)
-local fromCycle = balance - left
-fields[#fields + 1], fields[#fields + 2] = 'b', left
-fields[#fields + 1], fields[#fields + 2] = 's', spent + fromCycle
-fields[#fields + 1], fields[#fields + 2] = 'gr', string.format('%d', fromGrants - taken)
-redis.call('HSET', ctx.accountKey, unpack(fields))
-for i = 1, #parts, 2 do
-local amount = string.format('%d', parts[i + 1])
-if parts[i] == 'c' then
-grant = journal_append(ctx, 'charge', amount, cycle, operationId, cycle, grant)
+const BODY = String.raw`local function a(b,c,d,e,f,g,h,i,j)
+local k,l,m,n=Ah(b.accountKey,c,d,f,false)
+local o=d-l
+n[#n+1],n[#n+2]='b',l
+n[#n+1],n[#n+2]='s',e+o
+n[#n+1],n[#n+2]='gr',string.format('%d',g-m)
+redis.call('HSET',b.accountKey,unpack(n))
+for p=1,#k,2 do
+local q=string.format('%d',k[p+1])
+if k[p]=='c'then
+i=E(b,'charge',q,h,j,h,i)
 else
-journal_source(ctx, 'charge', amount, cycle, operationId, 'g' .. parts[i])
+N(b,'charge',q,h,j,'g'..k[p])
 end
 end
-return #parts > 0 and grants_parts_text(parts, cycle) or '-', left
+return#k>0 and Aj(k,h)or'-',l
 end
-local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local requiredText, optionalText = ARGV[5], ARGV[6]
-local required = tonumber(requiredText)
-local optional = tonumber(optionalText)
-local operationId = ARGV[7]
-local operationField = 'o' .. operationId
-local operationTag = ARGV[8] == '1' and ' r' or ''
-local operationTtlMs = tonumber(ARGV[9])
-local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'ce', 'c',
-'jg', 'go', 'gr', 'gn')
-if not v[1] then
-return { 3, 0, 0, required, 0 }
+local b=C(KEYS,ARGV)
+local c=KEYS[5]
+local d,e=ARGV[5],ARGV[6]
+local f=tonumber(d)
+local g=tonumber(e)
+local h=ARGV[7]
+local i='o'..h
+local j=ARGV[8]=='1'and' r'or''
+local k=tonumber(ARGV[9])
+local l=redis.call('HMGET',b.accountKey,'b','s','ce','c',
+'jg','go','gr','gn')
+if not l[1]then
+return{3,0,0,f,0}
 end
-local balance, spent, cycle, grant, order = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6]
-local fromGrants = 0
-local a
-if ctx.now >= tonumber(v[3]) or (order and ctx.now >= tonumber(v[8]) and tonumber(v[8]) >= 0) then
-a = cycle_current_account(ctx)
-balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
-order = a.grantOrder
-if order then
-fromGrants = a.grantSum
+local m,n,o,p,q=tonumber(l[1]),tonumber(l[2]),l[4],l[5],l[6]
+local r=0
+local s
+if b.now>=tonumber(l[3])or(q and b.now>=tonumber(l[8])and tonumber(l[8])>=0)then
+s=D(b)
+m,n,o,p=s.balance,s.spent,tostring(s.cycle),s.journalGrant and tostring(s.journalGrant)
+q=s.grantOrder
+if q then
+r=s.grantSum
 end
-elseif order then
-fromGrants = tonumber(v[7])
+elseif q then
+r=tonumber(l[7])
 end
-local available = balance + fromGrants
-local earlier, operations
-if operationId ~= '' then
-earlier, operations = operations_read(operationsKey, operationField)
+local t=m+r
+local u,v
+if h~=''then
+u,v=P(c,i)
 end
-local refusal, terms
-if operationId ~= '' then
-terms = requiredText .. ':' .. optionalText
+local w,x
+if h~=''then
+x=d..':'..e
 end
-if earlier then
-local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?(%S*)')
-if earlierTerms ~= '' and earlierTerms ~= terms then
-refusal = { 26, 0, balance, required, available }
+if u then
+local y,z=string.match(u,'^%d+ (%d+) ?(%S*)')
+if z~=''and z~=x then
+w={26,0,m,f,t}
 else
-refusal = grants_sources_reply({ 12, tonumber(charged), balance, required, available },
-string.match(earlier, '^%d+ %d+ %S+ %d+ (%S+)'))
+w=J({12,tonumber(y),m,f,t},
+string.match(u,'^%d+ %d+ %S+ %d+ (%S+)'))
 end
-elseif available < required then
-refusal = { 2, 0, balance, required, available }
+elseif t<f then
+w={2,0,m,f,t}
 end
-if a then
-cycle_save(ctx, a)
+if s then
+A(b,s)
 end
-if refusal then
-return refusal
+if w then
+return w
 end
-local charged = required + math.min(optional, available - required)
-available = available - charged
-local chargedText = tostring(charged)
-local sources
-if not order then
-balance = balance - charged
-spent = spent + charged
-redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
-sources = charged > 0 and 'c' .. cycle .. '=' .. chargedText or '-'
-if charged > 0 then
-journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
+local y=f+math.min(g,t-f)
+t=t-y
+local z=tostring(y)
+local aa
+if not q then
+m=m-y
+n=n+y
+redis.call('HSET',b.accountKey,'b',m,'s',n)
+aa=y>0 and'c'..o..'='..z or'-'
+if y>0 then
+E(b,'charge',z,o,h,o,p)
 end
 else
-sources, balance = charges_from_sources(ctx, order, balance, spent, charged, fromGrants, cycle, grant, operationId)
+aa,m=a(b,q,m,n,y,r,o,p,h)
 end
-if operationId ~= '' then
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField,
-nowText .. ' ' .. chargedText .. ' ' .. terms .. ' 0 ' .. sources .. operationTag, ctx.now, operationTtlMs, nowText)
+if h~=''then
+local ab=string.format('%d',b.now)
+O(c,v,i,
+ab..' '..z..' '..x..' 0 '..aa..j,b.now,k,ab)
 end
-if charged > 0 then
-history_add(ctx, 's', charged, chargedText)
+if y>0 then
+K(b,'s',y,z)
 end
-return grants_sources_reply({ 0, charged, balance, required, available }, sources)`;
+return J({0,y,m,f,t},aa)`;
 
-const SHA1 = "fa2adc2e8cd0e39b56f4928462dd47b03a39f550";
+const SHA1 = "437237d1233f177b8a14cac59bedeb8fb81ffb7d";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -4,6 +4,7 @@ import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -39,13 +40,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
-  grantsLua.grants_roll_with_helpers_3,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -64,28 +65,28 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/endHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local status, reason = ARGV[5], ARGV[6]
-ctx.endedKeepMs = tonumber(ARGV[7])
-local a = holds_credits(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c,d=ARGV[5],ARGV[6]
+a.endedKeepMs=tonumber(ARGV[7])
+local e=R(a)
+if not e then
+return{3,''}
 end
-local h = hold_load(holdKey)
-cycle_save(ctx, a)
-if not h then
-return { 9, '' }
+local f=L(b)
+A(a,e)
+if not f then
+return{9,''}
 end
-if h.status ~= 'open' then
-return { 10, hold_reply(h) }
+if f.status~='open'then
+return{10,I(f)}
 end
-hold_end(ctx, a, h, status, reason)
-holds_save_credits(ctx, a)
-return { 0, hold_reply(h) }`;
+X(a,e,f,c,d)
+M(a,e)
+return{0,I(f)}`;
 
-const SHA1 = "f1809863f906805f56ad76aa7f1fa1098317f509";
+const SHA1 = "98f66b1aab19879abe6d2b86a73b8fbee53fc67a";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

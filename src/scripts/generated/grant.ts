@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -47,7 +48,7 @@ const HELPERS = [
   grantsLua.grants_add,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -60,47 +61,47 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/grant.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local amountText, kind, priorityText = ARGV[5], ARGV[6], ARGV[7]
-local effectiveText, expiresText, reason = ARGV[8], ARGV[9], ARGV[10]
-local operationId, operationTtlMs, grantsMax = ARGV[11], tonumber(ARGV[12]), tonumber(ARGV[13])
-local amount, priority, expiresAt = tonumber(amountText), tonumber(priorityText), tonumber(expiresText)
-local effectiveAt = tonumber(effectiveText)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=KEYS[5]
+local c,d,e=ARGV[5],ARGV[6],ARGV[7]
+local f,g,h=ARGV[8],ARGV[9],ARGV[10]
+local i,j,k=ARGV[11],tonumber(ARGV[12]),tonumber(ARGV[13])
+local l,m,n=tonumber(c),tonumber(e),tonumber(g)
+local o=tonumber(f)
+local p=D(a)
+if not p then
+return{3,''}
 end
-if effectiveAt < 0 then
-effectiveAt, effectiveText = ctx.now, ''
+if o<0 then
+o,f=a.now,''
 end
-local terms = 'grant:' .. amountText .. ':' .. kind .. ':' .. priorityText .. ':' .. effectiveText .. ':'
-.. (expiresAt > 0 and expiresText or '')
-local operationField = 'o' .. operationId
-local earlier, operations = operations_read(operationsKey, operationField)
-local reply
-if earlier then
-local n, earlierTerms = string.match(earlier, '^%d+ (%d+) (%S*)')
-reply = earlierTerms == terms and { 12, 'g' .. n } or { 26, '' }
-elseif expiresAt > 0 and expiresAt <= math.max(effectiveAt, ctx.now) then
-reply = { 34, '' }
-elseif not grants_room(ctx, a, grantsMax) then
-reply = { 30, '' }
+local q='grant:'..c..':'..d..':'..e..':'..f..':'
+..(n>0 and g or'')
+local r='o'..i
+local s,t=P(b,r)
+local u
+if s then
+local v,w=string.match(s,'^%d+ (%d+) (%S*)')
+u=w==q and{12,'g'..v}or{26,''}
+elseif n>0 and n<=math.max(o,a.now)then
+u={34,''}
+elseif not AO(a,p,k)then
+u={30,''}
 end
-if reply then
-cycle_save(ctx, a)
-return reply
+if u then
+A(a,p)
+return u
 end
-local n = grants_add(ctx, a, kind, priority, effectiveAt, expiresAt, amount, operationId)
-cycle_save(ctx, a)
-if reason ~= '' then
-redis.call('HSET', ctx.cyclesKey, 'gr' .. n, reason)
+local v=AK(a,p,d,m,o,n,l,i)
+A(a,p)
+if h~=''then
+redis.call('HSET',a.cyclesKey,'gr'..v,h)
 end
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField, nowText .. ' ' .. n .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
-return { 0, 'g' .. n }`;
+local w=string.format('%d',a.now)
+O(b,t,r,w..' '..v..' '..q,a.now,j,w)
+return{0,'g'..v}`;
 
-const SHA1 = "1c1cac2deace15b3133e1885944f4a0af198e4cd";
+const SHA1 = "6ef5fbb8a046b1c69cd1d425760280cea5e837ee";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

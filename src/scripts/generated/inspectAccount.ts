@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -44,35 +45,35 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
-  windowsLua.windows_leased_with_helpers,
+  withHelpers(windowsLua.windows_leased, [windowsLua.windows_long_form]),
   windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-local cyclesKey, holdListKey = KEYS[2], KEYS[3]
-ctx.cyclesKey = cyclesKey
-local stagger = tonumber(ARGV[2])
-local a = account_load(ctx.accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=S(KEYS,ARGV)
+local b,c=KEYS[2],KEYS[3]
+a.cyclesKey=b
+local d=tonumber(ARGV[2])
+local e=Ac(a.accountKey)
+if not e then
+return{3,''}
 end
-local counts = {}
-for surface, spec in pairs(a.windows) do
-counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
+local f={}
+for g,h in pairs(e.windows)do
+f[g]=F(h,e.counters[g],a.now,0,d)
 end
-a.counters = nil
-a.available = a.balance + (a.grantSum or 0)
-if a.grantOrder then
-a.nextExpiry = grants_next_expiry(a)
+e.counters=nil
+e.available=e.balance+(e.grantSum or 0)
+if e.grantOrder then
+e.nextExpiry=AN(e)
 end
-local grants = grants_list(ctx, a, true)
-a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
-local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
-return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts, grants = grants }) }`;
+local g=AM(a,e,true)
+e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
+local h=redis.call('ZREVRANGE',c,0,-1)
+return{0,cjson.encode({account=e,cycles=Ae(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "5375f373b81e3700411a96c5ca60505f96e63bfc";
+const SHA1 = "0494cf3bc65f1dde46b857cf12d1c91cc0478956";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

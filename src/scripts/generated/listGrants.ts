@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -38,44 +39,44 @@ const HELPERS = [
   grantsLua.grant_archived_parse,
   grantsLua.grants_of,
   grantsLua.grants_before,
-  grantsLua.grants_roll_with_helpers_4,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   grantsLua.grant_listed,
   grantsLua.grants_list,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycles_load,
 ].join("\n");
 
 /** lua/listGrants.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local ended = ARGV[5] == '1'
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=ARGV[5]=='1'
+local c=D(a)
+if not c then
+return{3,''}
 end
-local list = { { grantId = 'cycle:' .. a.cycle, kind = 'plan', priority = GRANT_PLAN_PRIORITY, amount = a.allowance,
-remaining = a.balance, spent = a.spent, held = a.held, expired = 0, voided = 0, refundedAfterEnd = 0,
-effectiveAt = a.cycleStart, expiresAt = a.cycleEnd, createdAt = a.cycleStart,
-status = a.balance > 0 and 'active' or 'used' } }
-for _, g in ipairs(grants_list(ctx, a, ended)) do
-list[#list + 1] = g
+local d={{grantId='cycle:'..c.cycle,kind='plan',priority=T,amount=c.allowance,
+remaining=c.balance,spent=c.spent,held=c.held,expired=0,voided=0,refundedAfterEnd=0,
+effectiveAt=c.cycleStart,expiresAt=c.cycleEnd,createdAt=c.cycleStart,
+status=c.balance>0 and'active'or'used'}}
+for e,f in ipairs(AM(a,c,b))do
+d[#d+1]=f
 end
-if ended then
-local cycles = cycles_load(ctx.cyclesKey, a)
-for i = #cycles, 1, -1 do
-local c = cycles[i]
-list[#list + 1] = { grantId = 'cycle:' .. c.id, kind = 'plan', priority = GRANT_PLAN_PRIORITY, amount = c.allowance,
-remaining = 0, spent = c.spent, held = c.held, expired = c.unused, voided = 0, refundedAfterEnd = c.refunded,
-effectiveAt = c.cycleStart, expiresAt = c.plannedEnd or c.cycleEnd, createdAt = c.cycleStart, endedAt = c.cycleEnd,
-status = 'expired' }
+if b then
+local e=Ae(a.cyclesKey,c)
+for f=#e,1,-1 do
+local g=e[f]
+d[#d+1]={grantId='cycle:'..g.id,kind='plan',priority=T,amount=g.allowance,
+remaining=0,spent=g.spent,held=g.held,expired=g.unused,voided=0,refundedAfterEnd=g.refunded,
+effectiveAt=g.cycleStart,expiresAt=g.plannedEnd or g.cycleEnd,createdAt=g.cycleStart,endedAt=g.cycleEnd,
+status='expired'}
 end
 end
-cycle_save(ctx, a)
-return { 0, cjson.encode(list) }`;
+A(a,c)
+return{0,cjson.encode(d)}`;
 
-const SHA1 = "f53ab45491358fb571b586fcb01703250765bb03";
+const SHA1 = "ad05bc2ab42ac0f5a2b2b566be4ef6f888e61524";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

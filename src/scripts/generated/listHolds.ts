@@ -38,26 +38,26 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listHolds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.holdsActiveKey = KEYS[2]
-local holdListKey = KEYS[3]
-local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
-if redis.call('EXISTS', ctx.accountKey) == 0 then
-return { 3, 0, 0 }
+const BODY = String.raw`local a=S(KEYS,ARGV)
+a.holdsActiveKey=KEYS[2]
+local b=KEYS[3]
+local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
+if redis.call('EXISTS',a.accountKey)==0 then
+return{3,0,0}
 end
-local due = holds_due_reply(ctx, false)
-if due then
-return due
+local e=Y(a,false)
+if e then
+return e
 end
-local reply = { 0, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }
-if count > 0 then
-for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, offset, offset + count - 1)) do
-reply[#reply + 1] = id
+local f={0,redis.call('ZCARD',b),redis.call('ZCARD',a.holdsActiveKey)}
+if d>0 then
+for g,h in ipairs(redis.call('ZREVRANGE',b,c,c+d-1))do
+f[#f+1]=h
 end
 end
-return reply`;
+return f`;
 
-const SHA1 = "e5e9b59ccd048ce208bbd3c8c28c073862140f60";
+const SHA1 = "ae6ededb73b8eb64532b4b6ead68058aa410013c";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

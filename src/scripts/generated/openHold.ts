@@ -5,6 +5,7 @@ import { codeOf, field, int, json, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -47,13 +48,13 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
-  grantsLua.grants_roll_with_helpers_2,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_draw,
   grantsLua.grants_parts_text,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -70,140 +71,140 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/openHold.lua's own code, compiled. */
-const BODY = String.raw`local function holds_draw(ctx, a, n, cycleText, holdId)
-local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder, a.balance, n, true)
-a.held = a.held + a.balance - left
-a.balance, a.grantSum = left, a.grantSum - taken
-if #fields > 0 then
-redis.call('HSET', ctx.accountKey, unpack(fields))
+const BODY = String.raw`local function a(b,c,d,e,f)
+local g,h,i,j=Ah(b.accountKey,c.grantOrder,c.balance,d,true)
+c.held=c.held+c.balance-h
+c.balance,c.grantSum=h,c.grantSum-i
+if#j>0 then
+redis.call('HSET',b.accountKey,unpack(j))
 end
-holds_save_credits(ctx, a)
-for i = 1, #parts, 2 do
-if parts[i] == 'c' then
-a.journalGrant = journal_append(ctx, 'reserve', parts[i + 1], a.cycle, holdId, a.cycle, a.journalGrant)
+M(b,c)
+for k=1,#g,2 do
+if g[k]=='c'then
+c.journalGrant=E(b,'reserve',g[k+1],c.cycle,f,c.cycle,c.journalGrant)
 else
-journal_source(ctx, 'reserve', parts[i + 1], a.cycle, holdId, 'g' .. parts[i])
+N(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
 end
 end
-return taken > 0 and grants_parts_text(parts, cycleText) or ''
+return i>0 and Aj(g,e)or''
 end
-local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
-local itemsArg, requiredArg, optionalArg = ARGV[8], ARGV[9], ARGV[10]
-local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
-local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
-local idempotencyTtlMs = tonumber(ARGV[16])
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
-local holdLeaseText = ARGV[19]
-local holdLeaseMs = tonumber(holdLeaseText)
-if holdLeaseMs > 0 then
-leaseMs = holdLeaseMs
+local b=C(KEYS,ARGV)
+b.holdsActiveKey,b.holdsEndedKey=KEYS[5],KEYS[6]
+local c,d,e,f=KEYS[7],KEYS[8],KEYS[9],KEYS[10]
+local g,h,i=ARGV[5],ARGV[6],ARGV[7]
+local j,k,l=ARGV[8],ARGV[9],ARGV[10]
+local m,n=tonumber(ARGV[11]),tonumber(ARGV[12])
+local o,p,q=ARGV[13],ARGV[14],ARGV[15]
+local r=tonumber(ARGV[16])
+b.endedKeepMs,b.endedMax=tonumber(ARGV[17]),tonumber(ARGV[18])
+local s=ARGV[19]
+local t=tonumber(s)
+if t>0 then
+n=t
 end
-local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
-local a = holds_credits(ctx)
-if not a then
-return { 3, '', 0 }
+local u,v,w=tonumber(j),tonumber(k),tonumber(l)
+local x=R(b)
+if not x then
+return{3,'',0}
 end
-local function answer(reply)
-cycle_save(ctx, a)
-return reply
+local function y(z)
+A(b,x)
+return z
 end
-local keyed = idempotencyKey ~= ''
-if keyed then
-local found = idempotency_check(idempotencyRecord, fingerprint, idempotencyToken, ctx.now)
-if found then
-return answer(found)
+local z=o~=''
+if z then
+local aa=AU(f,p,q,b.now)
+if aa then
+return y(aa)
 end
 end
-local function refuse(code, payload)
-cycle_save(ctx, a)
-if keyed then
-idempotency_release(idempotencyRecord, idempotencyToken)
+local function aa(ab,ac)
+A(b,x)
+if z then
+AV(f,q)
 end
-return { code, payload, 0 }
+return{ab,ac,0}
 end
-local due = holds_due_reply(ctx, true)
-if due then
-return due
+local ab=Y(b,true)
+if ab then
+return ab
 end
-local existing = hold_load(holdKey)
-if existing then
-if existing.kind == kind and existing.surface == surface and existing.items == items
-and existing.required == required and existing.optional == optional
-and (kind == 'items' or existing.reserved == amount) then
-local payload = cjson.encode(hold_reply(existing))
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
+local ac=L(e)
+if ac then
+if ac.kind==h and ac.surface==i and ac.items==u
+and ac.required==v and ac.optional==w
+and(h=='items'or ac.reserved==m)then
+local ad=cjson.encode(I(ac))
+A(b,x)
+if z then
+Am(f,p,0,ad,r)
 end
-return { 12, payload, 0 }
+return{12,ad,0}
 end
-return refuse(14, '')
+return aa(14,'')
 end
-if redis.call('ZSCORE', holdListKey, holdId) or redis.call('HEXISTS', operationsKey, 'h' .. holdId) == 1 then
-return refuse(25, '')
+if redis.call('ZSCORE',c,g)or redis.call('HEXISTS',d,'h'..g)==1 then
+return aa(25,'')
 end
-local rules = redis.call('HMGET', ctx.accountKey, 'hc', 'hm', 'hs')
-local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
-if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
-return refuse(5, cjson.encode({ surfaces = surfaces }))
+local ad=redis.call('HMGET',b.accountKey,'hc','hm','hs')
+local ae,af,ag=tonumber(ad[1]),tonumber(ad[2]),ad[3]
+if not string.find(','..ag..',',','..i..',',1,true)then
+return aa(5,cjson.encode({surfaces=ag}))
 end
-if kind == 'items' and items > maxItems then
-return refuse(13, cjson.encode({ max = maxItems }))
+if h=='items'and u>af then
+return aa(13,cjson.encode({max=af}))
 end
-local active = redis.call('ZCARD', ctx.holdsActiveKey)
-if active >= cap then
-local payload = cjson.encode({ active = active, cap = cap })
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 6, payload, idempotencyTtlMs)
+local ah=redis.call('ZCARD',b.holdsActiveKey)
+if ah>=ae then
+local ai=cjson.encode({active=ah,cap=ae})
+A(b,x)
+if z then
+Am(f,p,6,ai,r)
 end
-return { 6, payload, 0 }
+return{6,ai,0}
 end
-local reserve = amount
-if kind == 'items' then
-reserve = items * (required + optional)
+local ai=m
+if h=='items'then
+ai=u*(v+w)
 end
-if a.balance + a.grantSum < reserve then
-return refuse(2, cjson.encode({ balance = a.balance, needed = reserve, available = a.balance + a.grantSum }))
+if x.balance+x.grantSum<ai then
+return aa(2,cjson.encode({balance=x.balance,needed=ai,available=x.balance+x.grantSum}))
 end
-cycle_save(ctx, a)
-local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
-local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
-local sources = ''
-if a.grantOrder then
-sources = holds_draw(ctx, a, reserve, cycleText, holdId)
+A(b,x)
+local aj,ak=string.format('%d',ai),string.format('%d',x.cycle)
+local al,am=string.format('%d',b.now),string.format('%d',b.now+n)
+local an=''
+if x.grantOrder then
+an=a(b,x,ai,ak,g)
 else
-a.balance = a.balance - reserve
-a.held = a.held + reserve
-holds_save_credits(ctx, a)
-journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
+x.balance=x.balance-ai
+x.held=x.held+ai
+M(b,x)
+E(b,'reserve',aj,ak,g,ak,x.journalGrant and string.format('%d',x.journalGrant))
 end
-local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
-required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
-optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
-createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
-sources = sources, failed = {} }
-redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
-'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
-'ca', nowText, 'ls', leaseText)
-if holdLeaseMs > 0 then
-redis.call('HSET', holdKey, 'lm', holdLeaseText)
+local ao={id=g,kind=h,status='open',surface=i,items=u,
+required=v,optional=w,reserved=ai,settled=0,delivered=0,
+optionalSpent=0,spent=0,refunded=0,refundedToEndedCycle=0,cycleId=x.cycle,
+createdAt=b.now,endedAt=0,leaseExpiresAt=b.now+n,endReason='',labels=0,
+sources=an,failed={}}
+redis.call('HSET',e,'k',h,'st','open','sf',i,'n',j,
+'rq',k,'op',l,'rv',aj,'cy',ak,
+'ca',al,'ls',am)
+if t>0 then
+redis.call('HSET',e,'lm',s)
 end
-if sources ~= '' then
-redis.call('HSET', holdKey, 'so', sources)
+if an~=''then
+redis.call('HSET',e,'so',an)
 end
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
-redis.call('ZADD', holdListKey, nowText, holdId)
-local reply = hold_reply(h)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
+redis.call('ZADD',b.holdsActiveKey,am,g)
+redis.call('ZADD',c,al,g)
+local ap=I(ao)
+if z then
+Am(f,p,0,cjson.encode(ap),r)
 end
-return { 0, reply, 0 }`;
+return{0,ap,0}`;
 
-const SHA1 = "848d77ad62c817b115e7b9059844e41eab5eff43";
+const SHA1 = "28b68ed315b5889a10340fd391b2a0b6d40bdc48";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

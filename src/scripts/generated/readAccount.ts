@@ -17,15 +17,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readAccount.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local a = account_load(accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=KEYS[1]
+local b=Ac(a)
+if not b then
+return{3,''}
 end
-a.counters = nil
-return { 0, cjson.encode(a) }`;
+b.counters=nil
+return{0,cjson.encode(b)}`;
 
-const SHA1 = "203ea5dba7dcc13035e199060d920ae8ed2d1ac1";
+const SHA1 = "2bb01772d910f65b03a49c74a0fbe5f8fd48774c";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -3,6 +3,8 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
+import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
@@ -25,22 +27,22 @@ const HELPERS = [
   grantsLua.GRANT_KIND_CODE,
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
-  grantsLua.grants_roll_with_helpers_2,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.GRANT_STATUS,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycles_load,
 ].join("\n");
 
 /** lua/readCycles.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey = KEYS[2]
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=S(KEYS,ARGV)
+a.cyclesKey=KEYS[2]
+local b=D(a)
+if not b then
+return{3,''}
 end
-return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
+return{0,cjson.encode(Ae(a.cyclesKey,b))}`;
 
-const SHA1 = "66389109ffa1e3c1026cb95d4f18eb1dd01b666e";
+const SHA1 = "60e64590b1467b125935d61941e9de127f32f88f";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

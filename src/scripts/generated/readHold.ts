@@ -42,25 +42,25 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.holdsActiveKey = KEYS[2]
-if redis.call('EXISTS', ctx.accountKey) == 0 then
-return { 3 }
+const BODY = String.raw`local a=S(KEYS,ARGV)
+a.holdsActiveKey=KEYS[2]
+if redis.call('EXISTS',a.accountKey)==0 then
+return{3}
 end
-local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
-if due then
-return due
+local b=ARGV[2]~='1'and Y(a,false)
+if b then
+return b
 end
-local reply = { 0 }
-for i = 3, #KEYS do
-local h = hold_load(KEYS[i])
-if h then
-reply[#reply + 1] = hold_reply(h)
+local c={0}
+for d=3,#KEYS do
+local e=L(KEYS[d])
+if e then
+c[#c+1]=I(e)
 end
 end
-return reply`;
+return c`;
 
-const SHA1 = "d585042399f3215706559b322e2e1b1ec27d7856";
+const SHA1 = "7f163c4f99a44775ed979e5e65c4f7152ededa82";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

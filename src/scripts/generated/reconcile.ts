@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, flag, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -34,46 +35,46 @@ const HELPERS = [
   grantsLua.grant_terms_text,
   grantsLua.grant_credits_text,
   grantsLua.grant_archived_text,
-  grantsLua.grants_roll_with_helpers_2,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=D(a)
+if not b then
+return{3}
 end
-cycle_save(ctx, a)
-local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
-for _, e in ipairs(journal_read(ctx.journalKey)) do
-if e.cycle == a.cycle and not e.source then
-local n = e.amount
-entries = entries + 1
-if e.kind == 'grant' then
-complete, balance, spent, held, entries = 1, n, 0, 0, 1
-elseif e.kind == 'charge' or e.kind == 'adjust' then
-balance, spent = balance - n, spent + n
-elseif e.kind == 'reserve' then
-balance, held = balance - n, held + n
-elseif e.kind == 'spend' then
-held, spent = held - n, spent + n
-elseif e.kind == 'refund' then
-held, balance = held - n, balance + n
-elseif e.kind == 'refund_charge' then
-spent, balance = spent - n, balance + n
+A(a,b)
+local c,d,e,f,g=0,0,0,0,0
+for h,i in ipairs(Bn(a.journalKey))do
+if i.cycle==b.cycle and not i.source then
+local j=i.amount
+g=g+1
+if i.kind=='grant'then
+c,d,e,f,g=1,j,0,0,1
+elseif i.kind=='charge'or i.kind=='adjust'then
+d,e=d-j,e+j
+elseif i.kind=='reserve'then
+d,f=d-j,f+j
+elseif i.kind=='spend'then
+f,e=f-j,e+j
+elseif i.kind=='refund'then
+f,d=f-j,d+j
+elseif i.kind=='refund_charge'then
+e,d=e-j,d+j
 end
 end
 end
-if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
-complete, balance, spent, held = 1, a.allowance, 0, 0
+if c==0 and a.journalTrim~='off'and b.journalGrant~=b.cycle then
+c,d,e,f=1,b.allowance,0,0
 end
-return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
+return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g}`;
 
-const SHA1 = "388a571495b1091321c2974da3c528ca3acf3e43";
+const SHA1 = "3b452d273673ee47a85edf6c009bd0079c91a5eb";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

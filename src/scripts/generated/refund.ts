@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, groups, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -38,14 +39,14 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
-  grantsLua.grants_roll_with_helpers_3,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_sources_reply,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -61,85 +62,85 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/refund.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local chargeId, amountText, operationId = ARGV[5], ARGV[6], ARGV[7]
-local operationTtlMs = tonumber(ARGV[8])
-local amount = tonumber(amountText)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=KEYS[5]
+local c,d,e=ARGV[5],ARGV[6],ARGV[7]
+local f=tonumber(ARGV[8])
+local g=tonumber(d)
+local h=D(a)
+if not h then
+return{3,0,0}
 end
-a.grantSum = a.grantSum or 0
-local terms = 'refund:' .. (amount > 0 and amountText or '')
-local operationField, chargeField = 'o' .. operationId, 'o' .. chargeId
-local earlier, operations = operations_read(operationsKey, operationField)
-local record = redis.call('HGET', operationsKey, chargeField)
-local available = a.balance + a.grantSum
-local reply, at, charged, chargeTerms, refunded, sources, tail
-if earlier then
-local n, earlierTerms, earlierSources, earlierCharge = string.match(earlier, '^%d+ (%d+) (%S+) (%S+) (.*) %.$')
-if earlierTerms == terms and earlierCharge == chargeId then
-reply = grants_sources_reply({ 12, tonumber(n), available }, earlierSources)
+h.grantSum=h.grantSum or 0
+local i='refund:'..(g>0 and d or'')
+local j,k='o'..e,'o'..c
+local l,m=P(b,j)
+local n=redis.call('HGET',b,k)
+local o=h.balance+h.grantSum
+local p,q,r,s,t,u,v
+if l then
+local w,x,y,z=string.match(l,'^%d+ (%d+) (%S+) (%S+) (.*) %.$')
+if x==i and z==c then
+p=J({12,tonumber(w),o},y)
 else
-reply = { 26, 0, available }
+p={26,0,o}
 end
-elseif operationId == chargeId then
-reply = { 26, 0, available }
+elseif e==c then
+p={26,0,o}
 else
-if record then
-at, charged, chargeTerms, refunded, sources, tail = string.match(record, '^(%d+) (%d+) (%d+:%d+) (%d+) (%S+)(.*)$')
+if n then
+q,r,s,t,u,v=string.match(n,'^(%d+) (%d+) (%d+:%d+) (%d+) (%S+)(.*)$')
 end
-if not at or tail ~= '' or tonumber(at) + operationTtlMs <= ctx.now then
-reply = { 32, 0, available }
+if not q or v~=''or tonumber(q)+f<=a.now then
+p={32,0,o}
 else
-charged, refunded = tonumber(charged), tonumber(refunded)
-local left = charged - refunded
-if amount == 0 then
-amount = left
+r,t=tonumber(r),tonumber(t)
+local w=r-t
+if g==0 then
+g=w
 end
-if amount == 0 or amount > left then
-reply = { 33, 0, available }
+if g==0 or g>w then
+p={33,0,o}
 end
 end
 end
-if reply then
-cycle_save(ctx, a)
-return reply
+if p then
+A(a,h)
+return p
 end
-cycle_save(ctx, a)
-local parts = {}
-for _, part in ipairs(grants_range(sources, charged - refunded - amount, amount, true)) do
-local n = part.amount
-if part.kind == 'g' then
-grant_move(ctx, a, part.id, n, 'spent', 'remaining')
-journal_source(ctx, 'refund_charge', n, a.cycle, operationId, 'g' .. part.id)
-elseif part.id == a.cycle then
-a.spent, a.balance = a.spent - n, a.balance + n
-a.journalGrant = journal_append(ctx, 'refund_charge', n, part.id, operationId, a.cycle, a.journalGrant)
+A(a,h)
+local w={}
+for x,y in ipairs(Ak(u,r-t-g,g,true))do
+local z=y.amount
+if y.kind=='g'then
+AG(a,h,y.id,z,'spent','remaining')
+N(a,'refund_charge',z,h.cycle,e,'g'..y.id)
+elseif y.id==h.cycle then
+h.spent,h.balance=h.spent-z,h.balance+z
+h.journalGrant=E(a,'refund_charge',z,y.id,e,h.cycle,h.journalGrant)
 else
-redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. 's', -n)
-redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. 'r', n)
-a.journalGrant = journal_append(ctx, 'refund_charge', n, part.id, operationId, a.cycle, a.journalGrant)
+redis.call('HINCRBY',a.cyclesKey,y.id..':'..'s',-z)
+redis.call('HINCRBY',a.cyclesKey,y.id..':'..'r',z)
+h.journalGrant=E(a,'refund_charge',z,y.id,e,h.cycle,h.journalGrant)
 end
-parts[#parts + 1] = part.kind .. part.id .. '=' .. string.format('%d', n)
+w[#w+1]=y.kind..y.id..'='..string.format('%d',z)
 end
-if a.grantOrder then
-redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'gr',
-string.format('%d', a.grantSum))
+if h.grantOrder then
+redis.call('HSET',a.accountKey,'b',h.balance,'s',h.spent,'gr',
+string.format('%d',h.grantSum))
 else
-redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent)
+redis.call('HSET',a.accountKey,'b',h.balance,'s',h.spent)
 end
-local given = table.concat(parts, ',')
-redis.call('HSET', operationsKey, chargeField,
-string.format('%s %d %s %d %s', at, charged, chargeTerms, refunded + amount, sources))
-history_add(ctx, 'r', amount)
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField,
-string.format('%s %d %s %s %s .', nowText, amount, terms, given, chargeId), ctx.now, operationTtlMs, nowText)
-return grants_sources_reply({ 0, amount, a.balance + a.grantSum }, given)`;
+local x=table.concat(w,',')
+redis.call('HSET',b,k,
+string.format('%s %d %s %d %s',q,r,s,t+g,u))
+K(a,'r',g)
+local y=string.format('%d',a.now)
+O(b,m,j,
+string.format('%s %d %s %s %s .',y,g,i,x,c),a.now,f,y)
+return J({0,g,h.balance+h.grantSum},x)`;
 
-const SHA1 = "0db11bc6e0a3380eba0c762df321198eeb582dbe";
+const SHA1 = "309a3321fdb0f8fd5f5c7ba75f8418908857b87f";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -38,13 +39,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
-  grantsLua.grants_roll_with_helpers_3,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -63,26 +64,26 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/renewHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local leaseMs = tonumber(ARGV[5])
-ctx.endedKeepMs = tonumber(ARGV[6])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c=tonumber(ARGV[5])
+a.endedKeepMs=tonumber(ARGV[6])
+local d=R(a)
+if not d then
+return{3,0}
 end
-local h, refused = hold_accepting(ctx, a, holdKey, nil)
-cycle_save(ctx, a)
-if not h then
-if refused == 9 then
-return { 9, 0 }
+local e,f=AP(a,d,b,nil)
+A(a,d)
+if not e then
+if f==9 then
+return{9,0}
 end
-return { 10, 0 }
+return{10,0}
 end
-return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
+return{0,tonumber(AR(a,e,c))}`;
 
-const SHA1 = "abd9e7b0d5bd3ce1942dea1e2833955b3a902d22";
+const SHA1 = "e04d66598bd56d6df5b59b8392b5f7979eb2caf3";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

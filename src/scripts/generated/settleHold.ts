@@ -4,6 +4,7 @@ import { codeOf, present } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -39,13 +40,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
-  grantsLua.grants_roll_with_helpers_3,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -67,74 +68,74 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/settleHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local kind, itemId, failed = ARGV[5], ARGV[6], ARGV[7]
-local optionalSpent, amount, leaseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-ctx.endedKeepMs = tonumber(ARGV[11])
-local MAX_LABELS = 16
-local a = holds_credits(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c,d,e=ARGV[5],ARGV[6],ARGV[7]
+local f,g,h=tonumber(ARGV[8]),tonumber(ARGV[9]),tonumber(ARGV[10])
+a.endedKeepMs=tonumber(ARGV[11])
+local i=16
+local j=R(a)
+if not j then
+return{3,''}
 end
-local function answer(code, h)
-cycle_save(ctx, a)
-return { code, h and hold_reply(h) or {} }
+local function k(l,m)
+A(a,j)
+return{l,m and I(m)or{}}
 end
-local itemField = 'i:' .. itemId
-if redis.call('HEXISTS', holdKey, itemField) == 1 then
-return answer(12, hold_load(holdKey))
+local l='i:'..d
+if redis.call('HEXISTS',b,l)==1 then
+return k(12,L(b))
 end
-local h, refused, seen = hold_accepting(ctx, a, holdKey, kind)
-if not h then
-return answer(refused, seen)
+local m,n,o=AP(a,j,b,c)
+if not m then
+return k(n,o)
 end
-if kind == 'budget' then
-if amount > h.reserved - h.spent then
-return answer(19, h)
+if c=='budget'then
+if g>m.reserved-m.spent then
+return k(19,m)
 end
-elseif failed ~= '' then
-if not h.failed[failed] and h.labels >= MAX_LABELS then
-return answer(20, h)
+elseif e~=''then
+if not m.failed[e]and m.labels>=i then
+return k(20,m)
 end
-elseif optionalSpent > h.optional then
-return answer(21, h)
+elseif f>m.optional then
+return k(21,m)
 end
-cycle_save(ctx, a)
-local reason = 'settled'
-if kind == 'budget' then
-hold_spend(ctx, a, h, amount)
-if amount > 0 then
-h.delivered = h.delivered + 1
+A(a,j)
+local p='settled'
+if c=='budget'then
+AS(a,j,m,g)
+if g>0 then
+m.delivered=m.delivered+1
 end
-reason = 'exhausted'
-elseif failed ~= '' then
-if not h.failed[failed] then
-h.labels = h.labels + 1
+p='exhausted'
+elseif e~=''then
+if not m.failed[e]then
+m.labels=m.labels+1
 end
-h.failed[failed] = (h.failed[failed] or 0) + 1
-local words = {}
-for label, n in pairs(h.failed) do
-words[#words + 1] = label .. '=' .. n
+m.failed[e]=(m.failed[e]or 0)+1
+local q={}
+for r,s in pairs(m.failed)do
+q[#q+1]=r..'='..s
 end
-redis.call('HSET', holdKey, 'nl', h.labels, 'fl', table.concat(words, ' '))
+redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-hold_spend(ctx, a, h, h.required + optionalSpent)
-h.delivered = h.delivered + 1
-h.optionalSpent = h.optionalSpent + optionalSpent
+AS(a,j,m,m.required+f)
+m.delivered=m.delivered+1
+m.optionalSpent=m.optionalSpent+f
 end
-h.settled = h.settled + 1
-hold_renew(ctx, h, leaseMs)
-redis.call('HSET', holdKey, itemField, 1, 'ns', h.settled, 'dl', h.delivered,
-'os', h.optionalSpent, 'sp', h.spent)
-if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
-hold_end(ctx, a, h, 'completed', reason)
+m.settled=m.settled+1
+AR(a,m,h)
+redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
+'os',m.optionalSpent,'sp',m.spent)
+if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
+X(a,j,m,'completed',p)
 end
-holds_save_credits(ctx, a)
-return { 0, hold_reply(h) }`;
+M(a,j)
+return{0,I(m)}`;
 
-const SHA1 = "98f6af837c98b943bbadeb3255a895d9188f8a45";
+const SHA1 = "4a933ce4be61b8a8b4c3983c3c7a05c0b5757a3b";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

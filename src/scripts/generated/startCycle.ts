@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -43,28 +44,28 @@ const HELPERS = [
   grantsLua.grants_before,
   grantsLua.grants_cycle_source,
   grantsLua.grants_refresh,
-  grantsLua.grants_roll_with_helpers,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end]),
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  cycleLua.cycle_current_account_with_helpers_2,
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
 /** lua/startCycle.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local unit, length = ARGV[5], tonumber(ARGV[6])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b,c=ARGV[5],tonumber(ARGV[6])
+local d=D(a)
+if not d then
+return{3,0,0,0}
 end
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+AB(a,d,b,c)
+A(a,d)
+return{0,d.cycle,d.cycleStart,d.cycleEnd}`;
 
-const SHA1 = "ffe454f80fec8e77250af3cdb1c2a76e55bfcb3b";
+const SHA1 = "f713e2b1bfddb39122b67ceae6e33308cde09cae";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

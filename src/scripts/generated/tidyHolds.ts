@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -39,13 +40,13 @@ const HELPERS = [
   grantsLua.grant_terms_parse,
   grantsLua.grant_archived_text,
   grantsLua.grant_archived_parse,
-  grantsLua.grants_roll_with_helpers_3,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_range,
   grantsLua.grant_move,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -73,64 +74,64 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/tidyHolds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey = KEYS[7], KEYS[8]
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
-local operationTtlMs = tonumber(ARGV[7])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0, 0, -1 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b,c=KEYS[7],KEYS[8]
+a.endedKeepMs,a.endedMax=tonumber(ARGV[5]),tonumber(ARGV[6])
+local d=tonumber(ARGV[7])
+local e=R(a)
+if not e then
+return{3,0,0,-1}
 end
-local lapsed, ended = {}, {}
-for i = 9, #KEYS do
-local h = hold_load(KEYS[i])
-if h and h.status == 'open' then
-if ctx.now >= h.leaseExpiresAt then
-lapsed[#lapsed + 1] = h
+local f,g={},{}
+for h=9,#KEYS do
+local i=L(KEYS[h])
+if i and i.status=='open'then
+if a.now>=i.leaseExpiresAt then
+f[#f+1]=i
 end
 else
-ended[#ended + 1] = { id = h and h.id or string.match(KEYS[i], '([^:]*)$'), key = KEYS[i], gone = not h }
+g[#g+1]={id=i and i.id or string.match(KEYS[h],'([^:]*)$'),key=KEYS[h],gone=not i}
 end
 end
-cycle_save(ctx, a)
-if #lapsed > 0 then
-for _, h in ipairs(lapsed) do
-hold_end(ctx, a, h, 'completed', 'lease_expired')
+A(a,e)
+if#f>0 then
+for h,i in ipairs(f)do
+X(a,e,i,'completed','lease_expired')
 end
-holds_save_credits(ctx, a)
+M(a,e)
 end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local overBound = {}
-if over > 0 then
-for _, id in ipairs(redis.call('ZRANGE', ctx.holdsEndedKey, 0, over + HOLDS_TIDY_SLACK - 1)) do
-overBound[id] = true
-end
-end
-local drop = {}
-for _, hold in ipairs(ended) do
-local endedAt = redis.call('ZSCORE', ctx.holdsEndedKey, hold.id)
-if hold.gone or overBound[hold.id] or (endedAt and ctx.now - tonumber(endedAt) >= ctx.endedKeepMs) then
-drop[#drop + 1] = hold
+local h=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
+local i={}
+if h>0 then
+for j,k in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,h+At-1))do
+i[k]=true
 end
 end
-if #drop > 0 then
-local _, operations = operations_read(operationsKey, OPERATIONS_META)
-for _, hold in ipairs(drop) do
-redis.call('DEL', hold.key)
-redis.call('ZREM', ctx.holdsEndedKey, hold.id)
-redis.call('ZREM', ctx.holdsActiveKey, hold.id)
-redis.call('ZREM', holdListKey, hold.id)
-operations_add(operationsKey, operations, 'h' .. hold.id, string.format('%d', ctx.now), ctx.now, operationTtlMs)
+local j={}
+for k,l in ipairs(g)do
+local m=redis.call('ZSCORE',a.holdsEndedKey,l.id)
+if l.gone or i[l.id]or(m and a.now-tonumber(m)>=a.endedKeepMs)then
+j[#j+1]=l
 end
 end
-local reply = { 0, #lapsed, #drop, holds_next_lease(ctx) }
-for _, id in ipairs(holds_due(ctx, true)) do
-reply[#reply + 1] = id
+if#j>0 then
+local k,l=P(c,U)
+for m,n in ipairs(j)do
+redis.call('DEL',n.key)
+redis.call('ZREM',a.holdsEndedKey,n.id)
+redis.call('ZREM',a.holdsActiveKey,n.id)
+redis.call('ZREM',b,n.id)
+O(c,l,'h'..n.id,string.format('%d',a.now),a.now,d)
 end
-return reply`;
+end
+local k={0,#f,#j,Bl(a)}
+for l,m in ipairs(AT(a,true))do
+k[#k+1]=m
+end
+return k`;
 
-const SHA1 = "c5e45ac20864130b4f62e9947d61e914413863b2";
+const SHA1 = "4b36607e7f6945c0746f1c74c7303210e7947e96";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

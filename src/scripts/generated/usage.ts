@@ -5,6 +5,7 @@ import { codeOf, json, oneOf, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
@@ -49,12 +50,12 @@ const HELPERS = [
   grantsLua.grant_parse,
   grantsLua.grant_archived_text,
   grantsLua.grants_of,
-  grantsLua.grants_roll_with_helpers_5,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_next_expiry,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -66,49 +67,49 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
-  windowsLua.windows_leased_with_helpers,
+  withHelpers(windowsLua.windows_leased, [windowsLua.windows_long_form]),
   windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey, ctx.holdsActiveKey, ctx.journalKey = KEYS[2], KEYS[3], KEYS[4]
-ctx.journalTrim, ctx.journalBound = ARGV[6], ARGV[7]
-local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-if keyId ~= '' then
-local record = redis.call('HGET', ctx.accountKey, 'k:' .. keyId)
-local refusal = key_refusal(ctx.accountKey, keyId, record, keyDigest, surface, ctx.now)
-if refusal then
-return { 18, refusal }
+const BODY = String.raw`local a=S(KEYS,ARGV)
+a.cyclesKey,a.holdsActiveKey,a.journalKey=KEYS[2],KEYS[3],KEYS[4]
+a.journalTrim,a.journalBound=ARGV[6],ARGV[7]
+local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
+if d~=''then
+local f=redis.call('HGET',a.accountKey,'k:'..d)
+local g=AW(a.accountKey,d,f,e,b,a.now)
+if g then
+return{18,g}
 end
 end
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+local f=D(a)
+if not f then
+return{3,''}
 end
-local windows = a.windows[surface]
-if not windows then
-return { 17, '' }
+local g=f.windows[b]
+if not g then
+return{17,''}
 end
-local due = holds_due_reply(ctx, false)
-if due then
-return due
+local h=Y(a,false)
+if h then
+return h
 end
-cycle_save(ctx, a)
-a.active = redis.call('ZCARD', ctx.holdsActiveKey)
-a.now = ctx.now
-a.available = a.balance + (a.grantSum or 0)
-if a.grantOrder then
-a.nextExpiry = grants_next_expiry(a)
+A(a,f)
+f.active=redis.call('ZCARD',a.holdsActiveKey)
+f.now=a.now
+f.available=f.balance+(f.grantSum or 0)
+if f.grantOrder then
+f.nextExpiry=AN(f)
 end
-a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
-local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
-a.counters, a.archive = nil, nil
-reply[#reply + 1] = cjson.encode(a)
-return reply`;
+f.grants,f.grantTerms,f.grantCredits=nil,nil,nil
+local i=F(g,f.counters[b],a.now,0,c)
+f.counters,f.archive=nil,nil
+i[#i+1]=cjson.encode(f)
+return i`;
 
-const SHA1 = "bd2076fc046607f4e6e69a1b76db91c322e5be9b";
+const SHA1 = "ce2ae6015c47361e26e7fa7dc59769292ebba3b6";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

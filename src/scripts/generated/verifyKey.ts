@@ -5,6 +5,7 @@ import { codeOf, int, oneOf, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as admitLua from "./lib/admit.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
@@ -45,15 +46,15 @@ const HELPERS = [
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
   grantsLua.GRANT_STATUS,
-  grantsLua.grants_available_at_with_helpers,
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])`;
+const BODY = String.raw`return Ay(KEYS[1],B(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "af50336db5953911f3dc0864281653b2943bf4f8";
+const SHA1 = "c695b143ef44adc0c2e5a0358d0fc0a293d2c354";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -45,7 +46,7 @@ const HELPERS = [
   grantsLua.grants_save,
   grantsLua.GRANT_STATUS,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -58,46 +59,46 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/voidGrant.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-local operationsKey = KEYS[5]
-local grantText, operationId, operationTtlMs = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local n = tonumber(grantText)
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0 }
+const BODY = String.raw`local a=C(KEYS,ARGV)
+local b=KEYS[5]
+local c,d,e=ARGV[5],ARGV[6],tonumber(ARGV[7])
+local f=tonumber(c)
+local g=D(a)
+if not g then
+return{3,0}
 end
-local terms = 'void:g' .. grantText
-local operationField = 'o' .. operationId
-local earlier, operations = operations_read(operationsKey, operationField)
-local reply
-local g = grants_of(a)[n]
-if earlier then
-local voided, earlierTerms = string.match(earlier, '^%d+ (%d+) (%S*)')
-reply = earlierTerms == terms and { 12, tonumber(voided) } or { 26, 0 }
-elseif not g and not redis.call('HGET', ctx.cyclesKey, 'g' .. grantText) then
-local endedNow = false
-for _, e in ipairs(a.grantEnded or {}) do
-endedNow = endedNow or e.n == n
+local h='void:g'..c
+local i='o'..d
+local j,k=P(b,i)
+local l
+local m=H(g)[f]
+if j then
+local n,o=string.match(j,'^%d+ (%d+) (%S*)')
+l=o==h and{12,tonumber(n)}or{26,0}
+elseif not m and not redis.call('HGET',a.cyclesKey,'g'..c)then
+local n=false
+for o,p in ipairs(g.grantEnded or{})do
+n=n or p.n==f
 end
-if not endedNow then
-reply = { 31, 0 }
+if not n then
+l={31,0}
 end
 end
-if reply then
-cycle_save(ctx, a)
-return reply
+if l then
+A(a,g)
+return l
 end
-local voided = 0
-if g then
-voided = grants_end(a, g, 'v', ctx.now, operationId)
-grants_refresh(ctx, a)
+local n=0
+if m then
+n=Ai(g,m,'v',a.now,d)
+W(a,g)
 end
-cycle_save(ctx, a)
-local nowText = string.format('%d', ctx.now)
-operations_add(operationsKey, operations, operationField, nowText .. ' ' .. voided .. ' ' .. terms, ctx.now, operationTtlMs, nowText)
-return { 0, voided }`;
+A(a,g)
+local o=string.format('%d',a.now)
+O(b,k,i,o..' '..n..' '..h,a.now,e,o)
+return{0,n}`;
 
-const SHA1 = "d375442840d445b4852393b0532cf9472b8253b0";
+const SHA1 = "ca81beb7b349378fea3ba6a645ab61a2aa70cc8b";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {
