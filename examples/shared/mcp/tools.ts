@@ -178,10 +178,15 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
   server.registerTool(
     'get_usage',
     {
-      description: "The account's credits, cycle, rate limit and jobs. Free: spends no credit and counts no request.",
+      description:
+        "The account's credits (with what is available from every grant), cycle, rate limit, jobs, and its grants in the order they are spent. Free: spends no credit and counts no request.",
       outputSchema: OUTPUTS.get_usage,
       annotations: { title: 'Read usage', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => guarded('get_usage', async () => ok(usageBody(deps.usage ?? (await deps.tollgate.usage(account, { surface: 'api' }))))),
+    () =>
+      guarded('get_usage', async () => {
+        const [usage, grants] = await Promise.all([deps.usage ?? deps.tollgate.usage(account, { surface: 'api' }), deps.tollgate.credits.grants(account)]);
+        return ok(usageBody(usage, grants));
+      }),
   );
 }
