@@ -1,8 +1,8 @@
-// The website in a real headless Chromium, against both example servers: a person
-// signs in with the form, reads the balance and the grants in spend order, fetches a
-// transcript and sees the balance drop by one, starts a comments collection and watches it finish with its refund, cancels a bulk job,
-// and meets the 429 page when the web budget runs out. Every page is checked for script errors
-// and CSP violations (Chromium reports both on the console).
+// The website in a real headless Chromium, against both example servers: a person signs in
+// with the form, reads the balance and the grants in spend order, fetches a transcript and
+// sees the balance drop by one, starts a comments collection and watches it finish with its
+// refund, cancels a bulk job, and meets the 429 page when the web budget runs out. Every page
+// is checked for script errors and CSP violations (Chromium reports both on the console).
 import { readFileSync } from 'node:fs';
 import type { ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
