@@ -7,7 +7,9 @@
   KEYS[3] holdList      zset   every hold id scored by creation time (ms)
   ARGV[2] stagger       integer  the subject's offset of fixed windows in ms
   Returns: {code, state json}   state: {account, cycles, holdIds (newest first), windows},
-    where windows maps each surface to its window reply (lib/windows.lua)
+    where windows maps each surface to its window reply (lib/windows.lua); the account's
+    attributes gain available (the cycle's balance and the active grants' credits, as stored)
+    and nextExpiry (lib/grants.lua, docs/grants.md)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
@@ -28,5 +30,10 @@ for surface, spec in pairs(a.windows) do
   counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
 end
 a.counters = nil
+a.available = a.balance + (a.grantSum or 0)
+if a.grantOrder then
+  a.nextExpiry = grants_next_expiry(ctx, a)
+end
+a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { CODE.OK, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }

@@ -3,7 +3,8 @@
   account at this instant, optionally with a new interval; the cycle current now (rolled to
   first, as any call does) is archived as ending now and the new one opens with the plan's
   allowance. Unused credits do not roll over.
-  Layout: cycle       KEYS[1-2] account, cycles; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
+  Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
+  (the journal takes the entries of grants that expire on the way, lib/grants.lua)
   ARGV[5] unit          'd'|'m'|''  new interval unit, '' keeps the current one
   ARGV[6] length        integer  new interval length, 0 keeps the current one
   Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer}   Codes: OK, NO_ACCOUNT

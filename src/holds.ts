@@ -149,19 +149,19 @@ export class Holds {
       : (await Promise.all([this.sweeper.mark(redisKeys.subject, leaseUntil), open()]))[1];
     switch (reply.code) {
       case Code.OK:
-        return { ok: true, hold: holdFrom(reply.hold), replayed: false };
+        return { ok: true, hold: holdFrom(reply.hold), available: reply.available, replayed: false };
       case Code.REPLAYED: {
         const stored = decodeStoredOutcome(reply.storedCode, reply.outcome);
         // The same hold id answered by its hold: a resent command unless the caller chose the id.
         const resent = !claim && !ownHoldId;
         return stored.kind === 'hold'
-          ? { ok: true, hold: stored.hold, replayed: !resent }
+          ? { ok: true, hold: stored.hold, available: reply.available, replayed: !resent }
           : { ok: false, reason: 'hold_limit_reached', active: stored.active, cap: stored.cap, replayed: true };
       }
       case Code.HOLD_LIMIT:
         return { ok: false, reason: 'hold_limit_reached', active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
-        return insufficient(reply.refusal.balance, reply.refusal.needed);
+        return insufficient(reply.refusal.balance, reply.refusal.needed, reply.refusal.available);
       case Code.SURFACE_NOT_ALLOWED: {
         const allowed = reply.refusal.surfaces;
         return surfaceNotAllowed(surface, allowed === '' ? [] : allowed.split(','));

@@ -23,6 +23,7 @@ import { Sweeper } from './sweep.ts';
 import { instruments, ObservedRunner, type TelemetryOption } from './telemetry.ts';
 import { readUsage, type Usage } from './usage.ts';
 import { count } from './rules/validate.ts';
+import { grantsMax, type GrantsOptions } from './rules/grants.ts';
 
 /** createTollgate's options: `plans`, and `redis` or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
@@ -83,6 +84,12 @@ export interface TollgateOptions {
    * operationTtlMs.
    */
   endedHolds?: { keepMs?: number; max?: number };
+  /**
+   * Credit grants (credits.grant, credits.adjust): `max` live or pending grants per subject,
+   * 1..64, default 16. Used grants are archived to make room; ended ones are listed with
+   * credits.grants(subject, { ended: true }), the newest 100 kept.
+   */
+  grants?: GrantsOptions;
   /** How long an Idempotency-Key outcome is kept. Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
@@ -228,6 +235,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     endedHoldsKeepMs: String(count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
     endedHoldsMax: String(count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000)),
     plansVersion: plansVersionOf(options.plansVersion, plans),
+    grantsMax: String(grantsMax(options.grants)),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);

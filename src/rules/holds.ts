@@ -61,12 +61,13 @@ function ownLease(value: unknown): number {
 }
 
 /**
- * A hold's opening: the hold, or why nothing was reserved (429 hold_limit_reached, 402
+ * A hold's opening: the hold (`available`: the credits every active source has left after it,
+ * docs/grants.md), or why nothing was reserved (429 hold_limit_reached, 402
  * insufficient, 403 surface_not_allowed, 400 too_many_items, 422 / 409 for the
  * Idempotency-Key). `replayed`: the answer of an earlier request with the same key or hold id.
  */
 export type OpenOutcome =
-  | { ok: true; hold: Hold; replayed: boolean }
+  | { ok: true; hold: Hold; available: number; replayed: boolean }
   | { ok: false; reason: 'hold_limit_reached'; active: number; cap: number; replayed: boolean }
   | Insufficient
   | SurfaceNotAllowed

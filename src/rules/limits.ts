@@ -20,8 +20,11 @@ export interface Allowed {
   rateLimit: RateLimitState;
   /** Every window of the surface, in the plan's order. */
   windows: RateLimitState[];
-  /** Present when a credit pre-check was asked: sufficient, or the counts for a 402. */
-  credits?: { sufficient: boolean; balance: number; needed: number };
+  /**
+   * Present when a credit pre-check was asked: sufficient (available >= needed), or the counts
+   * for a 402. balance: the current cycle's; available: with the active grants' credits.
+   */
+  credits?: { sufficient: boolean; balance: number; available: number; needed: number };
   /** Present when a shadow window would have denied this request: those windows (docs/limits.md). */
   shadowDenials?: RateLimitState[];
   /**

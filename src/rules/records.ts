@@ -2,6 +2,7 @@
  * The records as the library reports them: holds, cycles, an account's plan numbers and its
  * credits. src/records.ts turns the scripts' replies into these shapes.
  */
+import type { CreditSource } from './grants.ts';
 import type { SurfaceWindows } from './windows.ts';
 
 /** items: reserved per item and settled item by item; budget: an amount spent as it goes. */
@@ -39,11 +40,16 @@ export interface Hold {
   spent: number;
   /** Credits given back: by failed items, and what was left when the hold ended. */
   refunded: number;
-  /** Part of `refunded` that went to an ended cycle and raised no balance. */
+  /**
+   * Part of `refunded` that went to a source that had ended (its cycle over, a grant expired
+   * or voided) and raised no balance.
+   */
   refundedToEndedCycle: number;
+  /** What each source gave at opening, in spend order (spends take from the first, refunds go to the last). */
+  sources: CreditSource[];
   /** Still reserved: reserved - spent - refunded; 0 once the hold has ended. */
   held: number;
-  /** The cycle that paid. */
+  /** The cycle the hold was opened in (its part, if any, is the `cycle:<n>` source). */
   cycleId: number;
   /** When it opened (ms since the epoch). */
   createdAt: number;
@@ -109,6 +115,10 @@ export interface AccountCredits {
   held: number;
   /** The allowance from the next cycle on. */
   nextAllowance: number;
+  /** Credits available to spend: the balance and every active grant's remaining credits. */
+  available: number;
+  /** The soonest-expiring active grant with credits left (the cycle's end is `cycle.end`); null when none. */
+  nextExpiry: { grantId: string; expiresAt: number; amount: number } | null;
 }
 
 /**

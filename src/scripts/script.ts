@@ -34,6 +34,8 @@ export interface Settings {
   readonly endedHoldsMax: string;
   /** The plan table accounts are refreshed to: 'v<plansVersion>', or 'd<digest of the table>'. */
   readonly plansVersion: string;
+  /** Live or pending grants a subject may hold (createTollgate's `grants.max`). */
+  readonly grantsMax: string;
 }
 
 /** What every decoded reply has: its result code. */
@@ -94,6 +96,7 @@ export const SETTINGS = [
   'endedHoldsKeepMs',
   'endedHoldsMax',
   'plansVersion',
+  'grantsMax',
 ] as const;
 export const NOW_ARG = 'nowMs';
 

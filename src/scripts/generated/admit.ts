@@ -9,6 +9,7 @@ import * as accountLua from "./lib/account.ts";
 import * as admitLua from "./lib/admit.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to admit: the subject's keys, the settings and now are filled in by name. */
@@ -17,7 +18,7 @@ export type AdmitParams = { surface: string; cost: number; credits: number; stag
 /** admit's reply, as lua/admit.lua's header declares it. */
 export type AdmitReply =
   | { code: typeof CODE.PLANS_BEHIND; plan: string }
-  | { code: Exclude<Code, typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined };
+  | { code: Exclude<Code, typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined; available: number | undefined };
 
 /** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -35,6 +36,12 @@ const HELPERS = [
   windowsLua.windows_leased,
   windowsLua.windows_inner,
   windowsLua.windows_count,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grants_available_at_with_helpers,
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
@@ -42,7 +49,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
 
-const SHA1 = "0c06bd8789c8fbc5719527f6f099eb5eabd414f7";
+const SHA1 = "e06f552b83e3722bad16932130488193437a5aaa";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {
@@ -58,6 +65,6 @@ export const admit: Script<AdmitParams, AdmitReply> = {
       return { code, plan: text(r[1]) };
     }
     const windows = windowsForm(r, 1);
-    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined };
+    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined, available: present(r[windows.next + 1]) ? int(r[windows.next + 1]) : undefined };
   },
 };

@@ -7,6 +7,8 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to changePlan: the subject's keys, the settings and now are filled in by name. */
@@ -28,10 +30,27 @@ const HELPERS = [
   calendarLua.civil_from_days,
   calendarLua.days_in_month,
   calendarLua.period_start,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_cycle_source,
+  grantsLua.grants_refresh,
+  grantsLua.grants_save,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  cycleLua.cycle_current_account_with_helpers,
+  cycleLua.cycle_current_account_with_helpers_2,
   cycleLua.cycle_reanchor,
 ].join("\n");
 
@@ -61,7 +80,7 @@ cycle_save(ctx, a)
 end
 return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
 
-const SHA1 = "4c3dc424a88a4e41ddd8ce34f3ef2d05b75f8f6f";
+const SHA1 = "905e9f7d9383612cbb679730d4c0c7c21a7e9bff";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
@@ -70,7 +89,7 @@ export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length), s.plansVersion, String(p.refresh)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "4", k.account, k.cycles, k.journal, k.history, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length), s.plansVersion, String(p.refresh)],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]) };

@@ -70,7 +70,7 @@ account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', '
 'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 return { 0, 1, startMs, endMs, '' }`;
 
-const SHA1 = "db35a3390849d98fc0c259f361888be152547c5d";
+const SHA1 = "2fbbe53e67bbef9a6fcb1f3da6bd433d925f7da3";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
 
@@ -22,6 +23,15 @@ const HELPERS = [
   prologueLua.prologue_look,
   accountLua.account_load,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grants_of,
+  grantsLua.grants_next_expiry,
   cycleLua.cycles_load,
   windowsLua.windows_divmod,
   windowsLua.windows_bucket,
@@ -47,10 +57,15 @@ for surface, spec in pairs(a.windows) do
 counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
 end
 a.counters = nil
+a.available = a.balance + (a.grantSum or 0)
+if a.grantOrder then
+a.nextExpiry = grants_next_expiry(ctx, a)
+end
+a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
 return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
 
-const SHA1 = "ef1f4ae36ad4a4bc4a55ce71d5914a1b15b347b2";
+const SHA1 = "db30d8350c9ca10c191ae88f4db84286bcaddec3";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -7,6 +7,7 @@ import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as idempotencyLua from "./lib/idempotency.ts";
@@ -14,6 +15,7 @@ import * as journalLua from "./lib/journal.ts";
 import * as operationsLua from "./lib/operations.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
+import { adjust } from "./adjust.ts";
 import { admit } from "./admit.ts";
 import { admitPolicy } from "./admitPolicy.ts";
 import { beginIdempotency } from "./beginIdempotency.ts";
@@ -23,8 +25,10 @@ import { createAccount } from "./createAccount.ts";
 import { creditHistory } from "./creditHistory.ts";
 import { endHold } from "./endHold.ts";
 import { eraseAccount } from "./eraseAccount.ts";
+import { grant } from "./grant.ts";
 import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
+import { listGrants } from "./listGrants.ts";
 import { listHolds } from "./listHolds.ts";
 import { listKeys } from "./listKeys.ts";
 import { listOverrides } from "./listOverrides.ts";
@@ -34,6 +38,7 @@ import { readAccount } from "./readAccount.ts";
 import { readCycles } from "./readCycles.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
+import { refund } from "./refund.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
 import { releaseLease } from "./releaseLease.ts";
 import { renewHold } from "./renewHold.ts";
@@ -46,6 +51,7 @@ import { sweepMark } from "./sweepMark.ts";
 import { tidyHolds } from "./tidyHolds.ts";
 import { usage } from "./usage.ts";
 import { verifyKey } from "./verifyKey.ts";
+import { voidGrant } from "./voidGrant.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
@@ -68,6 +74,37 @@ const HELPERS = [
   windowsLua.windows_inner,
   windowsLua.windows_count,
   windowsLua.windows_forget,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_read,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_cycle_source,
+  grantsLua.grants_refresh,
+  grantsLua.grants_end,
+  grantsLua.grants_roll,
+  grantsLua.grants_save,
+  grantsLua.grants_draw,
+  grantsLua.grants_parts_text,
+  grantsLua.grants_sources_reply,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.grants_room,
+  grantsLua.grants_add,
+  grantsLua.grants_next_expiry,
+  grantsLua.grants_available_at,
   admitLua.admit_with_key,
   admitLua.admit_account,
   calendarLua.DAY_MS,
@@ -88,9 +125,6 @@ const HELPERS = [
   historyLua.history_trim,
   historyLua.history_add,
   historyLua.history_read,
-  journalLua.journal_add,
-  journalLua.journal_read,
-  journalLua.journal_append,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
@@ -98,7 +132,9 @@ const HELPERS = [
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
+  holdsLua.hold_sources,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_spend,
   holdsLua.hold_refund,
   holdsLua.hold_end,
@@ -126,6 +162,7 @@ const HELPERS = [
 
 /** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
+  adjust: adjust.body,
   admit: admit.body,
   admitPolicy: admitPolicy.body,
   beginIdempotency: beginIdempotency.body,
@@ -135,8 +172,10 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   creditHistory: creditHistory.body,
   endHold: endHold.body,
   eraseAccount: eraseAccount.body,
+  grant: grant.body,
   inspectAccount: inspectAccount.body,
   issueKey: issueKey.body,
+  listGrants: listGrants.body,
   listHolds: listHolds.body,
   listKeys: listKeys.body,
   listOverrides: listOverrides.body,
@@ -146,6 +185,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   readCycles: readCycles.body,
   readHold: readHold.body,
   reconcile: reconcile.body,
+  refund: refund.body,
   releaseIdempotency: releaseIdempotency.body,
   releaseLease: releaseLease.body,
   renewHold: renewHold.body,
@@ -158,4 +198,5 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   tidyHolds: tidyHolds.body,
   usage: usage.body,
   verifyKey: verifyKey.body,
+  voidGrant: voidGrant.body,
 });

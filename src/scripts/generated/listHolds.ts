@@ -6,6 +6,7 @@ import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as prologueLua from "./lib/prologue.ts";
@@ -23,6 +24,11 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -50,7 +56,7 @@ end
 end
 return reply`;
 
-const SHA1 = "e67b59c082771e1cf84331d82561792049c44a42";
+const SHA1 = "c9e76188c706a12a053b841b5120e1a091fe3449";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

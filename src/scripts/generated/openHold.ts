@@ -9,6 +9,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as idempotencyLua from "./lib/idempotency.ts";
@@ -20,10 +21,10 @@ export type OpenHoldParams = { hold: string; idempotency: string; holdId: string
 
 /** openHold's reply, as lua/openHold.lua's header declares it. */
 export type OpenHoldReply =
-  | { code: typeof CODE.OK; hold: HoldForm }
-  | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number }
+  | { code: typeof CODE.OK; hold: HoldForm; available: number }
+  | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number; available: number }
   | { code: typeof CODE.HOLD_LIMIT; refusal: { active: number; cap: number } }
-  | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number } }
+  | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number; available: number } }
   | { code: typeof CODE.SURFACE_NOT_ALLOWED; refusal: { surfaces: string } }
   | { code: typeof CODE.TOO_MANY_ITEMS; refusal: { max: number } }
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
@@ -35,10 +36,22 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
+  journalLua.journal_source,
   journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_save,
+  grantsLua.grants_draw,
+  grantsLua.grants_parts_text,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_3,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -46,6 +59,7 @@ const HELPERS = [
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
+  holdsLua.hold_sources,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
   idempotencyLua.idempotency_check,
@@ -54,7 +68,24 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/openHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+const BODY = String.raw`local function holds_draw(ctx, a, n, cycleText, holdId)
+local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder, a.balance, n, true)
+a.held = a.held + a.balance - left
+a.balance, a.grantSum = left, a.grantSum - taken
+if #fields > 0 then
+redis.call('HSET', ctx.accountKey, unpack(fields))
+end
+holds_save_credits(ctx, a)
+for i = 1, #parts, 2 do
+if parts[i] == 'c' then
+a.journalGrant = journal_append(ctx, 'reserve', parts[i + 1], a.cycle, holdId, a.cycle, a.journalGrant)
+else
+journal_source(ctx, 'reserve', parts[i + 1], a.cycle, holdId, 'g' .. parts[i])
+end
+end
+return taken > 0 and grants_parts_text(parts, cycleText) or ''
+end
+local ctx = prologue_move(KEYS, ARGV)
 ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
 local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
@@ -75,6 +106,9 @@ return { 3, '', 0 }
 end
 local function answer(reply)
 cycle_save(ctx, a)
+if reply[1] == 12 then
+reply[4] = a.balance + a.grantSum
+end
 return reply
 end
 local keyed = idempotencyKey ~= ''
@@ -105,7 +139,7 @@ cycle_save(ctx, a)
 if keyed then
 idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
 end
-return { 12, payload, 0 }
+return { 12, payload, 0, a.balance + a.grantSum }
 end
 return refuse(14, '')
 end
@@ -133,26 +167,34 @@ local reserve = amount
 if kind == 'items' then
 reserve = items * (required + optional)
 end
-if a.balance < reserve then
-return refuse(2, cjson.encode({ balance = a.balance, needed = reserve }))
+if a.balance + a.grantSum < reserve then
+return refuse(2, cjson.encode({ balance = a.balance, needed = reserve, available = a.balance + a.grantSum }))
 end
 cycle_save(ctx, a)
+local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
+local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
+local sources = ''
+if a.grantOrder then
+sources = holds_draw(ctx, a, reserve, cycleText, holdId)
+else
 a.balance = a.balance - reserve
 a.held = a.held + reserve
 holds_save_credits(ctx, a)
-local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
-local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
 journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
+end
 local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
 required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
 optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
 createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
-failed = {} }
+sources = sources, failed = {} }
 redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
 'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
 'ca', nowText, 'ls', leaseText)
 if holdLeaseMs > 0 then
 redis.call('HSET', holdKey, 'lm', holdLeaseText)
+end
+if sources ~= '' then
+redis.call('HSET', holdKey, 'so', sources)
 end
 redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)
@@ -160,9 +202,9 @@ local reply = hold_reply(h)
 if keyed then
 idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
 end
-return { 0, reply, 0 }`;
+return { 0, reply, a.balance + a.grantSum }`;
 
-const SHA1 = "3fe3ee29e1170da338c45e8c855a19151d179ccf";
+const SHA1 = "a8cb8f5c7d46cce77289cd834cc2a8ed9ad3908f";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
@@ -175,16 +217,16 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.OK) {
-      return { code, hold: decodeHold(r[1]) };
+      return { code, hold: decodeHold(r[1]), available: int(r[2]) };
     }
     if (code === CODE.REPLAYED) {
-      return { code, outcome: json(r[1]), storedCode: int(r[2]) };
+      return { code, outcome: json(r[1]), storedCode: int(r[2]), available: int(r[3]) };
     }
     if (code === CODE.HOLD_LIMIT) {
       return { code, refusal: ((o) => ({ active: int(field(o, "active")), cap: int(field(o, "cap")) }))(json(r[1])) };
     }
     if (code === CODE.INSUFFICIENT) {
-      return { code, refusal: ((o) => ({ balance: int(field(o, "balance")), needed: int(field(o, "needed")) }))(json(r[1])) };
+      return { code, refusal: ((o) => ({ balance: int(field(o, "balance")), needed: int(field(o, "needed")), available: int(field(o, "available")) }))(json(r[1])) };
     }
     if (code === CODE.SURFACE_NOT_ALLOWED) {
       return { code, refusal: ((o) => ({ surfaces: text(field(o, "surfaces")) }))(json(r[1])) };

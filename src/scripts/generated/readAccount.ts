@@ -25,7 +25,7 @@ end
 a.counters = nil
 return { 0, cjson.encode(a) }`;
 
-const SHA1 = "ea284f871a175ea58113d377f396f644ad018049";
+const SHA1 = "203ea5dba7dcc13035e199060d920ae8ed2d1ac1";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -6,6 +6,7 @@ import { BUILD_ID } from "./build.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to readCycles: the subject's keys, the settings and now are filled in by name. */
@@ -19,7 +20,12 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
-  cycleLua.cycle_current_account_with_helpers_2,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  cycleLua.cycle_current_account_with_helpers_3,
   cycleLua.cycles_load,
 ].join("\n");
 
@@ -32,7 +38,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "b69c82732143cbf744e76c482de3a9a54bcfc541";
+const SHA1 = "a39adee64126527b3f1b9734d04b2c993dcb9137";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

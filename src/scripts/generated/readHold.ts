@@ -7,6 +7,7 @@ import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as prologueLua from "./lib/prologue.ts";
@@ -24,11 +25,17 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_reply,
+  holdsLua.hold_sources,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
 ].join("\n");
@@ -52,7 +59,7 @@ end
 end
 return reply`;
 
-const SHA1 = "074e4e0e01b2733563855a474b8b9f5859010a32";
+const SHA1 = "bb8cda1ca62a1756ceb5a60507efa8b97cf72ef7";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
@@ -22,9 +23,20 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_source,
   journalLua.journal_read,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_save,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_3,
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
@@ -36,12 +48,12 @@ end
 cycle_save(ctx, a)
 local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
 for _, e in ipairs(journal_read(ctx.journalKey)) do
-if e.cycle == a.cycle then
+if e.cycle == a.cycle and not e.source then
 local n = e.amount
 entries = entries + 1
 if e.kind == 'grant' then
 complete, balance, spent, held, entries = 1, n, 0, 0, 1
-elseif e.kind == 'charge' then
+elseif e.kind == 'charge' or e.kind == 'adjust' then
 balance, spent = balance - n, spent + n
 elseif e.kind == 'reserve' then
 balance, held = balance - n, held + n
@@ -49,6 +61,8 @@ elseif e.kind == 'spend' then
 held, spent = held - n, spent + n
 elseif e.kind == 'refund' then
 held, balance = held - n, balance + n
+elseif e.kind == 'refund_charge' then
+spent, balance = spent - n, balance + n
 end
 end
 end
@@ -57,7 +71,7 @@ complete, balance, spent, held = 1, a.allowance, 0, 0
 end
 return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }`;
 
-const SHA1 = "c282f21ce03c8020ec7d5d4c980aae8b42532664";
+const SHA1 = "9daf6025d9c68cbe3fb950ea040bdd92effad213";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -24,10 +25,24 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
+  journalLua.journal_source,
   journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -38,6 +53,7 @@ const HELPERS = [
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_refund,
   holdsLua.hold_end,
   holdsLua.hold_renew,
@@ -64,7 +80,7 @@ return { 10, 0 }
 end
 return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
 
-const SHA1 = "43a39c6c8a403c389cd8da3f891c7fbbe1a8c871";
+const SHA1 = "a13e9d02d67eca10a77af21f0242989bf47cb2c0";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

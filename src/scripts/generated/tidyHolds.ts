@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -25,10 +26,24 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
+  journalLua.journal_source,
   journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  cycleLua.cycle_save,
+  cycleLua.cycle_current_account_with_helpers_4,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -39,6 +54,7 @@ const HELPERS = [
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_refund,
   holdsLua.hold_end,
   holdsLua.holds_due,
@@ -112,7 +128,7 @@ reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "d39691c02839e0711accb17b38431604390c105c";
+const SHA1 = "a6090f0dca51327120efba179ff363151c658fee";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

@@ -10,8 +10,10 @@ import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
 
@@ -34,8 +36,23 @@ const HELPERS = [
   apiKeysLua.key_refusal,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_of,
+  grantsLua.grants_save,
+  grantsLua.grants_next_expiry,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
+  cycleLua.cycle_current_account_with_helpers_5,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -54,7 +71,8 @@ const HELPERS = [
 
 /** lua/usage.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
+ctx.cyclesKey, ctx.holdsActiveKey, ctx.journalKey = KEYS[2], KEYS[3], KEYS[4]
+ctx.journalTrim, ctx.journalBound = ARGV[6], ARGV[7]
 local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
 if keyId ~= '' then
 local record = redis.call('HGET', ctx.accountKey, 'k:' .. keyId)
@@ -78,12 +96,17 @@ end
 cycle_save(ctx, a)
 a.active = redis.call('ZCARD', ctx.holdsActiveKey)
 a.now = ctx.now
+a.available = a.balance + (a.grantSum or 0)
+if a.grantOrder then
+a.nextExpiry = grants_next_expiry(ctx, a)
+end
+a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
 a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
 return reply`;
 
-const SHA1 = "339ae67bb73047ab6cdc47f81abe828d4a7be864";
+const SHA1 = "ed604e7a1dc5fd488df0fa6e1eaf2e940219766f";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {
@@ -92,7 +115,7 @@ export const usage: Script<UsageParams, UsageReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, _s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "3", k.account, k.cycles, k.holdsActive, now, p.surface, String(p.stagger), p.keyId, p.keyDigest],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "4", k.account, k.cycles, k.holdsActive, k.journal, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, s.journalTrim, s.journalBound],
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.KEY_REFUSED) {

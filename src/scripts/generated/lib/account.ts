@@ -17,8 +17,8 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
 attribute[field] = name
 end
 local a = { windows = {}, counters = {} }
@@ -33,13 +33,19 @@ elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
 elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
 a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
 end
 end
 return a
 end`;
 
 export const account_write = String.raw`local function account_write(accountKey, a, names)
-local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' }), {}
+local fields, args = ({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = a[name]

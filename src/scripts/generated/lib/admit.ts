@@ -26,20 +26,27 @@ local cost = costArg == '1' and 1 or tonumber(costArg)
 local credits = creditsArg == '0' and 0 or tonumber(creditsArg)
 local stagger = staggerArg == '0' and 0 or tonumber(staggerArg)
 local field, countsField = 'w:' .. surface, 'r:' .. surface
-local spec, counts, balance, record, version = nil, nil, -1, nil, nil
+local spec, counts, balance, available, record, version = nil, nil, -1, -1, nil, nil
 if credits > 0 then
 local v
 if keyId then
-v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce', 'k:' .. keyId)
-record = v[6]
+v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce',
+'gr', 'gn', 'k:' .. keyId)
+record = v[8]
 else
-v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce')
+v = redis.call('HMGET', accountKey, field, countsField, 'pv', 'b', 'ce',
+'gr', 'gn')
 end
 spec, counts, version = v[1], v[2], v[3]
 if spec then
 balance = tonumber(v[4])
 if now >= tonumber(v[5]) then
 balance = tonumber(redis.call('HGET', accountKey, 'na'))
+end
+available = balance
+if v[6] then
+local nextRoll = tonumber(v[7])
+available = balance + ((nextRoll >= 0 and now >= nextRoll) and grants_available_at(accountKey, now) or tonumber(v[6]))
 end
 end
 elseif keyId then
@@ -84,7 +91,8 @@ end
 end
 if credits > 0 then
 reply[#reply + 1] = balance
-if reply[1] == 0 and balance < credits then
+reply[#reply + 1] = available
+if reply[1] == 0 and available < credits then
 reply[1] = 2
 end
 end

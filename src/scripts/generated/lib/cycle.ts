@@ -25,6 +25,9 @@ a.cycleEnd = endMs
 end`;
 
 export const cycle_save = String.raw`local function cycle_save(ctx, a)
+if a.grantsDirty then
+grants_save(ctx, a)
+end
 if not a.archive then
 return
 end
@@ -51,7 +54,7 @@ end`;
 export const cycle_current_account = String.raw`local function cycle_current_account(ctx)
 local a = account_load(ctx.accountKey)
 if a then
-cycle_roll(ctx, a)
+grants_roll(ctx, a, cycle_roll(ctx, a))
 end
 return a
 end`;
@@ -67,6 +70,9 @@ end
 a.anchor = ctx.now
 a.interval = unit .. length
 cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
+if a.grantOrder then
+grants_refresh(ctx, a)
+end
 end`;
 
 export const cycles_load = String.raw`local function cycles_load(cyclesKey, a)
@@ -81,11 +87,13 @@ end
 for i = 1, #flat, 2 do
 local id, field = string.match(flat[i], '^(%d+):(.+)$')
 id = tonumber(id)
+if id then
 if not byId[id] then
 byId[id] = { id = id }
 ids[#ids + 1] = id
 end
 byId[id][attribute[field]] = tonumber(flat[i + 1])
+end
 end
 table.sort(ids)
 local list = {}
@@ -95,67 +103,8 @@ end
 return list
 end`;
 
-/** cycle_current_account with the helpers only it uses moved into it (a rare path): current_period, cycle_roll, account_load. */
+/** cycle_current_account with the helpers only it uses moved into it (a rare path): cycle_unit, cycle_open, days_from_civil, days_in_month, civil_from_days, period_start, current_period, cycle_roll, grants_roll, account_load. */
 export const cycle_current_account_with_helpers = String.raw`local function cycle_current_account(ctx)
-local function current_period(anchorMs, unit, len, nowMs)
-if nowMs < anchorMs then
-return 0, anchorMs, period_start(anchorMs, unit, len, 1)
-end
-local k
-if unit == 'd' then
-k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
-else
-local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
-local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
-k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
-while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
-while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
-end
-return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
-end
-local function cycle_roll(ctx, a)
-if ctx.now < a.cycleEnd then
-return false
-end
-local unit, length = cycle_unit(a)
-local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
-cycle_open(a, startMs, endMs)
-return true
-end
-local function account_load(accountKey)
-local flat = redis.call('HGETALL', accountKey)
-if #flat == 0 then
-return nil
-end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' })) do
-attribute[field] = name
-end
-local a = { windows = {}, counters = {} }
-for i = 1, #flat, 2 do
-local field, value = flat[i], flat[i + 1]
-local name = attribute[field]
-if name and text[name] then
-a[name] = value
-elseif name then
-a[name] = tonumber(value)
-elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
-a.windows[string.sub(field, #windowsPrefix + 1)] = value
-elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
-a.counters[string.sub(field, #countersPrefix + 1)] = value
-end
-end
-return a
-end
-local a = account_load(ctx.accountKey)
-if a then
-cycle_roll(ctx, a)
-end
-return a
-end`;
-
-/** cycle_current_account with the helpers only it uses moved into it (a rare path): cycle_unit, cycle_open, days_from_civil, days_in_month, civil_from_days, period_start, current_period, cycle_roll, account_load. */
-export const cycle_current_account_with_helpers_2 = String.raw`local function cycle_current_account(ctx)
 local function cycle_unit(a)
 return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
 end
@@ -246,13 +195,35 @@ local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
 cycle_open(a, startMs, endMs)
 return true
 end
+local function grants_roll(ctx, a, rolled)
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end
 local function account_load(accountKey)
 local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
 attribute[field] = name
 end
 local a = { windows = {}, counters = {} }
@@ -267,13 +238,824 @@ elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
 a.windows[string.sub(field, #windowsPrefix + 1)] = value
 elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
 a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
 end
 end
 return a
 end
 local a = account_load(ctx.accountKey)
 if a then
-cycle_roll(ctx, a)
+grants_roll(ctx, a, cycle_roll(ctx, a))
+end
+return a
+end`;
+
+/** cycle_current_account with the helpers only it uses moved into it (a rare path): current_period, cycle_roll, grants_end, grants_roll, account_load. */
+export const cycle_current_account_with_helpers_2 = String.raw`local function cycle_current_account(ctx)
+local function current_period(anchorMs, unit, len, nowMs)
+if nowMs < anchorMs then
+return 0, anchorMs, period_start(anchorMs, unit, len, 1)
+end
+local k
+if unit == 'd' then
+k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
+else
+local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
+local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
+k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
+while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
+while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
+end
+return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
+end
+local function cycle_roll(ctx, a)
+if ctx.now < a.cycleEnd then
+return false
+end
+local unit, length = cycle_unit(a)
+local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
+cycle_open(a, startMs, endMs)
+return true
+end
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_roll(ctx, a, rolled)
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end
+local function account_load(accountKey)
+local flat = redis.call('HGETALL', accountKey)
+if #flat == 0 then
+return nil
+end
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
+attribute[field] = name
+end
+local a = { windows = {}, counters = {} }
+for i = 1, #flat, 2 do
+local field, value = flat[i], flat[i + 1]
+local name = attribute[field]
+if name and text[name] then
+a[name] = value
+elseif name then
+a[name] = tonumber(value)
+elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
+a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
+end
+end
+return a
+end
+local a = account_load(ctx.accountKey)
+if a then
+grants_roll(ctx, a, cycle_roll(ctx, a))
+end
+return a
+end`;
+
+/** cycle_current_account with the helpers only it uses moved into it (a rare path): cycle_unit, cycle_open, days_from_civil, days_in_month, civil_from_days, period_start, current_period, cycle_roll, grants_end, grants_cycle_source, grants_before, grant_terms_parse, grant_parse, grants_of, grants_refresh, grants_roll, account_load. */
+export const cycle_current_account_with_helpers_3 = String.raw`local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs, endedMs)
+local p = a.cycle .. ':'
+local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
+p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
+archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
+end
+a.archive = archive
+a.cycle = a.cycle + 1
+a.allowance = a.nextAllowance
+a.balance = a.nextAllowance
+a.spent = 0
+a.held = 0
+a.cycleStart = startMs
+a.cycleEnd = endMs
+end
+local function days_from_civil(y, m, d)
+if m <= 2 then y = y - 1 end
+local era = math.floor(y / 400)
+local yoe = y - era * 400
+local mp = (m + 9) % 12
+local doy = math.floor((153 * mp + 2) / 5) + d - 1
+local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+return era * 146097 + doe - 719468
+end
+local function days_in_month(y, m)
+local ny, nm = y, m + 1
+if nm > 12 then ny, nm = y + 1, 1 end
+return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
+end
+local function civil_from_days(z)
+z = z + 719468
+local era = math.floor(z / 146097)
+local doe = z - era * 146097
+local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+local y = yoe + era * 400
+local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+local mp = math.floor((5 * doy + 2) / 153)
+local d = doy - math.floor((153 * mp + 2) / 5) + 1
+local m = mp < 10 and mp + 3 or mp - 9
+if m <= 2 then y = y + 1 end
+return y, m, d
+end
+local function period_start(anchorMs, unit, len, k)
+if unit == 'd' then
+return anchorMs + k * len * DAY_MS
+end
+local days = math.floor(anchorMs / DAY_MS)
+local msOfDay = anchorMs - days * DAY_MS
+local y, m, d = civil_from_days(days)
+local total = y * 12 + (m - 1) + k * len
+local ny = math.floor(total / 12)
+local nm = total - ny * 12 + 1
+local nd = math.min(d, days_in_month(ny, nm))
+return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
+end
+local function current_period(anchorMs, unit, len, nowMs)
+if nowMs < anchorMs then
+return 0, anchorMs, period_start(anchorMs, unit, len, 1)
+end
+local k
+if unit == 'd' then
+k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
+else
+local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
+local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
+k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
+while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
+while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
+end
+return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
+end
+local function cycle_roll(ctx, a)
+if ctx.now < a.cycleEnd then
+return false
+end
+local unit, length = cycle_unit(a)
+local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
+cycle_open(a, startMs, endMs)
+return true
+end
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grant_terms_parse(g, terms)
+local k, p, c, e, x, amount = string.match(terms, '^(%a)(%d+) (%d+) (%d+) (%d+) (%d+)')
+g.kind, g.priority, g.createdAt = GRANT_KIND_NAME[k], tonumber(p), tonumber(c)
+g.effectiveAt, g.expiresAt, g.amount = tonumber(e), tonumber(x), tonumber(amount)
+return g
+end
+local function grant_parse(n, terms, credits)
+local r, s, h = string.match(credits, '^(%d+) (%d+) (%d+)$')
+return grant_terms_parse({ n = n, remaining = tonumber(r), spent = tonumber(s), held = tonumber(h),
+expired = 0, voided = 0, refundedAfterEnd = 0 }, terms)
+end
+local function grants_of(a)
+if not a.grants then
+a.grants = {}
+for n, terms in pairs(a.grantTerms or {}) do
+a.grants[n] = grant_parse(n, terms, a.grantCredits[n])
+end
+end
+return a.grants
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+local function grants_roll(ctx, a, rolled)
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end
+local function account_load(accountKey)
+local flat = redis.call('HGETALL', accountKey)
+if #flat == 0 then
+return nil
+end
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
+attribute[field] = name
+end
+local a = { windows = {}, counters = {} }
+for i = 1, #flat, 2 do
+local field, value = flat[i], flat[i + 1]
+local name = attribute[field]
+if name and text[name] then
+a[name] = value
+elseif name then
+a[name] = tonumber(value)
+elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
+a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
+end
+end
+return a
+end
+local a = account_load(ctx.accountKey)
+if a then
+grants_roll(ctx, a, cycle_roll(ctx, a))
+end
+return a
+end`;
+
+/** cycle_current_account with the helpers only it uses moved into it (a rare path): cycle_unit, cycle_open, days_from_civil, days_in_month, civil_from_days, period_start, current_period, cycle_roll, grants_end, grants_cycle_source, grants_before, grant_parse, grants_of, grants_refresh, grants_roll, account_load. */
+export const cycle_current_account_with_helpers_4 = String.raw`local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs, endedMs)
+local p = a.cycle .. ':'
+local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
+p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
+archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
+end
+a.archive = archive
+a.cycle = a.cycle + 1
+a.allowance = a.nextAllowance
+a.balance = a.nextAllowance
+a.spent = 0
+a.held = 0
+a.cycleStart = startMs
+a.cycleEnd = endMs
+end
+local function days_from_civil(y, m, d)
+if m <= 2 then y = y - 1 end
+local era = math.floor(y / 400)
+local yoe = y - era * 400
+local mp = (m + 9) % 12
+local doy = math.floor((153 * mp + 2) / 5) + d - 1
+local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+return era * 146097 + doe - 719468
+end
+local function days_in_month(y, m)
+local ny, nm = y, m + 1
+if nm > 12 then ny, nm = y + 1, 1 end
+return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
+end
+local function civil_from_days(z)
+z = z + 719468
+local era = math.floor(z / 146097)
+local doe = z - era * 146097
+local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+local y = yoe + era * 400
+local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+local mp = math.floor((5 * doy + 2) / 153)
+local d = doy - math.floor((153 * mp + 2) / 5) + 1
+local m = mp < 10 and mp + 3 or mp - 9
+if m <= 2 then y = y + 1 end
+return y, m, d
+end
+local function period_start(anchorMs, unit, len, k)
+if unit == 'd' then
+return anchorMs + k * len * DAY_MS
+end
+local days = math.floor(anchorMs / DAY_MS)
+local msOfDay = anchorMs - days * DAY_MS
+local y, m, d = civil_from_days(days)
+local total = y * 12 + (m - 1) + k * len
+local ny = math.floor(total / 12)
+local nm = total - ny * 12 + 1
+local nd = math.min(d, days_in_month(ny, nm))
+return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
+end
+local function current_period(anchorMs, unit, len, nowMs)
+if nowMs < anchorMs then
+return 0, anchorMs, period_start(anchorMs, unit, len, 1)
+end
+local k
+if unit == 'd' then
+k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
+else
+local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
+local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
+k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
+while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
+while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
+end
+return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
+end
+local function cycle_roll(ctx, a)
+if ctx.now < a.cycleEnd then
+return false
+end
+local unit, length = cycle_unit(a)
+local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
+cycle_open(a, startMs, endMs)
+return true
+end
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grant_parse(n, terms, credits)
+local r, s, h = string.match(credits, '^(%d+) (%d+) (%d+)$')
+return grant_terms_parse({ n = n, remaining = tonumber(r), spent = tonumber(s), held = tonumber(h),
+expired = 0, voided = 0, refundedAfterEnd = 0 }, terms)
+end
+local function grants_of(a)
+if not a.grants then
+a.grants = {}
+for n, terms in pairs(a.grantTerms or {}) do
+a.grants[n] = grant_parse(n, terms, a.grantCredits[n])
+end
+end
+return a.grants
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+local function grants_roll(ctx, a, rolled)
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end
+local function account_load(accountKey)
+local flat = redis.call('HGETALL', accountKey)
+if #flat == 0 then
+return nil
+end
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
+attribute[field] = name
+end
+local a = { windows = {}, counters = {} }
+for i = 1, #flat, 2 do
+local field, value = flat[i], flat[i + 1]
+local name = attribute[field]
+if name and text[name] then
+a[name] = value
+elseif name then
+a[name] = tonumber(value)
+elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
+a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
+end
+end
+return a
+end
+local a = account_load(ctx.accountKey)
+if a then
+grants_roll(ctx, a, cycle_roll(ctx, a))
+end
+return a
+end`;
+
+/** cycle_current_account with the helpers only it uses moved into it (a rare path): cycle_unit, cycle_open, days_from_civil, days_in_month, civil_from_days, period_start, current_period, cycle_roll, grants_end, grants_cycle_source, grants_before, grants_refresh, grants_roll, account_load. */
+export const cycle_current_account_with_helpers_5 = String.raw`local function cycle_current_account(ctx)
+local function cycle_unit(a)
+return string.sub(a.interval, 1, 1), tonumber(string.sub(a.interval, 2))
+end
+local function cycle_open(a, startMs, endMs, endedMs)
+local p = a.cycle .. ':'
+local archive = a.archive or {}
+endedMs = endedMs or a.cycleEnd
+for _, v in ipairs({ p .. 'a', a.allowance, p .. 'b', a.balance,
+p .. 's', a.spent, p .. 'h', a.held, p .. 'r', 0,
+p .. 'cs', a.cycleStart, p .. 'ce', endedMs }) do
+archive[#archive + 1] = v
+end
+if endedMs ~= a.cycleEnd then
+archive[#archive + 1] = p .. 'pe'
+archive[#archive + 1] = a.cycleEnd
+end
+a.archive = archive
+a.cycle = a.cycle + 1
+a.allowance = a.nextAllowance
+a.balance = a.nextAllowance
+a.spent = 0
+a.held = 0
+a.cycleStart = startMs
+a.cycleEnd = endMs
+end
+local function days_from_civil(y, m, d)
+if m <= 2 then y = y - 1 end
+local era = math.floor(y / 400)
+local yoe = y - era * 400
+local mp = (m + 9) % 12
+local doy = math.floor((153 * mp + 2) / 5) + d - 1
+local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+return era * 146097 + doe - 719468
+end
+local function days_in_month(y, m)
+local ny, nm = y, m + 1
+if nm > 12 then ny, nm = y + 1, 1 end
+return days_from_civil(ny, nm, 1) - days_from_civil(y, m, 1)
+end
+local function civil_from_days(z)
+z = z + 719468
+local era = math.floor(z / 146097)
+local doe = z - era * 146097
+local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+local y = yoe + era * 400
+local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+local mp = math.floor((5 * doy + 2) / 153)
+local d = doy - math.floor((153 * mp + 2) / 5) + 1
+local m = mp < 10 and mp + 3 or mp - 9
+if m <= 2 then y = y + 1 end
+return y, m, d
+end
+local function period_start(anchorMs, unit, len, k)
+if unit == 'd' then
+return anchorMs + k * len * DAY_MS
+end
+local days = math.floor(anchorMs / DAY_MS)
+local msOfDay = anchorMs - days * DAY_MS
+local y, m, d = civil_from_days(days)
+local total = y * 12 + (m - 1) + k * len
+local ny = math.floor(total / 12)
+local nm = total - ny * 12 + 1
+local nd = math.min(d, days_in_month(ny, nm))
+return days_from_civil(ny, nm, nd) * DAY_MS + msOfDay
+end
+local function current_period(anchorMs, unit, len, nowMs)
+if nowMs < anchorMs then
+return 0, anchorMs, period_start(anchorMs, unit, len, 1)
+end
+local k
+if unit == 'd' then
+k = math.floor((nowMs - anchorMs) / (len * DAY_MS))
+else
+local ay, am = civil_from_days(math.floor(anchorMs / DAY_MS))
+local ny, nm = civil_from_days(math.floor(nowMs / DAY_MS))
+k = math.floor(((ny - ay) * 12 + (nm - am)) / len)
+while k > 0 and period_start(anchorMs, unit, len, k) > nowMs do k = k - 1 end
+while period_start(anchorMs, unit, len, k + 1) <= nowMs do k = k + 1 end
+end
+return k, period_start(anchorMs, unit, len, k), period_start(anchorMs, unit, len, k + 1)
+end
+local function cycle_roll(ctx, a)
+if ctx.now < a.cycleEnd then
+return false
+end
+local unit, length = cycle_unit(a)
+local _, startMs, endMs = current_period(a.anchor, unit, length, ctx.now)
+cycle_open(a, startMs, endMs)
+return true
+end
+local function grants_end(a, g, status, endedAt, ref)
+local left = g.remaining
+if status == 'e' then
+g.expired = g.expired + left
+elseif status == 'v' then
+g.voided = g.voided + left
+end
+g.remaining, g.status, g.endedAt = 0, status, endedAt
+a.grants[g.n] = nil
+a.grantEnded = a.grantEnded or {}
+a.grantEnded[#a.grantEnded + 1] = g
+if left > 0 then
+a.grantJournal = a.grantJournal or {}
+a.grantJournal[#a.grantJournal + 1] = { kind = status == 'e' and 'expire' or 'void', amount = left, n = g.n, ref = ref or '' }
+end
+a.grantsDirty = true
+return left
+end
+local function grants_cycle_source(a)
+return { n = 0, token = 'c', kind = 'plan', priority = GRANT_PLAN_PRIORITY, expiresAt = a.cycleEnd,
+effectiveAt = a.cycleStart, createdAt = a.cycleStart }
+end
+local function grants_before(x, y)
+if x.priority ~= y.priority then
+return x.priority < y.priority
+end
+local xe, ye = x.expiresAt > 0 and x.expiresAt or math.huge, y.expiresAt > 0 and y.expiresAt or math.huge
+if xe ~= ye then
+return xe < ye
+end
+local xk, yk = GRANT_KIND_RANK[x.kind], GRANT_KIND_RANK[y.kind]
+if xk ~= yk then
+return xk < yk
+end
+if x.effectiveAt ~= y.effectiveAt then
+return x.effectiveAt < y.effectiveAt
+end
+if x.createdAt ~= y.createdAt then
+return x.createdAt < y.createdAt
+end
+return x.n < y.n
+end
+local function grants_refresh(ctx, a)
+local sources, sum, nextRoll, live = { grants_cycle_source(a) }, 0, -1, 0
+for _, g in pairs(grants_of(a)) do
+live = live + 1
+local at
+if g.effectiveAt <= ctx.now then
+sources[#sources + 1] = g
+sum = sum + g.remaining
+at = g.expiresAt > 0 and g.expiresAt or nil
+else
+at = g.effectiveAt
+end
+if at and (nextRoll < 0 or at < nextRoll) then
+nextRoll = at
+end
+end
+a.grantsDirty = true
+if live == 0 then
+a.grantOrder, a.grantSum, a.grantNext = nil, 0, -1
+return
+end
+table.sort(sources, grants_before)
+local tokens = {}
+for i, s in ipairs(sources) do
+tokens[i] = s.token or string.format('%d', s.n)
+end
+a.grantOrder, a.grantSum, a.grantNext = table.concat(tokens, ' '), sum, nextRoll
+end
+local function grants_roll(ctx, a, rolled)
+if not a.grantOrder then
+return
+end
+local due = a.grantNext >= 0 and ctx.now >= a.grantNext
+if not (rolled or due) then
+return
+end
+local ended = {}
+for _, g in pairs(grants_of(a)) do
+if g.expiresAt > 0 and g.expiresAt <= ctx.now then
+ended[#ended + 1] = g
+end
+end
+table.sort(ended, function(x, y)
+return x.n < y.n
+end)
+for _, g in ipairs(ended) do
+grants_end(a, g, 'e', g.expiresAt)
+end
+grants_refresh(ctx, a)
+end
+local function account_load(accountKey)
+local flat = redis.call('HGETALL', accountKey)
+if #flat == 0 then
+return nil
+end
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, grantOrder = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs' })) do
+attribute[field] = name
+end
+local a = { windows = {}, counters = {} }
+for i = 1, #flat, 2 do
+local field, value = flat[i], flat[i + 1]
+local name = attribute[field]
+if name and text[name] then
+a[name] = value
+elseif name then
+a[name] = tonumber(value)
+elseif string.sub(field, 1, #windowsPrefix) == windowsPrefix then
+a.windows[string.sub(field, #windowsPrefix + 1)] = value
+elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
+a.counters[string.sub(field, #countersPrefix + 1)] = value
+elseif string.sub(field, 1, 2) == 'g:' then
+a.grantTerms = a.grantTerms or {}
+a.grantTerms[tonumber(string.sub(field, 3))] = value
+elseif string.sub(field, 1, 2) == 'q:' then
+a.grantCredits = a.grantCredits or {}
+a.grantCredits[tonumber(string.sub(field, 3))] = value
+end
+end
+return a
+end
+local a = account_load(ctx.accountKey)
+if a then
+grants_roll(ctx, a, cycle_roll(ctx, a))
 end
 return a
 end`;

@@ -7,7 +7,7 @@ export const HOLDS_TIDY_SLACK = String.raw`local HOLDS_TIDY_SLACK = 15`;
 
 export const hold_load = String.raw`local function hold_load(holdKey)
 local names, fields = {}, {}
-for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' })) do
+for name, field in pairs(({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm', sources = 'so' })) do
 names[#names + 1], fields[#fields + 1] = name, field
 end
 local v = redis.call('HMGET', holdKey, 'st', unpack(fields))
@@ -16,7 +16,7 @@ return nil
 end
 local h = { id = string.match(holdKey, '([^:]*)$'), key = holdKey }
 for i, name in ipairs(names) do
-if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 })[name] then
+if ({ kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1, sources = 1 })[name] then
 h[name] = v[i + 1] or ''
 else
 h[name] = tonumber(v[i + 1]) or 0
@@ -30,7 +30,7 @@ return h
 end`;
 
 export const hold_write = String.raw`local function hold_write(holdKey, h, names)
-local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm' }), {}
+local fields, args = ({ kind = 'k', status = 'st', surface = 'sf', items = 'n', required = 'rq', optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os', spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca', endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl', leaseMs = 'lm', sources = 'so' }), {}
 for _, name in ipairs(names) do
 args[#args + 1] = fields[name]
 args[#args + 1] = h[name]
@@ -47,6 +47,7 @@ r[11], r[12], r[13] = h.optionalSpent, h.spent, h.refunded
 r[14], r[15] = h.refundedToEndedCycle, h.cycleId
 r[16], r[17], r[18] = h.createdAt, h.endedAt, h.leaseExpiresAt
 r[19], r[20] = h.endReason, h.labels
+r[21] = hold_sources(h)
 for label, n in pairs(h.failed) do
 r[#r + 1] = label
 r[#r + 1] = n
@@ -56,27 +57,75 @@ end`;
 
 export const holds_credits = String.raw`local function holds_credits(ctx)
 local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'h',
-'c', 'ce', 'jg')
+'c', 'ce', 'jg', 'go', 'gr', 'gn')
 if not v[1] then
 return nil
 end
-if ctx.now >= tonumber(v[5]) then
-return cycle_current_account(ctx)
+if ctx.now >= tonumber(v[5]) or (v[7] and tonumber(v[9]) >= 0 and ctx.now >= tonumber(v[9])) then
+local a = cycle_current_account(ctx)
+a.grantSum = a.grantSum or 0
+return a
 end
 return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-cycle = tonumber(v[4]), journalGrant = tonumber(v[6]) }
+cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), grantOrder = v[7] or nil, grantSum = tonumber(v[8]) or 0 }
 end`;
 
 export const holds_save_credits = String.raw`local function holds_save_credits(ctx, a)
+if a.grantOrder then
+redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held,
+'gr', string.format('%d', a.grantSum))
+return
+end
 redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
+end`;
+
+export const hold_sources = String.raw`local function hold_sources(h)
+if h.sources ~= '' or h.reserved == 0 then
+return h.sources
+end
+return string.format('c%d=%d', h.cycleId, h.reserved)
 end`;
 
 export const hold_journal = String.raw`local function hold_journal(ctx, a, kind, n, h)
 a.journalGrant = journal_append(ctx, kind, n, h.cycleId, h.id, a.cycle, a.journalGrant)
 end`;
 
+export const hold_part = String.raw`local function hold_part(ctx, a, h, part, refund)
+local n = part.amount
+if part.kind == 'g' then
+local live = grant_move(ctx, a, part.id, n, 'held', refund and 'remaining' or 'spent')
+if refund and not live then
+h.refundedToEndedCycle = h.refundedToEndedCycle + n
+end
+journal_source(ctx, refund and (live and 'refund' or 'refund_ended') or 'spend', n, a.cycle, h.id, 'g' .. part.id)
+elseif part.id == a.cycle then
+a.held = a.held - n
+if refund then
+a.balance = a.balance + n
+else
+a.spent = a.spent + n
+end
+a.journalGrant = journal_append(ctx, refund and 'refund' or 'spend', n, part.id, h.id, a.cycle, a.journalGrant)
+else
+redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. 'h', -n)
+redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. (refund and 'r' or 's'), n)
+if refund then
+h.refundedToEndedCycle = h.refundedToEndedCycle + n
+end
+a.journalGrant = journal_append(ctx, refund and 'refund_ended' or 'spend', n, part.id, h.id, a.cycle, a.journalGrant)
+end
+end`;
+
 export const hold_spend = String.raw`local function hold_spend(ctx, a, h, n)
 if n <= 0 then
+return
+end
+if h.sources ~= '' then
+for _, part in ipairs(grants_range(h.sources, h.spent, n)) do
+hold_part(ctx, a, h, part, false)
+end
+h.spent = h.spent + n
+history_add(ctx, 's', n)
 return
 end
 if h.cycleId == a.cycle then
@@ -93,6 +142,14 @@ end`;
 
 export const hold_refund = String.raw`local function hold_refund(ctx, a, h, n)
 if n <= 0 then
+return
+end
+if h.sources ~= '' then
+for _, part in ipairs(grants_range(h.sources, h.reserved - h.refunded - n, n, true)) do
+hold_part(ctx, a, h, part, true)
+end
+h.refunded = h.refunded + n
+history_add(ctx, 'r', n)
 return
 end
 if h.cycleId == a.cycle then
