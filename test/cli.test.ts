@@ -188,7 +188,20 @@ describe('the tollgate CLI', () => {
 
     it('grant adds a grant once per operation id; grants list shows the sources in spend order', async () => {
       const expiresAt = new Date(Date.now() + 7 * day).toISOString();
-      const args = ['grant', funded, '--amount', '100', '--kind', 'promotional', '--expires-at', expiresAt, '--reason', 'Spring promo', '--operation-id', 'promo_1'];
+      const args = [
+        'grant',
+        funded,
+        '--amount',
+        '100',
+        '--kind',
+        'promotional',
+        '--expires-at',
+        expiresAt,
+        '--reason',
+        'Spring promo',
+        '--operation-id',
+        'promo_1',
+      ];
       const first = await on(...args, '--json');
       expect(first.code).toBe(0);
       expect(JSON.parse(first.stdout)).toMatchObject({
@@ -241,7 +254,15 @@ describe('the tollgate CLI', () => {
       const plus = JSON.parse((await on('adjust', funded, '--amount=+20', '--reason', 'Goodwill', '--json')).stdout);
       expect(plus).toMatchObject({ ok: true, amount: 20, grantId: 'g3', sources: [{ grantId: 'g3', amount: 20 }], available: 650 });
       const minus = JSON.parse((await on('adjust', funded, '--amount=-110', '--reason', 'Duplicate promo', '--json')).stdout);
-      expect(minus).toMatchObject({ amount: -110, grantId: null, sources: [{ grantId: 'g1', amount: 100 }, { grantId: 'cycle:1', amount: 10 }], available: 540 });
+      expect(minus).toMatchObject({
+        amount: -110,
+        grantId: null,
+        sources: [
+          { grantId: 'g1', amount: 100 },
+          { grantId: 'cycle:1', amount: 10 },
+        ],
+        available: 540,
+      });
       const tooMuch = await on('adjust', funded, '--amount=-541', '--reason', 'Too much');
       expect(tooMuch.code).toBe(5);
       expect(tooMuch.stdout).toContain('540 credits available, 541 needed');

@@ -205,7 +205,10 @@ export async function grant(setup: Setup, subject: string, request: Omit<GrantRe
   const granted = (await tg.credits.grants(subject, { ended: true })).find((source) => source.grantId === outcome.grantId);
   return {
     value: { ...outcome, operationId, grant: granted ?? null },
-    text: [`${outcome.replayed ? 'already granted' : 'granted'} ${outcome.grantId} to ${subject} ${retryHint(operationId)}`, ...(granted ? [grantLine(granted)] : [])],
+    text: [
+      `${outcome.replayed ? 'already granted' : 'granted'} ${outcome.grantId} to ${subject} ${retryHint(operationId)}`,
+      ...(granted ? [grantLine(granted)] : []),
+    ],
   };
 }
 

@@ -126,7 +126,10 @@ function instantFlag(flag: string, value: string | undefined): number | undefine
 const since = (value: string | undefined) => instantFlag('since', value);
 
 function movement(flags: Flags): MovementOptions {
-  return { ...(flags.reason === undefined ? {} : { reason: flags.reason }), ...(flags['operation-id'] === undefined ? {} : { operationId: flags['operation-id'] }) };
+  return {
+    ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+    ...(flags['operation-id'] === undefined ? {} : { operationId: flags['operation-id'] }),
+  };
 }
 
 /** The command named by the positionals, to run once connected. */

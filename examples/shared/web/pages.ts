@@ -356,7 +356,12 @@ function usageView(usage: Usage) {
   };
 }
 
-const SOURCE_LABELS: Record<Grant['kind'], string> = { plan: 'Plan allowance', paid: 'Paid credits', promotional: 'Promotional credits', adjustment: 'Adjustment' };
+const SOURCE_LABELS: Record<Grant['kind'], string> = {
+  plan: 'Plan allowance',
+  paid: 'Paid credits',
+  promotional: 'Promotional credits',
+  adjustment: 'Adjustment',
+};
 
 /**
  * The account's sources of credits as the dashboard lists them: in the order they are spent

@@ -238,7 +238,15 @@ describe.each(ADAPTERS)('$name server: grants, adjustments and refunds', (adapte
     expect(await source(key, 'g1')).toMatchObject({ kind: 'adjustment', expires_at: null, reason: 'Goodwill after the outage' });
     // Same priority; the cycle expires and the adjustment never does, so the cycle is spent first.
     const minus = await h.admin(`/admin/accounts/${id}/adjustments`, { amount: -35, reason: 'Duplicate credit', operation_id: 'fix_1' });
-    expect(minus.body).toMatchObject({ amount: -35, grant_id: null, sources: [{ grant_id: 'cycle:1', amount: 30 }, { grant_id: 'g1', amount: 5 }], available: 45 });
+    expect(minus.body).toMatchObject({
+      amount: -35,
+      grant_id: null,
+      sources: [
+        { grant_id: 'cycle:1', amount: 30 },
+        { grant_id: 'g1', amount: 5 },
+      ],
+      available: 45,
+    });
     const tooMuch = await h.admin(`/admin/accounts/${id}/adjustments`, { amount: -46, reason: 'Too much' });
     refused(tooMuch, 402, 'insufficient_quota');
     expect(tooMuch.body.error).toMatchObject({ remaining: 45, needed: 46 });

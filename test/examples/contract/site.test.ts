@@ -189,10 +189,14 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
       remaining: /data-field="remaining">([^<]*)</.exec(row!)![1],
       expires: /data-field="expires">([^<]*)</.exec(row!)![1],
       status: /data-field="status">([^<]*)</.exec(row!)![1],
-      text: row!.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim(),
+      text: row!
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
     }));
     // The promotion expires first, then the cycle, then the paid pack (never); the pending grant is not in the order yet.
-    const date = (ms: number) => new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(ms);
+    const date = (ms: number) =>
+      new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(ms);
     expect(rows.map(({ text: _text, ...row }) => row)).toEqual([
       { grantId: 'g2', order: '1.', remaining: '99', expires: date(h.clock.now + 3 * day), status: 'active' },
       { grantId: 'cycle:1', order: '2.', remaining: '1,000', expires: date((await h.service.tollgate.usage(id)).cycle.end), status: 'active' },
