@@ -2,6 +2,7 @@
 // office grants (a top-up pack, a promotion that expires), voids, adjusts and refunds a charge
 // named by its request id; GET /api/v1/usage shows what is available and the sources in the
 // order they are spent; every bad body is a 4xx in the error body, never a 5xx.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS, ADMIN_TOKEN, type Harness, type Reply, startHarness } from './harness.ts';
 
@@ -257,6 +258,67 @@ describe.each(ADAPTERS)('$name server: grants, adjustments and refunds', (adapte
     const { id } = await h.account('starter');
     for (let i = 0; i < 16; i++) expect((await grant(id, { amount: 1, operation_id: `pack_${i}` })).status).toBe(201);
     refused(await grant(id, { amount: 1, operation_id: 'pack_16' }), 409, 'grant_limit_reached');
+  });
+
+  it('random credit requests, well formed or not: never a 5xx, errors in the error body, available is what the live sources have left', async () => {
+    const { id, key } = await h.account('starter');
+    const charges: string[] = [];
+    for (let i = 0; i < 3; i++) charges.push((await h.request(`/transcript/${VIDEO}`, { key })).headers.get('x-request-id')!);
+    const junk = fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: -3, max: 3 }), fc.double(), fc.boolean(), fc.constant(null), fc.constant([1]));
+    const instant = fc.oneof(
+      fc.integer({ min: -2 * DAY, max: 40 * DAY }).map((offset) => iso(h.clock.now + offset)),
+      fc.integer({ min: -DAY, max: 40 * DAY }).map((offset) => h.clock.now + offset),
+      junk,
+    );
+    const amount = fc.oneof(fc.integer({ min: -60, max: 60 }), junk);
+    const opId = fc.option(fc.constantFrom('op_a', 'op_b', 'op_c'), { nil: undefined });
+    const move = fc.oneof(
+      fc
+        .record(
+          {
+            amount,
+            kind: fc.oneof(fc.constantFrom('paid', 'promotional', 'adjustment'), junk),
+            priority: fc.oneof(fc.integer({ min: 0, max: 60 }), junk),
+            effective_at: instant,
+            expires_at: instant,
+            reason: fc.string({ maxLength: 12 }),
+            operation_id: opId,
+          },
+          { requiredKeys: [] },
+        )
+        .map((body) => ({ route: 'grants', body })),
+      fc
+        .record(
+          { grant: fc.constantFrom('g1', 'g2', 'g3', 'cycle:1', 'x'), reason: fc.string({ maxLength: 12 }), operation_id: opId },
+          { requiredKeys: ['grant'] },
+        )
+        .map(({ grant, ...body }) => ({ route: `grants/${grant}/void`, body })),
+      fc
+        .record({ amount, reason: fc.oneof(fc.string({ maxLength: 12 }), junk), operation_id: opId }, { requiredKeys: [] })
+        .map((body) => ({ route: 'adjustments', body })),
+      fc.record({ charge: fc.integer({ min: 0, max: 3 }), amount: fc.option(amount, { nil: undefined }), operation_id: opId }).map(({ charge, ...body }) => ({
+        route: 'refunds',
+        body: { ...body, request_id: charges[charge] ?? 'req_none' },
+      })),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(move, fc.integer({ min: 0, max: 3 * DAY })), { minLength: 1, maxLength: 6 }), async (moves) => {
+        for (const [{ route, body }, later] of moves) {
+          const reply = await h.admin(`/admin/accounts/${id}/${route}`, body);
+          expect(reply.status, reply.text).toBeLessThan(500);
+          if (reply.status >= 400)
+            expect(reply.body).toMatchObject({ error: { type: expect.any(String), message: expect.any(String) }, request_id: expect.any(String) });
+          h.clock.advance(later);
+        }
+        const { credits, grants } = await usage(key);
+        const live = grants.filter((g: { status: string }) => g.status === 'active' || g.status === 'used');
+        expect(credits.available).toBe(live.reduce((sum: number, g: { remaining: number }) => sum + g.remaining, 0));
+        for (const g of grants) {
+          expect(g.remaining + g.spent + g.held + g.expired + g.voided + g.refunded_after_end, g.grant_id).toBe(g.amount);
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 
   describe('bad input is a 4xx in the error body, never a 5xx', () => {
