@@ -68,6 +68,7 @@ describe.each([
   ['Per-key limits', 'recipes/keyLimits.ts'],
   ['Concurrency limits', 'recipes/inFlight.ts'],
   ['Plan edits', 'recipes/planEdit.ts'],
+  ['Grants and top-ups', 'recipes/grants.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -164,6 +165,13 @@ describe('README examples run as written', () => {
 
   it('plan edits: a limit raised from 5 to 500 reaches the account at its next admit, its count kept', async () => {
     expect((await run('recipes/planEdit.ts')).trim()).toBe('500 498');
+  });
+
+  it('grants: the promotion that expires first pays the charge; the refund goes back to it; 11,500 available', async () => {
+    const lines = (await run('recipes/grants.ts')).trim();
+    expect(lines).toMatch(/^\[ \{ grantId: 'g2', amount: 20 \} \]\n/);
+    expect(lines).toMatch(/\{\s+ok: true,\s+refunded: 20,\s+sources: \[ \{ grantId: 'g2', amount: 20 \} \],\s+replayed: false\s+\}/);
+    expect(lines.split('\n').at(-1)).toBe('11500');
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

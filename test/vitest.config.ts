@@ -35,6 +35,7 @@ const ON_CLUSTER = [
   'test/examples/contract/mcp.test.ts',
   'test/examples/contract/worker.test.ts',
   'test/examples/contract/failedAuth.test.ts',
+  'test/examples/contract/grants.test.ts',
 ];
 
 // The public-API suites run against both Redis clients and the memory tollgate
