@@ -12,11 +12,10 @@
  * never taken for a comment. Pure: the source comes in, the compiled text goes out.
  */
 
+import { LuaCompileError } from './luaCompileError.ts';
 import { needsSpace, renameLocals } from './minify.ts';
 
-export class LuaCompileError extends Error {
-  override readonly name = 'LuaCompileError';
-}
+export { LuaCompileError } from './luaCompileError.ts';
 
 type TokenKind = 'name' | 'number' | 'string' | 'comment' | 'symbol' | 'newline' | 'space';
 

@@ -10,7 +10,7 @@
  * a field after `.` or `:`, a table constructor's `name =` key, and anything inside a string.
  * A small Lua 5.1 parser finds what each name is; the text between names is left to the caller.
  */
-import { LuaCompileError } from './compile.ts';
+import { LuaCompileError } from './luaCompileError.ts';
 
 /** A lexed token, as compile.ts makes them. */
 export interface MinifyToken {
