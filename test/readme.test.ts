@@ -1,9 +1,9 @@
-// The README's code is the code the tests run: each of its full examples is an example file
-// (examples/quickstart.ts, examples/recipes/*.ts) copied word for word, and each file runs
-// against the test Redis with `tollgate` resolved to this source tree and says what the README
-// says it prints.
+// The README's code, and the recipes the docs/ pages took over from it, are the code the tests
+// run: each full example is an example file (examples/quickstart.ts, examples/recipes/*.ts)
+// copied word for word, and each file runs against the test Redis with `tollgate` resolved to
+// this source tree and says what the page says it prints.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -13,12 +13,15 @@ import { redisUrl } from './helpers/redis.ts';
 const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** The first ```ts (or ```sh) block after a heading. */
-function blockUnder(heading: string, language = 'ts'): string {
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README has no "## ${heading}"`);
-  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(at));
-  if (!match) throw new Error(`README has no \`\`\`${language} block under "## ${heading}"`);
+/** The first ```ts (or ```sh) block after a `## heading` of a page (README.md, or docs/<page>.md). */
+function blockUnder(page: string, heading: string, language = 'ts'): string {
+  const text = readFileSync(join(root, page), 'utf8');
+  const at = text.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`${page} has no "## ${heading}"`);
+  const end = text.indexOf('\n## ', at + 1);
+  const section = text.slice(at, end < 0 ? undefined : end);
+  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section);
+  if (!match) throw new Error(`${page} has no \`\`\`${language} block under "## ${heading}"`);
   return match[1]!;
 }
 
@@ -59,37 +62,65 @@ async function run(file: string): Promise<string> {
 }
 
 describe.each([
-  ['Quick start', 'quickstart.ts'],
-  ['Limits for any subject', 'recipes/limits.ts'],
-  ['Holds', 'recipes/llm.ts'],
-  ['In memory', 'recipes/memory.ts'],
-  ['Token buckets', 'recipes/bucket.ts'],
-  ['Overrides', 'recipes/override.ts'],
-  ['Per-key limits', 'recipes/keyLimits.ts'],
-  ['Concurrency limits', 'recipes/inFlight.ts'],
-  ['Plan edits', 'recipes/planEdit.ts'],
-  ['Grants and top-ups', 'recipes/grants.ts'],
-])('README "%s"', (heading, file) => {
+  ['README.md', 'Quick start', 'quickstart.ts'],
+  ['README.md', 'Holds', 'recipes/llm.ts'],
+  ['README.md', 'Grants and top-ups', 'recipes/grants.ts'],
+  ['docs/limits.md', 'Limits for any subject', 'recipes/limits.ts'],
+  ['docs/limits.md', 'Token buckets', 'recipes/bucket.ts'],
+  ['docs/limits.md', 'Overrides', 'recipes/override.ts'],
+  ['docs/limits.md', 'Per-key limits', 'recipes/keyLimits.ts'],
+  ['docs/limits.md', 'Concurrency limits', 'recipes/inFlight.ts'],
+  ['docs/limits.md', 'Plan edits', 'recipes/planEdit.ts'],
+  ['docs/memory.md', 'What it is for', 'recipes/memory.ts'],
+])('%s "%s"', (page, heading, file) => {
   it(`is examples/${file}, word for word`, () => {
-    expect(blockUnder(heading)).toBe(exampleBody(file));
+    expect(blockUnder(page, heading)).toBe(exampleBody(file));
   });
 });
 
 // The adapters' and failure modes' sections show an example's core lines, word for word and in
 // order; the example around them runs.
 describe.each([
-  ['Fastify', 'recipes/fastify.ts'],
-  ['Hono', 'recipes/hono.ts'],
-  ['When Redis is down', 'recipes/storeError.ts'],
-])('README "%s"', (heading, file) => {
+  ['docs/http.md', 'Fastify', 'recipes/fastify.ts'],
+  ['docs/http.md', 'Hono', 'recipes/hono.ts'],
+  ['docs/reliability.md', 'When Redis is down', 'recipes/storeError.ts'],
+])('%s "%s"', (page, heading, file) => {
   it(`shows lines of examples/${file}, word for word`, () => {
-    expect(linesNotIn(blockUnder(heading), file)).toEqual([]);
+    expect(linesNotIn(blockUnder(page, heading), file)).toEqual([]);
   });
 });
 
-describe('README examples run as written', () => {
+describe('README', () => {
+  it('links only files the repository holds, and docs/ anchors that exist', () => {
+    const broken: string[] = [];
+    for (const [, target, anchor] of readme.matchAll(/\]\(((?:docs\/)?[A-Za-z-]+\.md)(?:#([a-z0-9-]+))?\)/g)) {
+      const path = join(root, target!);
+      if (!existsSync(path)) broken.push(target!);
+      else if (anchor && ![...readFileSync(path, 'utf8').matchAll(/^#+\s+(.+)$/gm)].some((h) => slug(h[1]!) === anchor)) broken.push(`${target}#${anchor}`);
+    }
+    expect(readme).toContain('](docs/limits.md)');
+    expect(broken).toEqual([]);
+  });
+
+  it('gives the command that starts the example server and the one that runs the tests', () => {
+    const commands = blockUnder('README.md', 'Working on tollgate', 'sh');
+    expect(commands).toMatch(/^npm start\s/m);
+    expect(commands).toMatch(/^npm test\s/m);
+  });
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
+}
+
+describe('README and docs/ examples run as written', () => {
   it('quick start: a key checked with the admit and the pre-check, then a charge of 1 from 1,000', async () => {
-    expect(blockUnder('Quick start').trim().split('\n').length).toBeLessThanOrEqual(22);
+    expect(blockUnder('README.md', 'Quick start').trim().split('\n').length).toBeLessThanOrEqual(22);
     expect(quickStartPrints()).toContain("available: 999, sources: [ { grantId: 'cycle:1', amount: 1 } ]");
     expect(oneLine(await run('quickstart.ts'))).toBe(quickStartPrints());
   });
@@ -123,7 +154,7 @@ describe('README examples run as written', () => {
       env: { ...process.env, REDIS_URL: redisUrl() },
     });
     const outputs: string[] = [];
-    for (const line of blockUnder('Operator CLI', 'sh').trim().split('\n')) {
+    for (const line of blockUnder('docs/operations.md', 'Operator CLI', 'sh').trim().split('\n')) {
       const [npx, bin, ...args] = line.split(/\s+/);
       expect([npx, bin]).toEqual(['npx', 'tollgate']);
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], {
