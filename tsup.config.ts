@@ -30,8 +30,10 @@ export default defineConfig(() => {
   return {
     entry: { ...ENTRIES, ...BIN },
     format: ['cjs'],
-    // Constructors that take the internal Context are @internal: hosts get these objects from
-    // createTollgate, and the declarations name no private type.
+    // Constructors that take the internal Context (or the model's ModelCore) are @internal:
+    // hosts get these objects from createTollgate (or TollgateModel), and the declarations name
+    // no private type. A comment before a file's imports is kept with them, so a file opens
+    // with a // comment unless it is an entry whose @module comment TypeDoc reads.
     dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
     clean: false,
     // A sourcemap would point at src/, which is not shipped, or embed it again.

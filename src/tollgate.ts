@@ -1,7 +1,5 @@
-/**
- * createTollgate: validates the host's options once and wires the concept modules to one
- * script runner. Everything a server needs hangs off the returned object.
- */
+// createTollgate: validates the host's options once and wires the concept modules to one
+// script runner. Everything a server needs hangs off the returned object.
 import { Accounts } from './accounts.ts';
 import { Keys } from './apiKeys.ts';
 import { makeContext } from './context.ts';

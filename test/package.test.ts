@@ -162,6 +162,18 @@ describe('packed package', () => {
     expect(shipped.some((text) => text.includes('"validateWindows"'))).toBe(false);
   });
 
+  it("ships no declaration comment that documents nothing: a file's opening comment is a // comment, an entry's @module excepted", () => {
+    const loose = packed.files
+      .filter((f) => f.path.endsWith('.d.cts'))
+      .flatMap((f) =>
+        [...readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8').matchAll(/\/\*\*(?:(?!\*\/)[\s\S])*\*\/\n\n/g)]
+          .map((m) => m[0])
+          .filter((comment) => !comment.includes('@module'))
+          .map((comment) => `${f.path}: ${comment.split('\n')[1] ?? comment}`),
+      );
+    expect(loose).toEqual([]);
+  });
+
   it('gives every error class, minified, instances with its own `name` and a `code`, under import and require', async () => {
     // Each class is built with the same placeholder arguments; its instance names itself.
     const check = (errors: string) => `const e = ${errors}; const out = {};

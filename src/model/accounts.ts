@@ -1,7 +1,5 @@
-/**
- * Accounts in the reference model (docs/concepts.md): created on a plan with their first
- * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
- */
+// Accounts in the reference model (docs/concepts.md): created on a plan with their first
+// cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
 import type {
   AccountPage,
   AccountSnapshot,
@@ -37,6 +35,7 @@ function limitsOf(plan: Plan & { name: string }): AccountLimits {
 
 /** As tollgate.accounts: create, startCycle, changePlan, limits, endedCycles, inspect. */
 export class ModelAccounts {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Opens an account on a plan with its first cycle; AccountExistsError when it has one. */

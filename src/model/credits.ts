@@ -1,7 +1,5 @@
-/**
- * Credits in the reference model (docs/credits.md): charges, the per-day history and the
- * journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
- */
+// Credits in the reference model (docs/credits.md): charges, the per-day history and the
+// journal a cycle reconciles with. Holds move credits through `journal` and `recordHistory`.
 import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type ChargeRequest, type DayUsage, type Reconciliation } from '../rules/credits.ts';
 import { GrantNotFoundError, operationReused } from '../errors.ts';
 import {
@@ -79,6 +77,7 @@ function earlierUse(a: ModelAccount, operationId: string, terms: string, now: nu
 
 /** As tollgate.credits: charge, reconcile, history, grant, voidGrant, grants, adjust, refund. */
 export class ModelCredits {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** required + min(optional, available - required) drawn in spend order, once per operation id. */

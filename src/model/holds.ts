@@ -129,6 +129,7 @@ export function publicHold(h: ModelHold): Hold {
 
 /** As tollgate.holds: open, openBudget, settle, spend, finish, cancel, get, list, sweep, sweepSubject. */
 export class ModelHolds {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Reserves items x (required + optional) credits within the plan's cap and maxItems. */

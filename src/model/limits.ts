@@ -37,6 +37,7 @@ export interface KeyWindows {
 
 /** As tollgate.limits: admit, peek, reset. */
 export class ModelLimits {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Counts a request of `cost` in every window of the surface, with the credit pre-check; a denial counts nothing. */

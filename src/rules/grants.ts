@@ -1,8 +1,6 @@
-/**
- * Grants' rules (docs/grants.md): the sources credits are drawn from, their spend order, and
- * the checks and outcomes of grant, voidGrant, adjust and refund. Shared by the tollgate on
- * Redis, tollgate/model and the memory tollgate; no Redis here.
- */
+// Grants' rules (docs/grants.md): the sources credits are drawn from, their spend order, and
+// the checks and outcomes of grant, voidGrant, adjust and refund. Shared by the tollgate on
+// Redis, tollgate/model and the memory tollgate; no Redis here.
 import { InvalidInputError } from '../errors.ts';
 import { count, instant, MAX_ALLOWANCE, oneOf, printableKey } from './validate.ts';
 

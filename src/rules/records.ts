@@ -1,7 +1,5 @@
-/**
- * The records as the library reports them: holds, cycles, an account's plan numbers and its
- * credits. src/records.ts turns the scripts' replies into these shapes.
- */
+// The records as the library reports them: holds, cycles, an account's plan numbers and its
+// credits. src/records.ts turns the scripts' replies into these shapes.
 import type { CreditSource } from './grants.ts';
 import type { SurfaceWindows } from './windows.ts';
 
