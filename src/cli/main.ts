@@ -31,46 +31,43 @@ import {
 import type { GrantKind } from '../rules/grants.ts';
 import { connect, type Connection } from './connect.ts';
 
-const HELP = `tollgate: look at and manage tollgate's state in Redis
-
-Usage: tollgate <command> [arguments] [options]
+const HELP = `Usage: tollgate <command> [arguments] [options]
+Looks at and manages tollgate's state in Redis.
 
 Commands:
-  inspect <subject>            plan, windows with their counts, credits, holds, keys (no secrets)
-  usage <subject>              the quota state on a surface (--surface, default api)
-  history <subject>            credits spent and refunded per day (--days, default 30)
-  reconcile <subject>          the journal added up against the stored credits (exit 4 if they differ)
-  journal <subject>            the credit movements (--since <ms or ISO date>, --format text|json|csv)
-  keys list <subject>          the subject's API keys, without secrets
-  keys issue <subject>         a new key, printed once (--name, --ttl <ms>, --surfaces a,b)
-  keys revoke <subject> <id>   revokes a key (exit 3 if there is none)
-  grants list <subject>        the sources of credits in spend order (--ended adds ended ones)
-  grant <subject>              adds a grant: --amount n [--kind paid|promotional|adjustment]
-                               [--priority p] [--effective-at t] [--expires-at t] [--reason r]
-  void <subject> <grantId>     voids what is left of a grant [--reason r]
-  adjust <subject>             --amount=+n adds credits, --amount=-n takes them; --reason r
-  refund <subject> <charge>    returns a charge, named by its operation id, to the sources that
-                               paid it [--amount n, default all that is left] [--reason r]
-  accounts list                every account under the prefix (a SCAN of each server)
-  sweep                        ends lapsed holds, with their refunds
+  inspect <subject>           plan, windows and counts, credits, holds, keys (no secrets)
+  usage <subject>             quota state on --surface (default api)
+  history <subject>           credits spent and refunded per day (--days, default 30)
+  reconcile <subject>         the journal against the stored credits (exit 4 if they differ)
+  journal <subject>           credit movements (--since t, --format text|json|csv)
+  keys list <subject>         API keys, without secrets
+  keys issue <subject>        a new key, printed once (--name, --ttl ms, --surfaces a,b)
+  keys revoke <subject> <id>  revokes a key
+  grants list <subject>       sources of credits in spend order (--ended adds ended ones)
+  grant <subject>             --amount n [--kind paid|promotional|adjustment] [--priority p]
+                              [--effective-at t] [--expires-at t] [--reason r]
+  void <subject> <grantId>    voids what is left of a grant [--reason r]
+  adjust <subject>            --amount=+n adds credits, --amount=-n takes them; --reason r
+  refund <subject> <charge>   returns a charge (its operation id) to the sources that paid
+                              [--amount n, default all that is left] [--reason r]
+  accounts list               every account under the prefix (SCAN of each server)
+  sweep                       ends lapsed holds, with their refunds
 
 Options:
-  --redis <url>       the Redis to use (default: the REDIS_URL environment variable)
-  --cluster           the URL is a node of a Redis Cluster
-  --prefix <prefix>   the deployment's key prefix (default tg)
-  --key-prefix <p>    the API keys' prefix (default tgk)
-  --client <name>     node-redis or ioredis (default: node-redis when installed, else ioredis)
-  --grants-max <n>    the deployment's createTollgate grants.max (default 16)
-  --json              print JSON only on stdout (messages go to stderr)
-  --help              print this help
+  --redis <url>      default: REDIS_URL
+  --cluster          the URL is a node of a Redis Cluster
+  --prefix <p>       the deployment's key prefix (default tg)
+  --key-prefix <p>   the API keys' prefix (default tgk)
+  --client <name>    node-redis or ioredis (default: node-redis if installed)
+  --grants-max <n>   createTollgate's grants.max (default 16)
+  --json             only JSON on stdout (messages on stderr)
+  --help             this help
 
-grant, void, adjust and refund take --operation-id <id>: the same id again applies once.
-Without one a new id is made and printed, to run the command again with. Instants (t) are
-ms since the epoch or ISO dates.
+grant, void, adjust and refund take --operation-id <id>: the same id applies once; without
+one, a new id is made and printed. t: ms since the epoch or an ISO date.
 
-Exit codes: 0 done, 1 failure (Redis unreachable, ...), 2 bad command line, 3 no such
-account, key, grant or charge, 4 reconcile found a difference, 5 a credit movement refused
-(the grant limit, too few credits available, more than is left of a charge).
+Exit codes: 0 done, 1 failure, 2 bad command line, 3 no such account, key, grant or charge,
+4 reconcile found a difference, 5 credit movement refused.
 `;
 
 const OPTIONS = {
