@@ -117,13 +117,17 @@ local charged = required + math.min(optional, available - required)
 available = available - charged
 -- The amount as text once: the journal, the history and the operation all write it.
 local chargedText = tostring(charged)
-local sources
+local sources, reply
 if not order then
   balance = balance - charged
   spent = spent + charged
   redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
-  sources = charged > 0 and 'c' .. cycle .. '=' .. chargedText or '-'
+  -- All from the cycle: the reply is built as is, with no drawn list to read back.
+  reply = { CODE.OK, charged, balance, required, available }
+  sources = '-'
   if charged > 0 then
+    sources = 'c' .. cycle .. '=' .. chargedText
+    reply[6], reply[7] = 'cycle:' .. cycle, charged
     journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   end
 else
@@ -137,4 +141,4 @@ end
 if charged > 0 then
   history_add(ctx, 's', charged, chargedText)
 end
-return grants_sources_reply({ CODE.OK, charged, balance, required, available }, sources)
+return reply or grants_sources_reply({ CODE.OK, charged, balance, required, available }, sources)

@@ -133,29 +133,32 @@ end
 local y=f+math.min(g,t-f)
 t=t-y
 local z=tostring(y)
-local aa
+local aa,ab
 if not q then
 m=m-y
 n=n+y
 redis.call('HSET',b.accountKey,'b',m,'s',n)
-aa=y>0 and'c'..o..'='..z or'-'
+ab={0,y,m,f,t}
+aa='-'
 if y>0 then
+aa='c'..o..'='..z
+ab[6],ab[7]='cycle:'..o,y
 E(b,'charge',z,o,h,o,p)
 end
 else
 aa,m=a(b,q,m,n,y,r,o,p,h)
 end
 if h~=''then
-local ab=string.format('%d',b.now)
+local ac=string.format('%d',b.now)
 O(c,v,i,
-ab..' '..z..' '..x..' 0 '..aa..j,b.now,k,ab)
+ac..' '..z..' '..x..' 0 '..aa..j,b.now,k,ac)
 end
 if y>0 then
 K(b,'s',y,z)
 end
-return J({0,y,m,f,t},aa)`;
+return ab or J({0,y,m,f,t},aa)`;
 
-const SHA1 = "437237d1233f177b8a14cac59bedeb8fb81ffb7d";
+const SHA1 = "0f6545d159a556094f992ce465364f1f210e43d6";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {
