@@ -30,18 +30,21 @@ export default defineConfig(() => {
   return {
     entry: { ...ENTRIES, ...BIN },
     format: ['cjs'],
-    // Constructors that take the internal Context are @internal: hosts get these objects from
-    // createTollgate, and the declarations name no private type.
+    // Constructors that take the internal Context (or the model's ModelCore) are @internal:
+    // hosts get these objects from createTollgate (or TollgateModel), and the declarations name
+    // no private type. A comment before a file's imports is kept with them, so a file opens
+    // with a // comment unless it is an entry whose @module comment TypeDoc reads.
     dts: { entry: ENTRIES, compilerOptions: { stripInternal: true } },
     clean: false,
     // A sourcemap would point at src/, which is not shipped, or embed it again.
     sourcemap: false,
-    // Minified, names included: about 7 KB packed less than whitespace only. keepNames (about
-    // 3 KB packed) gives functions and classes their source names back: fn.name, a class's name
-    // (TollgateError.name) and a function's frame in a stack trace (`at validateWindows`); a
-    // method's frame names its class by the minified name (`at ye.open`).
+    // Minified: about 7 KB packed less than whitespace only. Without keepNames (which would add
+    // about 3.8 KB packed), functions and classes keep only their minified names (fn.name, a
+    // class's own .name, a stack frame: `at ye`). What a host reads is not a source name: every
+    // error class sets its instances' `name` in a field (`error.name === "InvalidInputError"`)
+    // beside its stable `code`, and instanceof works on the classes themselves (docs/errors.md#error-classes).
     minify: true,
-    keepNames: true,
+    keepNames: false,
     // Rollup, not tsup's default (sucrase), turns the split ESM chunks into CommonJS: sucrase also
     // lowers optional chaining, ?? and class fields into helpers (20 KB unpacked, 3.5 KB packed)
     // and emits broken code for minified class fields. esbuild has tree-shaken already: rollup's

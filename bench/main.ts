@@ -7,7 +7,7 @@
  *   BENCH_SECONDS=3          measured time per cell       BENCH_WARMUP=1   warm-up per cell
  *   BENCH_QUICK=1            0.5 s cells, 10,000 accounts for memory (a smoke run)
  *   BENCH_CONCURRENCY=1,16,64                             BENCH_MEMORY_ACCOUNTS=100000
- *   BENCH_ONLY=requests,holds,http,memory,inprocess,events (sections)   BENCH_OUT=bench/results
+ *   BENCH_ONLY=requests,holds,grants,http,memory,inprocess,events (sections)   BENCH_OUT=bench/results
  *   BENCH_HTTP_ROWS=hono,expressMiddleware,...   only these rows of the http section (keys of HTTP_SCENARIO)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -37,6 +37,7 @@ import {
   type HttpTarget,
 } from './scenarios/http.ts';
 import { measureEventDelivery } from './scenarios/events.ts';
+import { grantsScenarios, type GrantsKey } from './scenarios/grants.ts';
 import { holdScenarios, type HoldKey } from './scenarios/holds.ts';
 import { inProcessScenarios, type InProcessKey } from './scenarios/inprocess.ts';
 import { measureMemory } from './scenarios/memory.ts';
@@ -50,7 +51,7 @@ const config = {
   concurrency: (env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number),
   memoryAccounts: Number(env.BENCH_MEMORY_ACCOUNTS ?? (quick ? 10_000 : 100_000)),
 };
-const sections = new Set((env.BENCH_ONLY ?? 'requests,holds,http,memory,inprocess,events').split(','));
+const sections = new Set((env.BENCH_ONLY ?? 'requests,holds,grants,http,memory,inprocess,events').split(','));
 const outDir = path.resolve(env.BENCH_OUT ?? fileURLToPath(new URL('./results', import.meta.url)));
 const command = [
   ...Object.entries(env)
@@ -94,6 +95,24 @@ const HOLD_ORDER: ReadonlyArray<readonly [HoldKey, number]> = [
   ['rawOpen', 2],
   ['reserve01', 2],
 ];
+// Before and after grants side by side, then again, so drift and noise show in the ratios.
+const GRANTS_ORDER: ReadonlyArray<readonly [GrantsKey, number]> = [
+  ['chargeBefore', 1],
+  ['charge0', 1],
+  ['charge1', 1],
+  ['charge16', 1],
+  ['charge64', 1],
+  ['admitBefore', 1],
+  ['admit0', 1],
+  ['admit1', 1],
+  ['admit64', 1],
+  ['chargeBefore', 2],
+  ['charge0', 2],
+  ['charge64', 2],
+  ['admitBefore', 2],
+  ['admit0', 2],
+  ['admit64', 2],
+];
 
 const IN_PROCESS_ORDER: ReadonlyArray<readonly [InProcessKey, number]> = [
   ['memoryAdmit', 1],
@@ -106,6 +125,7 @@ const IN_PROCESS_ORDER: ReadonlyArray<readonly [InProcessKey, number]> = [
 let cellsPlanned =
   (sections.has('requests') ? CLIENT_NAMES.length * config.concurrency.length * REQUEST_ORDER.length : 0) +
   (sections.has('holds') ? CLIENT_NAMES.length * config.concurrency.length * HOLD_ORDER.length : 0) +
+  (sections.has('grants') ? CLIENT_NAMES.length * config.concurrency.length * GRANTS_ORDER.length : 0) +
   (sections.has('inprocess') ? config.concurrency.length * IN_PROCESS_ORDER.length : 0);
 let cellsDone = 0;
 
@@ -170,7 +190,7 @@ async function main(): Promise<void> {
   try {
     results.machine.redis = await serverVersion(admin);
     for (const name of CLIENT_NAMES) {
-      if (!sections.has('requests') && !sections.has('holds')) break;
+      if (!sections.has('requests') && !sections.has('holds') && !sections.has('grants')) break;
       const client = await connect(name, server.url);
       try {
         if (sections.has('requests')) {
@@ -184,6 +204,12 @@ async function main(): Promise<void> {
           const scenarios = await holdScenarios(client, admin);
           for (const c of config.concurrency) {
             for (const [key, run] of HOLD_ORDER) results.rows.push(await runRedisCell(admin, client, 'holds', key, scenarios[key], run, c));
+          }
+        }
+        if (sections.has('grants')) {
+          const scenarios = await grantsScenarios(client, admin);
+          for (const c of config.concurrency) {
+            for (const [key, run] of GRANTS_ORDER) results.rows.push(await runRedisCell(admin, client, 'grants', key, scenarios[key], run, c));
           }
         }
       } finally {
@@ -228,7 +254,7 @@ async function main(): Promise<void> {
         results.memory = await measureMemory(admin, client, config.memoryAccounts);
         const mem = results.memory;
         console.log(
-          `memory: ${mem.perAccount.toFixed(0)} B/idle account, ${mem.perFirstKey.toFixed(0)} B first key, ${mem.perSecondKey.toFixed(0)} B second key, ${mem.perCharge.toFixed(0)} B/charge`,
+          `memory: ${mem.perAccount.toFixed(0)} B/idle account, ${mem.perFirstKey.toFixed(0)} B first key, ${mem.perSecondKey.toFixed(0)} B second key, ${mem.perCharge.toFixed(0)} B/charge; grants: idle account hash ${mem.idleAccountHash?.toFixed(0)} B, first grant +${mem.perFirstGrant?.toFixed(0)} B, each further +${mem.perGrant?.toFixed(0)} B`,
         );
       } finally {
         await client.close();

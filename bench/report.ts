@@ -32,7 +32,8 @@ function table(head: string[], rows: string[][]): string {
 
 const label = (r: Row) => `${r.name}${r.run > 1 ? ` #${r.run}` : ''}`;
 const verdict = (met: boolean | undefined) => (met === undefined ? '–' : met ? 'met' : '**missed**');
-const amount = (t: Pick<Target, 'unit'>, v: number | undefined) => (v === undefined ? '–' : t.unit === 'B' ? `${v.toFixed(0)} B` : `${v.toFixed(2)}×`);
+const amount = (t: Pick<Target, 'unit'>, v: number | undefined) =>
+  v === undefined ? '–' : t.unit === 'B' ? `${v.toFixed(0)} B` : t.unit === 'µs' ? `${v >= 0 ? '+' : ''}${v.toFixed(2)} µs` : `${v.toFixed(2)}×`;
 const before = (t: Target) => (t.before ? `${amount(t, t.before.value)}${t.before.note ? ` (${t.before.note})` : ''}` : '–');
 
 // ---------- markdown ----------
@@ -104,10 +105,19 @@ export function markdown(results: Results): string {
     parts.push(table(['scenario', 'c', 'ops/s', 'p50 ms', 'p99 ms', 'CPU µs/op', 'ops/s × RateLimiterMemory', 'ops/s × Redis admit (node-redis)'], lines));
   }
 
-  for (const section of ['requests', 'holds'] as const) {
-    const title = section === 'requests' ? 'Per-request calls' : 'Holds';
+  const titles = { requests: 'Per-request calls', holds: 'Holds', grants: 'Credit grants on the hot path' } as const;
+  for (const section of ['requests', 'holds', 'grants'] as const) {
+    const title = titles[section];
     for (const client of clientsIn(results, section)) {
       parts.push('', `## ${title}, ${client}`, '');
+      if (section === 'grants') {
+        parts.push(
+          "charge 1 and admit + pre-check by raw FCALL, the library's own command (a fresh operation id per charge), on accounts without grants and " +
+            'on accounts holding 1, 16 or 64 live grants of priority 10, so the first source in the spend order (a grant) pays. *Before grants* is ' +
+            'the same command sent to charge and admit as they were before grants (bench/fixtures/beforeGrants.ts), loaded beside them.',
+          '',
+        );
+      }
       if (section === 'holds') {
         parts.push(
           'tg.holds.open runs two scripts per opening (openHold.lua and the sweep index mark, side by side); openHold.lua by raw EVALSHA is the ' +
@@ -120,6 +130,8 @@ export function markdown(results: Results): string {
         const floorUs = pooledUsPerCall(rowsOf(results, section, 'floor', client, c));
         const reserveUs = pooledUsPerCall(rowsOf(results, section, 'reserve01', client, c));
         const rlf = meanOps(rowsOf(results, section, 'rlf', client, c));
+        const beforeUs = (key: string) => pooledUsPerCall(rowsOf(results, section, key.startsWith('charge') ? 'chargeBefore' : 'admitBefore', client, c));
+        const noneUs = (key: string) => pooledUsPerCall(rowsOf(results, section, key.startsWith('charge') ? 'charge0' : 'admit0', client, c));
         for (const { key } of keysIn(results, section)) {
           for (const r of rowsOf(results, section, key, client, c)) {
             const perCall = usPerCall(r);
@@ -136,13 +148,20 @@ export function markdown(results: Results): string {
               us(r.redisCpuUsPerOp),
             ];
             if (section === 'requests') row.push(x(div(perCall, floorUs)), x(div(r.m.opsPerSec, rlf)));
-            else row.push(x(div(r.scriptUsec === undefined ? undefined : r.scriptUsec / r.m.ops, reserveUs)));
+            else if (section === 'grants') {
+              const none = noneUs(r.key);
+              row.push(
+                x(div(perCall, beforeUs(r.key))),
+                perCall === undefined || none === undefined ? '–' : `${perCall >= none ? '+' : ''}${(perCall - none).toFixed(1)}`,
+              );
+            } else row.push(x(div(r.scriptUsec === undefined ? undefined : r.scriptUsec / r.m.ops, reserveUs)));
             lines.push(row);
           }
         }
       }
       const head = ['scenario', 'c', 'ops/s', 'p50 ms', 'p99 ms', 'script µs/call', 'scripts/op', 'script µs/op', 'client CPU µs/op', 'Redis CPU µs/op'];
       if (section === 'requests') head.push('script µs × floor', 'ops/s × rate-limiter-flexible');
+      else if (section === 'grants') head.push('script µs × before grants', 'script µs − no grants (cell mean)');
       else head.push('script µs/op × 0.1 reserveJob');
       parts.push(table(head, lines));
     }
@@ -218,6 +237,13 @@ export function markdown(results: Results): string {
             `per charge: journal entry, per-day history, recent ids (${m.chargesPerAccount} charges on each of ${int(m.chargeAccounts)} accounts)`,
             m.perCharge.toFixed(0),
           ],
+          ...(m.perGrant === undefined
+            ? []
+            : [
+                [`account hash of an idle account without grants or keys (MEMORY USAGE, mean of ${int(m.grantAccounts!)})`, m.idleAccountHash!.toFixed(0)],
+                [`first live grant, in the account hash (order, sum, next roll and its two fields)`, m.perFirstGrant!.toFixed(0)],
+                [`each further live grant, in the account hash (grants 2 to ${m.grantsPerAccount})`, m.perGrant.toFixed(0)],
+              ]),
         ],
       ),
     );
@@ -253,7 +279,7 @@ export function summary(results: Results): string {
   }
   const top = topConcurrency(results);
   lines.push(`ops/s at c=${top} (mean of runs):`);
-  for (const section of ['requests', 'holds', 'http', 'inprocess'] as const) {
+  for (const section of ['requests', 'holds', 'grants', 'http', 'inprocess'] as const) {
     for (const client of clientsIn(results, section)) {
       for (const { key, name } of keysIn(results, section)) {
         const ops = meanOps(rowsOf(results, section, key, client, top));

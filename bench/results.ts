@@ -4,7 +4,7 @@ import type { EventsResult } from './scenarios/events.ts';
 import type { Measurement } from './measure.ts';
 
 /** inprocess: limits in this process's memory, no Redis (client "memory"). */
-export type Section = 'requests' | 'holds' | 'http' | 'inprocess';
+export type Section = 'requests' | 'holds' | 'grants' | 'http' | 'inprocess';
 
 export interface Row {
   section: Section;

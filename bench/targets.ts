@@ -13,6 +13,11 @@
  *   telemetry: admit's client CPU with the API and no SDK <= 1.1x telemetry: false;
  *   in memory: admit ops/s >= 1.0x RateLimiterMemory consume and >= 10x the Redis admit
  *     (node-redis), at each judged c.
+ * And the targets of credit grants (docs/grants.md), Redis µs per call pooled the same way,
+ * against the scripts as they were before grants (bench/fixtures/beforeGrants.ts):
+ *   charge without grants <= 1.05x before grants; with 1, 16 and 64 live grants where the first
+ *   source pays <= 4 µs more than without; admit + pre-check without grants <= 1.05x before
+ *   grants, with 1 and 64 grants <= 1 µs more; memory: each live grant <= 160 bytes.
  * Both clients are judged where the issue says "both".
  */
 import { BASELINE, type BaselineValue } from './baseline.ts';
@@ -29,8 +34,8 @@ export interface Target {
   met: boolean | undefined;
   /** The same measure in 0.1, where there was one. */
   before?: BaselineValue;
-  /** Unit of value: a ratio (×) or bytes. */
-  unit: '×' | 'B';
+  /** Unit of value: a ratio (×), bytes, or µs more than a reference. */
+  unit: '×' | 'B' | 'µs';
 }
 
 /** The concurrencies the issue judges at (16 and 64), or every one that ran when neither did. */
@@ -98,6 +103,29 @@ export function targets(results: Results): Target[] {
   redisVs('requests', 'verify', 'Redis µs/call: keys.verify + admit ≤ 4.5× floor', 'verify', 'floor', 4.5);
   redisVs('requests', 'charge', 'Redis µs/call: charge (journal + history on, the defaults) ≤ 8× floor', 'charge', 'floor', 8);
   redisVs('holds', 'holdOpen', "Redis µs/call: openHold.lua ≤ 0.75× 0.1's reserveJob.lua", 'rawOpen', 'reserve01', 0.75);
+  redisVs('grants', 'grantsCharge', 'Redis µs/call: charge without grants ≤ 1.05× charge before grants', 'charge0', 'chargeBefore', 1.05);
+  redisVs('grants', 'grantsAdmit', 'Redis µs/call: admit + pre-check without grants ≤ 1.05× before grants', 'admit0', 'admitBefore', 1.05);
+
+  // Redis µs per call more than a reference cell: what live grants add.
+  const redisMore = (id: string, goal: string, key: string, baseKey: string, max: number) => {
+    for (const client of clientsIn(results, 'grants')) {
+      const rows = rowsOf(results, 'grants', key, client, judged);
+      const baseRows = rowsOf(results, 'grants', baseKey, client, judged);
+      const us = pooledUsPerCall(rows);
+      const base = pooledUsPerCall(baseRows);
+      const value = us === undefined || base === undefined ? undefined : us - base;
+      const busy = [...rows, ...baseRows].filter(noisy).length;
+      const warning = busy > 0 ? `; ${busy} of ${rows.length + baseRows.length} cells ran on a busy machine (⚠)` : '';
+      push(`redis:${id}:${client}`, goal, value, `${us?.toFixed(2)} − ${base?.toFixed(2)} µs (${client}, ${cs}${warning})`, (v) => v <= max, 'µs');
+    }
+  };
+  for (const n of [1, 16, 64]) {
+    const goal = `Redis µs/call: charge with ${n} live grant${n > 1 ? 's' : ''} (the first pays) ≤ 4 µs more than without`;
+    redisMore(`grantsCharge${n}`, goal, `charge${n}`, 'charge0', 4);
+  }
+  for (const n of [1, 64]) {
+    redisMore(`grantsAdmit${n}`, `Redis µs/call: admit + pre-check with ${n} live grant${n > 1 ? 's' : ''} ≤ 1 µs more than without`, `admit${n}`, 'admit0', 1);
+  }
 
   // Throughput vs rate-limiter-flexible.
   const opsVs = (client: string, key: string, label: string, min: number) => {
@@ -220,6 +248,16 @@ export function targets(results: Results): Target[] {
       (v) => v <= 120,
       'B',
     );
+    if (m.perGrant !== undefined) {
+      push(
+        'memory:grant',
+        'Memory: each live grant ≤ 160 B',
+        m.perGrant,
+        `${m.perGrant.toFixed(0)} B (the account hash, MEMORY USAGE, ${m.grantsPerAccount} grants on each of ${m.grantAccounts} accounts; the first grant adds ${m.perFirstGrant?.toFixed(0)} B)`,
+        (v) => v <= 160,
+        'B',
+      );
+    }
   }
   return out;
 }

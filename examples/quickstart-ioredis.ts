@@ -19,6 +19,6 @@ else if (!check.admission.credits?.sufficient) console.log("402: out of credits"
 else {
   // ...do the work, then charge for it (the operation id makes a retried charge apply once).
   const charge = await tollgate.credits.charge(check.subject, { required: 1, operationId: "req_1" });
-  console.log(charge); // { ok: true, charged: 1, balance: 999, replayed: false }
+  console.log(charge); // { ok: true, charged: 1, balance: 999, available: 999, sources: [ { grantId: 'cycle:1', amount: 1 } ], replayed: false }
 }
 await client.quit();

@@ -8,8 +8,9 @@
   ARGV[4] credits       integer  balance needed for the pre-check; 0 skips it
   ARGV[5] stagger       integer  the subject's offset of fixed windows in ms; 0 for none
   ARGV[6] plansVersion  string   the caller's plan table (lib/account.lua); '' never refreshes
-  Returns: {code, windows windows, balance integer?}   windows: lib/windows.lua's reply (the
-    spec, then each window's numbers); balance only with a pre-check
+  Returns: {code, windows windows, balance integer?, available integer?}   windows:
+    lib/windows.lua's reply (the spec, then each window's numbers); balance (the cycle's) and
+    available (every active source's, docs/grants.md) only with a pre-check
     Codes: OK, RATE_LIMITED, COST_EXCEEDS_LIMIT and CONCURRENCY (nothing counted), INSUFFICIENT
     (counted, credits short), NO_ACCOUNT, UNKNOWN_SURFACE, PLANS_BEHIND (nothing counted)
   Returns PLANS_BEHIND: {code, plan string}   the account's plan, whose numbers are older

@@ -3,6 +3,7 @@
   once; the new allowance applies from the next cycle, unless startNow asks for a new cycle at
   this instant (then at once, re-anchored like startCycle).
   Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
+  (the journal takes the entries of grants that expire on the way, lib/grants.lua)
   ARGV[5] plan          string   plan name ('' with refresh: the account's plan left the table)
   ARGV[6] allowance     integer  credits per cycle
   ARGV[7] holdsCap      integer  open holds allowed at once

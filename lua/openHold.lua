@@ -2,8 +2,9 @@
   openHold: reserve credits for a hold in one atomic step (docs/holds.md, docs/idempotency.md):
   re-check the Idempotency-Key, check the plan's holds rules, the open-hold cap and the
   credits, reserve, record the hold and store the outcome under the key. An items hold
-  reserves items x (required + optional); a budget hold reserves amount. The cost does not
-  depend on the number of items. Lapsed holds, and ended holds past their bounds, are tidied
+  reserves items x (required + optional); a budget hold reserves amount, drawn from the
+  sources in spend order (docs/grants.md#holds; all from the cycle's balance without grants).
+  The cost does not depend on the number of items. Lapsed holds, and ended holds past their bounds, are tidied
   first: HOLDS_DUE names them, before anything is written.
   Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] holdList      zset   every hold id scored by creation time (ms)
@@ -31,7 +32,7 @@
   Returns REPLAYED: {code, outcome json, storedCode integer, events integer, eventsDropped integer}   the stored
     outcome (of the Idempotency-Key, or of the hold already opened under this hold id) and its code
   Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}, storedCode integer, events integer, eventsDropped integer}
-  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}, storedCode integer, events integer, eventsDropped integer}
+  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer, available integer}, storedCode integer, events integer, eventsDropped integer}
   Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}, storedCode integer, events integer, eventsDropped integer}
   Returns TOO_MANY_ITEMS: {code, refusal json {max integer}, storedCode integer, events integer, eventsDropped integer}
   Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
@@ -45,6 +46,27 @@
 --@include "lib/holds.lua"
 --@include "lib/idempotency.lua"
 --@include "lib/events.lua"
+
+-- Reserve n credits of an account with grants: drawn in spend order to held (lib/grants.lua),
+-- written and journalled one entry per source. Returns the drawn list when a grant gave ('':
+-- all from the cycle, as without grants).
+local function holds_draw(ctx, a, n, cycleText, holdId)
+  local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder, a.balance, n, true)
+  a.held = a.held + a.balance - left
+  a.balance, a.grantSum = left, a.grantSum - taken
+  if #fields > 0 then
+    redis.call('HSET', ctx.accountKey, unpack(fields))
+  end
+  holds_save_credits(ctx, a)
+  for i = 1, #parts, 2 do
+    if parts[i] == 'c' then
+      a.journalGrant = journal_append(ctx, 'reserve', parts[i + 1], a.cycle, holdId, a.cycle, a.journalGrant)
+    else
+      journal_source(ctx, 'reserve', parts[i + 1], a.cycle, holdId, 'g' .. parts[i])
+    end
+  end
+  return taken > 0 and grants_parts_text(parts, cycleText) or ''
+end
 
 local ctx = prologue_move(KEYS, ARGV)
 ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
@@ -144,31 +166,39 @@ local reserve = amount
 if kind == 'items' then
   reserve = items * (required + optional)
 end
-if a.balance < reserve then
-  return refuse(CODE.INSUFFICIENT, cjson.encode({ balance = a.balance, needed = reserve }))
+if a.balance + a.grantSum < reserve then
+  return refuse(CODE.INSUFFICIENT, cjson.encode({ balance = a.balance, needed = reserve, available = a.balance + a.grantSum }))
 end
 
 -- Every check passed: the writes.
 cycle_save(ctx, a)
-a.balance = a.balance - reserve
-a.held = a.held + reserve
-holds_save_credits(ctx, a)
 -- Each number written more than once is turned into text once (Lua's own conversion is slow).
 local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
 local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
-journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
+local sources = ''
+if a.grantOrder then
+  sources = holds_draw(ctx, a, reserve, cycleText, holdId)
+else
+  a.balance = a.balance - reserve
+  a.held = a.held + reserve
+  holds_save_credits(ctx, a)
+  journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
+end
 
 local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
   required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
   optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
   createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
-  failed = {} }
+  sources = sources, failed = {} }
 -- Straight-line: the texts the caller sent go back as they came; what is 0 is not stored.
 redis.call('HSET', holdKey, HOLD.kind, kind, HOLD.status, 'open', HOLD.surface, surface, HOLD.items, itemsArg,
   HOLD.required, requiredArg, HOLD.optional, optionalArg, HOLD.reserved, reserveText, HOLD.cycleId, cycleText,
   HOLD.createdAt, nowText, HOLD.leaseExpiresAt, leaseText)
 if holdLeaseMs > 0 then
   redis.call('HSET', holdKey, HOLD.leaseMs, holdLeaseText)
+end
+if sources ~= '' then
+  redis.call('HSET', holdKey, HOLD.sources, sources)
 end
 redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
 redis.call('ZADD', holdListKey, nowText, holdId)

@@ -1,6 +1,7 @@
 --[[
   reconcile: recompute the current cycle's balance, spent and held from the journal and
-  return them beside the stored ones (docs/credits.md). Writes nothing but a rollover that is due. A cycle without a movement yet has
+  return them beside the stored ones (docs/credits.md). Entries of a grant's credits (with a
+  source, docs/grants.md#journal) are not the cycle's and are left out. Writes nothing but a rollover that is due. A cycle without a movement yet has
   no journal entry and reconciles to its allowance. complete is 0 when the cycle's opening
   grant was trimmed from the journal, or the journal is off.
   KEYS[1] account       hash   the account (lib/account.lua)
@@ -35,12 +36,12 @@ cycle_save(ctx, a)
 
 local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
 for _, e in ipairs(journal_read(ctx.journalKey)) do
-  if e.cycle == a.cycle then
+  if e.cycle == a.cycle and not e.source then
     local n = e.amount
     entries = entries + 1
     if e.kind == 'grant' then
       complete, balance, spent, held, entries = 1, n, 0, 0, 1
-    elseif e.kind == 'charge' then
+    elseif e.kind == 'charge' or e.kind == 'adjust' then
       balance, spent = balance - n, spent + n
     elseif e.kind == 'reserve' then
       balance, held = balance - n, held + n
@@ -48,6 +49,8 @@ for _, e in ipairs(journal_read(ctx.journalKey)) do
       held, spent = held - n, spent + n
     elseif e.kind == 'refund' then
       held, balance = held - n, balance + n
+    elseif e.kind == 'refund_charge' then
+      spent, balance = spent - n, balance + n
     end
   end
 end

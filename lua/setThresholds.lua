@@ -9,8 +9,9 @@
   ARGV[6] spec          string   own: 'b<n>,u<p>,...' (src/rules/events.ts); else every plan
                                  with events as 'plan=spec;plan=spec' (a plan not named has none)
   ARGV[7] eventsMax     integer  events the outbox holds at most
-  Returns: {code, cycleEndMs integer, events integer, eventsDropped integer}   cycleEndMs: when
-    the current cycle ends; events, eventsDropped: the events a rollover wrote, and those it
+  ARGV[8] expiringNoticeMs integer how long before a grant expires its notice comes
+  Returns: {code, sweepAtMs integer, events integer, eventsDropped integer}   sweepAtMs: when its
+    next time-driven event is due (lib/events.lua events_wake); events, eventsDropped: the events a rollover wrote, and those it
     found no room for
     Codes: OK, NO_ACCOUNT
 ]]
@@ -41,4 +42,4 @@ else
   end
   events_configure(ctx, a, 'p', planSpec)
 end
-return { CODE.OK, a.cycleEnd, events_reply(ctx) }
+return { CODE.OK, events_wake(a, tonumber(ARGV[8])), events_reply(ctx) }

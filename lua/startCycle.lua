@@ -4,6 +4,7 @@
   first, as any call does) is archived as ending now and the new one opens with the plan's
   allowance. Unused credits do not roll over.
   Layout: movement    KEYS[1-4] account, cycles, journal, history; ARGV[1-4] nowMs, journalTrim, journalBound, historyDays (lib/prologue.lua)
+  (the journal takes the entries of grants that expire on the way, lib/grants.lua)
   ARGV[5] unit          'd'|'m'|''  new interval unit, '' keeps the current one
   ARGV[6] length        integer  new interval length, 0 keeps the current one
   ARGV[7] eventsMax     integer  events the outbox holds at most

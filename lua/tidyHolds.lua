@@ -16,10 +16,13 @@
   ARGV[6] endedHoldsMax integer  ended holds kept per subject
   ARGV[7] operationTtlMs integer how long a dropped hold's id is remembered
   ARGV[8] eventsMax     integer  events the outbox holds at most
-  Returns: {code, ended integer, dropped integer, nextLeaseMs integer, nextCycleMs integer, events integer,
+  ARGV[9] notices       0|1      1 (the sweep): write the grant.expiring notices now due
+  ARGV[10] expiringNoticeMs integer how long before a grant expires its notice comes
+  Returns: {code, ended integer, dropped integer, nextLeaseMs integer, nextEventMs integer, events integer,
     eventsDropped integer, ...due string}
-    nextLeaseMs -1 when no hold is open; nextCycleMs: when the current cycle ends, on an account
-    with events (the sweep starts the next one, docs/events.md#time-driven-events), else -1;
+    nextLeaseMs -1 when no hold is open; nextEventMs: on an account with events, when its next
+    time-driven event is due (its cycle's end, a grant's roll or expiry notice: the sweep writes
+    it, docs/events.md#time-driven-events), else -1;
     events, eventsDropped: the events the call wrote, and those it found no room for; due: the
     holds still due, for the next call (none: the subject is tidy)
     Codes: OK, NO_ACCOUNT
@@ -36,6 +39,30 @@ local holdListKey, operationsKey = KEYS[7], KEYS[8]
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
 local operationTtlMs = tonumber(ARGV[7])
 ctx.outboxKey, ctx.eventsMax = KEYS[9], tonumber(ARGV[8])
+local notices, noticeMs = ARGV[9] == '1', tonumber(ARGV[10])
+
+-- grant.expiring, once, for each live grant of the account `full` (loaded whole) that expires
+-- within noticeMs: the notice is noted on the grant (lib/grants.lua's noticed).
+local function events_notices(full)
+  local e, due = events_open(ctx, full.events), {}
+  for _, g in pairs(grants_of(full)) do
+    if g.expiresAt > 0 and not g.noticed and g.expiresAt - noticeMs <= ctx.now then
+      due[#due + 1] = g
+    end
+  end
+  table.sort(due, function(x, y)
+    return x.n < y.n
+  end)
+  for _, g in ipairs(due) do
+    if g.remaining > 0 then
+      events_emit(ctx, e, 'grant.expiring', events_grant_id(g) .. ',"expiresAt":' .. string.format('%d', g.expiresAt)
+        .. ',"remaining":' .. g.remaining .. '}')
+    end
+    g.noticed = true
+    full.grantTerms[g.n] = grant_terms_text(g)
+    redis.call('HSET', ctx.accountKey, ACCOUNT_PREFIX.grantTerms .. g.n, full.grantTerms[g.n], ACCOUNT.events, events_text(e))
+  end
+end
 
 local a = holds_credits(ctx)
 if not a then
@@ -90,12 +117,16 @@ if #drop > 0 then
   end
 end
 
-local written, droppedEvents = events_reply(ctx)
-local nextCycle = -1
+local nextEvent = -1
 if a.events then
-  nextCycle = tonumber(redis.call('HGET', ctx.accountKey, ACCOUNT.cycleEnd))
+  local full = account_load(ctx.accountKey)
+  if notices and full.grantTerms then
+    events_notices(full)
+  end
+  nextEvent = events_wake(full, noticeMs)
 end
-local reply = { CODE.OK, #lapsed, #drop, holds_next_lease(ctx), nextCycle, written, droppedEvents }
+local written, droppedEvents = events_reply(ctx)
+local reply = { CODE.OK, #lapsed, #drop, holds_next_lease(ctx), nextEvent, written, droppedEvents }
 for _, id in ipairs(holds_due(ctx, true)) do
   reply[#reply + 1] = id
 end

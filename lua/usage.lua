@@ -7,17 +7,22 @@
   Layout: look        KEYS[1] account, ARGV[1] nowMs (lib/prologue.lua)
   KEYS[2] cycles        hash   ended cycles (written on rollover)
   KEYS[3] holdsActive   zset   open hold ids scored by lease expiry (ms)
+  KEYS[4] journal       stream credit movements: the entries of grants that expire on the way (lib/journal.lua)
   ARGV[2] surface       string   the surface whose windows are reported
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   ARGV[4] keyId         string   the presented key's id, '' without a key
   ARGV[5] keyDigest     string   the presented key's digest
-  KEYS[4] outbox        stream the subject's events (lib/events.lua; written when a rollover fires one)
-  ARGV[6] eventsMax     integer  events the outbox holds at most
+  ARGV[6] journalTrim   string   'off' | 'maxlen' | 'minage'
+  ARGV[7] journalBound  integer  max entries, or max age in ms
+  KEYS[5] outbox        stream the subject's events (lib/events.lua; written when a rollover fires one)
+  ARGV[8] eventsMax     integer  events the outbox holds at most
   Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
   Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
   Returns: {code, windows windows, state json, events integer?, eventsDropped integer?}   windows:
-    lib/windows.lua's reply; state: the account's attributes plus now and active (open holds);
-    events, eventsDropped: the events a rollover wrote, and those it found no room for
+    lib/windows.lua's reply; state: the account's attributes plus now, active (open holds),
+    available (every active source's credits) and nextExpiry ({grantId, expiresAt, amount} of
+    the soonest-expiring active grant, absent when none; docs/grants.md); events,
+    eventsDropped: the events a rollover wrote, and those it found no room for
     Codes: OK, KEY_REFUSED, HOLDS_DUE, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
@@ -28,9 +33,10 @@
 --@include "lib/events.lua"
 
 local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
+ctx.cyclesKey, ctx.holdsActiveKey, ctx.journalKey = KEYS[2], KEYS[3], KEYS[4]
+ctx.journalTrim, ctx.journalBound = ARGV[6], ARGV[7]
 local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-ctx.outboxKey, ctx.eventsMax = KEYS[4], tonumber(ARGV[6])
+ctx.outboxKey, ctx.eventsMax = KEYS[5], tonumber(ARGV[8])
 
 if keyId ~= '' then
   local record = redis.call('HGET', ctx.accountKey, KEY_FIELD.record .. keyId)
@@ -54,6 +60,11 @@ end
 cycle_save(ctx, a)
 a.active = redis.call('ZCARD', ctx.holdsActiveKey)
 a.now = ctx.now
+a.available = a.balance + (a.grantSum or 0)
+if a.grantOrder then
+  a.nextExpiry = grants_next_expiry(a)
+end
+a.grants, a.grantTerms, a.grantCredits = nil, nil, nil
 local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
 a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)

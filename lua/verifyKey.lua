@@ -12,7 +12,7 @@
   ARGV[8] keyDigest     string   the presented key's digest
   Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
   Returns PLANS_BEHIND: {code, plan string}   as lua/admit.lua
-  Returns: {code, windows windows, balance integer?}   as lua/admit.lua
+  Returns: {code, windows windows, balance integer?, available integer?}   as lua/admit.lua
     Codes: those of admit, KEY_REFUSED
 ]]
 --@include "lib/clock.lua"

@@ -7,10 +7,12 @@
 import type { Context } from './context.ts';
 import { cycleArgs, intervalArgs, type Interval } from './rules/cycles.ts';
 import { AccountExistsError } from './errors.ts';
+import type { Grant } from './rules/grants.ts';
 import { planArgs, planNamed } from './rules/plans.ts';
 import {
   creditsFrom,
   cycleFrom,
+  grantFrom,
   cycleSpecFrom,
   endedCyclesFrom,
   accountAttributes,
@@ -60,6 +62,11 @@ export interface AccountSnapshot {
   endedCycles: EndedCycle[];
   /** Every hold, newest first. */
   holds: Hold[];
+  /**
+   * Every grant kept, as stored: live ones in spend order, pending ones by effectiveAt, then
+   * ended ones newest first (the cycles are in `credits` and `endedCycles`).
+   */
+  grants: Grant[];
 }
 
 /** accounts.create's options. */
@@ -184,7 +191,7 @@ export class Accounts {
     const spec = own ? thresholdsSpec(thresholdsArg('thresholds', thresholds)) : plansEventsSpec(this.ctx.plans);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(setThresholds, redisKeys, { own: own ? 1 : 0, spec });
-    await markCycleEnd(this.ctx, redisKeys.subject, reply.cycleEndMs);
+    await markCycleEnd(this.ctx, redisKeys.subject, reply.sweepAtMs);
   }
 
   /** The plan's numbers as the account holds them: one cheap read, counting nothing. */
@@ -267,6 +274,8 @@ export class Accounts {
       windows: Object.fromEntries(windows.map(([surface, counted]) => [surface, windowsForm(list(counted), 1).states])),
       endedCycles: endedCyclesFrom(field(state, 'cycles')),
       holds: 'holds' in holds ? holds.holds.map(holdFrom) : [],
+      // cjson sends an empty Lua table as {}.
+      grants: ((g) => (Array.isArray(g) ? g.map(grantFrom) : []))(field(state, 'grants')),
     };
   }
 }

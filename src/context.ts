@@ -28,6 +28,8 @@ export interface ContextParts {
   maxKeys: number;
   maxExpiringKeys: number;
   historyDays: number;
+  /** Live or pending grants per subject (createTollgate's `grants.max`). */
+  grantsMax: number;
   clock: (() => number) | undefined;
 }
 

@@ -161,7 +161,7 @@ export class Holds {
       case Code.HOLD_LIMIT:
         return { ok: false, reason: 'hold_limit_reached', active: reply.refusal.active, cap: reply.refusal.cap, replayed: false };
       case Code.INSUFFICIENT:
-        return insufficient(reply.refusal.balance, reply.refusal.needed);
+        return insufficient(reply.refusal.balance, reply.refusal.needed, reply.refusal.available);
       case Code.SURFACE_NOT_ALLOWED: {
         const allowed = reply.refusal.surfaces;
         return surfaceNotAllowed(surface, allowed === '' ? [] : allowed.split(','));

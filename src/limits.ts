@@ -43,6 +43,7 @@ export interface AdmitReply {
   readonly code: Code;
   readonly windows: WindowsForm;
   readonly balance?: number | undefined;
+  readonly available?: number | undefined;
 }
 
 /** The admission an admit reply stands for. */
@@ -59,7 +60,10 @@ export function admissionFrom(reply: AdmitReply, credits: number, leaseTarget = 
     return denied(reason, rateLimit, windows, retryAfterMs, shadowDenials);
   }
   const lease = reply.windows.lease > 0 ? leaseText(reply.windows.lease, leaseTarget) : undefined;
-  const precheck = credits === 0 ? undefined : { sufficient: code === Code.OK, balance: reply.balance ?? 0, needed: credits };
+  const precheck =
+    credits === 0
+      ? undefined
+      : { sufficient: code === Code.OK, balance: reply.balance ?? 0, available: reply.available ?? reply.balance ?? 0, needed: credits };
   return admitted(rateLimit, windows, precheck, { shadowDenials, lease });
 }
 

@@ -20,6 +20,18 @@ import type { IssueKeyOptions, IssuedKey, KeyInfo, UsageVerification, Verificati
 import type { Credits } from './credits.ts';
 import type { ChargeOutcome, ChargeRequest, DayUsage, Reconciliation } from './rules/credits.ts';
 import type { Interval } from './rules/cycles.ts';
+import type {
+  AdjustOutcome,
+  AdjustRequest,
+  Grant,
+  GrantOutcome,
+  GrantRequest,
+  ListGrantsOptions,
+  RefundOutcome,
+  RefundRequest,
+  VoidGrantOptions,
+  VoidOutcome,
+} from './rules/grants.ts';
 import type { Holds } from './holds.ts';
 import type { EndOutcome, OpenBudgetRequest, OpenHoldRequest, OpenOutcome, RenewOutcome, SettleOutcome, Settlement, Spend } from './rules/holds.ts';
 import type { Idempotency } from './idempotency.ts';
@@ -176,6 +188,21 @@ class MemoryCredits implements Face<Credits> {
   }
   async history(subject: string, options?: { days?: number }): Promise<DayUsage[]> {
     return this.model.credits.history(subject, options);
+  }
+  async grant(subject: string, request: GrantRequest): Promise<GrantOutcome> {
+    return this.model.credits.grant(subject, request);
+  }
+  async voidGrant(subject: string, grantId: string, options: VoidGrantOptions): Promise<VoidOutcome> {
+    return this.model.credits.voidGrant(subject, grantId, options);
+  }
+  async grants(subject: string, options?: ListGrantsOptions): Promise<Grant[]> {
+    return this.model.credits.grants(subject, options);
+  }
+  async adjust(subject: string, request: AdjustRequest): Promise<AdjustOutcome> {
+    return this.model.credits.adjust(subject, request);
+  }
+  async refund(subject: string, request: RefundRequest): Promise<RefundOutcome> {
+    return this.model.credits.refund(subject, request);
   }
 }
 

@@ -1,7 +1,5 @@
-/**
- * What checkRequest and the rate-limit middlewares take and answer: their options, the pass
- * of a request that goes on, and the refusal of one that does not.
- */
+// What checkRequest and the rate-limit middlewares take and answer: their options, the pass
+// of a request that goes on, and the refusal of one that does not.
 import type { HttpReply } from './replies.ts';
 import type { Admission, Allowed } from './rules/limits.ts';
 import type { Tollgate } from './tollgate.ts';

@@ -4,6 +4,7 @@
  * name; this file is the one place that turns those attributes into the public shapes.
  */
 import type { AccountCredits, AccountLimits, Credits, Cycle, EndedCycle, Hold, HoldEndReason, HoldKind, HoldStatus } from './rules/records.ts';
+import type { CreditSource, Grant, GrantStatus, SourceKind } from './rules/grants.ts';
 import { windowsFromSpec } from './rules/windows.ts';
 import { decodeHold, type HoldForm } from './scripts/generated/forms.ts';
 import { field } from './scripts/reply.ts';
@@ -26,7 +27,58 @@ export function limitsFrom(a: AccountAttributes): AccountLimits {
 }
 
 export function creditsFrom(a: AccountAttributes): AccountCredits {
-  return { allowance: n(a.allowance), balance: n(a.balance), spent: n(a.spent), held: n(a.held), nextAllowance: n(a.nextAllowance) };
+  const next = a.nextExpiry;
+  return {
+    allowance: n(a.allowance),
+    balance: n(a.balance),
+    spent: n(a.spent),
+    held: n(a.held),
+    nextAllowance: n(a.nextAllowance),
+    available: n(a.available ?? a.balance),
+    nextExpiry:
+      typeof next === 'object' && next !== null
+        ? { grantId: String(field(next, 'grantId')), expiresAt: n(field(next, 'expiresAt')), amount: n(field(next, 'amount')) }
+        : null,
+  };
+}
+
+/**
+ * A drawn list as the scripts send it ('c7=5,g3=2': lib/grants.lua) as sources: `cycle:<n>`
+ * for a cycle's allowance, `g<n>` for a grant.
+ */
+export function sourcesFrom(text: string): CreditSource[] {
+  if (text === '' || text === '-') return [];
+  return text.split(',').map((part) => {
+    const [id, amount] = part.split('=');
+    return { grantId: id![0] === 'c' ? `cycle:${id!.slice(1)}` : id!, amount: Number(amount) };
+  });
+}
+
+/** A source of credits from listGrants.lua's JSON (lib/grants.lua). */
+export function grantFrom(g: unknown): Grant {
+  const optional = (name: string) => {
+    const value = field(g, name);
+    return value === undefined || value === null ? null : n(value);
+  };
+  const reason = field(g, 'reason');
+  return {
+    grantId: String(field(g, 'grantId')),
+    kind: String(field(g, 'kind')) as SourceKind,
+    priority: n(field(g, 'priority')),
+    amount: n(field(g, 'amount')),
+    remaining: n(field(g, 'remaining')),
+    spent: n(field(g, 'spent')),
+    held: n(field(g, 'held')),
+    expired: n(field(g, 'expired')),
+    voided: n(field(g, 'voided')),
+    refundedAfterEnd: n(field(g, 'refundedAfterEnd')),
+    effectiveAt: n(field(g, 'effectiveAt')),
+    expiresAt: optional('expiresAt'),
+    createdAt: n(field(g, 'createdAt')),
+    endedAt: optional('endedAt'),
+    status: String(field(g, 'status')) as GrantStatus,
+    reason: typeof reason === 'string' ? reason : null,
+  };
 }
 
 export function cycleFrom(a: AccountAttributes): Cycle {
@@ -58,6 +110,7 @@ export function holdFrom(h: HoldForm): Hold {
     spent: h.spent,
     refunded: h.refunded,
     refundedToEndedCycle: h.refundedToEndedCycle,
+    sources: sourcesFrom(h.sources),
     held: h.reserved - h.spent - h.refunded,
     cycleId: h.cycleId,
     createdAt: h.createdAt,

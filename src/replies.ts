@@ -158,6 +158,7 @@ export function replyForError(error: unknown, requestId: string, headers: Record
       return errorReply('account_exists', error.message, { requestId, headers });
     case 'account_not_found':
     case 'hold_not_found':
+    case 'grant_not_found':
       return errorReply('not_found', error.message, { requestId, headers });
     default:
       return errorReply('invalid_request', error.message, { requestId, headers });

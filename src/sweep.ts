@@ -33,7 +33,7 @@ export class Sweeper {
     const redisKeys = this.ctx.redisKeys(subject);
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     try {
-      return await tidyAll(this.ctx, redisKeys, []);
+      return await tidyAll(this.ctx, redisKeys, [], 1);
     } catch (error) {
       if (error instanceof AccountNotFoundError) return { ended: 0, nextLeaseAt: null };
       throw error;
@@ -92,7 +92,7 @@ export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: S
   for (let round = 0; round < MAX_TIDY_ROUNDS; round++) {
     const reply = await call();
     if (answered(reply)) return reply;
-    await tidyAll(ctx, redisKeys, isDue(reply) ? reply.due : []);
+    await tidyAll(ctx, redisKeys, isDue(reply) ? reply.due : [], 0);
   }
   throw new Error(`holds of "${redisKeys.subject}" were due again after each of ${MAX_TIDY_ROUNDS} tidies`);
 }
@@ -100,17 +100,18 @@ export async function afterDue<R extends ScriptReply>(ctx: Context, redisKeys: S
 /**
  * Tidies the given holds, then the ones each tidy names next, until none is due: at most 32
  * a script call. Each call must end or drop something; one that cannot is a fault, not a loop.
+ * notices 1 (the sweep): grant.expiring notices now due are written too.
  */
-async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly string[]): Promise<{ ended: number; nextLeaseAt: number | null }> {
+async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly string[], notices: 0 | 1): Promise<{ ended: number; nextLeaseAt: number | null }> {
   let due = first;
   let ended = 0;
   let nextLeaseAt: number | null = null;
   do {
     const ids = due;
-    const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
+    const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)), notices }, undefined, redisKeys.subject);
     ended += reply.ended;
-    // An account with events is swept again when its cycle ends (docs/events.md#time-driven-events).
-    const next = [reply.nextLeaseMs, reply.nextCycleMs].filter((ms) => ms >= 0);
+    // An account with events is swept again at its next time-driven event (docs/events.md#time-driven-events).
+    const next = [reply.nextLeaseMs, reply.nextEventMs].filter((ms) => ms >= 0);
     nextLeaseAt = next.length === 0 ? null : Math.min(...next);
     due = reply.due;
     if (ids.length > 0 && reply.ended + reply.dropped === 0 && due.join() === ids.join()) {

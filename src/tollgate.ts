@@ -1,7 +1,5 @@
-/**
- * createTollgate: validates the host's options once and wires the concept modules to one
- * script runner. Everything a server needs hangs off the returned object.
- */
+// createTollgate: validates the host's options once and wires the concept modules to one
+// script runner. Everything a server needs hangs off the returned object.
 import { Accounts } from './accounts.ts';
 import { Keys } from './apiKeys.ts';
 import { makeContext } from './context.ts';
@@ -26,6 +24,7 @@ import { count } from './rules/validate.ts';
 import { Events } from './events/events.ts';
 import { eventsNotifier } from './events/outbox.ts';
 import { eventsOptions, type EventsOptions } from './rules/events.ts';
+import { grantsMax, type GrantsOptions } from './rules/grants.ts';
 
 /** createTollgate's options: `plans`, and `redis` or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
@@ -86,6 +85,12 @@ export interface TollgateOptions {
    * operationTtlMs.
    */
   endedHolds?: { keepMs?: number; max?: number };
+  /**
+   * Credit grants (credits.grant, credits.adjust): `max` live or pending grants per subject,
+   * 1..64, default 16. Used grants are archived to make room; ended ones are listed with
+   * credits.grants(subject, { ended: true }), the newest 100 kept.
+   */
+  grants?: GrantsOptions;
   /** How long an Idempotency-Key outcome is kept. Default 24 h. */
   idempotencyTtlMs?: number;
   /** How long an Idempotency-Key claim lasts unless renewed (idempotency.renew). Default 5 s. */
@@ -230,6 +235,8 @@ export function createTollgate(options: TollgateOptions): Tollgate {
   const policies = validatePolicies(options.policies);
   const leaseMs = leaseArg('leaseMs', options.leaseMs ?? 5 * 60_000);
   const historyDays = options.history === false ? 0 : count('history.days', options.history?.days ?? 92, 1, 3660);
+  const maxGrants = grantsMax(options.grants);
+  const events = eventsOptions(options.events);
   const settings: Settings = {
     ...journalSettings(options.journal),
     historyDays: String(historyDays),
@@ -240,7 +247,9 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     endedHoldsKeepMs: String(count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
     endedHoldsMax: String(count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000)),
     plansVersion: plansVersionOf(options.plansVersion, plans),
-    eventsMax: String(eventsOptions(options.events).maxPerSubject),
+    eventsMax: String(events.maxPerSubject),
+    expiringNoticeMs: String(events.expiringNoticeMs),
+    grantsMax: String(maxGrants),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);
@@ -269,6 +278,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     maxKeys,
     maxExpiringKeys,
     historyDays,
+    grantsMax: maxGrants,
     clock,
   });
   ctx.runner.onEvents = eventsNotifier(ctx, observe?.eventsDropped && ((n) => observe.eventsDropped!.add(n)));

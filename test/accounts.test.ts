@@ -54,7 +54,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
     const created = await tg.accounts.create(id, { plan: 'starter' });
     expect(created).toEqual({ subject: id, plan: 'starter', cycle: { id: 1, start: gate.clock.now, end: Date.UTC(2026, 1, 15, 12) } });
     const usage = await tg.usage(id);
-    expect(usage.credits).toEqual({ allowance: 1000, balance: 1000, spent: 0, held: 0, nextAllowance: 1000 });
+    expect(usage.credits).toEqual({ allowance: 1000, balance: 1000, spent: 0, held: 0, nextAllowance: 1000, available: 1000, nextExpiry: null });
     expect(usage.rateLimit).toMatchObject({ limit: 100, remaining: 100 });
     expect(usage.holds).toEqual({ active: 0, cap: 2, maxItems: 5000, surfaces: ['api', 'web'] });
   });
@@ -366,7 +366,7 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
       expect(balance, name).toBeGreaterThanOrEqual(0);
       expect(checkInvariants(snapshot), name).toEqual([]);
     }
-    expect((await tg.usage(id)).credits).toEqual({ allowance: 5000, balance: 5000, spent: 0, held: 0, nextAllowance: 5000 });
+    expect((await tg.usage(id)).credits).toEqual({ allowance: 5000, balance: 5000, spent: 0, held: 0, nextAllowance: 5000, available: 5000, nextExpiry: null });
   });
 
   it('the largest allowance a plan may grant is stored exactly, and the invariant holds on it', async () => {
@@ -383,6 +383,8 @@ describe.each(backends())('accounts and cycles on %s', (kind) => {
       spent: 3,
       held: 21,
       nextAllowance: 99_999_999_999_999,
+      available: 99_999_999_999_975,
+      nextExpiry: null,
     });
     expect(checkInvariants(await host.accounts.inspect(id))).toEqual([]);
   });

@@ -194,6 +194,35 @@ describe('bench targets and report', () => {
     expect(byId['redis:admit:node-redis']?.before?.value).toBeGreaterThan(0);
   });
 
+  it('judges the grants rows against the scripts before grants (a ratio) and against no grants (µs more)', () => {
+    const grants: Results = {
+      ...results,
+      rows: [
+        row('grants', 'chargeBefore', 'ioredis', 100, 10),
+        row('grants', 'charge0', 'ioredis', 100, 10.4), // 1.04x
+        row('grants', 'charge1', 'ioredis', 100, 13.9), // +3.5 µs
+        row('grants', 'charge64', 'ioredis', 100, 14.6), // +4.2 µs
+        row('grants', 'admitBefore', 'ioredis', 100, 5),
+        row('grants', 'admit0', 'ioredis', 100, 5.5), // 1.1x
+        row('grants', 'admit1', 'ioredis', 100, 6.2), // +0.7 µs
+      ],
+      memory: { ...results.memory!, perGrant: 161, perFirstGrant: 150, idleAccountHash: 250, grantAccounts: 10, grantsPerAccount: 16 },
+    };
+    const judged = Object.fromEntries(targets(grants).map((t) => [t.id, t]));
+    expect(judged['redis:grantsCharge:ioredis']?.value).toBeCloseTo(1.04);
+    expect(judged['redis:grantsCharge:ioredis']?.met).toBe(true);
+    expect(judged['redis:grantsCharge1:ioredis']?.value).toBeCloseTo(3.5);
+    expect(judged['redis:grantsCharge1:ioredis']?.met).toBe(true);
+    expect(judged['redis:grantsCharge64:ioredis']?.met).toBe(false);
+    expect(judged['redis:grantsCharge16:ioredis']?.met).toBeUndefined();
+    expect(judged['redis:grantsAdmit:ioredis']?.met).toBe(false);
+    expect(judged['redis:grantsAdmit1:ioredis']?.met).toBe(true);
+    expect(judged['memory:grant']?.met).toBe(false);
+    const md = markdown(grants);
+    expect(md).toContain('## Credit grants on the hot path, ioredis');
+    expect(md).toMatch(/\| Redis µs\/call: charge with 1 live grant \(the first pays\) ≤ 4 µs more than without \| [^|]+ \| \+3\.50 µs \| – \| met \|/);
+  });
+
   it('writes the targets with met or missed, the tables, the command and a self-contained SVG', () => {
     const md = markdown(results);
     expect(md).toContain('BENCH_QUICK=1 npm run bench');

@@ -43,6 +43,7 @@ describe('the tollgate CLI', () => {
   let subject: string;
   let other: string;
   let lapsed: string;
+  let funded: string;
   let key: string;
   /** The project's Redis, and the flags that reach this file's state. */
   let target: string[];
@@ -55,10 +56,11 @@ describe('the tollgate CLI', () => {
     tg = createTollgate({ redis: client.adapter, prefix, plans: PLANS });
     const nodes = clusterNodes();
     target = ['--prefix', prefix, ...(nodes ? ['--redis', `redis://${nodes[0]!.host}:${nodes[0]!.port}`, '--cluster'] : ['--redis', redisUrl()])];
-    [subject, other, lapsed] = [accountId('cli'), accountId('cli'), accountId('cli')];
+    [subject, other, lapsed, funded] = [accountId('cli'), accountId('cli'), accountId('cli'), accountId('cli')];
     await tg.accounts.create(subject, { plan: 'starter' });
     await tg.accounts.create(other, { plan: 'free' });
     await tg.accounts.create(lapsed, { plan: 'starter' });
+    await tg.accounts.create(funded, { plan: 'free' });
     ({ key } = await tg.keys.issue(subject, { name: 'ci' }));
     await tg.limits.admit(subject, { cost: 2 });
     await tg.credits.charge(subject, { required: 3, operationId: 'op_1' });
@@ -89,6 +91,11 @@ describe('the tollgate CLI', () => {
       'keys revoke',
       'accounts list',
       'sweep',
+      'grants list <subject>',
+      'grant <subject>',
+      'void <subject> <grantId>',
+      'adjust <subject>',
+      'refund <subject> <charge>',
     ]) {
       expect(run.stdout).toContain(command);
     }
@@ -139,13 +146,34 @@ describe('the tollgate CLI', () => {
   it('journal prints the credit movements as text, JSON or CSV, from --since on', async () => {
     const [csv, json] = await Promise.all([on('journal', subject, '--format', 'csv'), on('journal', subject, '--json')]);
     const lines = csv.stdout.trim().split('\n');
-    expect(lines[0]).toBe('time,kind,amount,cycle,ref');
+    expect(lines[0]).toBe('time,kind,amount,cycle,ref,source');
     expect(lines.slice(1).map((line) => line.split(',').slice(1, 3).join(','))).toEqual(['grant,1000', 'charge,3', 'reserve,2']);
+    expect(lines.slice(1).map((line) => line.split(',').at(-1))).toEqual(['cycle:1', 'cycle:1', 'cycle:1']);
     const entries = JSON.parse(json.stdout) as Array<{ time: number; kind: string; ref: string }>;
     expect(entries.map((e) => e.kind)).toEqual(['grant', 'charge', 'reserve']);
     expect(entries[1]!.ref).toBe('op_1');
     const later = await on('journal', subject, '--since', new Date(entries[2]!.time + 1).toISOString(), '--json');
     expect(JSON.parse(later.stdout)).toEqual([]);
+  });
+
+  it('journal names the source whose credits moved: the cycle, or a grant (docs/grants.md#journal)', async () => {
+    await tg.credits.grant(other, { amount: 10, priority: 0, operationId: 'pack_1' });
+    await tg.credits.charge(other, { required: 14, operationId: 'op_2' });
+    const entries = JSON.parse((await on('journal', other, '--json')).stdout) as Array<{ kind: string; amount: number; source: string; ref: string }>;
+    // Priority 0: the grant pays first, the cycle the rest (its allowance journaled at its first movement).
+    expect(entries.map((e) => `${e.kind} ${e.amount} ${e.source} ${e.ref}`)).toEqual([
+      'grant 10 g1 pack_1',
+      'charge 10 g1 op_2',
+      'grant 30 cycle:1 ',
+      'charge 4 cycle:1 op_2',
+    ]);
+    const text = (await on('journal', other)).stdout.trim().split('\n');
+    expect(text.map((line) => line.split(/\s+/).slice(1).join(' '))).toEqual([
+      'grant 10 cycle 1 g1 pack_1',
+      'charge 10 cycle 1 g1 op_2',
+      'grant 30 cycle 1 cycle:1',
+      'charge 4 cycle 1 cycle:1 op_2',
+    ]);
   });
 
   it('keys issue prints a new key once, keys list shows it, keys revoke revokes it (exit 3 the second time)', async () => {
@@ -158,9 +186,9 @@ describe('the tollgate CLI', () => {
     expect((await on('keys', 'revoke', other, keyId)).code).toBe(3);
   });
 
-  it('accounts list finds every account under the prefix (a SCAN of each master on a cluster)', async () => {
+  it('accounts list finds every account under the prefix (accounts.list: a SCAN of each master on a cluster)', async () => {
     const run = await on('accounts', 'list', '--json');
-    expect(JSON.parse(run.stdout)).toEqual([subject, other, lapsed].sort());
+    expect(JSON.parse(run.stdout)).toEqual([subject, other, lapsed, funded].sort());
   });
 
   it('runs on ioredis too (--client ioredis): inspect, journal and accounts list', async () => {
@@ -171,8 +199,127 @@ describe('the tollgate CLI', () => {
     ]);
     expect(JSON.parse(inspect.stdout).credits).toMatchObject({ balance: 995, held: 2 });
     expect(JSON.parse(journal.stdout).map((e: { kind: string }) => e.kind)).toEqual(['grant', 'charge', 'reserve']);
-    expect(JSON.parse(accounts.stdout)).toEqual([subject, other, lapsed].sort());
+    expect(JSON.parse(accounts.stdout)).toEqual([subject, other, lapsed, funded].sort());
     expect((await on('inspect', subject, '--client', 'valkey')).code).toBe(2);
+  });
+
+  describe('credits beyond the allowance: grant, grants list, void, adjust, refund', () => {
+    const day = 86_400_000;
+
+    it('grant adds a grant once per operation id; grants list shows the sources in spend order', async () => {
+      const expiresAt = new Date(Date.now() + 7 * day).toISOString();
+      const args = [
+        'grant',
+        funded,
+        '--amount',
+        '100',
+        '--kind',
+        'promotional',
+        '--expires-at',
+        expiresAt,
+        '--reason',
+        'Spring promo',
+        '--operation-id',
+        'promo_1',
+      ];
+      const first = await on(...args, '--json');
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({
+        ok: true,
+        grantId: 'g1',
+        replayed: false,
+        operationId: 'promo_1',
+        grant: { kind: 'promotional', status: 'active', amount: 100, expiresAt: Date.parse(expiresAt), reason: 'Spring promo' },
+      });
+      const again = await on(...args);
+      expect(again.stdout).toMatch(/^already granted g1 to /);
+      // Without --operation-id a new id is made and printed, to run the command again with.
+      const paid = await on('grant', funded, '--amount', '500');
+      expect(paid.code).toBe(0);
+      const madeId = /--operation-id (cli_[0-9a-f]+)/.exec(paid.stdout)![1]!;
+      expect((await on('grant', funded, '--amount', '500', '--operation-id', madeId, '--json')).stdout).toContain('"replayed": true');
+
+      const list = JSON.parse((await on('grants', 'list', funded, '--json')).stdout) as Array<{ grantId: string }>;
+      // The free cycle ends in 30 days, after the promotion; the paid grant never expires.
+      expect(list.map((g) => g.grantId)).toEqual(['g1', 'cycle:1', 'g2']);
+      const text = (await on('grants', 'list', funded)).stdout.trim().split('\n');
+      expect(text[0]).toMatch(/^1\. g1 {2}promotional {2}active {2}100 left of 100 .* {2}"Spring promo"$/);
+      expect(text[2]).toMatch(/^3\. g2 {2}paid {2}active {2}500 left of 500 .*expires never$/);
+      expect((await tg.usage(funded)).credits.available).toBe(630);
+    });
+
+    it('refund returns a charge named by its operation id to the source that paid it; exit 3 for an unknown charge, 5 for more than is left', async () => {
+      const charged = await tg.credits.charge(funded, { required: 4, operationId: 'req_cli_1' });
+      expect(charged).toMatchObject({ ok: true, sources: [{ grantId: 'g1', amount: 4 }] });
+      const part = await on('refund', funded, 'req_cli_1', '--amount', '1', '--reason', 'Failed export', '--json');
+      expect(JSON.parse(part.stdout)).toMatchObject({ ok: true, refunded: 1, sources: [{ grantId: 'g1', amount: 1 }], replayed: false });
+      const rest = await on('refund', funded, 'req_cli_1');
+      expect(rest.stdout).toMatch(/^refunded 3 of req_cli_1 to g1 3 /);
+      const more = await on('refund', funded, 'req_cli_1');
+      expect(more.code).toBe(5);
+      const unknown = await on('refund', funded, 'req_never_charged');
+      expect(unknown.code).toBe(3);
+      expect(unknown.stdout).toContain('operationTtlMs');
+      // The journal names the source of each movement.
+      const journal = JSON.parse((await on('journal', funded, '--json')).stdout) as Array<{ kind: string; amount: number; source: string }>;
+      expect(journal.filter((e) => e.source === 'g1').map((e) => [e.kind, e.amount])).toEqual([
+        ['grant', 100],
+        ['charge', 4],
+        ['refund_charge', 1],
+        ['refund_charge', 3],
+      ]);
+    });
+
+    it('adjust --amount=+n adds an adjustment grant, --amount=-n takes credits in spend order; exit 5 when too few are available', async () => {
+      const plus = JSON.parse((await on('adjust', funded, '--amount=+20', '--reason', 'Goodwill', '--json')).stdout);
+      expect(plus).toMatchObject({ ok: true, amount: 20, grantId: 'g3', sources: [{ grantId: 'g3', amount: 20 }], available: 650 });
+      const minus = JSON.parse((await on('adjust', funded, '--amount=-110', '--reason', 'Duplicate promo', '--json')).stdout);
+      expect(minus).toMatchObject({
+        amount: -110,
+        grantId: null,
+        sources: [
+          { grantId: 'g1', amount: 100 },
+          { grantId: 'cycle:1', amount: 10 },
+        ],
+        available: 540,
+      });
+      const tooMuch = await on('adjust', funded, '--amount=-541', '--reason', 'Too much');
+      expect(tooMuch.code).toBe(5);
+      expect(tooMuch.stdout).toContain('540 credits available, 541 needed');
+      expect((await on('adjust', funded, '--amount=-1')).code).toBe(2);
+    });
+
+    it('void voids what is left of a grant once; exit 3 for a grant the subject does not have, 2 for a cycle', async () => {
+      const voided = await on('void', funded, 'g2', '--reason', 'Chargeback', '--operation-id', 'cb_1', '--json');
+      expect(JSON.parse(voided.stdout)).toMatchObject({ ok: true, voided: 500, replayed: false, grantId: 'g2' });
+      expect(JSON.parse((await on('void', funded, 'g2', '--reason', 'Chargeback', '--operation-id', 'cb_1', '--json')).stdout)).toMatchObject({
+        voided: 500,
+        replayed: true,
+      });
+      const [missing, cycle] = await Promise.all([on('void', funded, 'g99'), on('void', funded, 'cycle:1')]);
+      expect(missing.code).toBe(3);
+      expect(missing.stderr).toContain('g99');
+      expect(cycle.code).toBe(2);
+      const ended = JSON.parse((await on('grants', 'list', funded, '--ended', '--json')).stdout) as Array<{ grantId: string; status: string }>;
+      expect(ended.find((g) => g.grantId === 'g2')).toMatchObject({ status: 'voided' });
+      expect((await tg.usage(funded)).credits.available).toBe(40);
+    });
+
+    it('exit 2 for a bad command line: no --amount, an amount that is no number, a bad instant, a grant id missing', async () => {
+      const runs = await Promise.all([
+        on('grant', funded),
+        on('grant', funded, '--amount', 'lots'),
+        on('grant', funded, '--amount', '5', '--expires-at', 'soon'),
+        on('grant', funded, '--amount', '5', '--kind', 'gift'),
+        on('void', funded),
+        on('refund', funded),
+        on('grants', funded),
+      ]);
+      for (const run of runs) {
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(/^tollgate: /);
+      }
+    });
   });
 
   it('sweep ends lapsed holds with their refunds', async () => {

@@ -1,7 +1,7 @@
 // A client setup cannot crash the host (docs/reliability.md "Client setup"): a Redis client
 // emits 'error' when its connection fails, and an 'error' nobody listens to ends the process.
 // fromNodeRedis and fromIoredis warn once per process when the client they adapt has no
-// listener; the README's and the examples' client lines all add one.
+// listener; the client lines of the README, of docs/ and of the examples all add one.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,8 +33,17 @@ describe('the Redis client setup', () => {
     expect(await warningsOf(`fromIoredis(new Redis({ lazyConnect: true }));`)).toEqual(['TOLLGATE_NO_ERROR_LISTENER']);
   });
 
-  it("every client line of the README and of the examples a user copies adds an 'error' listener", () => {
-    const files = ['README.md', 'examples/quickstart.ts', 'examples/quickstart-ioredis.ts', 'examples/recipes/limits.ts', 'examples/recipes/llm.ts'];
+  it("every client line of the README, of docs/ and of the examples a user copies adds an 'error' listener", () => {
+    const files = [
+      'README.md',
+      'docs/limits.md',
+      'docs/production.md',
+      'docs/reliability.md',
+      'examples/quickstart.ts',
+      'examples/quickstart-ioredis.ts',
+      'examples/recipes/limits.ts',
+      'examples/recipes/llm.ts',
+    ];
     for (const file of files) {
       const lines = readFileSync(join(root, file), 'utf8')
         .split('\n')

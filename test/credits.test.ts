@@ -15,15 +15,36 @@ describe.each(backends())('charges on %s', (kind) => {
 
   it('takes required + min(optional, balance - required)', async () => {
     const id = await account();
-    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({
+      ok: true,
+      charged: 2,
+      balance: 28,
+      available: 28,
+      sources: [{ grantId: 'cycle:1', amount: 2 }],
+      replayed: false,
+    });
     await gate.tg.credits.charge(id, { required: 27 });
-    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({ ok: true, charged: 1, balance: 0, replayed: false });
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 1 })).toEqual({
+      ok: true,
+      charged: 1,
+      balance: 0,
+      available: 0,
+      sources: [{ grantId: 'cycle:1', amount: 1 }],
+      replayed: false,
+    });
   });
 
   it('an insufficient charge is a value with remaining and needed, and takes nothing', async () => {
     const id = await account();
     await gate.tg.credits.charge(id, { required: 29 });
-    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({ ok: false, reason: 'insufficient', balance: 1, remaining: 1, needed: 2 });
+    expect(await gate.tg.credits.charge(id, { required: 2, optional: 5 })).toEqual({
+      ok: false,
+      reason: 'insufficient',
+      balance: 1,
+      remaining: 1,
+      needed: 2,
+      available: 1,
+    });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 1, spent: 29 });
   });
 
@@ -31,8 +52,8 @@ describe.each(backends())('charges on %s', (kind) => {
     const id = await account();
     const first = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:item' });
     const again = await gate.tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_1:item' });
-    expect(first).toEqual({ ok: true, charged: 2, balance: 28, replayed: false });
-    expect(again).toEqual({ ok: true, charged: 2, balance: 28, replayed: true });
+    expect(first).toEqual({ ok: true, charged: 2, balance: 28, available: 28, sources: [{ grantId: 'cycle:1', amount: 2 }], replayed: false });
+    expect(again).toEqual({ ok: true, charged: 2, balance: 28, available: 28, sources: [{ grantId: 'cycle:1', amount: 2 }], replayed: true });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 28, spent: 2 });
     // Operation ids are the subject's own: another subject may use the same one.
     const other = await account();
@@ -48,7 +69,14 @@ describe.each(backends())('charges on %s', (kind) => {
       );
     }
     // The same terms still replay, and only the first charge was taken.
-    expect(await gate.tg.credits.charge(id, { required: 1, optional: 0, operationId: 'req_2' })).toEqual({ ok: true, charged: 1, balance: 29, replayed: true });
+    expect(await gate.tg.credits.charge(id, { required: 1, optional: 0, operationId: 'req_2' })).toEqual({
+      ok: true,
+      charged: 1,
+      balance: 29,
+      available: 29,
+      sources: [{ grantId: 'cycle:1', amount: 1 }],
+      replayed: true,
+    });
     expect((await gate.tg.usage(id)).credits).toMatchObject({ balance: 29, spent: 1 });
   });
 
@@ -73,7 +101,14 @@ describe.each(backends())('charges on %s', (kind) => {
     ]) {
       await expect(gate.tg.credits.charge(id, request), JSON.stringify(request)).rejects.toBeInstanceOf(InvalidInputError);
     }
-    expect(await gate.tg.credits.charge(id, { required: 0, optional: 3 })).toEqual({ ok: true, charged: 3, balance: 27, replayed: false });
+    expect(await gate.tg.credits.charge(id, { required: 0, optional: 3 })).toEqual({
+      ok: true,
+      charged: 3,
+      balance: 27,
+      available: 27,
+      sources: [{ grantId: 'cycle:1', amount: 3 }],
+      replayed: false,
+    });
   });
 
   it('race: 64 concurrent charges of 1 against a balance of 37 -> exactly 37 succeed, balance 0, never negative', async () => {

@@ -103,7 +103,7 @@ describe('durability on a primary with one replica', () => {
       const outcome = await tg.credits.charge(id, { required: 2, operationId: 'order-1' });
       expect(outcome).toMatchObject({ ok: true, charged: 2, replayed: false });
       // Read straight after the acknowledgement, no waiting: the replica already holds it.
-      expect(await onReplica(['HGET', keys.operations, 'oorder-1'])).toMatch(/^\d+ 2 2:0$/);
+      expect(await onReplica(['HGET', keys.operations, 'oorder-1'])).toMatch(/^\d+ 2 2:0 0 c1=2$/);
       expect(await onReplica(['HGET', keys.account, 'b'])).toBe(String(outcome.ok && outcome.balance));
     });
 
@@ -130,7 +130,14 @@ describe('durability on a primary with one replica', () => {
       await unconfirmed(tg.credits.charge(id, { required: 3, operationId: error.operationId }));
       resumeReplica();
       const retried = await tg.credits.charge(id, { required: 3, operationId: error.operationId });
-      expect(retried).toEqual({ ok: true, charged: 3, balance: 20_000 - 3, replayed: true });
+      expect(retried).toEqual({
+        ok: true,
+        charged: 3,
+        balance: 20_000 - 3,
+        available: 20_000 - 3,
+        sources: [{ grantId: 'cycle:1', amount: 3 }],
+        replayed: true,
+      });
       const journal = (await onReplica(['XRANGE', new SubjectKeys(prefix, id).journal, '-', '+'])) as [string, string[]][];
       expect(journal.filter(([, fields]) => fields.includes(error.operationId))).toHaveLength(1);
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
@@ -147,7 +154,7 @@ describe('durability on a primary with one replica', () => {
       expect(await tg.credits.charge(id, { required: 2, operationId: 'after-flush' })).toMatchObject({ ok: true, charged: 2 });
       // The FCALL that found it missing, the load, and the FCALL again.
       expect([(await calls('fcall')) - fcalls, (await calls('function\\|load')) - loads]).toEqual([2, 1]);
-      expect(await onReplica(['HGET', keys.operations, 'oafter-flush'])).toMatch(/^\d+ 2 2:0$/);
+      expect(await onReplica(['HGET', keys.operations, 'oafter-flush'])).toMatch(/^\d+ 2 2:0 0 c1=2$/);
       expect(await onReplica(['FUNCTION', 'LIST'])).toHaveLength(1);
     });
 
@@ -164,7 +171,7 @@ describe('durability on a primary with one replica', () => {
         const id = await account();
         await client.command(['SCRIPT', 'FLUSH']);
         expect(await evalGate.credits.charge(id, { required: 3, operationId: 'after-script-flush' })).toMatchObject({ ok: true, charged: 3 });
-        expect(await onReplica(['HGET', new SubjectKeys(prefix, id).operations, 'oafter-script-flush'])).toMatch(/^\d+ 3 3:0$/);
+        expect(await onReplica(['HGET', new SubjectKeys(prefix, id).operations, 'oafter-script-flush'])).toMatch(/^\d+ 3 3:0 0 c1=3$/);
       } finally {
         await evalGate.close();
       }
@@ -215,7 +222,7 @@ describe('durability on a primary with one replica', () => {
       const again = await tg.holds.cancel(id, holdId);
       expect(again).toMatchObject({ ok: false, ended: false, hold: { status: 'canceled', spent: 2, refunded: 6, held: 0 } });
       const credits = (await tg.accounts.inspect(id)).credits;
-      expect(credits).toMatchObject({ balance: 20_000 - 2, spent: 2, held: 0 });
+      expect(credits).toMatchObject({ balance: 20_000 - 2, spent: 2, held: 0, available: 20_000 - 2 });
       expect((await tg.credits.reconcile(id)).matches).toBe(true);
     });
 

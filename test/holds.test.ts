@@ -28,6 +28,7 @@ const HOLD_FIELDS = [
   'refunded',
   'refundedToEndedCycle',
   'cycleId',
+  'sources',
   'createdAt',
   'endedAt',
   'endReason',
@@ -110,6 +111,7 @@ describe.each(backends())('items holds through %s', (kind) => {
         refundedToEndedCycle: 0,
         held: 9,
         cycleId: 1,
+        sources: [{ grantId: 'cycle:1', amount: 9 }],
         createdAt: TEST_START,
         endedAt: null,
         endReason: null,
@@ -183,6 +185,7 @@ describe.each(backends())('items holds through %s', (kind) => {
         balance: 1000,
         remaining: 1000,
         needed: 1200,
+        available: 1000,
       });
       expect(await credits(id)).toMatchObject({ balance: 1000, held: 0 });
       expect((await tg.holds.list(id)).total).toBe(0);
@@ -773,6 +776,7 @@ describe.each(backends())('budget holds through %s', (kind) => {
       balance: 30,
       remaining: 30,
       needed: 31,
+      available: 30,
     });
     expect((await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).ok).toBe(true);
     expect(await tg.holds.openBudget(id, { amount: 5, surface: 'web' })).toMatchObject({ ok: false, reason: 'hold_limit_reached', cap: 1 });

@@ -7,6 +7,7 @@ import {
   AccountExistsError,
   AccountNotFoundError,
   EvictionPolicyError,
+  GrantNotFoundError,
   HoldNotFoundError,
   InvalidInputError,
   KeyLimitError,
@@ -191,6 +192,7 @@ describe('error replies', () => {
     expect(JSON.stringify(evicting)).not.toMatch(/volatile-lru|10\.0\.0\.1/);
     expect(replyForError(new AccountNotFoundError('a'), 'req_8')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new HoldNotFoundError('h'), 'req_9')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
+    expect(replyForError(new GrantNotFoundError('g7'), 'req_9b')).toMatchObject({ status: 404, body: { error: { type: 'not_found' } } });
     expect(replyForError(new AccountExistsError('a'), 'req_10')).toMatchObject({ status: 409, body: { error: { type: 'account_exists' } } });
     expect(replyForError(new InvalidInputError('bad cost'), 'req_11')).toMatchObject({
       status: 400,

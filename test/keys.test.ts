@@ -104,7 +104,7 @@ describe.each(backends())('API keys through %s', (kind) => {
           allowed: true,
           rateLimit: { limit: 30, remaining: 29, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' },
           windows: [{ limit: 30, remaining: 29, resetMs: 45_000, windowMs: 60_000, algorithm: 'fixed' }],
-          credits: { sufficient: true, balance: 30, needed: 1 },
+          credits: { sufficient: true, balance: 30, needed: 1, available: 30 },
         },
       });
       if (gate.onRedis) expect(gate.sent.map((c) => c.script)).toEqual(['verifyKey']);

@@ -116,7 +116,7 @@ describe.each(
   it('credits short of the pre-check: 402 insufficient_quota with the counts and the rate-limit headers', async () => {
     const base = await app({ key: apiKey, credits: 1 });
     const { subject, key } = await account();
-    expect((await get(base, { 'x-api-key': key })).body.pass.admission.credits).toEqual({ sufficient: true, balance: 30, needed: 1 });
+    expect((await get(base, { 'x-api-key': key })).body.pass.admission.credits).toEqual({ sufficient: true, balance: 30, needed: 1, available: 30 });
     await tg.credits.charge(subject, { required: 30 });
     const reply = await get(base, { 'x-api-key': key });
     expect(reply.status).toBe(402);

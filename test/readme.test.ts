@@ -1,23 +1,27 @@
-// The README's code is the code the tests run: each of its full examples is an example file
-// (examples/quickstart.ts, examples/recipes/*.ts) copied word for word, and each file runs
-// against the test Redis with `tollgate` resolved to this source tree and says what the README
-// says it prints.
+// The README's code, and the recipes the docs/ pages took over from it, are the code the tests
+// run: each full example is an example file (examples/quickstart.ts, examples/recipes/*.ts)
+// copied word for word, and each file runs against the test Redis with `tollgate` resolved to
+// this source tree and says what the page says it prints.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { oneLine, quickStartPrints } from './helpers/quickstart.ts';
 import { redisUrl } from './helpers/redis.ts';
 
 const root = join(import.meta.dirname, '..');
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-/** The first ```ts (or ```sh) block after a heading. */
-function blockUnder(heading: string, language = 'ts'): string {
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README has no "## ${heading}"`);
-  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(at));
-  if (!match) throw new Error(`README has no \`\`\`${language} block under "## ${heading}"`);
+/** The first ```ts (or ```sh) block after a `## heading` of a page (README.md, or docs/<page>.md). */
+function blockUnder(page: string, heading: string, language = 'ts'): string {
+  const text = readFileSync(join(root, page), 'utf8');
+  const at = text.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`${page} has no "## ${heading}"`);
+  const end = text.indexOf('\n## ', at + 1);
+  const section = text.slice(at, end < 0 ? undefined : end);
+  const match = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section);
+  if (!match) throw new Error(`${page} has no \`\`\`${language} block under "## ${heading}"`);
   return match[1]!;
 }
 
@@ -58,37 +62,67 @@ async function run(file: string): Promise<string> {
 }
 
 describe.each([
-  ['Quick start', 'quickstart.ts'],
-  ['Limits for any subject', 'recipes/limits.ts'],
-  ['Holds', 'recipes/llm.ts'],
-  ['In memory', 'recipes/memory.ts'],
-  ['Token buckets', 'recipes/bucket.ts'],
-  ['Overrides', 'recipes/override.ts'],
-  ['Per-key limits', 'recipes/keyLimits.ts'],
-  ['Concurrency limits', 'recipes/inFlight.ts'],
-  ['Plan edits', 'recipes/planEdit.ts'],
-])('README "%s"', (heading, file) => {
+  ['README.md', 'Quick start', 'quickstart.ts'],
+  ['README.md', 'Holds', 'recipes/llm.ts'],
+  ['README.md', 'Grants and top-ups', 'recipes/grants.ts'],
+  ['docs/limits.md', 'Limits for any subject', 'recipes/limits.ts'],
+  ['docs/limits.md', 'Token buckets', 'recipes/bucket.ts'],
+  ['docs/limits.md', 'Overrides', 'recipes/override.ts'],
+  ['docs/limits.md', 'Per-key limits', 'recipes/keyLimits.ts'],
+  ['docs/limits.md', 'Concurrency limits', 'recipes/inFlight.ts'],
+  ['docs/limits.md', 'Plan edits', 'recipes/planEdit.ts'],
+  ['docs/memory.md', 'What it is for', 'recipes/memory.ts'],
+])('%s "%s"', (page, heading, file) => {
   it(`is examples/${file}, word for word`, () => {
-    expect(blockUnder(heading)).toBe(exampleBody(file));
+    expect(blockUnder(page, heading)).toBe(exampleBody(file));
   });
 });
 
 // The adapters' and failure modes' sections show an example's core lines, word for word and in
 // order; the example around them runs.
 describe.each([
-  ['Fastify', 'recipes/fastify.ts'],
-  ['Hono', 'recipes/hono.ts'],
-  ['When Redis is down', 'recipes/storeError.ts'],
-])('README "%s"', (heading, file) => {
+  ['docs/http.md', 'Fastify', 'recipes/fastify.ts'],
+  ['docs/http.md', 'Hono', 'recipes/hono.ts'],
+  ['docs/reliability.md', 'When Redis is down', 'recipes/storeError.ts'],
+])('%s "%s"', (page, heading, file) => {
   it(`shows lines of examples/${file}, word for word`, () => {
-    expect(linesNotIn(blockUnder(heading), file)).toEqual([]);
+    expect(linesNotIn(blockUnder(page, heading), file)).toEqual([]);
   });
 });
 
-describe('README examples run as written', () => {
+describe('README', () => {
+  it('links only files the repository holds, and docs/ anchors that exist', () => {
+    const broken: string[] = [];
+    for (const [, target, anchor] of readme.matchAll(/\]\(((?:docs\/)?[A-Za-z-]+\.md)(?:#([a-z0-9-]+))?\)/g)) {
+      const path = join(root, target!);
+      if (!existsSync(path)) broken.push(target!);
+      else if (anchor && ![...readFileSync(path, 'utf8').matchAll(/^#+\s+(.+)$/gm)].some((h) => slug(h[1]!) === anchor)) broken.push(`${target}#${anchor}`);
+    }
+    expect(readme).toContain('](docs/limits.md)');
+    expect(broken).toEqual([]);
+  });
+
+  it('gives the command that starts the example server and the one that runs the tests', () => {
+    const commands = blockUnder('README.md', 'Working on tollgate', 'sh');
+    expect(commands).toMatch(/^npm start\s/m);
+    expect(commands).toMatch(/^npm test\s/m);
+  });
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
+function slug(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
+}
+
+describe('README and docs/ examples run as written', () => {
   it('quick start: a key checked with the admit and the pre-check, then a charge of 1 from 1,000', async () => {
-    expect(blockUnder('Quick start').trim().split('\n').length).toBeLessThanOrEqual(22);
-    expect(await run('quickstart.ts')).toContain('{ ok: true, charged: 1, balance: 999, replayed: false }');
+    expect(blockUnder('README.md', 'Quick start').trim().split('\n').length).toBeLessThanOrEqual(22);
+    expect(quickStartPrints()).toContain("available: 999, sources: [ { grantId: 'cycle:1', amount: 1 } ]");
+    expect(oneLine(await run('quickstart.ts'))).toBe(quickStartPrints());
   });
 
   it('limits: the 6th sign-in attempt of an IP in a minute is refused; a cost of 4 counts 4 in both windows', async () => {
@@ -120,7 +154,7 @@ describe('README examples run as written', () => {
       env: { ...process.env, REDIS_URL: redisUrl() },
     });
     const outputs: string[] = [];
-    for (const line of blockUnder('Operator CLI', 'sh').trim().split('\n')) {
+    for (const line of blockUnder('docs/operations.md', 'Operator CLI', 'sh').trim().split('\n')) {
       const [npx, bin, ...args] = line.split(/\s+/);
       expect([npx, bin]).toEqual(['npx', 'tollgate']);
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], {
@@ -131,7 +165,7 @@ describe('README examples run as written', () => {
     }
     const [inspect, journal, issued, accounts] = outputs;
     expect(inspect).toContain('acct_42: plan starter');
-    expect(journal).toMatch(/^time,kind,amount,cycle,ref\n.*,grant,1000,/);
+    expect(journal).toMatch(/^time,kind,amount,cycle,ref,source\n.*,grant,1000,1,,cycle:1\n/);
     expect(JSON.parse(issued!).key).toMatch(/^tgk_acct_42_/);
     expect(accounts!.split('\n')).toContain('acct_42');
   });
@@ -139,7 +173,9 @@ describe('README examples run as written', () => {
   it('in memory: two requests a minute, the third refused, room again a minute later, a charge of 3 from 10', async () => {
     const lines = (await run('recipes/memory.ts')).trim().split('\n');
     expect(lines.slice(0, 4)).toEqual(['1 200', '2 200', '3 429', 'true']);
-    expect(lines.slice(4).join(' ')).toMatch(/^\{ ok: true, charged: 3, balance: 7, replayed: false \}$/);
+    expect(lines.slice(4).join(' ')).toMatch(
+      /^\{\s+ok: true,\s+charged: 3,\s+balance: 7,\s+available: 7,\s+sources: \[ \{ grantId: 'cycle:1', amount: 3 \} \],\s+replayed: false \}$/,
+    );
   });
 
   it('token buckets: a burst of 5 at once, the 6th denied, a token back after 500 ms', async () => {
@@ -160,6 +196,13 @@ describe('README examples run as written', () => {
 
   it('plan edits: a limit raised from 5 to 500 reaches the account at its next admit, its count kept', async () => {
     expect((await run('recipes/planEdit.ts')).trim()).toBe('500 498');
+  });
+
+  it('grants: the promotion that expires first pays the charge; the refund goes back to it; 11,500 available', async () => {
+    const lines = (await run('recipes/grants.ts')).trim();
+    expect(lines).toMatch(/^\[ \{ grantId: 'g2', amount: 20 \} \]\n/);
+    expect(lines).toMatch(/\{\s+ok: true,\s+refunded: 20,\s+sources: \[ \{ grantId: 'g2', amount: 20 \} \],\s+replayed: false\s+\}/);
+    expect(lines.split('\n').at(-1)).toBe('11500');
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

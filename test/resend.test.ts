@@ -50,7 +50,14 @@ describe('a command that reaches Redis twice applies once', () => {
   it('a charge without an operation id is charged once, and reported as a plain charge', async () => {
     const id = accountId();
     await plain.accounts.create(id, { plan: 'free' });
-    expect(await tg.credits.charge(id, { required: 2, optional: 1 })).toEqual({ ok: true, charged: 3, balance: 27, replayed: false });
+    expect(await tg.credits.charge(id, { required: 2, optional: 1 })).toEqual({
+      ok: true,
+      charged: 3,
+      balance: 27,
+      available: 27,
+      sources: [{ grantId: 'cycle:1', amount: 3 }],
+      replayed: false,
+    });
     expect((await plain.usage(id)).credits).toMatchObject({ balance: 27, spent: 3 });
   });
 
@@ -62,7 +69,8 @@ describe('a command that reaches Redis twice applies once', () => {
     const [words] = chargeWords();
     // The library named the charge itself: an operation id of its own among the arguments.
     expect(words!.some((word) => LIBRARY_ID.test(word))).toBe(true);
-    expect(await client.sendCommand(words!)).toEqual([Code.REPLAYED, 4, 26, 4]);
+    // code, charged, balance, needed, available, then the sources: the cycle gave 4.
+    expect(await client.sendCommand(words!)).toEqual([Code.REPLAYED, 4, 26, 4, 26, 'cycle:1', 4]);
     expect((await plain.usage(id)).credits).toMatchObject({ balance: 26, spent: 4 });
     // Each charge gets an id of its own: the same request made again is a new charge.
     expect(await recorded.credits.charge(id, { required: 4 })).toMatchObject({ ok: true, balance: 22 });

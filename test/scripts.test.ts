@@ -12,12 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, type Tollgate } from '../src/index.ts';
 import { AccountNotFoundError, StoreUnavailableError } from '../src/errors.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
-import { LUA_ROOT, SCRIPTS_DIR, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
+import { LUA_ROOT, SCRIPTS_DIR, buildNames, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
 import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
 import { ReplyShapeError } from '../src/scripts/reply.ts';
 import { ReplyGrammarError, parseReturns } from '../src/scripts/replyGrammar.ts';
 import { Code } from '../src/scripts/codes.ts';
-import { LuaCompileError, compileLua } from '../src/scripts/compile.ts';
+import { LuaCompileError, compileLua, tokenize } from '../src/scripts/compile.ts';
+import { LUA_GLOBALS, LUA_KEYWORDS } from '../src/scripts/minify.ts';
 import { LuaIncludeError, parseHeader, resolveIncludes } from '../src/scripts/loader.ts';
 import { FUNCTION_CLOSE, NOW_ARG, SETTINGS, SUBJECT_KEYS, functionLibrary, functionOpen, type Settings, type SubjectKeyNames } from '../src/scripts/script.ts';
 import { SCRIPTS, recording, type Recorder } from './helpers/recording.ts';
@@ -189,6 +190,100 @@ describe('Lua compile step (src/scripts/compile.ts)', () => {
   });
 });
 
+describe('Lua minify step (src/scripts/minify.ts)', () => {
+  /** Compiled with short names: `helpers` is the build's map of lib/ top-level names. */
+  const minify = (source: string, helpers: Record<string, string> = {}) => compileLua(source, 'm.lua', { rename: new Map(Object.entries(helpers)) });
+
+  it('a table key and a field named like a local stay; the local is renamed', () => {
+    const source = 'local plan = 1\nlocal t = { plan = plan, [plan] = 2 }\nreturn t.plan + t:plan(plan)\n';
+    expect(minify(source)).toBe('local a=1\nlocal b={plan=a,[a]=2}\nreturn b.plan+b:plan(a)\n');
+  });
+
+  it("a string holding a local's name stays, in quotes of either kind and in long strings", () => {
+    const source = 'local balance = \'balance\'\nreturn balance .. "balance" .. [[balance]]\n';
+    expect(minify(source)).toBe('local a=\'balance\'\nreturn a.."balance"..[[balance]]\n');
+  });
+
+  it('keywords and the globals Redis gives scripts keep their names', () => {
+    const source = "local n = tonumber(ARGV[1])\nif n == nil then return redis.call('GET', KEYS[1]) end\nreturn string.format('%d', n)\n";
+    expect(minify(source)).toBe("local a=tonumber(ARGV[1])\nif a==nil then return redis.call('GET',KEYS[1])end\nreturn string.format('%d',a)\n");
+  });
+
+  it('shadowing works: an inner local never takes the name of one it can still see; `local x = x` reads the outer x', () => {
+    const source = ['local x = 1', 'local function f(y)', '  local x = y + x', '  return x', 'end', 'return f(x) + x'].join('\n');
+    expect(minify(source)).toBe(['local a=1', 'local function b(c)', 'local d=c+a', 'return d', 'end', 'return b(a)+a', ''].join('\n'));
+  });
+
+  it('sibling scopes reuse the same short names', () => {
+    const source = 'for i = 1, 2 do local v = i end\nfor k, w in pairs({}) do end\ndo local z = 1 end\nlocal last = function(p) return p end\n';
+    expect(minify(source)).toBe('for a=1,2 do local b=a end\nfor a,b in pairs({})do end\ndo local a=1 end\nlocal a=function(a)return a end\n');
+  });
+
+  it("lib/ top-level names take the build's one map wherever they stand, and a helper's locals are named as at the top", () => {
+    const source = [
+      'local function clock_now(ms) return ms end',
+      'local function rare(a, b)',
+      '  local function inner(c) return clock_now(c) end',
+      '  return inner(a + b)',
+      'end',
+      'return rare(1, 2)',
+    ].join('\n');
+    expect(minify(source, { clock_now: 'A', inner: 'B' })).toBe(
+      ['local function A(a)return a end', 'local function a(b,c)', 'local function B(a)return A(a)end', 'return B(b+c)', 'end', 'return a(1,2)', ''].join('\n'),
+    );
+  });
+
+  it('a=b followed by a line that opens with ( stays two lines: no call is made of them', () => {
+    expect(minify('local a, b, c = 1, 2, 3\na = b\n(c)()\n')).toBe('local a,b,c=1,2,3\na=b\n(c)()\n');
+  });
+
+  it('a space stays where tokens would run together: words, a number before "..", "- -", "[ [["', () => {
+    const source = "local s = 1 .. 'x'\nlocal n = 1 - -2\nlocal t = {}\nt[ [[k]] ] = 3\nreturn s, n, t, 0x10 .. ''\n";
+    expect(minify(source)).toBe("local a=1 ..'x'\nlocal b=1- -2\nlocal c={}\nc[ [[k]]]=3\nreturn a,b,c,0x10 ..''\n");
+  });
+
+  it('a name that is neither a local nor a Redis global is a build error naming the file and line', () => {
+    expect(() => minify('local a = 1\nreturn b\n')).toThrowError(new LuaCompileError('m.lua:2: b is neither a local nor a global Redis gives scripts'));
+  });
+
+  describe('minified code means what the source meant (run in Redis)', () => {
+    let client: Awaited<ReturnType<typeof connectNodeRedis>>;
+    beforeAll(async () => {
+      client = await connectNodeRedis();
+    });
+    afterAll(() => client.close());
+
+    it('the same reply from the source and from its minified text', async () => {
+      const source = [
+        '--@const',
+        "local F = { plan = 'p', size = 3 }",
+        "local function helper(x, ...) return x + select('#', ...) end",
+        'local x = 10',
+        'local function counter()',
+        '  local n = 0',
+        '  return function(step) n = n + (step or 1) return n end',
+        'end',
+        'local c = counter()',
+        'c() c(5)',
+        'local i = 0',
+        'repeat local x = i * 2 i = i + 1 until x >= 6',
+        'local t = { plan = F.plan, [F.size] = x, x }',
+        'local words = {}',
+        "for word in string.gmatch('a b c', '%a+') do words[#words + 1] = word:upper() end",
+        'local s = 1 .. F.plan',
+        'do local x = -x t.neg = x end',
+        "return { helper(x, 1, 2), c(), i, t.plan, t[3], t[1], table.concat(words, ','), s, t.neg, x - -1 }",
+      ].join('\n');
+      const run = async (text: string) => client.eval(text, { keys: [], arguments: [] });
+      const expected = [12, 7, 4, 'p', 10, 10, 'A,B,C', '1p', -10, 11];
+      expect(await run(source)).toEqual(expected);
+      const minified = minify(source, { helper: 'A' });
+      expect(minified).not.toMatch(/\b(helper|counter|words)\b/);
+      expect(await run(minified)).toEqual(expected);
+    });
+  });
+});
+
 describe('script headers (lua/*.lua as written)', () => {
   // The prologue (lua/lib/prologue.lua) reads the shared layout: a movement's first four keys
   // and arguments, a look's first one; a script's own follow them (docs/scripts.md).
@@ -302,7 +397,16 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
   });
 
   it("the generated decoders read a reply by the header's names", () => {
-    expect(charge.decode([Code.OK, 5, 95, 5, 1, 0])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5, events: 1, eventsDropped: 0 });
+    expect(charge.decode([Code.OK, 5, 95, 5, 95, 1, 0, 'cycle:1', 5])).toEqual({
+      code: Code.OK,
+      charged: 5,
+      balance: 95,
+      needed: 5,
+      available: 95,
+      events: 1,
+      eventsDropped: 0,
+      sources: [{ grantId: 'cycle:1', amount: 5 }],
+    });
     expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
     expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({
       code: Code.OK,
@@ -312,12 +416,14 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
       ],
     });
     expect(reconcile.decode([Code.OK, 1, 2, 90, 10, 0, 90, 10, 0, 3])).toMatchObject({ complete: true, cycle: 2, journalBalance: 90, balance: 90, entries: 3 });
-    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'timeout', 2];
-    expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
+    const hold = ['h1', 'items', 'open', 'api', 2, 3, 1, 8, 0, 0, 0, 0, 0, 0, 1, 1000, 0, 61000, '', 1, 'c1=8', 'timeout', 2];
+    expect(readHold.decode([Code.OK, hold])).toMatchObject({
+      holds: [{ id: 'h1', kind: 'items', reserved: 8, sources: 'c1=8', failed: [{ label: 'timeout', count: 2 }] }],
+    });
     expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
     expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
-    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0, 0, 0]);
-    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 }, storedCode: 0, events: 0, eventsDropped: 0 });
+    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8,"available":5}', 0, 0, 0]);
+    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8, available: 5 }, storedCode: 0, events: 0, eventsDropped: 0 });
   });
 
   it('a reply that is not what its header declares is a ReplyShapeError, never a wrong value', () => {
@@ -388,6 +494,27 @@ describe('script bundle', () => {
       expect(line, `${name}: ${line}`).not.toMatch(/^\s*$|^\s*--|^\s/);
     }
     expect(script.source).not.toMatch(/\bCODE\.|\bACCOUNT\.|--@include/);
+  });
+
+  it.each(scriptFiles)('%s: each line of its minified text is that line of the readable build, with only names and spaces changed', (file) => {
+    const code = (line: string) => tokenize(line).filter((t) => t.kind !== 'space');
+    const minified = shippedSource(file).split('\n');
+    const readable = shippedSource(file, LUA_ROOT, false).split('\n');
+    expect(minified.length).toBe(readable.length);
+    expect(shippedSource(file).length).toBeLessThan(shippedSource(file, LUA_ROOT, false).length);
+    readable.forEach((line, i) => {
+      const [a, b] = [code(line), code(minified[i]!)];
+      expect(
+        b.map((t) => t.kind),
+        line,
+      ).toEqual(a.map((t) => t.kind));
+      const kept = (t: { kind: string; text: string }, j: number, all: Array<{ text: string }>) =>
+        t.kind !== 'name' || LUA_KEYWORDS.has(t.text) || LUA_GLOBALS.has(t.text) || all[j - 1]?.text === '.' || all[j - 1]?.text === ':';
+      expect(
+        b.map((t, j) => (kept(a[j]!, j, a) ? t.text : '')),
+        line,
+      ).toEqual(a.map((t, j) => (kept(t, j, a) ? t.text : '')));
+    });
   });
 
   it('Redis computes the same SHA1 for every shipped script (SCRIPT LOAD)', async () => {
@@ -463,6 +590,8 @@ describe('generated command builders follow the headers', () => {
 
 describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
   const id = LIBRARY.name.replace(/^tollgate_/, '');
+  /** A lib/ helper's name in the shipped text (the build's one map of helper names). */
+  const shipped = (name: string) => buildNames()?.get(name) ?? name;
   /** Each function's body in the library's text, by script name. */
   const bodies = new Map(
     Object.keys(SCRIPTS).map((name) => {
@@ -485,7 +614,8 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const body = bodies.get(name)!;
     expect(body.length, name).toBeGreaterThan(0);
     expect(SCRIPTS[name]!.source.endsWith(`\n${body}\n`) || SCRIPTS[name]!.source === `${body}\n`).toBe(true);
-    expect(body).not.toMatch(/^local function (clock_now|account_load|admit_account|windows_count|hold_load)\(/m);
+    const helpers = ['clock_now', 'account_load', 'admit_account', 'windows_count', 'hold_load'].map(shipped);
+    expect(body).not.toMatch(new RegExp(`^local function (${helpers.join('|')})\\(`, 'm'));
   });
 
   it('defines every helper once, at the top, and none that no script uses', () => {
@@ -493,7 +623,7 @@ describe('the function library (one per build: FUNCTION LOAD, FCALL)', () => {
     const names = [...helpers.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]!);
     expect(new Set(names).size).toBe(names.length);
     for (const name of ['clock_now', 'admit_account', 'windows_count', 'windows_many', 'cycle_current_account', 'holds_due', 'journal_append'])
-      expect(names).toContain(name);
+      expect(names).toContain(shipped(name));
     for (const name of names) expect(LIBRARY.source.split(new RegExp(`\\b${name}\\b`)).length, name).toBeGreaterThan(2);
   });
 

@@ -18,6 +18,7 @@ const ON_CLUSTER = [
   'test/keys.test.ts',
   'test/denyCache.test.ts',
   'test/credits.test.ts',
+  'test/grants.test.ts',
   'test/holds.test.ts',
   'test/sweep.test.ts',
   'test/events.test.ts',
@@ -37,6 +38,7 @@ const ON_CLUSTER = [
   'test/examples/contract/mcp.test.ts',
   'test/examples/contract/worker.test.ts',
   'test/examples/contract/failedAuth.test.ts',
+  'test/examples/contract/grants.test.ts',
 ];
 
 // The public-API suites run against both Redis clients and the memory tollgate

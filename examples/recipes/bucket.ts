@@ -1,4 +1,4 @@
-// README "Token buckets": a burst at once, then an even refill. `npx tsx examples/recipes/bucket.ts`
+// docs/limits.md#token-buckets: a burst at once, then an even refill. `npx tsx examples/recipes/bucket.ts`
 import { createTollgate } from "tollgate";
 
 let now = Date.UTC(2026, 0, 1);

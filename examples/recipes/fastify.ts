@@ -1,4 +1,4 @@
-// README "Fastify": the plugin on a Fastify app, tried with one request (app.inject).
+// docs/http.md#fastify: the plugin on a Fastify app, tried with one request (app.inject).
 // `REDIS_URL=redis://... npm run example examples/recipes/fastify.ts`; test/readme.test.ts runs it.
 import Fastify from "fastify";
 import { createClient } from "redis";

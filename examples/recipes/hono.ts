@@ -1,4 +1,4 @@
-// README "Hono": the middleware on a Hono app, tried with one request (app.request).
+// docs/http.md#hono: the middleware on a Hono app, tried with one request (app.request).
 // `REDIS_URL=redis://... npm run example examples/recipes/hono.ts`; test/readme.test.ts runs it.
 import { Hono } from "hono";
 import { createClient } from "redis";

@@ -1,4 +1,4 @@
-// README "Concurrency limits": 5 completions in flight per key. `npx tsx examples/recipes/inFlight.ts`
+// docs/limits.md#concurrency-limits: 5 completions in flight per key. `npx tsx examples/recipes/inFlight.ts`
 import { createTollgate } from "tollgate";
 
 const tollgate = createTollgate({

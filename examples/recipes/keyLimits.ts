@@ -1,4 +1,4 @@
-// README "Per-key limits": one key of an account held to its own window. `npx tsx examples/recipes/keyLimits.ts`
+// docs/limits.md#per-key-limits: one key of an account held to its own window. `npx tsx examples/recipes/keyLimits.ts`
 import { createTollgate } from "tollgate";
 
 const free = { limits: { api: [{ limit: 30, windowMs: 60_000 }] }, credits: { allowance: 100, cycle: { months: 1 } }, holds: { cap: 1, maxItems: 10, surfaces: [] } };

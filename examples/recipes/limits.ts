@@ -1,4 +1,4 @@
-// README "Limits for any subject": a policy for callers without an account (sign-in attempts
+// docs/limits.md#limits-for-any-subject: a policy for callers without an account (sign-in attempts
 // per IP), and a plan whose surface has two windows. `REDIS_URL=redis://... npm run example examples/recipes/limits.ts`
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis } from "tollgate";

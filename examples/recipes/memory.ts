@@ -1,4 +1,4 @@
-// README "In memory": a tollgate without Redis, as a unit test of a host's own code would use
+// docs/memory.md#what-it-is-for: a tollgate without Redis, as a unit test of a host's own code would use
 // it, with the clock moved by hand. `npm run example examples/recipes/memory.ts`
 import { createTollgate } from "tollgate";
 

@@ -1,4 +1,4 @@
-// README "Overrides": a temporary raise for one customer. `npx tsx examples/recipes/override.ts`
+// docs/limits.md#overrides: a temporary raise for one customer. `npx tsx examples/recipes/override.ts`
 import { createTollgate } from "tollgate";
 
 let now = Date.UTC(2026, 0, 1);

@@ -1,4 +1,4 @@
-// README "Plan edits": a raised limit reaches an existing account. `npx tsx examples/recipes/planEdit.ts`
+// docs/limits.md#plan-edits: a raised limit reaches an existing account. `npx tsx examples/recipes/planEdit.ts`
 import { createClient } from "redis";
 import { createTollgate, fromNodeRedis, type Plan } from "tollgate";
 

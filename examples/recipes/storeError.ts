@@ -1,5 +1,5 @@
-// README "When Redis is down": a free read endpoint that stays up on this process's limits,
-// a charged one that fails closed. The block the README shows ends at the first blank line
+// docs/reliability.md#when-redis-is-down: a free read endpoint that stays up on this process's limits,
+// a charged one that fails closed. The block the page shows ends at the first blank line
 // after `onStoreError`; the rest stops the client and tries both.
 // `REDIS_URL=redis://... npm run example examples/recipes/storeError.ts`; test/readme.test.ts runs it.
 import { Hono } from "hono";

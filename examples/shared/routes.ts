@@ -7,6 +7,7 @@
 import type { Price } from './auth/credentials.ts';
 import { guard, type AuthedHandler, type GuardDeps, type GuardOptions } from './auth/guard.ts';
 import { adminHandlers, type AdminDeps } from './api/admin.ts';
+import { creditHandlers } from './api/credits.ts';
 import { catalogHandlers } from './api/catalog.ts';
 import { getComments } from './api/comments.ts';
 import { createJob, type CreateJobDeps } from './jobs/createJob.ts';
@@ -69,7 +70,7 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   const routes: Route[] = [
     { method: 'GET', path: '/transcript/:id', handler: g(ONE_CREDIT, getTranscript(deps)) },
     { method: 'GET', path: '/api/v1/comments/:videoId', handler: g(ONE_CREDIT, getComments(deps)) },
-    { method: 'GET', path: '/api/v1/usage', handler: g(NOT_COUNTED, getUsage) },
+    { method: 'GET', path: '/api/v1/usage', handler: g(NOT_COUNTED, getUsage(deps)) },
     { method: 'GET', path: '/api/v1/search', handler: g(FREE, catalog.search, free) },
     { method: 'GET', path: '/api/v1/videos/:id', handler: g(FREE, catalog.video, free) },
     { method: 'GET', path: '/api/v1/channels/:id/videos', handler: g(FREE, catalog.channelVideos, free) },
@@ -105,6 +106,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
   }
   if (deps.adminToken) {
     const admin = adminHandlers({ ...deps, adminToken: deps.adminToken });
+    // The back office's credits: grants, voids, adjustments, refunds by request id (api/credits.ts).
+    const credits = creditHandlers({ ...deps, adminToken: deps.adminToken });
     routes.push(
       { method: 'POST', path: '/admin/accounts', handler: admin.createAccount },
       { method: 'POST', path: '/admin/accounts/:id/cycles', handler: admin.startCycle },
@@ -112,6 +115,11 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       { method: 'POST', path: '/admin/accounts/:id/oauth-tokens', handler: admin.oauthToken },
       { method: 'POST', path: '/admin/jobs/:id/process', handler: admin.processJob },
       { method: 'POST', path: '/admin/sweep', handler: admin.sweep },
+      { method: 'GET', path: '/admin/accounts/:id/grants', handler: credits.list },
+      { method: 'POST', path: '/admin/accounts/:id/grants', handler: credits.grant },
+      { method: 'POST', path: '/admin/accounts/:id/grants/:grant_id/void', handler: credits.voidGrant },
+      { method: 'POST', path: '/admin/accounts/:id/adjustments', handler: credits.adjust },
+      { method: 'POST', path: '/admin/accounts/:id/refunds', handler: credits.refund },
     );
   }
   return routes;

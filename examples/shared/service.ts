@@ -11,6 +11,7 @@ import { replyForFrameworkError, replyForThrown } from './http/errors.ts';
 import { FailedAuth, failedAuthPolicy, FAILED_AUTH_PER_MINUTE } from './auth/failedAuth.ts';
 import { isCharged } from './auth/guard.ts';
 import { openAccount } from './api/admin.ts';
+import { REFUNDABLE_FOR_MS } from './api/credits.ts';
 import { IDEMPOTENCY_LOCK_MS } from './jobs/createJob.ts';
 import { fail, isDecodablePath, newRequestId, type ApiRequest, type HttpReply } from './http/handler.ts';
 import { JobStore } from './jobs/jobStore.ts';
@@ -133,6 +134,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     denyCache: true,
     timeoutMs,
     idempotencyLockMs: IDEMPOTENCY_LOCK_MS,
+    // A charge's operation id is its request id, kept this long so support can refund it by that id (api/credits.ts).
+    operationTtlMs: REFUNDABLE_FOR_MS,
     durability: options.durableReplicas ? { replicas: options.durableReplicas } : false,
   });
   const platform = options.platform ?? createFakePlatform();

@@ -17,9 +17,15 @@
     plansVersion           the plan table its numbers came from: 'v<n>' (createTollgate's
                            plansVersion) or 'd<digest>' of the table (docs/limits.md#plan-edits)
     events                 thresholds and their state, only on an account with events (lib/events.lua)
+    grantOrder grantSum grantNext   present only while the account has live or pending grants
+                           (lib/grants.lua, docs/grants.md): the spend order of its active
+                           sources, the sum of their remaining credits, the next roll (ms, -1: none)
+    grantSeq               the number of the last grant issued (never reused)
   and per surface of the plan: ACCOUNT_PREFIX.windows .. surface, its windows' spec, and
   ACCOUNT_PREFIX.counters .. surface, their counts (the state of lib/windows.lua), so the
-  request windows live in the account's own hash and an admit touches no other key.
+  request windows live in the account's own hash and an admit touches no other key; per live
+  or pending grant n: ACCOUNT_PREFIX.grantTerms .. n and ACCOUNT_PREFIX.grantCredits .. n
+  (lib/grants.lua), which account_load gives as a.grantTerms[n], a.grantCredits[n].
 ]]
 
 --@const
@@ -27,12 +33,12 @@ local ACCOUNT = {
   plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h',
   cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv',
   holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg',
-  plansVersion = 'pv', events = 'ev',
+  plansVersion = 'pv', events = 'ev', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs',
 }
 
 -- Attributes stored as text; every other one is a number.
 --@const
-local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1 }
+local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1, grantOrder = 1 }
 
 -- Whether an account whose numbers came from plan table `stored` (nil: from before versions)
 -- is behind the caller's table `given`: 'v<n>' versions by their number, so servers with an
@@ -49,10 +55,10 @@ local function account_behind(stored, given)
 end
 
 --@const
-local ACCOUNT_PREFIX = { windows = 'w:', counters = 'r:' }
+local ACCOUNT_PREFIX = { windows = 'w:', counters = 'r:', grantTerms = 'g:', grantCredits = 'q:' }
 
--- The whole account as attributes, with a.windows[surface] and a.counters[surface]; nil when
--- there is none.
+-- The whole account as attributes, with a.windows[surface] and a.counters[surface] (and
+-- a.grantTerms[n], a.grantCredits[n] when it has grants); nil when there is none.
 local function account_load(accountKey)
   local flat = redis.call('HGETALL', accountKey)
   if #flat == 0 then
@@ -74,6 +80,12 @@ local function account_load(accountKey)
       a.windows[string.sub(field, #windowsPrefix + 1)] = value
     elseif string.sub(field, 1, #countersPrefix) == countersPrefix then
       a.counters[string.sub(field, #countersPrefix + 1)] = value
+    elseif string.sub(field, 1, 2) == ACCOUNT_PREFIX.grantTerms then
+      a.grantTerms = a.grantTerms or {}
+      a.grantTerms[tonumber(string.sub(field, 3))] = value
+    elseif string.sub(field, 1, 2) == ACCOUNT_PREFIX.grantCredits then
+      a.grantCredits = a.grantCredits or {}
+      a.grantCredits[tonumber(string.sub(field, 3))] = value
     end
   end
   return a

@@ -2,10 +2,12 @@
   admit: count a request on an account's windows and pre-check its balance, the body shared by
   lua/admit.lua and lua/verifyKey.lua. The hot path of every request: one read of the
   account hash (the surface's windows and their counts; with a pre-check the balance and the
-  cycle's end; with a key its record) and, when the request is counted, one write of the
-  counts to the same hash. No rollover: a cycle that has ended opens with the next allowance,
-  so that is the balance the pre-check sees then.
-  Reply: lib/windows.lua's, with the balance appended when a pre-check was asked; or
+  cycle's end, and the grants' sum and next roll; with a key its record) and, when the request
+  is counted, one write of the counts to the same hash. No rollover: a cycle that has ended
+  opens with the next allowance, so that is the balance the pre-check sees then; a grants'
+  roll that is due is worked out read only (docs/grants.md: the pre-check compares available).
+  Reply: lib/windows.lua's, with the balance and the credits available appended when a
+  pre-check was asked; or
   {KEY_REFUSED, reason}, {NO_ACCOUNT}, {UNKNOWN_SURFACE}. INSUFFICIENT replaces OK when the
   request was counted but the balance is short.
 ]]
@@ -13,6 +15,7 @@
 --@include "account.lua"
 --@include "apiKeys.lua"
 --@include "windows.lua"
+--@include "grants.lua"
 
 -- The account's windows and the key's own windows on the surface (keySpec, its counts in
 -- keyCountsField), counted in both or in neither (docs/limits.md, "Per-key limits"). The reply
@@ -48,20 +51,27 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
   local field, countsField = ACCOUNT_PREFIX.windows .. surface, ACCOUNT_PREFIX.counters .. surface
   -- One read of the account: the windows and their counts, then the balance and cycle end of
   -- a pre-check, then the key's record.
-  local spec, counts, balance, record, version = nil, nil, -1, nil, nil
+  local spec, counts, balance, available, record, version = nil, nil, -1, -1, nil, nil
   if credits > 0 then
     local v
     if keyId then
-      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd, KEY_FIELD.record .. keyId)
-      record = v[6]
+      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd,
+        ACCOUNT.grantSum, ACCOUNT.grantNext, KEY_FIELD.record .. keyId)
+      record = v[8]
     else
-      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd)
+      v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd,
+        ACCOUNT.grantSum, ACCOUNT.grantNext)
     end
     spec, counts, version = v[1], v[2], v[3]
     if spec then
       balance = tonumber(v[4])
       if now >= tonumber(v[5]) then
         balance = tonumber(redis.call('HGET', accountKey, ACCOUNT.nextAllowance))
+      end
+      available = balance
+      if v[6] then
+        local nextRoll = tonumber(v[7])
+        available = balance + ((nextRoll >= 0 and now >= nextRoll) and grants_available_at(accountKey, now) or tonumber(v[6]))
       end
     end
   elseif keyId then
@@ -108,7 +118,8 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
   end
   if credits > 0 then
     reply[#reply + 1] = balance
-    if reply[1] == CODE.OK and balance < credits then
+    reply[#reply + 1] = available
+    if reply[1] == CODE.OK and available < credits then
       reply[1] = CODE.INSUFFICIENT
     end
   end

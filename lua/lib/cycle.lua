@@ -14,6 +14,7 @@
 ]]
 --@include "account.lua"
 --@include "calendar.lua"
+--@include "grants.lua"
 --@include "events.lua"
 
 --@const
@@ -47,19 +48,24 @@ local function cycle_open(a, startMs, endMs, endedMs)
 end
 
 -- Write what cycle_open and cycle_reanchor worked out in a, if anything: the ended cycles'
--- summaries and the account's new cycle. Call it before a script's first write.
+-- summaries and the account's new cycle, and what the grants' roll changed (lib/grants.lua),
+-- with the events of it all on an account with events (lib/events.lua). Call it before a
+-- script's first write.
 local function cycle_save(ctx, a)
-  if not a.archive then
+  local archive = a.archive
+  if a.events and (archive or a.grantsDirty) then
+    events_rolled(ctx, a, archive)
+  end
+  if a.grantsDirty then
+    grants_save(ctx, a)
+  end
+  if not archive then
     return
   end
-  local archive = a.archive
   redis.call('HSET', ctx.cyclesKey, unpack(archive))
   a.archive = nil
   account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
     'anchor', 'interval' })
-  if a.events then
-    events_cycles_opened(ctx, a, archive)
-  end
 end
 
 local function cycle_unit(a)
@@ -77,14 +83,14 @@ local function cycle_roll(ctx, a)
   return true
 end
 
--- The whole account in the cycle that contains ctx.now, not yet saved (cycle_save); nil when
--- there is no account. The hot scripts call it only past the cycle's end: its helpers are
--- built only then.
+-- The whole account in the cycle that contains ctx.now, its grants rolled to now too
+-- (lib/grants.lua), not yet saved (cycle_save); nil when there is no account. The hot scripts
+-- call it only past the cycle's end or a grant's roll: its helpers are built only then.
 --@rare
 local function cycle_current_account(ctx)
   local a = account_load(ctx.accountKey)
   if a then
-    cycle_roll(ctx, a)
+    grants_roll(ctx, a, cycle_roll(ctx, a))
   end
   return a
 end
@@ -105,6 +111,9 @@ local function cycle_reanchor(ctx, a, unit, length)
   a.anchor = ctx.now
   a.interval = unit .. length
   cycle_open(a, ctx.now, period_start(ctx.now, unit, length, 1), ctx.now)
+  if a.grantOrder then
+    grants_refresh(ctx, a)
+  end
 end
 
 -- The ended cycles as a list of attribute tables, oldest first (the one decoder of them),
@@ -119,13 +128,16 @@ local function cycles_load(cyclesKey, a)
     attribute[field] = name
   end
   for i = 1, #flat, 2 do
+    -- Ended grants share the hash (lib/grants.lua): their fields start with a letter.
     local id, field = string.match(flat[i], '^(%d+):(.+)$')
     id = tonumber(id)
-    if not byId[id] then
-      byId[id] = { id = id }
-      ids[#ids + 1] = id
+    if id then
+      if not byId[id] then
+        byId[id] = { id = id }
+        ids[#ids + 1] = id
+      end
+      byId[id][attribute[field]] = tonumber(flat[i + 1])
     end
-    byId[id][attribute[field]] = tonumber(flat[i + 1])
   end
   table.sort(ids)
   local list = {}

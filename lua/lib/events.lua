@@ -28,9 +28,9 @@
 local EVENT_FIELD = { type = 't', at = 'a', data = 'd', group = 'g', id = 'i' }
 
 -- Available credits, which `below` thresholds and depletion compare with: the cycle balance
--- (docs/events.md#thresholds).
-local function events_available(balance)
-  return balance
+-- and the active grants' remaining, their stored sum (docs/events.md#thresholds).
+local function events_available(balance, grantSum)
+  return balance + (grantSum or 0)
 end
 
 -- The threshold's public form as JSON.
@@ -98,9 +98,10 @@ local function events_emit(ctx, e, kind, data)
 end
 
 -- Fire or re-arm every condition against the account's credits now: balance is the cycle
--- balance. silent: only note which conditions hold (thresholds just set: nothing crossed).
-local function events_check(ctx, e, balance, cycle, silent)
-  local available = events_available(balance)
+-- balance, grantSum the active grants' (lib/grants.lua). silent: only note which conditions
+-- hold (thresholds just set: nothing crossed).
+local function events_check(ctx, e, balance, cycle, grantSum, silent)
+  local available = events_available(balance, grantSum)
   local was, fired, bit = e.fired, 0, 2
   local tail = ',"available":' .. available .. ',"cycle":' .. cycle .. '}'
   for _, item in ipairs(e.items) do
@@ -133,21 +134,26 @@ local function events_check(ctx, e, balance, cycle, silent)
 end
 
 -- After a movement: the account's new ACCOUNT.events text, its events fired (text: the
--- field as read; cycle: the current cycle, as number or text).
-local function events_moved(ctx, text, balance, cycle)
+-- field as read; cycle: the current cycle, as number or text; grantSum: the active grants').
+local function events_moved(ctx, text, balance, cycle, grantSum)
   local e = events_open(ctx, text)
-  events_check(ctx, e, balance, cycle)
+  events_check(ctx, e, balance, cycle, grantSum)
   return events_text(e)
 end
 
--- After cycle_save wrote a rollover or a new cycle of a: cycle.started for each cycle it
--- opened, the usedPercent limits of the new allowance, the conditions checked, the field
--- written. archive: the ended cycles' fields as cycle_save wrote them.
+local function events_grant_id(g)
+  return '{"grantId":"g' .. string.format('%d', g.n) .. '"'
+end
+
+-- What cycle_save is about to write for a: cycle.started for each cycle a rollover or a new
+-- cycle opened (archive: the ended cycles' fields, nil when none), grant.expired and
+-- grant.voided for the grants that ended, grant.added for one added, then the conditions
+-- checked (docs/events.md#event-types) and the field written.
 --@rare
-local function events_cycles_opened(ctx, a, archive)
+local function events_rolled(ctx, a, archive)
   local e = events_open(ctx, a.events)
   local ended, fields = {}, {}
-  for i = 1, #archive, 2 do
+  for i = 1, #(archive or ended), 2 do
     local id, field = string.match(archive[i], '^(%d+):(%a+)$')
     if field == 'ce' then
       ended[#ended + 1] = tonumber(id)
@@ -165,7 +171,22 @@ local function events_cycles_opened(ctx, a, archive)
       .. string.format('%d', finish) .. ',"allowance":' .. string.format('%d', allowance) .. '}')
   end
   events_limits(e, a.allowance)
-  events_check(ctx, e, a.balance, a.cycle)
+  for _, g in ipairs(a.grantEnded or {}) do
+    if g.status == 'e' then
+      events_emit(ctx, e, 'grant.expired', events_grant_id(g) .. ',"expired":' .. g.expired .. ',"expiresAt":'
+        .. string.format('%d', g.expiresAt) .. '}')
+    elseif g.status == 'v' then
+      events_emit(ctx, e, 'grant.voided', events_grant_id(g) .. ',"voided":' .. g.voided .. '}')
+    end
+  end
+  for _, g in pairs(a.grants or {}) do
+    if g.new then
+      events_emit(ctx, e, 'grant.added', events_grant_id(g) .. ',"kind":"' .. g.kind .. '","amount":' .. g.amount
+        .. ',"effectiveAt":' .. string.format('%d', g.effectiveAt) .. ',"expiresAt":'
+        .. (g.expiresAt > 0 and string.format('%d', g.expiresAt) or 'null') .. '}')
+    end
+  end
+  events_check(ctx, e, a.balance, a.cycle, a.grantSum)
   a.events = events_text(e)
   redis.call('HSET', ctx.accountKey, ACCOUNT.events, a.events)
 end
@@ -204,9 +225,28 @@ local function events_configure(ctx, a, source, spec)
   end
   e.source, e.items = source, items
   events_limits(e, a.allowance)
-  events_check(ctx, e, a.balance, a.cycle, true)
+  events_check(ctx, e, a.balance, a.cycle, a.grantSum, true)
   a.events = events_text(e)
   redis.call('HSET', ctx.accountKey, ACCOUNT.events, a.events)
+end
+
+-- When the sweep should next see the account of a (loaded whole, with events): its cycle's
+-- end, its grants' next roll, or a grant's expiry notice not yet written, noticeMs before the
+-- grant expires (docs/events.md#time-driven-events).
+local function events_wake(a, noticeMs)
+  local at = a.cycleEnd
+  if a.grantNext and a.grantNext >= 0 and a.grantNext < at then
+    at = a.grantNext
+  end
+  -- Each live grant's terms as loaded (a.grants, once worked out, has those still live).
+  for n, terms in pairs(a.grantTerms or {}) do
+    local k, x = string.match(terms, '^(%u)%d+ %d+ %d+ (%d+)')
+    x = tonumber(x)
+    if k and x > 0 and (not a.grants or a.grants[n]) and x - noticeMs < at then
+      at = x - noticeMs
+    end
+  end
+  return at
 end
 
 -- What a script's reply ends with: the events it wrote and those it dropped.

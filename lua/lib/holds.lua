@@ -16,17 +16,21 @@
     endReason             '' | settled | exhausted | finished | canceled | lease_expired
     labels                distinct failure labels, counted in failedLabels as 'label=n label=n'
     leaseMs               the hold's own lease length (0, not stored: the deployment's leaseMs)
+    sources               what each source gave at opening, in draw order (lib/grants.lua's
+                          drawn list; '' when not stored: all from cycleId, the account had no
+                          grant). Spends take from the front of it, refunds from the back
+                          (docs/grants.md#holds)
   and one field HOLD_PREFIX.item .. itemId per item it settled, so an item settled twice (a
   retry, a client resending after a reconnect) counts once: the hold keeps its own items, and
   no script touches a key of a hold but the hold's.
-  Credits still held: reserved - spent - refunded. They belong to the paying cycle.
+  Credits still held: reserved - spent - refunded. They belong to the paying sources.
   Reply form hold: {id string, kind 'items'|'budget', status 'open'|'completed'|'canceled',
     surface string, items integer, required integer, optional integer, reserved integer,
     settled integer, delivered integer, optionalSpent integer, spent integer, refunded integer,
     refundedToEndedCycle integer, cycleId integer, createdAt integer, endedAt integer,
     leaseExpiresAt integer,
     endReason ''|'settled'|'exhausted'|'finished'|'canceled'|'lease_expired', labels integer,
-    ...failed {label string, count integer}}
+    sources string, ...failed {label string, count integer}}
     (hold_reply; HOLD_REPLY gives the positions, and the build checks they agree)
   An ended hold is kept ctx.endedKeepMs (its hash expires then) and the subject keeps at most
   ctx.endedMax of them: holdsEnded scores them by when they ended, and holds_due names the
@@ -52,11 +56,11 @@ local HOLD = {
   optional = 'op', reserved = 'rv', settled = 'ns', delivered = 'dl', optionalSpent = 'os',
   spent = 'sp', refunded = 'rf', refundedToEndedCycle = 're', cycleId = 'cy', createdAt = 'ca',
   endedAt = 'ea', leaseExpiresAt = 'ls', endReason = 'er', labels = 'nl', failedLabels = 'fl',
-  leaseMs = 'lm',
+  leaseMs = 'lm', sources = 'so',
 }
 
 --@const
-local HOLD_TEXT = { kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1 }
+local HOLD_TEXT = { kind = 1, status = 1, surface = 1, endReason = 1, failedLabels = 1, sources = 1 }
 
 --@const
 local HOLD_PREFIX = { item = 'i:' }
@@ -67,7 +71,7 @@ local HOLD_PREFIX = { item = 'i:' }
 local HOLD_REPLY = {
   id = 1, kind = 2, status = 3, surface = 4, items = 5, required = 6, optional = 7, reserved = 8,
   settled = 9, delivered = 10, optionalSpent = 11, spent = 12, refunded = 13, refundedToEndedCycle = 14,
-  cycleId = 15, createdAt = 16, endedAt = 17, leaseExpiresAt = 18, endReason = 19, labels = 20,
+  cycleId = 15, createdAt = 16, endedAt = 17, leaseExpiresAt = 18, endReason = 19, labels = 20, sources = 21,
 }
 
 -- Holds one tidy ends or drops at most, and ended holds dropped beyond what the bound needs,
@@ -112,6 +116,14 @@ local function hold_write(holdKey, h, names)
   redis.call('HSET', holdKey, unpack(args))
 end
 
+-- The hold's drawn list: stored, or all of it from the cycle that paid (opened without grants).
+local function hold_sources(h)
+  if h.sources ~= '' or h.reserved == 0 then
+    return h.sources
+  end
+  return string.format('c%d=%d', h.cycleId, h.reserved)
+end
+
 -- The reply form of a hold (HOLD_REPLY): numbers travel as integers, no text encoding.
 local function hold_reply(h)
   local r = {}
@@ -122,6 +134,7 @@ local function hold_reply(h)
   r[HOLD_REPLY.refundedToEndedCycle], r[HOLD_REPLY.cycleId] = h.refundedToEndedCycle, h.cycleId
   r[HOLD_REPLY.createdAt], r[HOLD_REPLY.endedAt], r[HOLD_REPLY.leaseExpiresAt] = h.createdAt, h.endedAt, h.leaseExpiresAt
   r[HOLD_REPLY.endReason], r[HOLD_REPLY.labels] = h.endReason, h.labels
+  r[HOLD_REPLY.sources] = hold_sources(h)
   for label, n in pairs(h.failed) do
     r[#r + 1] = label
     r[#r + 1] = n
@@ -130,39 +143,85 @@ local function hold_reply(h)
 end
 
 -- The account's credits, as hold movements need them; nil when there is no account.
--- Rolls the cycle over first (docs/accounts.md#billing-cycles).
+-- Rolls the cycle (and the grants) over first (docs/accounts.md#billing-cycles,
+-- docs/grants.md#rolls). a.grantOrder is there only while the account has grants.
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
-    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.events)
+    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.grantOrder, ACCOUNT.grantSum, ACCOUNT.grantNext,
+    ACCOUNT.events)
   if not v[1] then
     return nil
   end
-  if ctx.now >= tonumber(v[5]) then
-    return cycle_current_account(ctx)
+  if ctx.now >= tonumber(v[5]) or (v[7] and tonumber(v[9]) >= 0 and ctx.now >= tonumber(v[9])) then
+    local a = cycle_current_account(ctx)
+    a.grantSum = a.grantSum or 0
+    return a
   end
   return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), events = v[7] }
+    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), grantOrder = v[7] or nil, grantSum = tonumber(v[8]) or 0,
+    events = v[10] or nil }
 end
 
 -- Stores the account's credits; on an account with events, checks its thresholds too
 -- (lib/events.lua), in the same command.
 local function holds_save_credits(ctx, a)
-  if a.events then
-    a.events = events_moved(ctx, a.events, a.balance, a.cycle)
-    redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held,
-      ACCOUNT.events, a.events)
+  if not (a.events or a.grantOrder) then
+    redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held)
     return
   end
-  redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held)
+  local fields = { ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held }
+  if a.grantOrder then
+    fields[7], fields[8] = ACCOUNT.grantSum, string.format('%d', a.grantSum)
+  end
+  if a.events then
+    a.events = events_moved(ctx, a.events, a.balance, a.cycle, a.grantSum)
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, a.events
+  end
+  redis.call('HSET', ctx.accountKey, unpack(fields))
 end
 
 local function hold_journal(ctx, a, kind, n, h)
   a.journalGrant = journal_append(ctx, kind, n, h.cycleId, h.id, a.cycle, a.journalGrant)
 end
 
--- Move n held credits to spent, on the cycle that paid for the hold.
+-- A part of a hold's drawn list (grants_range) moved from held to spent, or back (refund).
+local function hold_part(ctx, a, h, part, refund)
+  local n = part.amount
+  if part.kind == 'g' then
+    local live = grant_move(ctx, a, part.id, n, 'held', refund and 'remaining' or 'spent')
+    if refund and not live then
+      h.refundedToEndedCycle = h.refundedToEndedCycle + n
+    end
+    journal_source(ctx, refund and (live and 'refund' or 'refund_ended') or 'spend', n, a.cycle, h.id, 'g' .. part.id)
+  elseif part.id == a.cycle then
+    a.held = a.held - n
+    if refund then
+      a.balance = a.balance + n
+    else
+      a.spent = a.spent + n
+    end
+    a.journalGrant = journal_append(ctx, refund and 'refund' or 'spend', n, part.id, h.id, a.cycle, a.journalGrant)
+  else
+    redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. ENDED_CYCLE.held, -n)
+    redis.call('HINCRBY', ctx.cyclesKey, part.id .. ':' .. (refund and ENDED_CYCLE.refunded or ENDED_CYCLE.spent), n)
+    if refund then
+      h.refundedToEndedCycle = h.refundedToEndedCycle + n
+    end
+    a.journalGrant = journal_append(ctx, refund and 'refund_ended' or 'spend', n, part.id, h.id, a.cycle, a.journalGrant)
+  end
+end
+
+-- Move n held credits to spent, on the sources that paid for the hold: front first.
 local function hold_spend(ctx, a, h, n)
   if n <= 0 then
+    return
+  end
+  if h.sources ~= '' then
+    for _, part in ipairs(grants_range(h.sources, h.spent, n)) do
+      hold_part(ctx, a, h, part, false)
+    end
+    h.spent = h.spent + n
+    history_add(ctx, 's', n)
     return
   end
   if h.cycleId == a.cycle then
@@ -177,10 +236,19 @@ local function hold_spend(ctx, a, h, n)
   history_add(ctx, 's', n)
 end
 
--- Give back n held credits to the cycle that paid. If that cycle has ended the refund is
--- recorded there and on the hold, and the current balance does not change (docs/holds.md).
+-- Give back n held credits to the sources that paid, last drawn first. A source that has ended
+-- (its cycle over, a grant expired or voided) records the refund, and so does the hold; the
+-- current balance does not change (docs/holds.md, docs/grants.md#holds).
 local function hold_refund(ctx, a, h, n)
   if n <= 0 then
+    return
+  end
+  if h.sources ~= '' then
+    for _, part in ipairs(grants_range(h.sources, h.reserved - h.refunded - n, n, true)) do
+      hold_part(ctx, a, h, part, true)
+    end
+    h.refunded = h.refunded + n
+    history_add(ctx, 'r', n)
     return
   end
   if h.cycleId == a.cycle then

@@ -7,20 +7,39 @@
   Entry fields (JOURNAL_ENTRY): kind, amount, cycle it applies to, ref (an operation or hold
   id); the entry's time is its stream id (the Redis server's clock). Kinds: grant (cycle opened, balance = n), charge (balance -> spent),
   reserve (balance -> held), spend (held -> spent), refund (held -> balance), refund_ended
-  (held -> refunded of an ended cycle; the current balance does not change; docs/holds.md).
+  (held -> refunded of an ended cycle; the current balance does not change; docs/holds.md),
+  refund_charge (spent -> balance: credits.refund), adjust (balance -> spent: a negative
+  adjustment).
+  An entry of a grant's credits (docs/grants.md#journal) carries one more field, source (the
+  grant id); its cycle is the current one, and reconcile leaves it out: it is about the
+  cycle's allowance. Its kinds: those above, and grant (added), expire, void.
 ]]
 --@include "account.lua"
 
 --@const
-local JOURNAL_ENTRY = { kind = 'k', amount = 'n', cycle = 'c', ref = 'r' }
+local JOURNAL_ENTRY = { kind = 'k', amount = 'n', cycle = 'c', ref = 'r', source = 's' }
 
-local function journal_add(ctx, kind, amount, cycle, ref)
+local function journal_add(ctx, kind, amount, cycle, ref, source)
   local trim, bound = 'MAXLEN', ctx.journalBound
   if ctx.journalTrim == 'minage' then
     trim, bound = 'MINID', math.max(0, ctx.now - tonumber(ctx.journalBound))
   end
+  if source then
+    redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', JOURNAL_ENTRY.kind, kind,
+      JOURNAL_ENTRY.amount, amount, JOURNAL_ENTRY.cycle, cycle, JOURNAL_ENTRY.ref, ref, JOURNAL_ENTRY.source, source)
+    return
+  end
   redis.call('XADD', ctx.journalKey, trim, '~', bound, '*', JOURNAL_ENTRY.kind, kind,
     JOURNAL_ENTRY.amount, amount, JOURNAL_ENTRY.cycle, cycle, JOURNAL_ENTRY.ref, ref)
+end
+
+-- Journal a movement of grant `source`'s credits (no cycle grant entry: it is not the cycle's).
+-- A script without a journal key (a look) journals nothing.
+local function journal_source(ctx, kind, amount, cycle, ref, source)
+  if not ctx.journalKey or ctx.journalTrim == 'off' or amount == 0 or amount == '0' then
+    return
+  end
+  journal_add(ctx, kind, amount, cycle, ref, source)
 end
 
 -- Every entry of the journal, oldest first, as {kind, amount, cycle, time, ref}.

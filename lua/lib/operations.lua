@@ -2,12 +2,19 @@
   operations: the subject's recent operation ids, in one hash, so that a charge sent again (a
   caller's retry, or a client resending a command after a reconnect) applies once, and a hold
   id that was used is never opened again (docs/reliability.md). Fields:
-    'o' .. operationId   '<atMs> <charged> <required>:<optional>'     a charge the caller named,
-                                                with its terms (the same id with other terms
-                                                is refused: OPERATION_REUSED)
-                         '<atMs> <charged> <required>:<optional> r'   a charge the library
-                                                named (the caller gave none; a retry with it
-                                                finds it all the same)
+    'o' .. operationId   '<atMs> <charged> <required>:<optional> <refunded> <sources>'
+                                                a charge the caller named, with its terms (the
+                                                same id with other terms is refused:
+                                                OPERATION_REUSED), what credits.refund gave back
+                                                of it and the sources that paid (lib/grants.lua's
+                                                drawn list, '-' for none)
+                         '<atMs> <charged> <required>:<optional> <refunded> <sources> r'   a
+                                                charge the library named (the caller gave none;
+                                                a retry with it finds it all the same)
+                         '<atMs> <n> <terms> ...'  the other movements named by an operation id
+                                                (docs/grants.md), whose terms start with a word:
+                                                grant:..., void:..., adjust:..., refund:...
+                                                (a charge sent with one of their ids is refused)
     'h' .. holdId        '<atMs>'               a hold whose record was dropped (lib/holds.lua)
     OPERATIONS_META      '<adds><expirySetAtMs> <cleanup cursor> <dueAtMs> <passDueAtMs>'
                          adds: one byte, '0' + the adds since the last cleanup step

@@ -1,12 +1,15 @@
 /**
  * What each command of the operator CLI does: read or change one subject's state through the
- * public API, or list accounts and sweep holds. The CLI has no plan table: a command about a
- * subject takes the windows, allowance and holds rules the account holds (accounts.limits) as
- * its table, so any surface the account has is known.
+ * public API (its credit grants, voids, adjustments and refunds included), or list accounts
+ * and sweep holds. The CLI has no plan table: a command about a subject takes the windows,
+ * allowance and holds rules the account holds (accounts.limits) as its table, so any surface
+ * the account has is known.
  */
+import { randomBytes } from 'node:crypto';
 import { SubjectKeys } from '../redisKeys.ts';
 import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
 import { createTollgate, type PlanTable, type Tollgate } from '../index.ts';
+import { compareSources, cycleGrantId, type Grant, type GrantRequest } from '../rules/grants.ts';
 import type { Connection } from './connect.ts';
 
 /** The options every command takes, from the command line. */
@@ -16,6 +19,8 @@ export interface Setup {
   prefix: string;
   /** The API keys' prefix (createTollgate's `keys.prefix`). */
   keyPrefix: string;
+  /** The deployment's live or pending grants per subject (createTollgate's `grants.max`); default 16. */
+  grantsMax?: number;
 }
 
 /** What a command answers: the value printed as JSON, its text lines, and the exit code. */
@@ -31,7 +36,14 @@ const NO_PLANS: PlanTable = {
 };
 
 function tollgateWith(setup: Setup, plans: PlanTable): Tollgate {
-  return createTollgate({ redis: setup.connection.redis, prefix: setup.prefix, keys: { prefix: setup.keyPrefix }, plans, telemetry: false });
+  return createTollgate({
+    redis: setup.connection.redis,
+    prefix: setup.prefix,
+    keys: { prefix: setup.keyPrefix },
+    plans,
+    telemetry: false,
+    ...(setup.grantsMax === undefined ? {} : { grants: { max: setup.grantsMax } }),
+  });
 }
 
 /** A tollgate whose plan table is the account's own numbers. */
@@ -121,33 +133,148 @@ export async function keysRevoke(setup: Setup, subject: string, keyId: string): 
   return { value: { subject, keyId, revoked }, text: [revoked ? `revoked ${keyId}` : `${subject} has no key ${keyId}`], exitCode: revoked ? 0 : EXIT.notFound };
 }
 
-/** Every account under the prefix: a SCAN of each master for the accounts' hashes. */
+/** Every account under the prefix: accounts.list page after page (a SCAN of each master). */
 export async function accountsList(setup: Setup): Promise<Outcome> {
-  const probe = new SubjectKeys(setup.prefix, 'x').account;
-  const [head, tail] = [probe.slice(0, probe.indexOf('{x}')), probe.slice(probe.indexOf('{x}') + 3)];
+  const accounts = tollgateWith(setup, NO_PLANS).accounts;
   const subjects: string[] = [];
-  for await (const key of setup.connection.scan(`${head}{*}${tail}`, 'hash')) {
-    if (key.startsWith(`${head}{`) && key.endsWith(`}${tail}`)) subjects.push(key.slice(head.length + 1, key.length - tail.length - 1));
+  let cursor: string | null = null;
+  do {
+    const page = await accounts.list({ cursor, count: 1000 });
+    subjects.push(...page.subjects);
+    cursor = page.cursor;
+  } while (cursor !== null);
+  const sorted = [...new Set(subjects)].sort();
+  return { value: sorted, text: sorted };
+}
+
+/** Options of the commands that move credits: why, and the operation id that makes a re-run apply once. */
+export interface MovementOptions {
+  reason?: string;
+  /** Default: a new id, printed, so that the command can be run again with it. */
+  operationId?: string;
+}
+
+const newOperationId = () => `cli_${randomBytes(8).toString('hex')}`;
+const retryHint = (operationId: string) => `(operation id ${operationId}: run again with --operation-id ${operationId} to retry it safely)`;
+
+/** One source of credits as a line: id, kind, status, what is left, priority, expiry, reason. */
+function grantLine(grant: Grant): string {
+  const parts = [
+    grant.grantId,
+    grant.kind,
+    grant.status,
+    `${grant.remaining} left of ${grant.amount} (spent ${grant.spent}, held ${grant.held}${grant.expired ? `, expired ${grant.expired}` : ''}${grant.voided ? `, voided ${grant.voided}` : ''}${grant.refundedAfterEnd ? `, refunded after end ${grant.refundedAfterEnd}` : ''})`,
+    `priority ${grant.priority}`,
+    grant.status === 'pending' ? `from ${iso(grant.effectiveAt)}` : '',
+    `expires ${iso(grant.expiresAt)}`,
+    grant.reason ? JSON.stringify(grant.reason) : '',
+  ];
+  return parts.filter((part) => part !== '').join('  ');
+}
+
+const LIVE = new Set(['active', 'used']);
+const seqOf = (grant: Grant) => (grant.grantId.startsWith('g') ? Number(grant.grantId.slice(1)) : 0);
+
+/** Sources in spend order (live ones, numbered), then pending ones by start, then ended ones as listed. */
+function inSpendOrder(grants: Grant[]): Array<{ order: number | null; grant: Grant }> {
+  const live = grants.filter((grant) => LIVE.has(grant.status)).sort((a, b) => compareSources({ ...a, seq: seqOf(a) }, { ...b, seq: seqOf(b) }));
+  const pending = grants.filter((grant) => grant.status === 'pending').sort((a, b) => a.effectiveAt - b.effectiveAt || seqOf(a) - seqOf(b));
+  const ended = grants.filter((grant) => !LIVE.has(grant.status) && grant.status !== 'pending');
+  return [...live.map((grant, i) => ({ order: i + 1, grant })), ...[...pending, ...ended].map((grant) => ({ order: null, grant }))];
+}
+
+export async function grantsList(setup: Setup, subject: string, ended: boolean): Promise<Outcome> {
+  const listed = inSpendOrder(await (await forSubject(setup, subject)).credits.grants(subject, { ended }));
+  return {
+    value: listed.map(({ grant }) => grant),
+    text: listed.map(({ order, grant }) => `${order === null ? '  ' : `${order}.`} ${grantLine(grant)}`),
+  };
+}
+
+export async function grant(setup: Setup, subject: string, request: Omit<GrantRequest, 'operationId'> & { operationId?: string }): Promise<Outcome> {
+  const tg = await forSubject(setup, subject);
+  const operationId = request.operationId ?? newOperationId();
+  const outcome = await tg.credits.grant(subject, { ...request, operationId });
+  if (!outcome.ok) {
+    return {
+      value: outcome,
+      text: [`refused: ${subject} has as many live or pending grants as it may (createTollgate's grants.max; --grants-max)`],
+      exitCode: EXIT.refused,
+    };
   }
-  subjects.sort();
-  return { value: subjects, text: subjects };
+  const granted = (await tg.credits.grants(subject, { ended: true })).find((source) => source.grantId === outcome.grantId);
+  return {
+    value: { ...outcome, operationId, grant: granted ?? null },
+    text: [
+      `${outcome.replayed ? 'already granted' : 'granted'} ${outcome.grantId} to ${subject} ${retryHint(operationId)}`,
+      ...(granted ? [grantLine(granted)] : []),
+    ],
+  };
+}
+
+export async function voidGrant(setup: Setup, subject: string, grantId: string, options: MovementOptions): Promise<Outcome> {
+  const operationId = options.operationId ?? newOperationId();
+  const outcome = await (await forSubject(setup, subject)).credits.voidGrant(subject, grantId, { reason: options.reason, operationId });
+  return {
+    value: { ...outcome, grantId, operationId },
+    text: [`${outcome.replayed ? 'already voided' : 'voided'} ${outcome.voided} credits of ${grantId} ${retryHint(operationId)}`],
+  };
+}
+
+export async function adjust(setup: Setup, subject: string, amount: number, options: MovementOptions): Promise<Outcome> {
+  const operationId = options.operationId ?? newOperationId();
+  const outcome = await (await forSubject(setup, subject)).credits.adjust(subject, { amount, reason: options.reason as string, operationId });
+  if (!outcome.ok) {
+    return { value: outcome, text: [`refused: ${outcome.available} credits available, ${outcome.needed} needed`], exitCode: EXIT.refused };
+  }
+  const sources = outcome.sources.map((source) => `${source.grantId} ${source.amount}`).join(', ');
+  return {
+    value: { ...outcome, operationId },
+    text: [
+      `${outcome.replayed ? 'already adjusted' : 'adjusted'} ${subject} by ${amount > 0 ? '+' : ''}${amount}: ${amount > 0 ? `grant ${outcome.grantId}` : `taken from ${sources}`}; ${outcome.available} available ${retryHint(operationId)}`,
+    ],
+  };
+}
+
+export async function refund(setup: Setup, subject: string, charge: string, amount: number | undefined, options: MovementOptions): Promise<Outcome> {
+  const operationId = options.operationId ?? newOperationId();
+  const outcome = await (await forSubject(setup, subject)).credits.refund(subject, {
+    charge,
+    ...(amount === undefined ? {} : { amount }),
+    reason: options.reason,
+    operationId,
+  });
+  if (!outcome.ok) {
+    const why =
+      outcome.reason === 'unknown_charge'
+        ? `no charge ${charge} on ${subject} is kept (a charge is refundable while its operation id is remembered: createTollgate's operationTtlMs)`
+        : `more than what is left of charge ${charge} to refund`;
+    return { value: outcome, text: [`refused: ${why}`], exitCode: outcome.reason === 'unknown_charge' ? EXIT.notFound : EXIT.refused };
+  }
+  const sources = outcome.sources.map((source) => `${source.grantId} ${source.amount}`).join(', ');
+  return {
+    value: { ...outcome, operationId },
+    text: [`${outcome.replayed ? 'already refunded' : 'refunded'} ${outcome.refunded} of ${charge} to ${sources || 'no source'} ${retryHint(operationId)}`],
+  };
 }
 
 /** One credit movement of the journal. */
 export interface JournalEntry {
   /** When it was written (the Redis server's clock), ms since the epoch. */
   time: number;
-  /** grant, charge, reserve, spend, refund or refund_ended. */
+  /** grant, charge, reserve, spend, refund, refund_ended, refund_charge, adjust, expire or void. */
   kind: string;
   amount: number;
-  /** The billing cycle it applies to. */
+  /** The billing cycle it applies to (a grant's entry: the cycle current then). */
   cycle: number;
   /** The operation or hold id. */
   ref: string;
+  /** Whose credits moved: a grant's id, or `cycle:<n>` for the cycle's allowance. */
+  source: string;
 }
 
-// The journal's stored field names (kind, amount, cycle, ref), as its script writes them.
-const FIELDS: Record<string, keyof JournalEntry> = { k: 'kind', n: 'amount', c: 'cycle', r: 'ref' };
+// The journal's stored field names (kind, amount, cycle, ref, source), as its script writes them.
+const FIELDS: Record<string, keyof JournalEntry> = { k: 'kind', n: 'amount', c: 'cycle', r: 'ref', s: 'source' };
 
 export async function journal(setup: Setup, subject: string, sinceMs: number | undefined, format: 'text' | 'json' | 'csv'): Promise<Outcome> {
   const keys = new SubjectKeys(setup.prefix, subject);
@@ -156,18 +283,20 @@ export async function journal(setup: Setup, subject: string, sinceMs: number | u
   >;
   if (raw.length === 0 && (await setup.connection.command(keys.account, ['EXISTS', keys.account])) === 0) throw new AccountNotFoundError(subject);
   const entries = raw.map(([id, flat]) => {
-    const entry: JournalEntry = { time: Number(String(id).split('-')[0]), kind: '', amount: 0, cycle: 0, ref: '' };
+    const entry: JournalEntry = { time: Number(String(id).split('-')[0]), kind: '', amount: 0, cycle: 0, ref: '', source: '' };
     for (let i = 0; i < flat.length; i += 2) {
       const field = FIELDS[String(flat[i])];
-      if (field) (entry as unknown as Record<string, unknown>)[field] = field === 'kind' || field === 'ref' ? String(flat[i + 1]) : Number(flat[i + 1]);
+      if (field) (entry as unknown as Record<string, unknown>)[field] = field === 'amount' || field === 'cycle' ? Number(flat[i + 1]) : String(flat[i + 1]);
     }
+    // An entry of the cycle's allowance names no source.
+    if (entry.source === '') entry.source = cycleGrantId(entry.cycle);
     return entry;
   });
   const csv = (text: string) => (/[",\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
   const text =
     format === 'csv'
-      ? ['time,kind,amount,cycle,ref', ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref)].join(','))]
-      : entries.map((e) => `${iso(e.time)}  ${e.kind.padEnd(12)} ${String(e.amount).padStart(8)}  cycle ${e.cycle}  ${e.ref}`);
+      ? ['time,kind,amount,cycle,ref,source', ...entries.map((e) => [iso(e.time), e.kind, e.amount, e.cycle, csv(e.ref), e.source].join(','))]
+      : entries.map((e) => `${iso(e.time)}  ${e.kind.padEnd(13)} ${String(e.amount).padStart(8)}  cycle ${e.cycle}  ${e.source.padEnd(9)} ${e.ref}`.trimEnd());
   return { value: entries, text };
 }
 
@@ -182,6 +311,8 @@ export const EXIT = {
   notFound: 3,
   /** reconcile: the journal and the account disagree, or the journal cannot tell. */
   mismatch: 4,
+  /** A credit movement refused: the grant limit, too few credits available, more than a charge to refund. */
+  refused: 5,
 } as const;
 
 /** A subject id the API takes, or the usage error naming it. */

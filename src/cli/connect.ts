@@ -1,8 +1,8 @@
 /**
  * The operator CLI's connection: node-redis when the project has it installed, else ioredis
- * (or the one --client names), to one server or (with --cluster) to a Redis Cluster seeded by the URL. Besides the adapter
- * tollgate runs its scripts through, the CLI sends a few plain commands: one routed by its
- * key (XRANGE over a journal), and SCAN on every master.
+ * (or the one --client names), to one server or (with --cluster) to a Redis Cluster seeded by
+ * the URL. Besides the adapter tollgate runs its scripts through (which also lists accounts on
+ * every master), the CLI sends plain commands routed by their key (XRANGE over a journal).
  */
 import { fromIoredis, fromNodeRedis, type RedisScriptClient } from '../index.ts';
 
@@ -11,13 +11,8 @@ export interface Connection {
   redis: RedisScriptClient;
   /** One command, sent to the server that owns `key`. */
   command(key: string, words: string[]): Promise<unknown>;
-  /** Every key matching `pattern` of type `type`, scanned on each master (a cluster) or the server. */
-  scan(pattern: string, type: string): AsyncGenerator<string>;
   close(): Promise<void>;
 }
-
-/** A server-side command sender (one server, or one master of a cluster). */
-type Send = (words: string[]) => Promise<unknown>;
 
 /** The client packages the CLI can use. */
 export type ClientName = 'node-redis' | 'ioredis';
@@ -47,11 +42,9 @@ const ignore = () => {};
 async function nodeRedisServer(redis: typeof import('redis'), url: string): Promise<Connection> {
   const client = redis.createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: false, connectTimeout: 5_000 } }).on('error', ignore);
   await client.connect();
-  const send: Send = (words) => client.sendCommand(words);
   return {
     redis: fromNodeRedis(client),
-    command: (_key, words) => send(words),
-    scan: (pattern, type) => scanAll([send], pattern, type),
+    command: (_key, words) => client.sendCommand(words),
     close: async () => void (await client.close()),
   };
 }
@@ -64,14 +57,6 @@ async function nodeRedisCluster(redis: typeof import('redis'), url: string): Pro
   return {
     redis: fromNodeRedis(cluster),
     command: (key, words) => cluster.sendCommand(key, true, words),
-    async *scan(pattern, type) {
-      const masters = await Promise.all(cluster.masters.map((master) => cluster.nodeClient(master)));
-      yield* scanAll(
-        masters.map((node) => (words: string[]) => node.sendCommand(words)),
-        pattern,
-        type,
-      );
-    },
     close: async () => void (await cluster.close()),
   };
 }
@@ -82,11 +67,9 @@ async function ioredisServer(ioredis: typeof import('ioredis'), url: string): Pr
     ignore,
   );
   await client.connect();
-  const send: Send = (words) => client.call(words[0]!, ...words.slice(1));
   return {
     redis: fromIoredis(client),
-    command: (_key, words) => send(words),
-    scan: (pattern, type) => scanAll([send], pattern, type),
+    command: (_key, words) => client.call(words[0]!, ...words.slice(1)),
     close: async () => void (await client.quit()),
   };
 }
@@ -98,24 +81,6 @@ async function ioredisCluster(ioredis: typeof import('ioredis'), url: string): P
   return {
     redis: fromIoredis(cluster),
     command: (_key, words) => cluster.call(words[0]!, ...words.slice(1)),
-    scan: (pattern, type) =>
-      scanAll(
-        cluster.nodes('master').map((node) => (words: string[]) => node.call(words[0]!, ...words.slice(1))),
-        pattern,
-        type,
-      ),
     close: async () => void (await cluster.quit()),
   };
-}
-
-/** SCAN with MATCH and TYPE on each server in turn, each key once. */
-async function* scanAll(servers: Send[], pattern: string, type: string): AsyncGenerator<string> {
-  for (const send of servers) {
-    let cursor = '0';
-    do {
-      const [next, keys] = (await send(['SCAN', cursor, 'MATCH', pattern, 'COUNT', '1000', 'TYPE', type])) as [string, string[]];
-      cursor = String(next);
-      yield* keys.map(String);
-    } while (cursor !== '0');
-  }
 }

@@ -1,7 +1,5 @@
-/**
- * Accounts in the reference model (docs/concepts.md): created on a plan with their first
- * cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
- */
+// Accounts in the reference model (docs/concepts.md): created on a plan with their first
+// cycle, moved to another plan, given a new cycle now, and read as a whole (inspect).
 import type {
   AccountPage,
   AccountSnapshot,
@@ -19,11 +17,12 @@ import { count as countOf, subjectId } from '../rules/validate.ts';
 import { ExpiringMap } from './expiring.ts';
 import type { ModelAccount, ModelCore } from './core.ts';
 import { cycleOf, endedList, reanchor, roll } from './cycles.ts';
+import { creditsOf, storedGrants } from './grants.ts';
 import { newestFirst, openHolds, publicHold } from './holds.ts';
 import { windowsInForce } from './overrides.ts';
 import { countWindows } from './windows.ts';
 import { checkedTable } from '../rules/windows.ts';
-import { configureEvents } from './events.ts';
+import { configureEvents, wake } from './events.ts';
 import { thresholdsArg, type Threshold } from '../rules/events.ts';
 
 /** The plan's numbers as an account holds them. */
@@ -38,6 +37,7 @@ function limitsOf(plan: Plan & { name: string }): AccountLimits {
 
 /** As tollgate.accounts: create, startCycle, changePlan, limits, endedCycles, inspect. */
 export class ModelAccounts {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Opens an account on a plan with its first cycle; AccountExistsError when it has one. */
@@ -76,7 +76,7 @@ export class ModelAccounts {
     };
     this.core.state.set(id, account);
     if (plan.events) configureEvents(account, false, plan.events.thresholds, this.core.emitter(id));
-    if (plan.events) this.markCycleEnd(id, period.end);
+    if (plan.events) this.core.mark(id, period.end);
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
   }
 
@@ -104,7 +104,7 @@ export class ModelAccounts {
     a.nextAllowance = plan.credits.allowance;
     if (!a.events?.own) configureEvents(a, false, plan.events?.thresholds ?? null, this.core.emitter(subjectId(subject)));
     if (options.startNewCycle) reanchor(a, now, interval?.unit, interval?.length);
-    if (plan.events) this.markCycleEnd(subjectId(subject), a.cycleEnd);
+    if (plan.events) this.core.mark(subjectId(subject), a.cycleEnd);
     return cycleOf(a);
   }
 
@@ -116,13 +116,8 @@ export class ModelAccounts {
     roll(a, this.core.now());
     const planEvents = this.core.plans[a.plan.name]?.events;
     configureEvents(a, list !== null, list ?? planEvents?.thresholds ?? null, this.core.emitter(id));
-    this.markCycleEnd(id, a.cycleEnd);
-  }
-
-  /** As on Redis (src/sweep.ts markCycleEnd): the sweep starts the next cycle of an account with events. */
-  private markCycleEnd(id: string, cycleEnd: number): void {
-    const marked = this.core.sweepIndex.get(id);
-    if (marked === undefined || marked > cycleEnd || marked <= this.core.now()) this.core.sweepIndex.set(id, cycleEnd);
+    // The sweep starts its next cycle, and writes its grants' time-driven events (src/sweep.ts markCycleEnd).
+    this.core.mark(id, wake(a, this.core.expiringNoticeMs));
   }
 
   /** The plan's numbers as the account holds them. */
@@ -169,7 +164,7 @@ export class ModelAccounts {
     const stagger = this.core.staggerOf(id);
     return {
       plan: structuredClone(a.plan),
-      credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
+      credits: creditsOf(a),
       cycle: cycleOf(a),
       cycleSpec: { anchor: a.anchor, unit: a.unit, length: a.length },
       windows: Object.fromEntries(
@@ -180,6 +175,7 @@ export class ModelAccounts {
       ),
       endedCycles: endedList(a),
       holds: [...a.holds.values()].sort(newestFirst).map(publicHold),
+      grants: storedGrants(a, true),
     };
   }
 }

@@ -8,11 +8,56 @@ import { AccountNotFoundError, InvalidInputError } from '../errors.ts';
 import { accountSurfaceCheck, validatePlans, validatePolicies, type PlanTable, type PolicyTable } from '../rules/plans.ts';
 import type { AccountLimits, EndedCycle, Hold } from '../rules/records.ts';
 import { leaseArg } from '../rules/holds.ts';
+import { grantsMax, type AdjustOutcome, type CreditSource, type GrantKind, type GrantsOptions, type Orderable, type RefundOutcome } from '../rules/grants.ts';
 import { count, subjectId } from '../rules/validate.ts';
 import { staggerOf, type Window } from '../rules/windows.ts';
 import { ExpiringMap } from './expiring.ts';
 import type { Slot, WindowCounters } from './windows.ts';
 import { eventsOptions, type EventDataByType, type EventsOptions, type Threshold, type TollgateEventType } from '../rules/events.ts';
+
+/** A grant as the model holds it. `state` live covers active and used (status is read from remaining). */
+export interface ModelGrant extends Orderable {
+  /** paid, promotional or adjustment. */
+  kind: GrantKind;
+  /** g<n>; seq is n. */
+  id: string;
+  /** Credits granted: remaining + spent + held + expired + voided + refundedAfterEnd. */
+  amount: number;
+  /** Credits left. */
+  remaining: number;
+  /** Credits spent from it. */
+  spent: number;
+  /** Credits open holds reserved from it. */
+  held: number;
+  /** Left when it expired. */
+  expired: number;
+  /** Left when it was voided, and held credits refunded since. */
+  voided: number;
+  /** Refunded to it after it expired or was archived used. */
+  refundedAfterEnd: number;
+  /** When it ended; null while live or pending. */
+  endedAt: number | null;
+  /** pending, live (active or used), or ended: expired, voided, used (archived). */
+  state: 'pending' | 'live' | 'expired' | 'voided' | 'used';
+  /** The reason given, '' for none. */
+  reason: string;
+  /** Its grant.expiring was written (the sweep's, model/events.ts). */
+  noticed?: boolean;
+}
+
+/** An account's grants: made on its first grant (an account without one holds none of this). */
+export interface ModelGrantState {
+  /** The last grant number issued (never reused). */
+  last: number;
+  /** Live and pending grants by id. */
+  live: Map<string, ModelGrant>;
+  /** Ended grants kept, newest ended first (docs/grants.md#bounds). */
+  ended: ModelGrant[];
+  /** The active sources in spend order; null stands for the current cycle. */
+  order: Array<ModelGrant | null>;
+  /** The next instant a pending grant activates or a live one expires (Infinity: none). */
+  nextRoll: number;
+}
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
@@ -42,6 +87,29 @@ export interface ModelOptions {
   endedHolds?: { keepMs?: number; max?: number };
   /** Events: maxPerSubject and expiringNoticeMs, as createTollgate's `events`. */
   events?: EventsOptions;
+  /** Grants: at most `max` live or pending per subject (default 16, up to 64), as createTollgate. */
+  grants?: GrantsOptions;
+}
+
+/**
+ * What an operation id was used for, kept operationTtlMs: its terms (another use with other
+ * terms is refused), and a charge's draw and refunds, or the first answer of a grant, void,
+ * adjustment or refund (docs/grants.md#operation-ids).
+ */
+export interface ModelOperation {
+  /** The terms the id was first used with. */
+  terms: string;
+  /** A charge: what it took, from which sources, and how much of it was refunded since. */
+  charge?: { charged: number; sources: CreditSource[]; refunded: number };
+  /** A grant's id, a void's count, an adjustment's or a refund's outcome. */
+  /** A grant: the grant it added. */
+  grantId?: string;
+  /** A void: what it voided. */
+  voided?: number;
+  /** An adjustment: its outcome. */
+  adjusted?: Extract<AdjustOutcome, { ok: true }>;
+  /** A refund: its outcome. */
+  refund?: Extract<RefundOutcome, { ok: true }>;
 }
 
 /** An API key as the model holds it (never the key itself: its digest). */
@@ -104,8 +172,8 @@ export interface ModelAccount {
   ended: Map<number, EndedCycle>;
   /** Holds by id. */
   holds: Map<string, ModelHold>;
-  /** Charged operation ids: what was charged and the terms asked ('<required>:<optional>'), kept operationTtlMs. */
-  operations: ExpiringMap<{ charged: number; terms: string }>;
+  /** Operation ids (charges, grants, voids, adjustments, refunds) and what they did, kept operationTtlMs. */
+  operations: ExpiringMap<ModelOperation>;
   /** Ids of ended holds no longer kept, kept operationTtlMs: an opening with one is refused. */
   droppedHolds: ExpiringMap<true>;
   /** '<day><s|r>' -> credits: spent and refunded per UTC day. */
@@ -120,6 +188,8 @@ export interface ModelAccount {
   hot: { surface: string; windows: readonly Window[]; slots: Slot[] } | undefined;
   /** Its thresholds and their state, only on an account with events (model/events.ts). */
   events?: ModelEvents;
+  /** Grants and the spend order, from the account's first grant on (docs/grants.md). */
+  grants?: ModelGrantState;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */
@@ -199,6 +269,8 @@ export class ModelCore {
   readonly maxExpiringKeys: number;
   readonly endedKeepMs: number;
   readonly endedMax: number;
+  /** Live or pending grants a subject may have. */
+  readonly grantsMax: number;
   /** Validates a surface an account is counted on against every plan of the table. */
   readonly accountSurface: (surface: unknown) => string;
   /** Every account by subject. */
@@ -240,10 +312,17 @@ export class ModelCore {
     this.maxExpiringKeys = count('keys.maxExpiringKeys', options.keys?.maxExpiringKeys ?? 10, 1, 50 - this.maxKeys);
     this.endedKeepMs = count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
     this.endedMax = count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000);
+    this.grantsMax = grantsMax(options.grants);
     this.accountSurface = accountSurfaceCheck(this.plans);
     const events = eventsOptions(options.events);
     this.eventsMax = events.maxPerSubject;
     this.expiringNoticeMs = events.expiringNoticeMs;
+  }
+
+  /** Marks a subject in the sweep index by `at`, as lua/sweepMark.lua: an entry already earlier and not yet due stays. */
+  mark(id: string, at: number): void {
+    const marked = this.sweepIndex.get(id);
+    if (marked === undefined || marked > at || marked <= this.now()) this.sweepIndex.set(id, at);
   }
 
   /** Where the subject's events go: its outbox, or the dropped count when the outbox is full. */

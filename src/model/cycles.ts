@@ -5,7 +5,8 @@
 import { currentPeriod, periodStart } from '../rules/cycles.ts';
 import type { Cycle, EndedCycle } from '../rules/records.ts';
 import type { ModelAccount } from './core.ts';
-import { cycleOpened } from './events.ts';
+import { checkEvents } from './events.ts';
+import { reorder, rollGrants } from './grants.ts';
 
 /** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */
 function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleEnd): void {
@@ -27,14 +28,20 @@ function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleE
   a.held = 0;
   a.cycleStart = start;
   a.cycleEnd = end;
-  cycleOpened(a);
+  a.events?.emit('cycle.started', { cycle: a.cycle, start, end, allowance: a.allowance });
+  // The cycle's expiry changed: the spend order is recomputed (docs/grants.md#spend-order).
+  reorder(a);
 }
 
-/** Lazy rollover: brings the account to the cycle containing now. */
+/** Lazy rollover: brings the account to the cycle containing now, and its grants to now (docs/grants.md#rolls). */
 export function roll(a: ModelAccount, now: number): void {
-  if (now < a.cycleEnd) return;
-  const p = currentPeriod(a.anchor, a.unit, a.length, now);
-  openCycle(a, p.start, p.end);
+  const opened = now >= a.cycleEnd;
+  if (opened) {
+    const p = currentPeriod(a.anchor, a.unit, a.length, now);
+    openCycle(a, p.start, p.end);
+  }
+  // The roll's events (cycle.started, grant.expired) come first, then one check (lua/lib/events.lua).
+  if (rollGrants(a, now) || opened) checkEvents(a);
 }
 
 /** A new cycle now (call after roll): the current one ends now and is archived so, its planned end kept. */
@@ -43,6 +50,7 @@ export function reanchor(a: ModelAccount, now: number, unit?: 'd' | 'm', length?
   if (length) a.length = length;
   a.anchor = now;
   openCycle(a, now, periodStart(now, a.unit, a.length, 1), now);
+  checkEvents(a);
 }
 
 export function cycleOf(a: ModelAccount): Cycle {

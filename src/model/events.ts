@@ -7,13 +7,9 @@
  */
 import { usedLimit, type Threshold } from '../rules/events.ts';
 import type { ModelAccount, ModelEvents, ModelOutbox, ModelOutboxEntry } from './core.ts';
+import { available } from './grants.ts';
 
 export type { ModelEvents, ModelOutbox, ModelOutboxEntry } from './core.ts';
-
-/** The available credits of an account: its cycle balance. */
-export function available(a: ModelAccount): number {
-  return a.balance;
-}
 
 function holds(t: Threshold, a: ModelAccount): boolean {
   return 'below' in t ? available(a) <= t.below : a.balance <= usedLimit(t.usedPercent, a.allowance);
@@ -44,12 +40,23 @@ export function checkEvents(a: ModelAccount, silent = false): void {
   e.fired = fired;
 }
 
-/** After a rollover or a new cycle was saved: cycle.started, then the check (cycle_save's hook). */
-export function cycleOpened(a: ModelAccount): void {
-  const e = a.events;
-  if (!e) return;
-  e.emit('cycle.started', { cycle: a.cycle, start: a.cycleStart, end: a.cycleEnd, allowance: a.allowance });
-  checkEvents(a);
+/**
+ * grant.expiring, once, for each live grant that expires within noticeMs (the sweep's, as
+ * lua/tidyHolds.lua writes them): a grant with nothing left is noted without one.
+ */
+export function expiringNotices(a: ModelAccount, now: number, noticeMs: number): void {
+  for (const x of a.grants?.live.values() ?? []) {
+    if (x.expiresAt === null || x.noticed || x.expiresAt - noticeMs > now) continue;
+    if (x.remaining > 0) a.events?.emit('grant.expiring', { grantId: x.id, expiresAt: x.expiresAt, remaining: x.remaining });
+    x.noticed = true;
+  }
+}
+
+/** When the sweep should next see an account with events: its cycle's end, its grants' next roll or expiry notice. */
+export function wake(a: ModelAccount, noticeMs: number): number {
+  let at = Math.min(a.cycleEnd, a.grants?.nextRoll ?? Number.POSITIVE_INFINITY);
+  for (const x of a.grants?.live.values() ?? []) if (x.expiresAt !== null && !x.noticed) at = Math.min(at, x.expiresAt - noticeMs);
+  return at;
 }
 
 /** hold.lapsed, before the hold refunds what it still holds. */

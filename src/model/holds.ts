@@ -33,46 +33,40 @@ import { surfaceName } from '../rules/windows.ts';
 import type { ModelAccount, ModelCore, ModelHold } from './core.ts';
 import { journal, recordHistory } from './credits.ts';
 import { roll } from './cycles.ts';
+import { available, draw, giveBack, heldToSpent } from './grants.ts';
+import { backSlice, cycleGrantId, frontSlice } from '../rules/grants.ts';
 import { checkKey, storeOutcome } from './idempotency.ts';
-import { checkEvents, holdLapsed } from './events.ts';
+import { checkEvents, expiringNotices, holdLapsed, wake } from './events.ts';
 
 /** Distinct failure labels one hold may count. */
 const MAX_LABELS = 16;
 
 type Size = HoldSize;
 
-/** Moves n held credits to spent, on the cycle that paid for the hold. */
+/** Moves n held credits to spent, from the front of the hold's sources (docs/grants.md#holds). */
 function spend(core: ModelCore, a: ModelAccount, h: ModelHold, n: number): void {
   if (n <= 0) return;
-  if (h.cycleId === a.cycle) {
-    a.held -= n;
-    a.spent += n;
-  } else {
-    const c = a.ended.get(h.cycleId)!;
-    c.held -= n;
-    c.spent += n;
+  for (const part of frontSlice(h.sources, h.spent, n)) {
+    heldToSpent(a, part.grantId, part.amount);
+    if (part.grantId === cycleGrantId(h.cycleId)) journal(core, a, 'spend', part.amount, h.cycleId);
   }
   h.spent += n;
   h.held -= n;
-  journal(core, a, 'spend', n, h.cycleId);
   recordHistory(core, a, 's', n);
 }
 
-/** A refund goes to the cycle that paid; an ended cycle records it only. */
+/**
+ * A refund goes back to the sources that paid, from the end of the hold's sources: to what a
+ * live source has left; a source that has ended records it only (docs/grants.md#holds).
+ */
 function refund(core: ModelCore, a: ModelAccount, h: ModelHold, n: number): void {
   if (n <= 0) return;
-  if (h.cycleId === a.cycle) {
-    a.held -= n;
-    a.balance += n;
-  } else {
-    const c = a.ended.get(h.cycleId)!;
-    c.held -= n;
-    c.refunded += n;
-    h.refundedToEndedCycle += n;
+  for (const part of backSlice(h.sources, h.refunded, n)) {
+    if (giveBack(a, part.grantId, part.amount, 'held')) h.refundedToEndedCycle += part.amount;
+    if (part.grantId === cycleGrantId(h.cycleId)) journal(core, a, 'refund', part.amount, h.cycleId);
   }
   h.refunded += n;
   h.held -= n;
-  journal(core, a, 'refund', n, h.cycleId);
   recordHistory(core, a, 'r', n);
 }
 
@@ -138,6 +132,7 @@ export function publicHold(h: ModelHold): Hold {
 
 /** As tollgate.holds: open, openBudget, settle, spend, finish, cancel, get, list, sweep, sweepSubject. */
 export class ModelHolds {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Reserves items x (required + optional) credits within the plan's cap and maxItems. */
@@ -217,8 +212,11 @@ export class ModelHolds {
     if (!a) return { ended: 0, nextLeaseAt: null };
     const ended = tidy(this.core, a);
     const leases = openHolds(a).map((h) => h.leaseExpiresAt);
-    // An account with events is swept again when its cycle ends (docs/events.md#time-driven-events).
-    if (a.events) leases.push(a.cycleEnd);
+    // An account with events is swept again at its next time-driven event (docs/events.md#time-driven-events).
+    if (a.events) {
+      expiringNotices(a, this.core.now(), this.core.expiringNoticeMs);
+      leases.push(wake(a, this.core.expiringNoticeMs));
+    }
     return { ended, nextLeaseAt: leases.length === 0 ? null : Math.min(...leases) };
   }
 
@@ -257,8 +255,7 @@ export class ModelHolds {
     // The sweep learns of the subject before the hold exists, as on Redis (lua/sweepMark.lua):
     // an entry already earlier and not yet due stays.
     const leaseUntil = now + (size.leaseMs || this.core.leaseMs);
-    const marked = this.core.sweepIndex.get(id);
-    if (marked === undefined || marked > leaseUntil || marked <= now) this.core.sweepIndex.set(id, leaseUntil);
+    this.core.mark(id, leaseUntil);
     const a = this.core.account(id);
     roll(a, now);
     if (claim) {
@@ -313,13 +310,13 @@ export class ModelHolds {
       return { ok: false, reason: 'hold_limit_reached', active, cap: rules.cap, replayed: false };
     }
     const reserve = kind === 'items' ? size.items * (size.required + size.optional) : size.amount;
-    if (a.balance < reserve) {
+    const before = available(a);
+    if (before < reserve) {
       release();
-      return insufficient(a.balance, reserve);
+      return insufficient(a.balance, reserve, before);
     }
-    a.balance -= reserve;
-    a.held += reserve;
-    journal(this.core, a, 'reserve', reserve, a.cycle);
+    const sources = draw(a, reserve, 'held');
+    journal(this.core, a, 'reserve', sources.find((x) => x.grantId === cycleGrantId(a.cycle))?.amount ?? 0, a.cycle);
     checkEvents(a);
     const h: ModelHold = {
       id: holdId,
@@ -338,6 +335,7 @@ export class ModelHolds {
       refundedToEndedCycle: 0,
       held: reserve,
       cycleId: a.cycle,
+      sources,
       createdAt: now,
       endedAt: null,
       leaseExpiresAt: leaseUntil,

@@ -37,6 +37,7 @@ export function storeOutcome(core: ModelCore, subject: string, key: string, prin
 
 /** As tollgate.idempotency: begin, renew, release. */
 export class ModelIdempotency {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Looks the key up before the request is validated: replay, reused, in use, or a new claim. */

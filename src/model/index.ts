@@ -10,7 +10,7 @@
 export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from './model.ts';
 export type { ModelEvents, ModelOutbox, ModelOutboxEntry, ModelDelivery, ModelEventsDelivery } from './events.ts';
 export type { Threshold, TollgateEventType, EventDataByType, EventsOptions } from '../rules/events.ts';
-export { checkInvariants, type InvariantViolation } from './invariants.ts';
+export { checkInvariants, checkSources, type InvariantViolation } from './invariants.ts';
 export type { ModelAccounts } from './accounts.ts';
 export type { ModelLimits, KeyWindows } from './limits.ts';
 export type { ModelOverride, ModelOverrideMap } from './core.ts';
@@ -31,7 +31,7 @@ export type {
   DeleteOutcome,
 } from '../accounts.ts';
 export type { Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from '../limits.ts';
-export type { ChargeRequest, ChargeOutcome, DayUsage, Insufficient } from '../credits.ts';
+export type { ChargeRequest, ChargeOutcome, Charged, DayUsage, Insufficient } from '../credits.ts';
 export type {
   OpenHoldRequest,
   OpenBudgetRequest,
@@ -49,3 +49,22 @@ export type { Hold, HoldKind, HoldStatus, HoldEndReason, Cycle, EndedCycle, Acco
 export type { Plan, PlanTable, PolicyTable } from '../rules/plans.ts';
 export type { Window, Algorithm, SurfaceWindows, RateLimitState, ConcurrencyWindow } from '../rules/windows.ts';
 export type { Interval } from '../rules/cycles.ts';
+export type { ModelGrant, ModelGrantState } from './core.ts';
+export type { ModelOperation } from './core.ts';
+export type {
+  AdjustOutcome,
+  AdjustRequest,
+  CreditSource,
+  Grant,
+  GrantKind,
+  GrantOutcome,
+  GrantRequest,
+  GrantStatus,
+  GrantsOptions,
+  ListGrantsOptions,
+  RefundOutcome,
+  RefundRequest,
+  SourceKind,
+  VoidGrantOptions,
+  VoidOutcome,
+} from '../rules/grants.ts';

@@ -28,6 +28,7 @@ import { usageOf } from './usage.ts';
 
 /** As tollgate.keys: issue, parse, revoke, list, verify. */
 export class ModelKeys {
+  /** @internal Made by TollgateModel. */
   constructor(
     private readonly core: ModelCore,
     private readonly limits: ModelLimits,

@@ -13,12 +13,14 @@ import {
   policyWindows,
   type Admission,
   type AdmitOptions,
+  type Allowed,
   type LimitState,
   type LimitTarget,
 } from '../rules/limits.ts';
 import { subjectId } from '../rules/validate.ts';
 import { mostRestrictive, shadowDenialsOf, surfaceName, type RateLimitState, type Window } from '../rules/windows.ts';
 import type { ModelAccount, ModelCore } from './core.ts';
+import { availableAt } from './grants.ts';
 import type { Override, OverrideOptions } from '../overrides.ts';
 import { listOverrides, setOverride, windowsInForce } from './overrides.ts';
 import { admitOne, countWindows, releasePlace, limitState, resetWindows, slotsDeadAt, surfaceWindows, type Counted, type Slot } from './windows.ts';
@@ -35,6 +37,7 @@ export interface KeyWindows {
 
 /** As tollgate.limits: admit, peek, reset. */
 export class ModelLimits {
+  /** @internal Made by TollgateModel. */
   constructor(private readonly core: ModelCore) {}
 
   /** Counts a request of `cost` in every window of the surface, with the credit pre-check; a denial counts nothing. */
@@ -60,7 +63,7 @@ export class ModelLimits {
     const slots = this.core.counters.get(key, now) ?? [];
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
     if (counted.outcome === 'ok') this.core.counters.set(key, slots, slotsDeadAt(slots), now);
-    return admission(counted, 0, 0, `${surface}:${policy}`);
+    return admission(counted, undefined, `${surface}:${policy}`);
   }
 
   /**
@@ -120,7 +123,7 @@ export class ModelLimits {
       retries: [...own.retries, ...its.retries],
       ...(own.lease ? { lease: own.lease } : {}),
     };
-    return admission(joined, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
+    return admission(joined, precheckOf(a, credits, now), `${a.hot!.surface}:`);
   }
 
   /** admitAccount past its common case: a pre-check, several windows, or a denial. */
@@ -134,13 +137,9 @@ export class ModelLimits {
     credits: number,
     state: RateLimitState | undefined,
   ): Admission {
-    if (state !== undefined) {
-      const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
-      return admitted(state, [state], { sufficient: balance >= credits, balance, needed: credits });
-    }
+    if (state !== undefined) return admitted(state, [state], precheckOf(a, credits, now));
     const counted = countWindows(slots, windows, now, this.core.staggerOf(subject), cost);
-    // No rollover on admit: past the cycle's end the pre-check sees the next allowance.
-    return admission(counted, credits, credits === 0 ? 0 : now >= a.cycleEnd ? a.nextAllowance : a.balance, `${a.hot!.surface}:`);
+    return admission(counted, precheckOf(a, credits, now), `${a.hot!.surface}:`);
   }
 
   /** Sets or (windows: null) clears one subject's own windows on a surface. */
@@ -203,11 +202,21 @@ function slotsOf(a: ModelAccount, surface: string): Slot[] {
   return slots;
 }
 
-/** The admission a count answers, with the pre-check's balance when `credits` > 0. */
-function admission(counted: Counted, credits: number, balance: number, leaseTarget: string): Admission {
+/**
+ * The credit pre-check, read-only: no rollover on admit, so past the cycle's end it sees the
+ * next allowance, and grants as they stand at now (docs/grants.md#listing).
+ */
+function precheckOf(a: ModelAccount, credits: number, now: number): Allowed['credits'] {
+  if (credits === 0) return undefined;
+  const balance = now >= a.cycleEnd ? a.nextAllowance : a.balance;
+  const available = a.grants === undefined ? balance : availableAt(a, now);
+  return { sufficient: available >= credits, balance, needed: credits, available };
+}
+
+/** The admission a count answers, with the pre-check when one was asked. */
+function admission(counted: Counted, precheck: Allowed['credits'], leaseTarget: string): Admission {
   const { outcome, states, retries } = counted;
   const shadowDenials = shadowDenialsOf(states, retries);
-  const precheck = credits === 0 ? undefined : { sufficient: balance >= credits, balance, needed: credits };
   const lease = counted.lease ? leaseText(counted.lease, leaseTarget) : undefined;
   if (outcome === 'ok' && states.length === 1 && !states[0]!.shadow) return admitted(states[0]!, states, precheck, { shadowDenials, lease });
   const { index, retryAfterMs } = mostRestrictive(states, retries);

@@ -1,13 +1,11 @@
-/**
- * The reference model of tollgate's rules in plain TypeScript with no Redis: one object per
- * concept (accounts, limits, credits, holds, keys, idempotency, usage), each in its own file,
- * on one shared core (core.ts). It takes the same option objects and returns the same shapes
- * as the main API, synchronously, so a host drives both with one list of operations and
- * compares the answers and the accounts (accounts.inspect) after every step; the memory
- * tollgate (createTollgate with `memory: true`) is this model behind the async API. It reads
- * time from the clock it is given, never from the system. Input is checked by the same
- * functions the library uses, so bad input throws the same typed errors.
- */
+// The reference model of tollgate's rules in plain TypeScript with no Redis: one object per
+// concept (accounts, limits, credits, holds, keys, idempotency, usage), each in its own file,
+// on one shared core (core.ts). It takes the same option objects and returns the same shapes
+// as the main API, synchronously, so a host drives both with one list of operations and
+// compares the answers and the accounts (accounts.inspect) after every step; the memory
+// tollgate (createTollgate with `memory: true`) is this model behind the async API. It reads
+// time from the clock it is given, never from the system. Input is checked by the same
+// functions the library uses, so bad input throws the same typed errors.
 import type { PlanTable, PolicyTable } from '../rules/plans.ts';
 import type { Usage } from '../rules/usage.ts';
 import { subjectId } from '../rules/validate.ts';

@@ -5,6 +5,7 @@
 import type { Usage } from '../rules/usage.ts';
 import type { ModelCore } from './core.ts';
 import { cycleOf, roll } from './cycles.ts';
+import { creditsOf } from './grants.ts';
 import { openHolds, tidyIfLapsed } from './holds.ts';
 import { surfaceWindows } from './windows.ts';
 import { windowsInForce } from './overrides.ts';
@@ -20,7 +21,7 @@ export function usageOf(core: ModelCore, subject: string, surface: string): Usag
   const { rateLimit, windows: states } = limitState(countWindows(a.windows.get(surface) ?? [], windows, now, core.staggerOf(subject), 0));
   return {
     plan: a.plan.name,
-    credits: { allowance: a.allowance, balance: a.balance, spent: a.spent, held: a.held, nextAllowance: a.nextAllowance },
+    credits: creditsOf(a),
     cycle: cycleOf(a),
     rateLimit: { ...rateLimit, surface },
     windows: states,

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InvalidInputError } from '../errors.ts';
+import type { CreditSource } from './grants.ts';
 import { count, printableKey } from './validate.ts';
 
 /** credits.charge's request: `required` credits or none, plus what the balance allows of `optional`. */
@@ -24,9 +25,30 @@ export interface ChargeRequest {
 
 /**
  * A charge's outcome: taken (`replayed` when this operation id was charged before and nothing
- * was taken again), or refused whole for insufficient credits (answer 402).
+ * was taken again), or refused whole for insufficient credits (answer 402). `balance` is the
+ * current cycle's; `available` every active source's (the cycle's balance and the active
+ * grants' credits); `sources` what each source gave, in spend order.
  */
-export type ChargeOutcome = { ok: true; charged: number; balance: number; replayed: boolean } | Insufficient;
+export type ChargeOutcome = Charged | Insufficient;
+
+/**
+ * A charge taken: `charged` credits from `sources` in spend order (docs/grants.md#spend-order);
+ * `balance` is the current cycle's, `available` every live source's.
+ */
+export interface Charged {
+  /** Taken. */
+  ok: true;
+  /** Credits taken: required plus the optional ones available. */
+  charged: number;
+  /** The current cycle's balance after the charge. */
+  balance: number;
+  /** What every live source (the cycle and the active grants) has left after the charge. */
+  available: number;
+  /** Where the credits came from, in the order they were drawn (a replay: the first charge's). */
+  sources: CreditSource[];
+  /** This operation id was charged before: the first charge's answer, nothing taken now. */
+  replayed: boolean;
+}
 
 /** Refused whole for insufficient credits: nothing was taken (answer 402 insufficient_quota). */
 export interface Insufficient {
@@ -34,8 +56,10 @@ export interface Insufficient {
   ok: false;
   /** Credits were short. */
   reason: 'insufficient';
-  /** The balance: credits left to spend or reserve. */
+  /** The current cycle's balance. */
   balance: number;
+  /** Credits available: the cycle's balance and the active grants' credits (what was compared with `needed`). */
+  available: number;
   /**
    * The balance, under its former name.
    * @deprecated Read `balance`; `remaining` stays until 1.0.
@@ -45,9 +69,9 @@ export interface Insufficient {
   needed: number;
 }
 
-/** The refusal of a charge or a hold for insufficient credits. */
-export function insufficient(balance: number, needed: number): Insufficient {
-  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed };
+/** The refusal of a charge or a hold for insufficient credits (available: the cycle's balance and the active grants'). */
+export function insufficient(balance: number, needed: number, available = balance): Insufficient {
+  return { ok: false, reason: 'insufficient', balance, remaining: balance, needed, available };
 }
 
 /** credits.reconcile's answer: the current cycle recomputed from the credit journal. */

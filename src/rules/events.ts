@@ -6,6 +6,7 @@
  */
 import { InvalidInputError } from '../errors.ts';
 import { count, MAX_ALLOWANCE } from './validate.ts';
+import type { GrantKind } from './grants.ts';
 
 /**
  * A balance threshold: `{ below: n }` holds while available credits are <= n;
@@ -55,6 +56,14 @@ export interface EventDataByType {
   'credits.restored': { threshold: Threshold | null; available: number; cycle: number };
   /** A billing cycle started: by a rollover, startCycle or a plan change with a new cycle. */
   'cycle.started': { cycle: number; start: number; end: number; allowance: number };
+  /** A credit grant was added (credits.grant, or credits.adjust by +n: kind adjustment); expiresAt null: never. */
+  'grant.added': { grantId: string; kind: GrantKind; amount: number; effectiveAt: number; expiresAt: number | null };
+  /** A grant expires within events.expiringNoticeMs (the sweep writes it once); remaining: what it has left. */
+  'grant.expiring': { grantId: string; expiresAt: number; remaining: number };
+  /** A grant expired: `expired` is what it had left. */
+  'grant.expired': { grantId: string; expired: number; expiresAt: number };
+  /** A grant was voided: `voided` is what it had left. */
+  'grant.voided': { grantId: string; voided: number };
   /** A hold ended by its lease: its worker stopped reporting. refunded: all it did not spend. */
   'hold.lapsed': { holdId: string; reserved: number; spent: number; refunded: number };
 }
@@ -63,7 +72,17 @@ export interface EventDataByType {
 export type TollgateEventType = keyof EventDataByType;
 
 /** The event types, in the order docs/events.md lists them. */
-export const EVENT_TYPES: readonly TollgateEventType[] = ['credits.threshold', 'credits.depleted', 'credits.restored', 'cycle.started', 'hold.lapsed'];
+export const EVENT_TYPES: readonly TollgateEventType[] = [
+  'credits.threshold',
+  'credits.depleted',
+  'credits.restored',
+  'cycle.started',
+  'grant.added',
+  'grant.expiring',
+  'grant.expired',
+  'grant.voided',
+  'hold.lapsed',
+];
 
 /**
  * One event: `id` is unique deployment-wide, `at` is when the step that wrote it ran (ms),

@@ -1,8 +1,6 @@
-/**
- * Grants' rules (docs/grants.md): the sources credits are drawn from, their spend order, and
- * the checks and outcomes of grant, voidGrant, adjust and refund. Shared by the tollgate on
- * Redis, tollgate/model and the memory tollgate; no Redis here.
- */
+// Grants' rules (docs/grants.md): the sources credits are drawn from, their spend order, and
+// the checks and outcomes of grant, voidGrant, adjust and refund. Shared by the tollgate on
+// Redis, tollgate/model and the memory tollgate; no Redis here.
 import { InvalidInputError } from '../errors.ts';
 import { count, instant, MAX_ALLOWANCE, oneOf, printableKey } from './validate.ts';
 
@@ -36,7 +34,9 @@ export const MAX_REASON_LENGTH = 200;
 
 /** Where credits came from, and how many: a grant's id, or `cycle:<n>` for a cycle's allowance. */
 export interface CreditSource {
+  /** `g<n>` for a grant, `cycle:<n>` for a cycle's allowance. */
   grantId: string;
+  /** Credits this source gave (or got back). */
   amount: number;
 }
 
@@ -63,6 +63,7 @@ export type GrantOutcome = { ok: true; grantId: string; replayed: boolean } | { 
 
 /** credits.voidGrant's options. */
 export interface VoidGrantOptions {
+  /** Why (at most 200 characters). */
   reason?: string;
   /** Required: the same id answers the first void again. */
   operationId: string;
@@ -70,8 +71,11 @@ export interface VoidGrantOptions {
 
 /** credits.voidGrant's outcome: `voided` credits that were left (held ones are voided as they are refunded). */
 export interface VoidOutcome {
+  /** Always true: a void is not refused (an unknown grant throws GrantNotFoundError). */
   ok: true;
+  /** Credits the grant had left and lost now; 0 when it had already ended. */
   voided: number;
+  /** This operation id voided before: the first answer again, nothing changed now. */
   replayed: boolean;
 }
 
@@ -81,6 +85,7 @@ export interface AdjustRequest {
   amount: number;
   /** Why (required, at most 200 characters). */
   reason: string;
+  /** Required: the same id with the same amount answers the first adjustment again. */
   operationId: string;
 }
 
@@ -98,6 +103,7 @@ export interface RefundRequest {
   charge: string;
   /** Credits to return; default what is left to refund of the charge. */
   amount?: number;
+  /** Why (at most 200 characters). */
   reason?: string;
   /** Required: the same id with the same terms answers the first refund again. */
   operationId: string;
@@ -110,18 +116,25 @@ export type RefundOutcome =
 
 /** credits.grants' options: `ended: true` adds expired and voided grants and ended cycles. */
 export interface ListGrantsOptions {
+  /** Add the ended grants and cycles (newest first). Default false. */
   ended?: boolean;
 }
 
 /** A source of credits as credits.grants lists it: a grant, or a cycle's allowance (`cycle:<n>`, kind "plan"). */
 export interface Grant {
+  /** `g<n>`, or `cycle:<n>` for a cycle's allowance. */
   grantId: string;
+  /** paid, promotional, adjustment; plan for a cycle. */
   kind: SourceKind;
+  /** Lower is spent first (docs/grants.md#spend-order); a cycle has 50. */
   priority: number;
   /** Credits granted. remaining + spent + held + expired + voided + refundedAfterEnd == amount. */
   amount: number;
+  /** Credits left to spend (0 once ended). */
   remaining: number;
+  /** Credits charged or settled from it (less what credits.refund gave back). */
   spent: number;
+  /** Credits open holds reserved from it. */
   held: number;
   /** Left when it expired (an ended cycle: unused). */
   expired: number;
@@ -129,13 +142,17 @@ export interface Grant {
   voided: number;
   /** Refunded after it ended (an ended cycle: refunded); raised no balance. */
   refundedAfterEnd: number;
+  /** When it starts to count (ms); a cycle: its start. */
   effectiveAt: number;
   /** null: never expires. A cycle: its end. */
   expiresAt: number | null;
+  /** When it was granted (ms); a cycle: its start. */
   createdAt: number;
   /** null while live. */
   endedAt: number | null;
+  /** pending, active, used, expired or voided. */
   status: GrantStatus;
+  /** The reason given with the grant; null without one (and for a cycle). */
   reason: string | null;
 }
 
@@ -193,12 +210,32 @@ export function grantArgs(request: GrantRequest, now: number) {
   const priority = count('priority', request.priority ?? DEFAULT_PRIORITY, 0, MAX_PRIORITY);
   const effectiveAt = request.effectiveAt === undefined ? now : instant('effectiveAt', request.effectiveAt);
   const expiresAt = request.expiresAt === undefined ? null : instant('expiresAt', request.expiresAt);
-  if (expiresAt !== null && expiresAt <= Math.max(effectiveAt, now)) {
-    throw new InvalidInputError('expiresAt must be after effectiveAt and after now');
-  }
+  if (expiresAt !== null && expiresAt <= Math.max(effectiveAt, now)) throw expiryNotAfterStart();
   const reason = reasonArg(request.reason);
   const operationId = printableKey('Operation id', request.operationId);
   return { amount, kind, priority, effectiveAt, expiresAt, reason, operationId };
+}
+
+/**
+ * A grant that would end before it starts: refused here with the caller's clock, and again by
+ * the grant script with the store's (docs/grants.md#grant-void-adjust-refund).
+ */
+export function expiryNotAfterStart(): InvalidInputError {
+  return new InvalidInputError('expiresAt must be after effectiveAt and after now');
+}
+
+/** Checked voidGrant arguments: a grant's number (a cycle's allowance cannot be voided), the reason and the operation id. */
+export function voidArgs(grantId: unknown, options: VoidGrantOptions) {
+  const which = grantIdArg(grantId);
+  if ('cycle' in which) throw new InvalidInputError(`A cycle's allowance cannot be voided (got ${JSON.stringify(grantId)})`);
+  if (options === null || typeof options !== 'object') throw new InvalidInputError('A void needs { operationId }');
+  const reason = reasonArg(options.reason);
+  return { grant: which.grant, reason, operationId: printableKey('Operation id', options.operationId) };
+}
+
+/** adjust +n when the subject has `max` live or pending grants and none can be archived (docs/grants.md#bounds). */
+export function grantLimitReached(amount: number, max: number): InvalidInputError {
+  return new InvalidInputError(`An adjustment of +${amount} needs a grant: grant limit reached (${max} live or pending grants)`);
 }
 
 /** A checked adjustment. */
@@ -244,4 +281,46 @@ export function compareSources(a: Orderable, b: Orderable): number {
     a.createdAt - b.createdAt ||
     a.seq - b.seq
   );
+}
+
+/**
+ * The part of a draw list (sources in draw order) at positions [from, from + n) counted from
+ * the front: what a hold's spend uses (docs/grants.md#holds). Only sources with a part > 0.
+ */
+export function frontSlice(sources: readonly CreditSource[], from: number, n: number): CreditSource[] {
+  const out: CreditSource[] = [];
+  let start = 0;
+  for (const s of sources) {
+    const lo = Math.max(start, from);
+    const hi = Math.min(start + s.amount, from + n);
+    if (hi > lo) out.push({ grantId: s.grantId, amount: hi - lo });
+    start += s.amount;
+  }
+  return out;
+}
+
+/**
+ * The part of a draw list at positions [from, from + n) counted from the end, last drawn
+ * first: what a refund returns (a hold's, or credits.refund's of a charge).
+ */
+export function backSlice(sources: readonly CreditSource[], from: number, n: number): CreditSource[] {
+  return frontSlice([...sources].reverse(), from, n);
+}
+
+/** Per source of a hold's draw list: what it spent (from the front), refunded (from the end) and still holds. */
+export function holdParts(
+  sources: readonly CreditSource[],
+  spent: number,
+  refunded: number,
+): Array<{ grantId: string; spent: number; refunded: number; held: number }> {
+  const total = sources.reduce((sum, s) => sum + s.amount, 0);
+  let start = 0;
+  return sources.map((s) => {
+    const end = start + s.amount;
+    const usedFront = Math.max(0, Math.min(end, spent) - start);
+    // Positions from the end: this source covers [total - end, total - start).
+    const usedBack = Math.max(0, Math.min(total - start, refunded) - (total - end));
+    start = end;
+    return { grantId: s.grantId, spent: usedFront, refunded: usedBack, held: s.amount - usedFront - usedBack };
+  });
 }

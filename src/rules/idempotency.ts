@@ -1,7 +1,5 @@
-/**
- * Idempotency-Key outcomes: the claim a new request holds while it works, and what a key
- * already used answers.
- */
+// Idempotency-Key outcomes: the claim a new request holds while it works, and what a key
+// already used answers.
 import type { Hold } from './records.ts';
 
 /** The key, the body's fingerprint and the token that holds the key while it is pending. */

@@ -21,7 +21,7 @@ export interface Allowed {
   /** Every window of the surface, in the plan's order. */
   windows: RateLimitState[];
   /** Present when a credit pre-check was asked: sufficient, or the counts for a 402. */
-  credits?: { sufficient: boolean; balance: number; needed: number };
+  credits?: { sufficient: boolean; balance: number; needed: number; available: number };
   /** Present when a shadow window would have denied this request: those windows (docs/limits.md). */
   shadowDenials?: RateLimitState[];
   /**

@@ -1,7 +1,6 @@
-/**
- * The records as the library reports them: holds, cycles, an account's plan numbers and its
- * credits. src/records.ts turns the scripts' replies into these shapes.
- */
+// The records as the library reports them: holds, cycles, an account's plan numbers and its
+// credits. src/records.ts turns the scripts' replies into these shapes.
+import type { CreditSource } from './grants.ts';
 import type { SurfaceWindows } from './windows.ts';
 
 /** items: reserved per item and settled item by item; budget: an amount spent as it goes. */
@@ -39,12 +38,17 @@ export interface Hold {
   spent: number;
   /** Credits given back: by failed items, and what was left when the hold ended. */
   refunded: number;
-  /** Part of `refunded` that went to an ended cycle and raised no balance. */
+  /** Part of `refunded` that went to an ended source (a cycle over, a grant expired or voided) and raised no balance. */
   refundedToEndedCycle: number;
   /** Still reserved: reserved - spent - refunded; 0 once the hold has ended. */
   held: number;
-  /** The cycle that paid. */
+  /** The cycle current when it opened (it paid what `sources` lists under `cycle:<n>`). */
   cycleId: number;
+  /**
+   * What each source gave when it opened, in draw order (docs/grants.md#holds): spends use
+   * them from the front, refunds go back from the end.
+   */
+  sources: CreditSource[];
   /** When it opened (ms since the epoch). */
   createdAt: number;
   /** When it ended; null while open. */
@@ -109,6 +113,10 @@ export interface AccountCredits {
   held: number;
   /** The allowance from the next cycle on. */
   nextAllowance: number;
+  /** What can be spent now: the cycle's balance and every active grant's remaining. */
+  available: number;
+  /** The active grant with credits left that expires first (the cycle's end is `cycle.end`); null when none expires. */
+  nextExpiry: { grantId: string; expiresAt: number; amount: number } | null;
 }
 
 /**

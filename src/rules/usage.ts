@@ -1,4 +1,4 @@
-/** What tollgate.usage answers: an account's whole quota state on one surface. */
+// What tollgate.usage answers: an account's whole quota state on one surface.
 import type { AccountCredits, Cycle } from './records.ts';
 import type { RateLimitState } from './windows.ts';
 

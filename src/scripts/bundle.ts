@@ -12,11 +12,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileLuaLines, exportedConstants, LuaCompileError, tokenize } from './compile.ts';
+import { compileLuaLines, exportedConstants, LuaCompileError, tokenize, topLevelNames } from './compile.ts';
 import { Needs, renderForms, renderReply, type FormTable, type HandForm } from './decoders.ts';
+import { helperNames } from './minify.ts';
 import { parseHeader, parseLibForms, resolveIncludeChunks, type LuaChunk, type LuaHeader, type LuaParam } from './loader.ts';
 import type { ReplyField } from './replyGrammar.ts';
-import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS } from './script.ts';
+import { FUNCTION_CLOSE, functionLibrary, functionOpen, NOW_ARG, SETTINGS, SUBJECT_KEYS, withHelpers } from './script.ts';
 
 export const LUA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
 /** src/scripts/: generated/ and bundle.generated.ts are written here. */
@@ -49,18 +50,54 @@ interface CompiledScript {
   own: string;
 }
 
-function compileScript(file: string, root: string): CompiledScript {
+/**
+ * The build's names: lua/lib/'s top-level names by their short names, one map for every script
+ * and the library (src/scripts/minify.ts), or none when TOLLGATE_LUA_READABLE=1 asks for the
+ * readable build (docs/scripts.md#building).
+ */
+export function buildNames(root: string = LUA_ROOT): Map<string, string> | undefined {
+  if (process.env.TOLLGATE_LUA_READABLE === '1') return undefined;
+  const read = readLuaFile(root);
+  const declared: string[] = [];
+  const uses = new Map<string, number>();
+  const files = [
+    ...readdirSync(root).filter((f) => f.endsWith('.lua')),
+    ...readdirSync(join(root, 'lib'))
+      .filter((f) => f.endsWith('.lua'))
+      .map((f) => `lib/${f}`),
+  ].sort();
+  for (const file of files) {
+    const names = topLevelNames(read(file)!, file);
+    if (file.startsWith('lib/')) declared.push(...names.declared);
+    for (const [name, n] of names.uses) uses.set(name, (uses.get(name) ?? 0) + n);
+  }
+  return helperNames(declared, uses);
+}
+
+/** A short name's original, for the export names of generated/lib/ modules. */
+const originalOf = (names: ReadonlyMap<string, string> | undefined) => {
+  const back = new Map([...(names ?? [])].map(([long, short]) => [short, long]));
+  return (name: string) => back.get(name) ?? name;
+};
+
+function compileScript(file: string, root: string, names?: ReadonlyMap<string, string>): CompiledScript {
   const chunks = resolveIncludeChunks(file, readLuaFile(root));
   const own = chunks.at(-1)!.text;
   const before = chunks
     .slice(0, -1)
     .map((chunk) => `${chunk.text}\n`)
     .join('');
-  const { lines, from } = compileLuaLines(before + own, file);
+  const { lines, from } = compileLuaLines(before + own, file, { rename: names });
   const bodyLine = before.split('\n').length;
   const at = from.findIndex((line) => line >= bodyLine);
   const helpers = lines.slice(0, at);
-  return { helpers, chunks: splitHelpers(helpers, from, libAt(chunks)), body: lines.slice(at), libs: chunks.slice(0, -1).map((chunk) => chunk.path), own };
+  return {
+    helpers,
+    chunks: splitHelpers(helpers, from, libAt(chunks), originalOf(names)),
+    body: lines.slice(at),
+    libs: chunks.slice(0, -1).map((chunk) => chunk.path),
+    own,
+  };
 }
 
 /** Which lib/ file a line of the resolved source (the chunks joined, each with a newline) comes from. */
@@ -75,20 +112,20 @@ function libAt(chunks: readonly LuaChunk[]): (line: number) => string {
 }
 
 /** Compiled helper lines as their top-level statements, each with its lib/ file and first name. */
-function splitHelpers(lines: string[], from: number[], lib: (line: number) => string): HelperChunk[] {
+function splitHelpers(lines: string[], from: number[], lib: (line: number) => string, original: (name: string) => string): HelperChunk[] {
   const statements = topLevelLocalStatements(lines);
   const starts = [...statements.keys()].sort((a, b) => a - b);
   if (lines.length > 0 && starts[0] !== 0) throw new LuaCompileError(`helpers must open with a local statement, not "${lines[0]}"`);
   return starts.map((start, i) => ({
     lib: lib(from[start]!),
-    name: statements.get(start)![0]!,
+    name: original(statements.get(start)![0]!),
     text: lines.slice(start, starts[i + 1] ?? lines.length).join('\n'),
   }));
 }
 
-/** The shipped text of one script: its includes resolved, then compiled. */
-export function shippedSource(file: string, root: string = LUA_ROOT): string {
-  const { helpers, body } = compileScript(file, root);
+/** The shipped text of one script: its includes resolved, then compiled (and minified, unless asked not to). */
+export function shippedSource(file: string, root: string = LUA_ROOT, minified = true): string {
+  const { helpers, body } = compileScript(file, root, minified ? buildNames(root) : undefined);
   return `${[...helpers, ...body].join('\n')}\n`;
 }
 
@@ -105,6 +142,7 @@ const MAX_UPVALUES = 60;
 function compileLibrary(
   scripts: ReadonlyMap<string, CompiledScript>,
   root: string,
+  names?: ReadonlyMap<string, string>,
 ): { helpers: string[]; chunks: HelperChunk[]; bodies: Map<string, string[]> } {
   const libs = [...new Set([...scripts.values()].flatMap((script) => script.libs))].sort();
   const entry = '(library)';
@@ -115,10 +153,10 @@ function compileLibrary(
     .map((chunk) => `${chunk.text}\n`)
     .join('');
   const functions = [...scripts].map(([name, script]) => `${functionOpen('', name)}\n${script.own}\n${FUNCTION_CLOSE}`);
-  const { lines, from } = compileLuaLines(helpersText + functions.join('\n'), 'library', { sinkRare: false });
+  const { lines, from } = compileLuaLines(helpersText + functions.join('\n'), 'library', { sinkRare: false, rename: names });
   const opens = [...scripts.keys()].map((name) => lines.indexOf(functionOpen('', name)));
   const helpers = lines.slice(0, opens[0]);
-  const chunks = splitHelpers(helpers, from, libAt(resolved.slice(0, -1)));
+  const chunks = splitHelpers(helpers, from, libAt(resolved.slice(0, -1)), originalOf(names));
   const declared = topLevelLocals(helpers);
   if (declared.length > MAX_LOCALS)
     throw new LuaCompileError(`library: ${declared.length} top-level locals, Lua allows ${MAX_LOCALS}: group helpers in tables`);
@@ -244,19 +282,26 @@ const functionNames = (text: string) => [...text.matchAll(/\blocal function (\w+
 
 /**
  * The compiled helpers by lib/ file (generated/lib/<file>.ts), each statement once under its
- * name: as the function library has it, and where a script moves helpers that only a rare
- * path uses into it, that variant as <name>_with_<the helpers moved in>.
+ * name, as the function library has it. Where a script moves helpers that only a rare path
+ * uses into it, the script's module builds that variant from the same statements
+ * (withHelpers, src/scripts/script.ts), so no helper's text ships twice; a variant that is not
+ * so made (none is, today) is registered as <name>_with_helpers.
  */
 class HelperModules {
   /** Per lib/ file, export name -> text, in the order first met. */
   readonly byLib = new Map<string, Map<string, string>>();
   /** A variant's note: the helpers moved into it. */
   readonly notes = new Map<string, string>();
+  /** The library's statements by `<lib>.<name>`, and each one's lib by its name. */
   private readonly base = new Map<string, string>();
+  private readonly libOf = new Map<string, string>();
+  private readonly original: (name: string) => string;
 
-  constructor(library: readonly HelperChunk[]) {
+  constructor(library: readonly HelperChunk[], original: (name: string) => string) {
+    this.original = original;
     for (const c of library) {
       this.base.set(`${c.lib}.${c.name}`, c.text);
+      this.libOf.set(c.name, c.lib);
       this.texts(c.lib).set(c.name, c.text);
     }
   }
@@ -267,18 +312,39 @@ class HelperModules {
     return texts;
   }
 
-  /** The export name of a script's helper statement, registering a variant when it is one. */
-  nameOf(c: HelperChunk): string {
+  /** A script's helper statement as an expression over the lib/ modules, and the lib/ files it reads. */
+  expressionOf(c: HelperChunk): { expression: string; libs: string[] } {
     const base = this.base.get(`${c.lib}.${c.name}`);
-    if (base === c.text) return c.name;
-    const texts = this.texts(c.lib);
+    const ref = (lib: string, name: string) => `${libNamespace(lib)}.${name}`;
+    if (base === c.text) return { expression: ref(c.lib, c.name), libs: [c.lib] };
     const moved = base === undefined ? [] : functionNames(c.text).filter((n) => !functionNames(base).includes(n));
+    // Moved in whole after its first line: then it is made of the library's statements.
+    const parts = moved.map((short) => {
+      const name = this.original(short);
+      const lib = this.libOf.get(name);
+      return { name, lib, text: lib === undefined ? undefined : this.base.get(`${lib}.${name}`) };
+    });
+    if (base?.includes('\n') && parts.every((p) => p.text !== undefined)) {
+      if (
+        withHelpers(
+          base,
+          parts.map((p) => p.text!),
+        ) === c.text
+      ) {
+        return {
+          expression: `withHelpers(${ref(c.lib, c.name)}, [${parts.map((p) => ref(p.lib!, p.name)).join(', ')}])`,
+          libs: [c.lib, ...parts.map((p) => p.lib!)],
+        };
+      }
+    }
+    const texts = this.texts(c.lib);
     const stem = base === undefined ? c.name : `${c.name}_with_helpers`;
     let name = stem;
     for (let i = 2; texts.has(name) && texts.get(name) !== c.text; i++) name = `${stem}_${i}`;
     texts.set(name, c.text);
-    if (moved.length > 0) this.notes.set(`${c.lib}.${name}`, `${c.name} with the helpers only it uses moved into it (a rare path): ${moved.join(', ')}.`);
-    return name;
+    if (moved.length > 0)
+      this.notes.set(`${c.lib}.${name}`, `${c.name} with the helpers only it uses moved into it (a rare path): ${moved.map(this.original).join(', ')}.`);
+    return { expression: ref(c.lib, name), libs: [c.lib] };
   }
 }
 
@@ -286,9 +352,11 @@ const libNamespace = (lib: string) => `${lib}Lua`;
 
 /** The helpers' text as an expression: the statements of the lib/ modules, by name, joined. */
 function helpersExpression(chunks: readonly HelperChunk[], modules: HelperModules): { expression: string; imports: string[] } {
-  const libs = [...new Set(chunks.map((c) => c.lib))].sort();
+  const parts = chunks.map((c) => modules.expressionOf(c));
+  const libs = [...new Set(parts.flatMap((p) => p.libs))].sort();
   const imports = libs.map((lib) => `import * as ${libNamespace(lib)} from "./lib/${lib}.ts";`);
-  const expression = `[\n${chunks.map((c) => `  ${libNamespace(c.lib)}.${modules.nameOf(c)},`).join('\n')}\n].join("\\n")`;
+  if (parts.some((p) => p.expression.startsWith('withHelpers('))) imports.unshift(`import { withHelpers } from "../script.ts";`);
+  const expression = `[\n${parts.map((p) => `  ${p.expression},`).join('\n')}\n].join("\\n")`;
   return { expression, imports };
 }
 
@@ -359,8 +427,9 @@ export function renderGenerated(root: string = LUA_ROOT): Map<string, string> {
     .filter((f) => f.endsWith('.lua'))
     .sort();
   const headers = files.map((file) => parseHeader(read(file)!, file));
-  const scripts = new Map(files.map((file, i) => [headers[i]!.name, compileScript(file, root)]));
-  const library = compileLibrary(scripts, root);
+  const short = buildNames(root);
+  const scripts = new Map(files.map((file, i) => [headers[i]!.name, compileScript(file, root, short)]));
+  const library = compileLibrary(scripts, root, short);
   const joined = (lines: string[]) => lines.join('\n');
   const id = buildId(joined(library.helpers), new Map([...library.bodies].map(([name, body]) => [name, joined(body)])));
   const libs = readdirSync(join(root, 'lib'))
@@ -382,6 +451,16 @@ export function renderGenerated(root: string = LUA_ROOT): Map<string, string> {
     `${GENERATED_NOTE('lua/')}\n\n/** The build id: 10 hex digits of the SHA1 of the function library's text, written without an id. */\nexport const BUILD_ID = ${JSON.stringify(id)};\n`,
   );
   out.set(
+    'generated/names.ts',
+    `${GENERATED_NOTE('lua/lib/')}
+// Not shipped: for reading the minified Lua. A line of a shipped script is the same line of the
+// readable build (TOLLGATE_LUA_READABLE=1 npm run build:lua), and lib/'s top-level names are:
+
+/** Each lib/ top-level name in the shipped Lua, by its name in lua/lib/ (docs/scripts.md#building). */
+export const HELPER_NAMES: Record<string, string> = ${JSON.stringify(Object.fromEntries([...(short ?? [])].map(([long, name]) => [name, long])), null, 2)};
+`,
+  );
+  out.set(
     'generated/codes.ts',
     `${GENERATED_NOTE('lua/lib/')}\n\n${constants.map(({ file, name, fields }) => `/** lua/lib/${file}'s ${name}. */\nexport const ${name} = ${JSON.stringify(fields, null, 2)} as const;`).join('\n\n')}\n\n/** One of the result codes. */\nexport type Code = (typeof CODE)[keyof typeof CODE];\n`,
   );
@@ -391,7 +470,7 @@ export function renderGenerated(root: string = LUA_ROOT): Map<string, string> {
     'generated/forms.ts',
     `${GENERATED_NOTE('the Reply form lines of lua/lib/ headers')}\n${importLines(formNeeds, {}).join('\n')}\n\n${constLines(formNeeds).join('\n')}\n\n${formCode}\n`,
   );
-  const modules = new HelperModules(library.chunks);
+  const modules = new HelperModules(library.chunks, originalOf(short));
   const libraryHelpers = helpersExpression(library.chunks, modules);
   headers.forEach((header, i) => {
     out.set(`generated/${header.name}.ts`, renderScript(files[i]!, header, scripts.get(header.name)!, forms, modules));

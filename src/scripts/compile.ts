@@ -12,9 +12,10 @@
  * never taken for a comment. Pure: the source comes in, the compiled text goes out.
  */
 
-export class LuaCompileError extends Error {
-  override readonly name = 'LuaCompileError';
-}
+import { LuaCompileError } from './luaCompileError.ts';
+import { needsSpace, renameLocals } from './minify.ts';
+
+export { LuaCompileError } from './luaCompileError.ts';
 
 type TokenKind = 'name' | 'number' | 'string' | 'comment' | 'symbol' | 'newline' | 'space';
 
@@ -203,7 +204,8 @@ function topLevelFunctions(tokens: Token[], file: string): FunctionSpan[] {
 /**
  * Moves each top-level helper that is used only inside one `--@rare` function into that
  * function's body, until none moves. What moved in is itself part of the rare path, so its own
- * helpers may follow it.
+ * helpers may follow it. A `--@rare` function is never moved into another: each rare path
+ * keeps its own helpers, so their variants stay apart.
  */
 function sinkIntoRare(input: Token[], file: string): Token[] {
   let tokens = input;
@@ -219,7 +221,8 @@ function sinkIntoRare(input: Token[], file: string): Token[] {
         else outside = true;
       });
       const [only] = [...users];
-      return !outside && users.size === 1 && only!.rare ? [{ helper, into: only! }] : [];
+      // A rare path stays a function of its own: its helpers go into it, not it into another.
+      return !outside && users.size === 1 && only!.rare && !helper.rare ? [{ helper, into: only! }] : [];
     })[0];
     if (!move) return tokens;
     const { helper, into } = move;
@@ -252,6 +255,12 @@ export interface CompileOptions {
    * them once, at FUNCTION LOAD, so it keeps them at the top.
    */
   sinkRare?: boolean;
+  /**
+   * Minify (docs/scripts.md#building): lua/lib/'s top-level names by this map, every other
+   * local by its scope (src/scripts/minify.ts), and no space where none is needed. Lines stay
+   * as they are, so a line of the shipped text is a line of the readable one.
+   */
+  rename?: ReadonlyMap<string, string>;
 }
 
 /** Compiled code as lines, each with the line of the resolved source where it starts. */
@@ -293,7 +302,7 @@ export function compileLuaLines(source: string, file = 'script', options: Compil
       expanded.push({ kind: value.startsWith("'") || value.startsWith('"') ? 'string' : 'number', text: value, line: t.line });
       i += 2;
     } else {
-      expanded.push({ kind: 'symbol', text: `(${table.constructor})`, line: t.line });
+      for (const c of tokenize(`(${table.constructor})`, file)) expanded.push({ ...c, line: t.line });
     }
   }
   tokens = expanded;
@@ -318,11 +327,17 @@ export function compileLuaLines(source: string, file = 'script', options: Compil
   // every run of the script).
   if (options.sinkRare !== false) tokens = sinkIntoRare(tokens, file);
 
-  // 4. Lines of code only: no comments, no blank lines, no indentation.
+  // 4. Short names, when asked.
+  const { rename } = options;
+  if (rename) renameLocals(tokens, rename, file);
+
+  // 5. Lines of code only: no comments, no blank lines, no indentation (minified: a space only
+  // where two tokens would otherwise run together).
   const lines: string[] = [];
   const from: number[] = [];
   let current = '';
   let line = 0;
+  let last: Token | undefined;
   const flush = () => {
     const text = current.trim();
     if (text) {
@@ -330,16 +345,47 @@ export function compileLuaLines(source: string, file = 'script', options: Compil
       from.push(line);
     }
     current = '';
+    last = undefined;
   };
   for (const t of tokens) {
     if (t.kind === 'comment') continue;
     if (t.kind === 'newline') flush();
-    else if (t.kind === 'space') current += current && !current.endsWith(' ') ? ' ' : '';
-    else {
+    else if (t.kind === 'space') {
+      if (!rename) current += current && !current.endsWith(' ') ? ' ' : '';
+    } else {
       if (!current) line = t.line;
+      if (rename && last && needsSpace(last, t, tokenize)) current += ' ';
       current += t.text;
+      last = t;
     }
   }
   flush();
   return { lines, from };
+}
+
+/**
+ * The names a lib/ file declares at its top level (`local function f`, `local a, b`), constant
+ * tables aside, and how often each name of the file is used (fields after "." or ":" aside):
+ * what the build's one map of helper names is made from (src/scripts/minify.ts).
+ */
+export function topLevelNames(source: string, file = 'lib'): { declared: string[]; uses: Map<string, number> } {
+  const tokens = tokenize(source, file);
+  const constants = new Set(findConstTables(tokens, file).map((t) => t.name));
+  const code = codeIndexes(tokens).map((i) => tokens[i]!);
+  const declared: string[] = [];
+  const uses = new Map<string, number>();
+  let depth = 0;
+  code.forEach((t, i) => {
+    if (t.kind !== 'name') return;
+    if (code[i - 1]?.text !== '.' && code[i - 1]?.text !== ':') uses.set(t.text, (uses.get(t.text) ?? 0) + 1);
+    if (OPENERS.has(t.text)) depth++;
+    else if (CLOSERS.has(t.text)) depth--;
+    else if (t.text === 'local' && depth === 0) {
+      let j = code[i + 1]?.text === 'function' ? i + 2 : i + 1;
+      const names = [code[j]!.text];
+      while (code[j + 1]?.text === ',' && code[j + 2]?.kind === 'name') names.push(code[(j += 2)]!.text);
+      declared.push(...names.filter((n) => !constants.has(n)));
+    }
+  });
+  return { declared, uses };
 }

@@ -37,6 +37,10 @@ export interface Settings {
   readonly plansVersion: string;
   /** Events one subject's outbox holds at most (createTollgate's events.maxPerSubject). */
   readonly eventsMax: string;
+  /** How long before a grant expires its grant.expiring comes (createTollgate's events.expiringNoticeMs). */
+  readonly expiringNoticeMs: string;
+  /** Live or pending grants a subject may hold (createTollgate's `grants.max`). */
+  readonly grantsMax: string;
 }
 
 /** What every decoded reply has: its result code. */
@@ -81,8 +85,20 @@ export function functionLibrary(id: string, helpers: string, bodies: Readonly<Re
   return { name, source: `#!lua name=${name}\n${helpers}\n${functions.join('\n')}\n` };
 }
 
-export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}', callback=function(KEYS, ARGV)`;
-export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
+/**
+ * A lib/ helper with the helpers only its rare path uses moved into it, after its first line,
+ * as a script that runs by EVALSHA ships it (src/scripts/compile.ts): made from the statements
+ * the function library has, so their text ships once.
+ */
+export function withHelpers(helper: string, moved: readonly string[]): string {
+  const at = helper.indexOf('\n');
+  return `${helper.slice(0, at)}\n${moved.join('\n')}${helper.slice(at)}`;
+}
+
+// Written without a space the minified build would drop (src/scripts/minify.ts), so the build
+// finds these lines as they are in either build.
+export const functionOpen = (id: string, script: string) => `redis.register_function{function_name='tg${id}_${script}',callback=function(KEYS,ARGV)`;
+export const FUNCTION_CLOSE = "end,flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
 export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations', 'outbox'] as const;
@@ -98,6 +114,8 @@ export const SETTINGS = [
   'endedHoldsMax',
   'plansVersion',
   'eventsMax',
+  'expiringNoticeMs',
+  'grantsMax',
 ] as const;
 export const NOW_ARG = 'nowMs';
 

@@ -138,6 +138,19 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   await tg.holds.sweepSubject(id);
   await tg.holds.list(id);
 
+  // Grants: added, drawn by a charge and a hold, expired, voided, adjusted, a charge refunded.
+  must('grant', await tg.credits.grant(id, { amount: 20, priority: 1, expiresAt: clock.now + 2 * LEASE, operationId: 'grant-1' }));
+  must('grant', await tg.credits.grant(id, { amount: 5, effectiveAt: clock.now + LEASE, operationId: 'grant-2' }));
+  must('charge', await tg.credits.charge(id, { required: 4, operationId: 'req_2' }));
+  must('hold', await tg.holds.openBudget(id, { amount: 3, holdId: 'grant-hold' }));
+  must('adjust', await tg.credits.adjust(id, { amount: 2, reason: 'goodwill', operationId: 'adj-1' }));
+  must('adjust', await tg.credits.adjust(id, { amount: -1, reason: 'correction', operationId: 'adj-2' }));
+  must('refund', await tg.credits.refund(id, { charge: 'req_2', amount: 2, operationId: 'refund-1' }));
+  must('void', await tg.credits.voidGrant(id, 'g2', { operationId: 'void-1' }));
+  clock.advance(2 * LEASE);
+  await tg.credits.grants(id, { ended: true });
+  await tg.holds.finish(id, 'grant-hold');
+
   await tg.usage(id);
   await tg.credits.reconcile(id);
   await tg.credits.history(id, { days: 7 });

@@ -73,7 +73,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
 
     const retried = await untilAnswered(() => tg.credits.charge(id, { required: 1, optional: 1, operationId: 'req_7:item' }));
-    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
+    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, available: 4997, sources: [{ grantId: 'cycle:1', amount: 2 }], replayed: true });
     expect(await chargesOf(id, 'req_7:item')).toHaveLength(1);
     expect((await tg.usage(id)).credits).toMatchObject({ balance: 4997, spent: 3 });
     expect((await tg.credits.reconcile(id)).matches).toBe(true);
@@ -90,7 +90,7 @@ describe.each(CLIENT_KINDS)('a call whose reply is lost, through %s', (kind) => 
     expect(operationId).toMatch(/^op_[A-Za-z0-9_-]{16}$/);
     expect(await chargesOf(id, operationId)).toHaveLength(1);
     const retried = await untilAnswered(() => tg.credits.charge(id, { required: 2, operationId }));
-    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, replayed: true });
+    expect(retried.value).toEqual({ ok: true, charged: 2, balance: 4997, available: 4997, sources: [{ grantId: 'cycle:1', amount: 2 }], replayed: true });
     expect(await chargesOf(id, operationId)).toHaveLength(1);
   });
 
@@ -239,7 +239,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
       const outcome = await tg.credits.charge(id, { required: 3, operationId: 'resent-op' });
       await lost;
       // The caller never saw the failure: the client's resend answered, as a replay.
-      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4997, replayed: true });
+      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4997, available: 4997, sources: [{ grantId: 'cycle:1', amount: 3 }], replayed: true });
       expect(await chargesOf(id, 'resent-op')).toHaveLength(1);
     }));
 
@@ -256,7 +256,7 @@ describe('ioredis with its default autoResendUnfulfilledCommands', () => {
         proxy.sent.slice(before).filter((chunk) => chunk.includes(charge.fn)),
         'the command and its resend',
       ).toHaveLength(2);
-      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4996, replayed: false });
+      expect(outcome).toEqual({ ok: true, charged: 3, balance: 4996, available: 4996, sources: [{ grantId: 'cycle:1', amount: 3 }], replayed: false });
       expect((await tg.usage(id)).credits).toMatchObject({ balance: 4996, spent: 4 });
     }));
 

@@ -79,7 +79,19 @@ const path: fc.Arbitrary<PathSpec> = fc.oneof(
   jobRef.map((j) => ({ template: '/web/collections/$', parts: [j] })),
   { weight: 3, arbitrary: fc.constant<PathSpec>({ template: '/mcp', parts: [] }) },
   fc
-    .tuple(fc.constantFrom('/admin/accounts/$/cycles', '/admin/accounts/$/plan', '/admin/jobs/$/process', '/admin/sweep'), weird)
+    .tuple(
+      fc.constantFrom(
+        '/admin/accounts/$/cycles',
+        '/admin/accounts/$/plan',
+        '/admin/jobs/$/process',
+        '/admin/sweep',
+        '/admin/accounts/$/grants',
+        '/admin/accounts/$/grants/g1/void',
+        '/admin/accounts/$/adjustments',
+        '/admin/accounts/$/refunds',
+      ),
+      weird,
+    )
     .map(([template, p]) => ({ template, parts: [p] })),
   weird.map((p) => ({ template: '/$', parts: [p] })),
 );

@@ -95,7 +95,12 @@ describe.each(CLIENT_KINDS)('quota store outage through %s', (kind) => {
 
     // Nothing issued during the outage ran afterwards: only the charge that proved recovery.
     const after = await tg.accounts.inspect(id);
-    expect(after.credits).toEqual({ ...before.credits, balance: before.credits.balance - 1, spent: before.credits.spent + 1 });
+    expect(after.credits).toEqual({
+      ...before.credits,
+      balance: before.credits.balance - 1,
+      spent: before.credits.spent + 1,
+      available: before.credits.available - 1,
+    });
     expect(after.holds).toEqual(before.holds);
     expect(after.windows).toEqual(before.windows);
     expect(await readJournal(client.command, prefix, id)).toHaveLength(journalBefore.length + 1);

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTollgate, fromIoredis, fromNodeRedis, type RedisScriptClient } from '../../src/index.ts';
 import { InvalidInputError } from '../../src/errors.ts';
+import { oneLine, quickStartPrints } from '../helpers/quickstart.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redisServer.ts';
 import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 
@@ -100,9 +101,21 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
       ok: true,
       valid: true,
       subject,
-      admission: { ok: true, allowed: true, rateLimit: { limit: 100, remaining: 99 }, credits: { sufficient: true, balance: 1000 } },
+      admission: {
+        ok: true,
+        allowed: true,
+        rateLimit: { limit: 100, remaining: 99 },
+        credits: { sufficient: true, balance: 1000, needed: 1, available: 1000 },
+      },
     });
-    expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({ ok: true, charged: 2, balance: 998, replayed: false });
+    expect(await tg.credits.charge(subject, { required: 2, operationId: 'op_1' })).toEqual({
+      ok: true,
+      charged: 2,
+      balance: 998,
+      available: 998,
+      sources: [{ grantId: 'cycle:1', amount: 2 }],
+      replayed: false,
+    });
     const hold = await tg.holds.open(subject, { items: 3, perItem: { required: 1 } });
     if (!hold.ok) throw new Error(`hold refused: ${hold.reason}`);
     expect((await tg.holds.settle(subject, hold.hold.id, { itemId: 'item_1' })).accepted).toBe(true);
@@ -110,7 +123,7 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     // A restarted or flushed server: the next call falls back to EVAL once.
     await client.command(['SCRIPT', 'FLUSH']);
     const usage = await tg.usage(subject);
-    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 997, spent: 3, held: 0 });
+    expect(usage.credits).toMatchObject({ allowance: 1000, balance: 997, spent: 3, held: 0, available: 997, nextExpiry: null });
     expect(usage.rateLimit.remaining).toBe(99);
   });
 
@@ -135,6 +148,6 @@ describe.each(PEERS.map((p) => [`${p.name}@${majorOf(p.module)}`, p] as const))(
     const { stdout } = await run(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), file], {
       env: { ...process.env, REDIS_URL: server.url },
     });
-    expect(stdout.trim()).toBe('{ ok: true, charged: 1, balance: 999, replayed: false }');
+    expect(oneLine(stdout)).toBe(quickStartPrints(peer.example));
   });
 });

@@ -5,8 +5,17 @@
 // hold on what Redis holds.
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { createTollgate, type BeginOutcome, type IssuedKey, type KeyInfo, type PlanTable, type PolicyTable, type Tollgate } from '../../src/index.ts';
-import { checkInvariants } from '../../src/model/index.ts';
+import {
+  createTollgate,
+  type BeginOutcome,
+  type IssuedKey,
+  type KeyInfo,
+  type PlanTable,
+  type PolicyTable,
+  type Tollgate,
+  type TollgateOptions,
+} from '../../src/index.ts';
+import { checkInvariants, checkSources, type Grant, type GrantRequest } from '../../src/model/index.ts';
 import type { ManualClock } from '../helpers/tollgate.ts';
 
 export const LEASE_MS = 60_000;
@@ -101,7 +110,22 @@ export type Op =
   | { op: 'begin'; key: number; bodyVariant: number }
   | { op: 'renew' }
   | { op: 'release' }
-  | { op: 'openClaimed'; items: number };
+  | { op: 'openClaimed'; items: number }
+  | {
+      op: 'grant';
+      amount: number;
+      kind: 'paid' | 'promotional' | 'adjustment' | undefined;
+      priority: number | undefined;
+      effectiveIn: number | null;
+      lastsMs: number | null;
+      operation: number;
+    }
+  | { op: 'retryLast' }
+  | { op: 'voidGrant'; grant: number; operation: number }
+  | { op: 'adjust'; amount: number; operation: number }
+  | { op: 'refund'; charge: number; amount: number | null; operation: number }
+  | { op: 'grants'; ended: boolean }
+  | { op: 'advanceTo'; to: 'effective' | 'expiry' | 'cycleEnd' | 'lease'; which: number; offset: -1 | 0 | 1 };
 
 const advance = fc.oneof(
   { weight: 3, arbitrary: fc.integer({ min: 0, max: 2_500 }).map((ms) => ({ op: 'advance' as const, ms })) },
@@ -223,6 +247,81 @@ export const keyOps: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ op: fc.constant('openClaimed' as const), items: fc.integer({ min: 1, max: 4 }) }) },
 );
 
+/**
+ * Operation ids of grants, voids, adjustments and refunds: a small pool per kind, so replays and
+ * reuses with other terms are frequent, and one id (6) all kinds share, for reuses across kinds.
+ */
+const otherOperation = fc.integer({ min: 0, max: 6 });
+
+/** The operation id of a grant, void, adjustment or refund. */
+function otherOperationId(kind: string, n: number): string {
+  return n === 6 ? 'x-shared' : `${kind}-${n}`;
+}
+
+/**
+ * Grants of every kind, pending and expiring, voids (of unknown and ended grants too),
+ * adjustments either way, refunds of charges (unknown, whole, in parts, beyond what is left),
+ * listings, and clock moves to exactly a grant's effectiveAt or expiresAt, a cycle's end or
+ * a hold's lease (and 1 ms either side), next to charges, holds and cycle changes
+ * (docs/grants.md).
+ */
+export const grantOps: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 10, arbitrary: holdOps },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('grant' as const),
+      amount: fc.integer({ min: 1, max: 9 }),
+      kind: fc.constantFrom('paid' as const, 'promotional' as const, 'adjustment' as const, undefined),
+      priority: fc.constantFrom(0, 50, 100, undefined),
+      effectiveIn: fc.option(
+        fc.oneof(
+          fc.integer({ min: 0, max: 90_000 }),
+          fc.integer({ min: 1, max: 20 }).map((d) => d * DAY),
+        ),
+        { freq: 2 },
+      ),
+      lastsMs: fc.option(
+        fc.oneof(
+          fc.integer({ min: 1, max: 120_000 }),
+          fc.integer({ min: 1, max: 40 }).map((d) => d * DAY),
+        ),
+      ),
+      operation: otherOperation,
+    }),
+  },
+  // A client retrying its last grant, void, adjustment or refund as it was: replays.
+  { weight: 2, arbitrary: fc.constant({ op: 'retryLast' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('voidGrant' as const), grant: fc.integer({ min: 0, max: 12 }), operation: otherOperation }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('adjust' as const),
+      amount: fc.integer({ min: -8, max: 8 }).filter((n) => n !== 0),
+      operation: otherOperation,
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('refund' as const),
+      charge: fc.integer({ min: 0, max: 4 }),
+      amount: fc.option(fc.integer({ min: 1, max: 5 })),
+      operation: otherOperation,
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('grants' as const), ended: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('advanceTo' as const),
+      to: fc.constantFrom('effective' as const, 'expiry' as const, 'expiry' as const, 'cycleEnd' as const, 'lease' as const),
+      which: fc.nat(),
+      offset: fc.constantFrom(-1 as const, 0 as const, 0 as const, 1 as const),
+    }),
+  },
+);
+
 export const accountSetup = fc.record({
   plan: fc.constantFrom(...PLAN_NAMES),
   signupDaysAgo: fc.integer({ min: 0, max: 100 }),
@@ -258,8 +357,9 @@ export async function runSequence(
   setup: { plan: string; signupDaysAgo: number; unit: 'd' | 'm'; length: number },
   ops: Op[],
   reached?: Reached,
+  options: Partial<TollgateOptions> = {},
 ): Promise<void> {
-  const memory = createTollgate({ memory: true, ...propertyOptions(stagger), clock: clock.fn });
+  const memory = createTollgate({ memory: true, ...propertyOptions(stagger), ...options, clock: clock.fn });
   const anchor = clock.now - setup.signupDaysAgo * DAY;
   const every = setup.unit === 'd' ? { days: setup.length * 10 } : { months: setup.length };
   const created = { plan: setup.plan, cycle: { anchor, every } };
@@ -280,10 +380,16 @@ export async function runSequence(
       }),
     );
   let lastOpening: Op | undefined;
+  let lastGrant: GrantRequest | undefined;
+  /** Per charge operation id: what its first charge took, and what refunds gave back of it since. */
+  const charges = new Map<string, { charged: number; refunded: number }>();
+  const grantIds: string[] = [];
 
+  let lastOther: Op | undefined;
   for (const [step, given] of ops.entries()) {
-    const op = given.op === 'retry' ? (lastOpening ?? given) : given;
+    const op = given.op === 'retry' ? (lastOpening ?? given) : given.op === 'retryLast' ? (lastOther ?? given) : given;
     if (op.op === 'open' || op.op === 'openBudget') lastOpening = op;
+    if (op.op === 'grant' || op.op === 'voidGrant' || op.op === 'adjust' || op.op === 'refund') lastOther = op;
     const where = `step ${step}: ${JSON.stringify(op)}`;
     const both = async (redis: () => unknown, reference: () => unknown): Promise<Answer> => {
       const got = await answer(redis);
@@ -346,8 +452,114 @@ export async function runSequence(
           () => memory.credits.charge(subject, request),
         );
         if ('value' in got) {
-          const c = got.value as { ok: boolean; replayed?: boolean };
+          const c = got.value as { ok: boolean; replayed?: boolean; charged?: number; sources?: unknown[] };
           note(reached, c.ok ? (c.replayed ? 'charge_replayed' : 'charged') : 'charge_insufficient');
+          if (c.ok && !c.replayed && operationId) charges.set(operationId, { charged: c.charged!, refunded: 0 });
+          if (c.ok && (c.sources?.length ?? 0) > 1) note(reached, 'charge_from_several_sources');
+        }
+        break;
+      }
+      case 'grant': {
+        // A retry sends the same request again (its instants included).
+        let request: GrantRequest;
+        if (given.op !== 'retryLast' || !lastGrant) {
+          const effectiveAt = op.effectiveIn === null ? undefined : clock.now + op.effectiveIn;
+          request = {
+            amount: op.amount,
+            ...(op.kind && { kind: op.kind }),
+            ...(op.priority !== undefined && { priority: op.priority }),
+            ...(effectiveAt !== undefined && { effectiveAt }),
+            ...(op.lastsMs !== null && { expiresAt: (effectiveAt ?? clock.now) + op.lastsMs }),
+            reason: `grant ${op.amount}`,
+            operationId: otherOperationId('grant', op.operation),
+          };
+          lastGrant = request;
+        } else request = lastGrant;
+        const got = await both(
+          () => tg.credits.grant(subject, request),
+          () => memory.credits.grant(subject, request),
+        );
+        if ('value' in got) {
+          const g = got.value as { ok: boolean; grantId?: string; replayed?: boolean; reason?: string };
+          note(reached, g.ok ? (g.replayed ? 'grant_replayed' : 'granted') : g.reason!);
+          if (g.ok && !grantIds.includes(g.grantId!)) grantIds.push(g.grantId!);
+        } else note(reached, 'grant_refused_as_bad_input');
+        break;
+      }
+      case 'voidGrant': {
+        // Past the grants issued: ids never issued, and once in a while the cycle.
+        const id = op.grant === 12 ? 'cycle:1' : (grantIds[op.grant] ?? `g${op.grant + 1}`);
+        const request = { reason: 'chargeback', operationId: otherOperationId('void', op.operation) };
+        const got = await both(
+          () => tg.credits.voidGrant(subject, id, request),
+          () => memory.credits.voidGrant(subject, id, request),
+        );
+        if ('value' in got) {
+          const v = got.value as { voided: number; replayed: boolean };
+          note(reached, v.replayed ? 'void_replayed' : v.voided > 0 ? 'voided' : 'void_of_nothing_left');
+        } else note(reached, (got as { error: string }).error.startsWith('GrantNotFoundError') ? 'void_unknown_grant' : 'void_bad_input');
+        break;
+      }
+      case 'adjust': {
+        const request = { amount: op.amount, reason: 'support', operationId: otherOperationId('adjust', op.operation) };
+        const got = await both(
+          () => tg.credits.adjust(subject, request),
+          () => memory.credits.adjust(subject, request),
+        );
+        if ('value' in got) {
+          const v = got.value as { ok: boolean; replayed?: boolean };
+          note(reached, v.ok ? (v.replayed ? 'adjust_replayed' : op.amount > 0 ? 'adjusted_up' : 'adjusted_down') : 'adjust_insufficient');
+        } else note(reached, 'adjust_bad_input');
+        break;
+      }
+      case 'refund': {
+        // Mostly a charge taken with an operation id; 4: an id never charged.
+        const charged = [...charges.keys()];
+        const charge = op.charge === 4 || charged.length === 0 ? `op-${op.charge}-${subject}` : charged[op.charge % charged.length]!;
+        const request = {
+          charge,
+          ...(op.amount !== null && { amount: op.amount }),
+          reason: 'failed request',
+          operationId: otherOperationId('refund', op.operation),
+        };
+        const got = await both(
+          () => tg.credits.refund(subject, request),
+          () => memory.credits.refund(subject, request),
+        );
+        if ('value' in got) {
+          const r = got.value as { ok: boolean; refunded?: number; replayed?: boolean; reason?: string };
+          note(reached, r.ok ? (r.replayed ? 'refund_replayed' : 'refunded') : r.reason!);
+          if (r.ok && !r.replayed) {
+            // Each credit of a charge is refunded at most once.
+            const record = charges.get(charge);
+            expect(record, where).toBeDefined();
+            record!.refunded += r.refunded!;
+            expect(record!.refunded, where).toBeLessThanOrEqual(record!.charged);
+          }
+        } else note(reached, 'refund_bad_input');
+        break;
+      }
+      case 'grants': {
+        const got = await both(
+          () => tg.credits.grants(subject, { ended: op.ended }),
+          () => memory.credits.grants(subject, { ended: op.ended }),
+        );
+        if ('value' in got) expect(checkSources(got.value as Grant[]), where).toEqual([]);
+        break;
+      }
+      case 'advanceTo': {
+        // Read as stored (inspect moves nothing), then set the clock to exactly that instant, or 1 ms either side.
+        const stored = await memory.accounts.inspect(subject);
+        const instants =
+          op.to === 'cycleEnd'
+            ? [stored.cycle.end]
+            : op.to === 'lease'
+              ? stored.holds.filter((h) => h.status === 'open').map((h) => h.leaseExpiresAt)
+              : stored.grants.map((g) => (op.to === 'effective' ? g.effectiveAt : g.expiresAt)).filter((t): t is number => t !== null && t > clock.now);
+        const target = instants.length === 0 ? undefined : instants[op.which % instants.length]! + op.offset;
+        if (target !== undefined && target > clock.now) {
+          clock.set(target);
+          note(reached, `advanced_to_${op.to}`);
         }
         break;
       }
@@ -488,6 +700,7 @@ export async function runSequence(
         );
         break;
       case 'retry':
+      case 'retryLast':
         break;
       case 'issueKey': {
         const options = { ttlMs: op.ttlMs ?? undefined, surfaces: op.webOnly ? ['web'] : undefined };
@@ -573,6 +786,11 @@ export async function runSequence(
     if (stored.cycle.id > 1) note(reached, 'new_cycle');
     if (stored.holds.some((h) => h.refundedToEndedCycle > 0)) note(reached, 'refund_to_ended_cycle');
     if (stored.holds.some((h) => h.endReason === 'lease_expired')) note(reached, 'lease_expired');
+    if (stored.grants?.some((g) => g.status === 'expired')) note(reached, 'grant_expired');
+    if (stored.grants?.some((g) => g.status === 'pending')) note(reached, 'grant_pending');
+    if (stored.grants?.some((g) => g.refundedAfterEnd > 0)) note(reached, 'refund_to_ended_grant');
+    if (stored.holds.some((h) => h.sources?.some((x) => x.grantId.startsWith('g')))) note(reached, 'hold_from_a_grant');
+    if (stored.holds.some((h) => (h.sources?.length ?? 0) > 1)) note(reached, 'hold_from_several_sources');
     expect(stored, where).toEqual(await memory.accounts.inspect(subject));
     expect(checkInvariants(stored), where).toEqual([]);
   }

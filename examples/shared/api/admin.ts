@@ -24,32 +24,39 @@ export interface AdminDeps {
   adminToken: string;
 }
 
-type AdminHandler = (request: ApiRequest, body: Record<string, unknown>) => Promise<HttpReply>;
+export type AdminHandler = (request: ApiRequest, body: Record<string, unknown>) => Promise<HttpReply>;
+
+/**
+ * Wraps an admin handler: a blocked IP is refused, the admin token is checked (a wrong one
+ * counts against the IP), the body is read as a JSON object, and a thrown error becomes its
+ * error reply.
+ */
+export function adminGuard(deps: Pick<AdminDeps, 'failedAuth' | 'adminToken'>): (handler: AdminHandler) => Handler {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  const expected = digest(deps.adminToken);
+  return (handler) => async (request) => {
+    const blocked = deps.failedAuth.blocked(request);
+    if (blocked) return blocked;
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+      const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
+      return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
+    }
+    const refused = bodyRefusal(request);
+    if (refused) return refused;
+    const body = request.body ?? {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
+    try {
+      return await handler(request, body as Record<string, unknown>);
+    } catch (error) {
+      return replyForThrown(request, error);
+    }
+  };
+}
 
 export function adminHandlers(deps: AdminDeps) {
   const { tollgate } = deps;
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  const expected = digest(deps.adminToken);
-  const admin =
-    (handler: AdminHandler): Handler =>
-    async (request) => {
-      const blocked = deps.failedAuth.blocked(request);
-      if (blocked) return blocked;
-      const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-        const unauthorized = fail(request, 'unauthorized', MESSAGES.adminUnauthorized);
-        return token === undefined ? unauthorized : deps.failedAuth.refuse(request, unauthorized);
-      }
-      const refused = bodyRefusal(request);
-      if (refused) return refused;
-      const body = request.body ?? {};
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(request, 'invalid_request', MESSAGES.notAnObject);
-      try {
-        return await handler(request, body as Record<string, unknown>);
-      } catch (error) {
-        return replyForThrown(request, error);
-      }
-    };
+  const admin = adminGuard(deps);
 
   const createAccount = admin(async (request, body) => {
     const signupAt = body.signup_at === undefined ? undefined : instant(body.signup_at);
@@ -106,7 +113,8 @@ export async function openAccount(tollgate: Tollgate, plan: string, signupAt?: n
   return { accountId, apiKey: key, plan: created.plan, cycle: created.cycle };
 }
 
-function instant(value: unknown): number | null {
+/** An instant given as an ISO 8601 string or ms since the epoch; null when it is neither. */
+export function instant(value: unknown): number | null {
   const ms = typeof value === 'string' ? Date.parse(value) : value;
   return typeof ms === 'number' && Number.isSafeInteger(ms) && ms >= 0 ? ms : null;
 }

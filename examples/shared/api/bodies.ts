@@ -9,9 +9,10 @@
  * failed one is settled with its failure as label. A comments collection is a budget hold of
  * L credits, one spent per nonempty page.
  */
-import type { Hold, Usage } from 'tollgate';
+import type { Grant, Hold, Usage } from 'tollgate';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 export type JobStatus = 'queued' | 'running' | 'completed' | 'canceled';
 
@@ -78,7 +79,13 @@ export function holdBody(hold: Hold, videoId: string | null) {
   return hold.kind === 'items' ? jobBody(hold) : collectionBody(hold, videoId);
 }
 
-export function usageBody(usage: Usage) {
+/**
+ * The usage body: the cycle's credits as before, plus `available` (what the next charge may
+ * take: the cycle's balance and every active grant's remaining), the soonest grant to expire,
+ * and the account's sources of credits in the order they are spent.
+ */
+export function usageBody(usage: Usage, grants: readonly Grant[]) {
+  const next = usage.credits.nextExpiry;
   return {
     plan: usage.plan,
     credits: {
@@ -86,6 +93,8 @@ export function usageBody(usage: Usage) {
       balance: usage.credits.balance,
       spent: usage.credits.spent,
       held: usage.credits.held,
+      available: usage.credits.available,
+      next_expiry: next === null ? null : { grant_id: next.grantId, expires_at: iso(next.expiresAt), amount: next.amount },
     },
     cycle: { id: usage.cycle.id, start: iso(usage.cycle.start), end: iso(usage.cycle.end) },
     rate_limit: {
@@ -94,5 +103,58 @@ export function usageBody(usage: Usage) {
       reset_seconds: Math.max(0, Math.ceil(usage.rateLimit.resetMs / 1000)),
     },
     jobs: { active: usage.holds.active, cap: usage.holds.cap },
+    grants: spendOrder(grants).map(grantBody),
   };
+}
+
+/** A source of credits (a grant, or `cycle:<n>` for the cycle's allowance) in the API's words. */
+export function grantBody(grant: Grant) {
+  return {
+    grant_id: grant.grantId,
+    kind: grant.kind,
+    status: grant.status,
+    priority: grant.priority,
+    amount: grant.amount,
+    remaining: grant.remaining,
+    spent: grant.spent,
+    held: grant.held,
+    expired: grant.expired,
+    voided: grant.voided,
+    refunded_after_end: grant.refundedAfterEnd,
+    effective_at: iso(grant.effectiveAt),
+    expires_at: isoOrNull(grant.expiresAt),
+    created_at: iso(grant.createdAt),
+    ended_at: isoOrNull(grant.endedAt),
+    reason: grant.reason,
+  };
+}
+
+/** Spend order of the kinds on a tie of priority and expiry (docs/grants.md#spend-order). */
+const KIND_RANK: Record<Grant['kind'], number> = { promotional: 0, plan: 1, adjustment: 2, paid: 3 };
+const NEVER = Number.MAX_SAFE_INTEGER;
+/** Creation ties: the cycle first, then grants by their number (`g<n>`). */
+const seq = (grant: Grant) => (grant.grantId.startsWith('g') ? Number(grant.grantId.slice(1)) : 0);
+const LIVE: ReadonlySet<Grant['status']> = new Set(['active', 'used']);
+
+/**
+ * Sources in the order the next debit draws from them, as tollgate spends them
+ * (docs/grants.md#spend-order): priority ascending; then expiry soonest (none last); then promotional,
+ * plan, adjustment, paid; then effectiveAt; then creation. Live sources (active, or used up and
+ * still live) in that order; then pending ones by when they start, then ended ones as listed.
+ */
+export function spendOrder(grants: readonly Grant[]): Grant[] {
+  const live = grants.filter((grant) => LIVE.has(grant.status));
+  const pending = grants.filter((grant) => grant.status === 'pending');
+  const ended = grants.filter((grant) => !LIVE.has(grant.status) && grant.status !== 'pending');
+  live.sort(
+    (a, b) =>
+      a.priority - b.priority ||
+      (a.expiresAt ?? NEVER) - (b.expiresAt ?? NEVER) ||
+      KIND_RANK[a.kind] - KIND_RANK[b.kind] ||
+      a.effectiveAt - b.effectiveAt ||
+      a.createdAt - b.createdAt ||
+      seq(a) - seq(b),
+  );
+  pending.sort((a, b) => a.effectiveAt - b.effectiveAt || seq(a) - seq(b));
+  return [...live, ...pending, ...ended];
 }

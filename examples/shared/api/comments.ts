@@ -16,7 +16,7 @@ export function getComments(deps: { tollgate: Tollgate; platform: VideoPlatform 
     const videoId = assertVideoId(request.params.videoId);
     const sort = parseCommentSort(request.query.sort ?? 'top');
     const pre = call.credits!;
-    if (!pre.sufficient) return insufficientReply(pre.balance, pre.needed, request.requestId);
+    if (!pre.sufficient) return insufficientReply(pre.available, pre.needed, request.requestId);
 
     const page = await deps.platform.getComments(videoId, {
       sort,
@@ -26,7 +26,7 @@ export function getComments(deps: { tollgate: Tollgate; platform: VideoPlatform 
     let charged = 0;
     if (page.comments.length > 0) {
       const charge = await chargeAfterWork(deps.tollgate, call.caller.accountId, { required: call.price.credits, operationId: request.requestId });
-      if (!charge.ok) return insufficientReply(charge.balance, charge.needed, request.requestId);
+      if (!charge.ok) return insufficientReply(charge.available, charge.needed, request.requestId);
       charged = charge.charged;
     }
     return json(200, page, { 'X-Credits-Charged': String(charged), 'X-Request-Id': request.requestId });

@@ -16,13 +16,13 @@ export function getTranscript(deps: { tollgate: Tollgate; platform: VideoPlatfor
     const videoId = assertVideoId(request.params.id);
     const format = parseTranscriptFormat(request.query.format ?? 'json');
     const pre = call.credits!;
-    if (!pre.sufficient) return insufficientReply(pre.balance, pre.needed, request.requestId);
+    if (!pre.sufficient) return insufficientReply(pre.available, pre.needed, request.requestId);
 
     const transcript = await deps.platform.getTranscript(videoId);
     const converted = convertTranscript(transcript, format);
 
     const charge = await chargeAfterWork(deps.tollgate, call.caller.accountId, { required: call.price.credits, operationId: request.requestId });
-    if (!charge.ok) return insufficientReply(charge.balance, charge.needed, request.requestId);
+    if (!charge.ok) return insufficientReply(charge.available, charge.needed, request.requestId);
     const headers = { 'X-Credits-Charged': String(charge.charged), 'X-Request-Id': request.requestId };
     if (format === 'json') return json(200, transcript, headers);
     return { status: 200, headers: { ...headers, 'Content-Type': converted.contentType }, body: converted.body };

@@ -30,7 +30,7 @@ export interface Call {
   /** The rate-limit headers this reply carries; handlers add them to replies they build early. */
   headers: Record<string, string>;
   /** The pre-check's answer when the price has credits. */
-  credits?: { sufficient: boolean; balance: number; needed: number };
+  credits?: { sufficient: boolean; balance: number; needed: number; available: number };
   /** The usage read in the same round trip, when the price counts no request. */
   usage?: Usage;
 }

@@ -1,7 +1,8 @@
 /**
  * Thrown errors to error replies: the platform's typed errors keep their own status and type,
  * tollgate's map through replyForError (503 + Retry-After when the quota store is down), a
- * hold that is not the caller's is the job it names, not found; our own Redis being
+ * hold that is not the caller's is the job it names, not found, and so is a grant the account
+ * does not have; our own Redis being
  * unreachable is the same 503 (fail closed), and anything else is a 500 that is logged, never
  * shown.
  */
@@ -19,6 +20,9 @@ export function replyForThrown(request: ApiRequest, error: unknown, headers: Rec
   }
   if (isTollgateError(error, 'hold_not_found')) {
     return fail(request, 'not_found', MESSAGES.noJob(String((error as { holdId?: unknown }).holdId)), { headers });
+  }
+  if (isTollgateError(error, 'grant_not_found')) {
+    return fail(request, 'not_found', MESSAGES.noGrant(String((error as { grantId?: unknown }).grantId)), { headers });
   }
   if (isTollgateError(error)) return replyForError(error, request.requestId, headers)!;
   if (isRedisDown(error)) return unavailableReply(request.requestId, 1, headers);

@@ -43,7 +43,8 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 
 /**
  * The service's own error types beside tollgate's (ERROR_STATUS): the platform's, the job
- * cap's 429, a plan without bulk jobs, and the HTTP layer's own refusals.
+ * cap's 429, a plan without bulk jobs, the back office's refused grants and refunds, and the
+ * HTTP layer's own refusals.
  */
 export const SERVICE_STATUS = {
   plan_not_allowed: 403,
@@ -53,6 +54,8 @@ export const SERVICE_STATUS = {
   method_not_allowed: 405,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  grant_limit_reached: 409,
+  exceeds_charge: 409,
   job_limit_reached: 429,
   upstream_error: 502,
 } as const;

@@ -67,4 +67,23 @@ export const MESSAGES = {
   unknownJob: (id: string) => `No job "${id.slice(0, 64)}"`,
   signupAt: 'signup_at must be an ISO 8601 date or ms since the epoch',
   processCount: 'count must be a whole number 1..10000',
+
+  // admin: grants, adjustments and refunds (api/credits.ts)
+  grantAmount: 'amount must be a whole number of credits, at least 1',
+  grantKind: 'kind must be paid, promotional or adjustment',
+  priority: (max: number) => `priority must be a whole number 0..${max} (lower is spent first)`,
+  instantField: (field: string) => `${field} must be an ISO 8601 date or ms since the epoch`,
+  expiresAfter: 'expires_at must be after effective_at',
+  reason: (max: number) => `reason must be text of at most ${max} characters`,
+  reasonRequired: (max: number) => `reason is required: why the credits change, at most ${max} characters`,
+  operationId: 'operation_id must be 1-255 printable ASCII characters',
+  adjustAmount: 'amount must be a whole number other than 0: +n adds credits, -n takes them',
+  refundRequestId: 'request_id must be the id of the charged request (its X-Request-Id)',
+  refundAmount: 'amount must be a whole number of credits, at least 1; leave it out to refund what is left of the charge',
+  endedFlag: 'ended must be true or false',
+  grantLimit: 'This account has as many live or pending grants as it may hold; void one, or wait until one is used up or expires',
+  noGrant: (id: string) => `No grant "${id.slice(0, 64)}" for this account`,
+  unknownCharge: (id: string, days: number) =>
+    `No charge made by request "${id.slice(0, 64)}" on this account that can still be refunded (a charge is refundable for ${days} days)`,
+  exceedsCharge: (id: string) => `The refund is more than what is left of the charge made by request "${id.slice(0, 64)}"; it may have been refunded already`,
 } as const;

@@ -146,7 +146,7 @@ function openReply(request: ApiRequest, outcome: OpenOutcome): HttpReply {
     case 'hold_limit_reached':
       return jobLimitReply(request, outcome.active, outcome.cap, outcome.replayed ? { 'Idempotent-Replayed': 'true' } : {});
     case 'insufficient':
-      return insufficientReply(outcome.balance, outcome.needed, request.requestId);
+      return insufficientReply(outcome.available, outcome.needed, request.requestId);
     case 'surface_not_allowed':
       return planNotAllowed(request, undefined);
     case 'too_many_items':

@@ -56,11 +56,39 @@ export const CommentsResultShape = { ...CommentsPageSchema.shape, credits_charge
 /** create_job: the POST /jobs body, and whether it was an Idempotency-Key replay. */
 export const CreateJobResultShape = { job: JobSchema, idempotent_replayed: z.boolean() };
 
+/** A source of credits: a grant, or the cycle's allowance (`cycle:<n>`, kind plan). */
+export const GrantSchema = z.object({
+  grant_id: z.string(),
+  kind: z.enum(['paid', 'promotional', 'adjustment', 'plan']),
+  status: z.enum(['pending', 'active', 'used', 'expired', 'voided']),
+  priority: count,
+  amount: count,
+  remaining: count,
+  spent: count,
+  held: count,
+  expired: count,
+  voided: count,
+  refunded_after_end: count,
+  effective_at: instant,
+  expires_at: instant.nullable().describe('null: never expires'),
+  created_at: instant,
+  ended_at: instant.nullable(),
+  reason: z.string().nullable(),
+});
+
 /** get_usage: the GET /api/v1/usage body. */
 export const UsageResultShape = {
   plan: z.string(),
-  credits: z.object({ allowance: count, balance: count, spent: count, held: count }),
+  credits: z.object({
+    allowance: count,
+    balance: count,
+    spent: count,
+    held: count,
+    available: count.describe("What the next charge may take: the cycle's balance and every active grant's remaining"),
+    next_expiry: z.object({ grant_id: z.string(), expires_at: instant, amount: count }).nullable(),
+  }),
   cycle: z.object({ id: count, start: instant, end: instant }),
   rate_limit: z.object({ limit: count, remaining: count, reset_seconds: count }),
   jobs: z.object({ active: count, cap: count }),
+  grants: z.array(GrantSchema).describe('The sources of credits in the order they are spent; pending ones last'),
 };

@@ -27,7 +27,7 @@ import { commentsPageOrNull, convertTranscript, parseCommentSort, parseTranscrip
 
 export interface ToolDeps extends CreateJobDeps {
   tollgate: Tollgate;
-  precheck?: { sufficient: boolean; balance: number; needed: number };
+  precheck?: { sufficient: boolean; balance: number; needed: number; available: number };
   /** The usage read with the credential when the call counts no request (get_usage). */
   usage?: Usage;
 }
@@ -98,7 +98,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
       return fromReply(replyForThrown(fakeRequest(path), error));
     }
   };
-  const insufficient = () => fromReply(insufficientReply(deps.precheck!.balance, deps.precheck!.needed, deps.requestId));
+  const insufficient = () => fromReply(insufficientReply(deps.precheck!.available, deps.precheck!.needed, deps.requestId));
 
   server.registerTool(
     'get_transcript',
@@ -123,7 +123,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         const price = TOOL_PRICES.get_transcript;
         const optional = commentsStatus === 'delivered' ? price.optional : 0;
         const charge = await chargeAfterWork(deps.tollgate, account, { required: price.credits, optional, operationId: deps.requestId });
-        if (!charge.ok) return fromReply(insufficientReply(charge.balance, charge.needed, deps.requestId));
+        if (!charge.ok) return fromReply(insufficientReply(charge.available, charge.needed, deps.requestId));
         if (optional > 0 && charge.charged < price.credits + optional) commentsStatus = 'insufficient_credits';
         return ok({
           video_id: args.video_id,
@@ -151,7 +151,7 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
         const page = await deps.platform.getComments(args.video_id, { sort, pageToken: args.page_token, replyTo: args.reply_to });
         if (page.comments.length === 0) return ok({ ...page, credits_charged: 0 });
         const charge = await chargeAfterWork(deps.tollgate, account, { required: TOOL_PRICES.get_video_comments.credits, operationId: deps.requestId });
-        if (!charge.ok) return fromReply(insufficientReply(charge.balance, charge.needed, deps.requestId));
+        if (!charge.ok) return fromReply(insufficientReply(charge.available, charge.needed, deps.requestId));
         return ok({ ...page, credits_charged: charge.charged });
       }),
   );
@@ -178,10 +178,15 @@ export function registerTools(server: McpServer, deps: CallDeps): void {
   server.registerTool(
     'get_usage',
     {
-      description: "The account's credits, cycle, rate limit and jobs. Free: spends no credit and counts no request.",
+      description:
+        "The account's credits (with what is available from every grant), cycle, rate limit, jobs, and its grants in the order they are spent. Free: spends no credit and counts no request.",
       outputSchema: OUTPUTS.get_usage,
       annotations: { title: 'Read usage', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
-    () => guarded('get_usage', async () => ok(usageBody(deps.usage ?? (await deps.tollgate.usage(account, { surface: 'api' }))))),
+    () =>
+      guarded('get_usage', async () => {
+        const [usage, grants] = await Promise.all([deps.usage ?? deps.tollgate.usage(account, { surface: 'api' }), deps.tollgate.credits.grants(account)]);
+        return ok(usageBody(usage, grants));
+      }),
   );
 }

@@ -4,11 +4,12 @@
  * cookie rule, CSRF, the `web` budget, errors as sentences); the work itself is done by the
  * same handlers as the JSON routes (the transcript's charge order, the collection's bounds,
  * the job's schema and Idempotency-Key), so the site and the API cannot drift apart. Every
- * number shown is read from tollgate: usage, holds and the per-day history.
+ * number shown is read from tollgate: usage, the sources of credits (grants), holds and the
+ * per-day history.
  */
 import { randomUUID } from 'node:crypto';
-import type { Hold, PlanTable, Tollgate, Usage } from 'tollgate';
-import { collectionBody, jobBody } from '../api/bodies.ts';
+import type { Grant, Hold, PlanTable, Tollgate, Usage } from 'tollgate';
+import { collectionBody, jobBody, spendOrder } from '../api/bodies.ts';
 import type { Price } from '../auth/credentials.ts';
 import type { AuthedHandler } from '../auth/guard.ts';
 import { fail, type ApiRequest, type HttpReply } from '../http/handler.ts';
@@ -148,13 +149,14 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
 
   const dashboard: AuthedHandler = async (request, call) => {
     const accountId = call.caller.accountId;
-    const [usage, jobs] = await Promise.all([usageOf(accountId), jobViews(accountId)]);
+    const [usage, jobs, grants] = await Promise.all([usageOf(accountId), jobViews(accountId), tollgate.credits.grants(accountId)]);
     const history = await tollgate.credits.history(accountId, { days: historyDays(usage.cycle, usage.now, deps.historyKeptDays) });
     const active = jobs.views.filter((job) => job.open);
     return render('dashboard', {
       ...base(request, 'Dashboard', 'dashboard'),
       accountId,
       ...usageView(usage),
+      sources: sourceViews(grants),
       chart: spendChart(history, usage.cycle, usage.now),
       active,
       recent: jobs.views.filter((job) => !job.open).slice(0, 5),
@@ -352,6 +354,41 @@ function usageView(usage: Usage) {
     budget: { limit: rateLimit.limit, remaining: rateLimit.remaining, resetSeconds: Math.max(0, Math.ceil(rateLimit.resetMs / 1000)) },
     jobs: { active: usage.holds.active, cap: usage.holds.cap },
   };
+}
+
+const SOURCE_LABELS: Record<Grant['kind'], string> = {
+  plan: 'Plan allowance',
+  paid: 'Paid credits',
+  promotional: 'Promotional credits',
+  adjustment: 'Adjustment',
+};
+
+/**
+ * The account's sources of credits as the dashboard lists them: in the order they are spent
+ * (api/bodies.ts spendOrder), numbered while live; pending ones after, by when they start.
+ */
+function sourceViews(grants: readonly Grant[]) {
+  let order = 0;
+  return spendOrder(grants).map((grant) => {
+    const live = grant.status === 'active' || grant.status === 'used';
+    const cycle = grant.kind === 'plan' ? ` (cycle ${grant.grantId.slice('cycle:'.length)})` : '';
+    return {
+      grantId: grant.grantId,
+      order: live ? ++order : null,
+      label: `${SOURCE_LABELS[grant.kind]}${cycle}`,
+      reason: grant.reason,
+      remaining: grant.remaining,
+      amount: grant.amount,
+      held: grant.held,
+      status: grant.status,
+      expires:
+        grant.status === 'pending'
+          ? `starts ${format.day(grant.effectiveAt)}${grant.expiresAt === null ? '' : `, expires ${format.day(grant.expiresAt)}`}`
+          : grant.expiresAt === null
+            ? 'never'
+            : format.day(grant.expiresAt),
+    };
+  });
 }
 
 function download(contentType: string, filename: string, body: string): HttpReply {

@@ -82,7 +82,7 @@ export function webHandlers(deps: WebDeps) {
       await deps.runner.enqueue(jobId).catch((e) => console.error('enqueue failed:', e));
       return json(201, collectionBody(outcome.hold, body.video_id), { Location: `/web/collections/${jobId}` });
     }
-    if (outcome.reason === 'insufficient') return insufficientReply(outcome.balance, outcome.needed, request.requestId);
+    if (outcome.reason === 'insufficient') return insufficientReply(outcome.available, outcome.needed, request.requestId);
     if (outcome.reason === 'hold_limit_reached') return jobLimitReply(request, outcome.active, outcome.cap);
     return fail(request, 'invalid_request', MESSAGES.collectionRefused(outcome.reason));
   };

@@ -12,77 +12,77 @@ export type AckEventsParams = { group: string; groups: string; ids: string };
 export type AckEventsReply = { code: Code; length: number };
 
 /** lua/ackEvents.lua's own code, compiled. */
-const BODY = String.raw`local accountKey, outboxKey = KEYS[1], KEYS[2]
-local group, groupsText, idsText = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('EXISTS', outboxKey) == 0 then
-return { 0, 0 }
+const BODY = String.raw`local a,b=KEYS[1],KEYS[2]
+local c,d,e=ARGV[1],ARGV[2],ARGV[3]
+if redis.call('EXISTS',b)==0 then
+return{0,0}
 end
-local ids = {}
-for id in string.gmatch(idsText, '[^,]+') do
-ids[#ids + 1] = id
+local f={}
+for g in string.gmatch(e,'[^,]+')do
+f[#f+1]=g
 end
-if #ids > 0 then
-redis.call('XACK', outboxKey, group, unpack(ids))
+if#f>0 then
+redis.call('XACK',b,c,unpack(f))
 end
-local joined, joinedCount = {}, 0
-for name in string.gmatch(groupsText, '[^,]+') do
-joined[name] = true
-joinedCount = joinedCount + 1
+local g,h={},0
+for i in string.gmatch(d,'[^,]+')do
+g[i]=true
+h=h+1
 end
-local function after(id)
-local ms, seq = string.match(id, '^(%d+)%-(%d+)$')
-return ms .. '-' .. (tonumber(seq) + 1)
+local function i(j)
+local k,l=string.match(j,'^(%d+)%-(%d+)$')
+return k..'-'..(tonumber(l)+1)
 end
-local function older(x, y)
-local xm, xs = string.match(x, '^(%d+)%-(%d+)$')
-local ym, ys = string.match(y, '^(%d+)%-(%d+)$')
-if #xm ~= #ym then
-return #xm < #ym
+local function j(k,l)
+local m,n=string.match(k,'^(%d+)%-(%d+)$')
+local o,p=string.match(l,'^(%d+)%-(%d+)$')
+if#m~=#o then
+return#m<#o
 end
-if xm ~= ym then
-return xm < ym
+if m~=o then
+return m<o
 end
-return tonumber(xs) < tonumber(ys)
+return tonumber(n)<tonumber(p)
 end
-local keepAll, oldest, seen = joinedCount == 0, nil, 0
-for _, info in ipairs(redis.call('XINFO', 'GROUPS', outboxKey)) do
-local g = {}
-for i = 1, #info, 2 do
-g[info[i]] = info[i + 1]
+local k,l,m=h==0,nil,0
+for n,o in ipairs(redis.call('XINFO','GROUPS',b))do
+local p={}
+for q=1,#o,2 do
+p[o[q]]=o[q+1]
 end
-if not joined[g.name] then
-redis.call('XGROUP', 'DESTROY', outboxKey, g.name)
+if not g[p.name]then
+redis.call('XGROUP','DESTROY',b,p.name)
 else
-seen = seen + 1
-local need
-if g.pending > 0 then
-need = redis.call('XPENDING', outboxKey, g.name, '-', '+', 1)[1][1]
+m=m+1
+local q
+if p.pending>0 then
+q=redis.call('XPENDING',b,p.name,'-','+',1)[1][1]
 else
-need = after(g['last-delivered-id'])
+q=i(p['last-delivered-id'])
 end
-if not oldest or older(need, oldest) then
-oldest = need
+if not l or j(q,l)then
+l=q
 end
 end
 end
-if seen < joinedCount then
-keepAll = true
+if m<h then
+k=true
 end
-if not keepAll and oldest then
-redis.call('XTRIM', outboxKey, 'MINID', oldest)
+if not k and l then
+redis.call('XTRIM',b,'MINID',l)
 end
-local length = redis.call('XLEN', outboxKey)
-if length == 0 and not keepAll then
-redis.call('DEL', outboxKey)
+local n=redis.call('XLEN',b)
+if n==0 and not k then
+redis.call('DEL',b)
 end
-local events = redis.call('HGET', accountKey, 'ev')
-if events then
-local head, tail = string.match(events, '^(%a%d+) %d+ (.*)$')
-redis.call('HSET', accountKey, 'ev', head .. ' ' .. length .. ' ' .. tail)
+local o=redis.call('HGET',a,'ev')
+if o then
+local p,q=string.match(o,'^(%a%d+) %d+ (.*)$')
+redis.call('HSET',a,'ev',p..' '..n..' '..q)
 end
-return { 0, length }`;
+return{0,n}`;
 
-const SHA1 = "02e638de4e506cdcabb0d0de956c8f3aa9eb5e7a";
+const SHA1 = "82d6d551b43b4185a216cc8f7513783b3e3177a4";
 const FUNCTION = `tg${BUILD_ID}_ackEvents`;
 
 export const ackEvents: Script<AckEventsParams, AckEventsReply> = {

@@ -5,10 +5,12 @@ import { codeOf, int, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as admitLua from "./lib/admit.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as windowsLua from "./lib/windows.ts";
 
 /** What a caller passes to admit: the subject's keys, the settings and now are filled in by name. */
@@ -17,7 +19,7 @@ export type AdmitParams = { surface: string; cost: number; credits: number; stag
 /** admit's reply, as lua/admit.lua's header declares it. */
 export type AdmitReply =
   | { code: typeof CODE.PLANS_BEHIND; plan: string }
-  | { code: Exclude<Code, typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined };
+  | { code: Exclude<Code, typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined; available: number | undefined };
 
 /** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -35,14 +37,21 @@ const HELPERS = [
   windowsLua.windows_leased,
   windowsLua.windows_inner,
   windowsLua.windows_count,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])`;
+const BODY = String.raw`return AH(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "0c06bd8789c8fbc5719527f6f099eb5eabd414f7";
+const SHA1 = "a78baf956851a84b98a47218bab74ae0f5523b17";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {
@@ -58,6 +67,6 @@ export const admit: Script<AdmitParams, AdmitReply> = {
       return { code, plan: text(r[1]) };
     }
     const windows = windowsForm(r, 1);
-    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined };
+    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined, available: present(r[windows.next + 1]) ? int(r[windows.next + 1]) : undefined };
   },
 };

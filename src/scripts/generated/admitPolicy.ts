@@ -4,6 +4,7 @@ import { codeOf } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as windowsLua from "./lib/windows.ts";
 
@@ -22,24 +23,24 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
-  windowsLua.windows_leased_with_helpers,
+  withHelpers(windowsLua.windows_leased, [windowsLua.windows_long_form]),
   windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
 /** lua/admitPolicy.lua's own code, compiled. */
-const BODY = String.raw`local countersKey = KEYS[1]
-local reply, state, keepMs = windows_count(ARGV[3], redis.call('GET', countersKey), clock_now(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4]))
-if state then
-if keepMs < 0 then
-redis.call('SET', countersKey, state)
+const BODY = String.raw`local a=KEYS[1]
+local b,c,d=I(ARGV[3],redis.call('GET',a),C(ARGV[1]),tonumber(ARGV[2]),tonumber(ARGV[4]))
+if c then
+if d<0 then
+redis.call('SET',a,c)
 else
-redis.call('SET', countersKey, state, 'PX', keepMs)
+redis.call('SET',a,c,'PX',d)
 end
 end
-return reply`;
+return b`;
 
-const SHA1 = "a097513d773c01d3ab2e18fd18da60b78f2866f4";
+const SHA1 = "b90902e30939ce58c4c6312ba34649b6f7a52008";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

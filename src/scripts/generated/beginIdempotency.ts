@@ -23,20 +23,20 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/beginIdempotency.lua's own code, compiled. */
-const BODY = String.raw`local recordKey = KEYS[1]
-local nowArg = ARGV[1]
-local fingerprint = ARGV[2]
-local token = ARGV[3]
-local idempotencyLockMs = tonumber(ARGV[4])
-local now = clock_now(nowArg)
-local found = idempotency_check(recordKey, fingerprint, token, now)
-if found then
-return found
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c=ARGV[2]
+local d=ARGV[3]
+local e=tonumber(ARGV[4])
+local f=C(b)
+local g=A5(a,c,d,f)
+if g then
+return g
 end
-idempotency_claim(recordKey, fingerprint, token, now, idempotencyLockMs)
-return { 0, '', 0 }`;
+BA(a,c,d,f,e)
+return{0,'',0}`;
 
-const SHA1 = "9f08dfb8e52c2e101591f73cd8aba79b2252a68e";
+const SHA1 = "ff6bf0a4db72de9a34624faa1ca88fb71d174f39";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

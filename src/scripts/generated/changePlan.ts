@@ -3,11 +3,14 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to changePlan: the subject's keys, the settings and now are filled in by name. */
@@ -29,6 +32,25 @@ const HELPERS = [
   calendarLua.civil_from_days,
   calendarLua.days_in_month,
   calendarLua.period_start,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_cycle_source,
+  grantsLua.grants_refresh,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end]),
+  grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -36,49 +58,49 @@ const HELPERS = [
   eventsLua.events_limits,
   eventsLua.events_emit,
   eventsLua.events_check,
-  eventsLua.events_cycles_opened,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id]),
   eventsLua.events_configure,
   eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
 /** lua/changePlan.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.outboxKey = KEYS[5]
-local plan, allowance = ARGV[5], tonumber(ARGV[6])
-local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
-local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
-local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
-local events = ARGV[16]
-ctx.eventsMax = tonumber(ARGV[17])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0, 0, 0 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.outboxKey=KEYS[5]
+local b,c=ARGV[5],tonumber(ARGV[6])
+local d,e,f=tonumber(ARGV[7]),tonumber(ARGV[8]),ARGV[9]
+local g,h,i,j=ARGV[10],tonumber(ARGV[11]),ARGV[12],tonumber(ARGV[13])
+local k,l=ARGV[14],ARGV[15]=='1'
+local m=ARGV[16]
+a.eventsMax=tonumber(ARGV[17])
+local n=E(a)
+if not n then
+return{3,0,0,0,0,0}
 end
-if refresh and not account_behind(a.plansVersion, plansVersion) then
-return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }
+if l and not AF(n.plansVersion,k)then
+return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}
 end
-if refresh and plan == '' then
-a.plansVersion = plansVersion
-account_write(ctx.accountKey, a, { 'plansVersion' })
-return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }
+if l and b==''then
+n.plansVersion=k
+Aa(a.accountKey,n,{'plansVersion'})
+return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}
 end
-cycle_save(ctx, a)
-account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
-if not (a.events and string.sub(a.events, 1, 1) == 'o') then
-events_configure(ctx, a, 'p', events)
+B(a,n)
+Bj(a.accountKey,n,b,c,d,e,f,g,k)
+if not(n.events and string.sub(n.events,1,1)=='o')then
+Ab(a,n,'p',m)
 end
-if startNow == 1 then
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
+if h==1 then
+AK(a,n,i,j)
+B(a,n)
 end
-return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }`;
+return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}`;
 
-const SHA1 = "40a1032fbec938660d31902b345c6621baf498cd";
+const SHA1 = "d61f936f12aab0285ef655a8d5c8aa9c31829d89";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

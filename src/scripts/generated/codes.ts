@@ -31,7 +31,12 @@ export const CODE = {
   "OPERATION_REUSED": 26,
   "HOLDS_OPEN": 27,
   "CONCURRENCY": 28,
-  "PLANS_BEHIND": 29
+  "PLANS_BEHIND": 29,
+  "GRANT_LIMIT": 30,
+  "NO_GRANT": 31,
+  "UNKNOWN_CHARGE": 32,
+  "EXCEEDS_CHARGE": 33,
+  "BAD_GRANT": 34
 } as const;
 
 /** lua/lib/holds.lua's HOLD_REPLY. */
@@ -55,7 +60,8 @@ export const HOLD_REPLY = {
   "endedAt": 17,
   "leaseExpiresAt": 18,
   "endReason": 19,
-  "labels": 20
+  "labels": 20,
+  "sources": 21
 } as const;
 
 /** One of the result codes. */

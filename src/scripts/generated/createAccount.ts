@@ -3,6 +3,7 @@ import type { Code } from "./codes.ts";
 import { codeOf, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
@@ -25,58 +26,58 @@ const HELPERS = [
   calendarLua.days_in_month,
   calendarLua.period_start,
   calendarLua.current_period,
-  eventsLua.events_configure_with_helpers,
+  withHelpers(eventsLua.events_configure, [eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
 ].join("\n");
 
 /** lua/createAccount.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local cyclesKey = KEYS[2]
-local journalKey = KEYS[3]
-local holdsActiveKey = KEYS[4]
-local holdsEndedKey = KEYS[5]
-local holdListKey = KEYS[6]
-local nowArg = ARGV[1]
-local plan = ARGV[2]
-local allowance = tonumber(ARGV[3])
-local holdsCap = tonumber(ARGV[4])
-local holdsMaxItems = tonumber(ARGV[5])
-local holdsSurfaces = ARGV[6]
-local windows = ARGV[7]
-local anchorMs = tonumber(ARGV[8])
-local unit = ARGV[9]
-local length = tonumber(ARGV[10])
-local plansVersion = ARGV[11]
-local events = ARGV[12]
-if redis.call('EXISTS', accountKey) == 1 then
-return { 4, 0, 0, 0, 'account' }
+const BODY = String.raw`local a=KEYS[1]
+local b=KEYS[2]
+local c=KEYS[3]
+local d=KEYS[4]
+local e=KEYS[5]
+local f=KEYS[6]
+local g=ARGV[1]
+local h=ARGV[2]
+local i=tonumber(ARGV[3])
+local j=tonumber(ARGV[4])
+local k=tonumber(ARGV[5])
+local l=ARGV[6]
+local m=ARGV[7]
+local n=tonumber(ARGV[8])
+local o=ARGV[9]
+local p=tonumber(ARGV[10])
+local q=ARGV[11]
+local r=ARGV[12]
+if redis.call('EXISTS',a)==1 then
+return{4,0,0,0,'account'}
 end
-if redis.call('EXISTS', journalKey) == 1 then
-return { 4, 0, 0, 0, 'journal' }
+if redis.call('EXISTS',c)==1 then
+return{4,0,0,0,'journal'}
 end
-if redis.call('EXISTS', cyclesKey) == 1 then
-return { 4, 0, 0, 0, 'cycles' }
+if redis.call('EXISTS',b)==1 then
+return{4,0,0,0,'cycles'}
 end
-if redis.call('EXISTS', holdsActiveKey, holdsEndedKey, holdListKey) > 0 then
-return { 4, 0, 0, 0, 'holds' }
+if redis.call('EXISTS',d,e,f)>0 then
+return{4,0,0,0,'holds'}
 end
-local now = clock_now(nowArg)
-if anchorMs < 0 then
-anchorMs = now
+local s=C(g)
+if n<0 then
+n=s
 end
-local _, startMs, endMs = current_period(anchorMs, unit, length, now)
-local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1,
-cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length,
-plan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,
-holdsSurfaces = holdsSurfaces, plansVersion = plansVersion }
-account_write_windows(accountKey, a, windows)
-account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
-'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
-if events ~= 'none' then
-events_configure({ accountKey = accountKey, outboxKey = KEYS[7] }, a, 'p', events)
+local t,u,v=AI(n,o,p,s)
+local w={allowance=i,balance=i,spent=0,held=0,cycle=1,
+cycleStart=u,cycleEnd=v,anchor=n,interval=o..p,
+plan=h,nextAllowance=i,holdsCap=j,holdsMaxItems=k,
+holdsSurfaces=l,plansVersion=q}
+AG(a,w,m)
+Aa(a,w,{'plansVersion','balance','spent','cycleEnd','cycle','held','allowance',
+'nextAllowance','cycleStart','holdsCap','holdsMaxItems','holdsSurfaces','plan','anchor','interval'})
+if r~='none'then
+Ab({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
-return { 0, 1, startMs, endMs, '' }`;
+return{0,1,u,v,''}`;
 
-const SHA1 = "e05909a875baf36d6c713576ef8d8ecadbce9c00";
+const SHA1 = "0f3ff1f3be9be36a9f8f17ecc0041adec66bfe54";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

@@ -20,21 +20,21 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/creditHistory.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local historyKey = KEYS[2]
-local nowArg = ARGV[1]
-local days = tonumber(ARGV[2])
-if redis.call('EXISTS', accountKey) == 0 then
-return { 3 }
+const BODY = String.raw`local a=KEYS[1]
+local b=KEYS[2]
+local c=ARGV[1]
+local d=tonumber(ARGV[2])
+if redis.call('EXISTS',a)==0 then
+return{3}
 end
-local today = math.floor(clock_now(nowArg) / HISTORY_DAY_MS)
-local reply = { 0 }
-for _, v in ipairs(history_read(historyKey, today - days + 1)) do
-reply[#reply + 1] = v
+local e=math.floor(C(c)/AB)
+local f={0}
+for g,h in ipairs(Bu(b,e-d+1))do
+f[#f+1]=h
 end
-return reply`;
+return f`;
 
-const SHA1 = "b86e122da25cf4a355713455e46720aed17e2c02";
+const SHA1 = "2923db15c2c3463a8bbfb690ca3feb6e9ed9d102";
 const FUNCTION = `tg${BUILD_ID}_creditHistory`;
 
 export const creditHistory: Script<CreditHistoryParams, CreditHistoryReply> = {

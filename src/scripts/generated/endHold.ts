@@ -4,11 +4,13 @@ import { codeOf, int, present } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -26,6 +28,24 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -33,13 +53,11 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened_with_helpers,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_hold_lapsed,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_add,
-  journalLua.journal_append,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -47,38 +65,40 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_write,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_refund,
   holdsLua.hold_end,
 ].join("\n");
 
 /** lua/endHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local status, reason = ARGV[5], ARGV[6]
-ctx.endedKeepMs = tonumber(ARGV[7])
-ctx.outboxKey, ctx.eventsMax = KEYS[8], tonumber(ARGV[8])
-local a = holds_credits(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c,d=ARGV[5],ARGV[6]
+a.endedKeepMs=tonumber(ARGV[7])
+a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[8])
+local e=V(a)
+if not e then
+return{3,''}
 end
-local h = hold_load(holdKey)
-cycle_save(ctx, a)
-if not h then
-return { 9, '', events_reply(ctx) }
+local f=N(b)
+B(a,e)
+if not f then
+return{9,'',A(a)}
 end
-if h.status ~= 'open' then
-return { 10, hold_reply(h), events_reply(ctx) }
+if f.status~='open'then
+return{10,K(f),A(a)}
 end
-hold_end(ctx, a, h, status, reason)
-holds_save_credits(ctx, a)
-return { 0, hold_reply(h), events_reply(ctx) }`;
+Af(a,e,f,c,d)
+O(a,e)
+return{0,K(f),A(a)}`;
 
-const SHA1 = "7dfe1c950d3080bd09431b367ae0c6e0665cd3df";
+const SHA1 = "b16f4cc01200890ad63e5a6765d60831dadac432";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -12,16 +12,16 @@ export type EraseAccountParams = { others: readonly string[]; force: number };
 export type EraseAccountReply = { code: Code };
 
 /** lua/eraseAccount.lua's own code, compiled. */
-const BODY = String.raw`if ARGV[1] ~= '1' and redis.call('ZCARD', KEYS[5]) > 0 then
-return { 27 }
+const BODY = String.raw`if ARGV[1]~='1'and redis.call('ZCARD',KEYS[5])>0 then
+return{27}
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
-for i = 9, #KEYS do
-redis.call('DEL', KEYS[i])
+redis.call('DEL',KEYS[1],KEYS[2],KEYS[3],KEYS[4],KEYS[5],KEYS[6],KEYS[7],KEYS[8])
+for a=9,#KEYS do
+redis.call('DEL',KEYS[a])
 end
-return { 0 }`;
+return{0}`;
 
-const SHA1 = "c342d51d5f837bbd19fdc0660799962e97dcb918";
+const SHA1 = "d979457c1f35fbfba0237e498f8512cbeb314333";
 const FUNCTION = `tg${BUILD_ID}_eraseAccount`;
 
 export const eraseAccount: Script<EraseAccountParams, EraseAccountReply> = {

@@ -12,31 +12,31 @@ export type EventsDeadParams = { deadLetters: string; action: string; id: string
 export type EventsDeadReply = { code: Code; count: number; letters: Array<{ id: string; letter: string }> };
 
 /** lua/eventsDead.lua's own code, compiled. */
-const BODY = String.raw`local deadKey = KEYS[1]
-local action, id, letter = ARGV[1], ARGV[2], ARGV[3]
-if action == 'put' then
-redis.call('HSET', deadKey, id, letter)
-return { 0, 1 }
+const BODY = String.raw`local a=KEYS[1]
+local b,c,d=ARGV[1],ARGV[2],ARGV[3]
+if b=='put'then
+redis.call('HSET',a,c,d)
+return{0,1}
 end
-if action == 'take' then
-local found = redis.call('HGET', deadKey, id)
-if not found then
-return { 0, 0 }
+if b=='take'then
+local e=redis.call('HGET',a,c)
+if not e then
+return{0,0}
 end
-redis.call('HDEL', deadKey, id)
-return { 0, 1, id, found }
+redis.call('HDEL',a,c)
+return{0,1,c,e}
 end
-local n = redis.call('HLEN', deadKey)
-if action == 'count' then
-return { 0, n }
+local e=redis.call('HLEN',a)
+if b=='count'then
+return{0,e}
 end
-local reply = { 0, n }
-for _, v in ipairs(redis.call('HGETALL', deadKey)) do
-reply[#reply + 1] = v
+local f={0,e}
+for g,h in ipairs(redis.call('HGETALL',a))do
+f[#f+1]=h
 end
-return reply`;
+return f`;
 
-const SHA1 = "00bd6444e031a962b1636c0324aac2c4c67035a8";
+const SHA1 = "bded14d1f2fbd981616f73a8632333fac1837b90";
 const FUNCTION = `tg${BUILD_ID}_eventsDead`;
 
 export const eventsDead: Script<EventsDeadParams, EventsDeadReply> = {

@@ -12,15 +12,15 @@ export type EventsForgetParams = { pending: string; subject: string; seenScore: 
 export type EventsForgetReply = { code: Code; removed: boolean };
 
 /** lua/eventsForget.lua's own code, compiled. */
-const BODY = String.raw`local pendingKey, subject, seenScore = KEYS[1], ARGV[1], ARGV[2]
-local current = redis.call('ZSCORE', pendingKey, subject)
-if not current or tonumber(current) ~= tonumber(seenScore) then
-return { 0, 0 }
+const BODY = String.raw`local a,b,c=KEYS[1],ARGV[1],ARGV[2]
+local d=redis.call('ZSCORE',a,b)
+if not d or tonumber(d)~=tonumber(c)then
+return{0,0}
 end
-redis.call('ZREM', pendingKey, subject)
-return { 0, 1 }`;
+redis.call('ZREM',a,b)
+return{0,1}`;
 
-const SHA1 = "ae038e43f9c98c1a4b9fe26e773ed480748ffb44";
+const SHA1 = "9dc4aa3f52b2337e6f345297bb29d7d479399caa";
 const FUNCTION = `tg${BUILD_ID}_eventsForget`;
 
 export const eventsForget: Script<EventsForgetParams, EventsForgetReply> = {

@@ -17,21 +17,21 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/eventsGroup.lua's own code, compiled. */
-const BODY = String.raw`local groupsKey, deadKey = KEYS[1], KEYS[2]
-local action, group = ARGV[2], ARGV[3]
-if action == 'join' then
-redis.call('HSETNX', groupsKey, group, clock_now(ARGV[1]))
-elseif action == 'leave' then
-redis.call('HDEL', groupsKey, group)
-redis.call('DEL', deadKey)
+const BODY = String.raw`local a,b=KEYS[1],KEYS[2]
+local c,d=ARGV[2],ARGV[3]
+if c=='join'then
+redis.call('HSETNX',a,d,C(ARGV[1]))
+elseif c=='leave'then
+redis.call('HDEL',a,d)
+redis.call('DEL',b)
 end
-local reply = { 0 }
-for _, name in ipairs(redis.call('HKEYS', groupsKey)) do
-reply[#reply + 1] = name
+local e={0}
+for f,g in ipairs(redis.call('HKEYS',a))do
+e[#e+1]=g
 end
-return reply`;
+return e`;
 
-const SHA1 = "352a98f3145b5eefbfa7b6f09e0432f8d72920fe";
+const SHA1 = "dd34f9efa486e8a7ff8c3f4ca133f21505b48bbf";
 const FUNCTION = `tg${BUILD_ID}_eventsGroup`;
 
 export const eventsGroup: Script<EventsGroupParams, EventsGroupReply> = {

@@ -17,20 +17,20 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/eventsNotify.lua's own code, compiled. */
-const BODY = String.raw`local pendingKey, statsKey = KEYS[1], KEYS[2]
-local subject, dropped = ARGV[2], tonumber(ARGV[3])
-local score = clock_now(ARGV[1])
-local current = redis.call('ZSCORE', pendingKey, subject)
-if current and tonumber(current) >= score then
-score = tonumber(current) + 1
+const BODY = String.raw`local a,b=KEYS[1],KEYS[2]
+local c,d=ARGV[2],tonumber(ARGV[3])
+local e=C(ARGV[1])
+local f=redis.call('ZSCORE',a,c)
+if f and tonumber(f)>=e then
+e=tonumber(f)+1
 end
-redis.call('ZADD', pendingKey, score, subject)
-if dropped > 0 then
-redis.call('HINCRBY', statsKey, 'dropped', dropped)
+redis.call('ZADD',a,e,c)
+if d>0 then
+redis.call('HINCRBY',b,'dropped',d)
 end
-return { 0 }`;
+return{0}`;
 
-const SHA1 = "44b696f6e55a58d7f156130193fafeafbf8ca2f0";
+const SHA1 = "76fd2588aab812e1ff8f9bbbd75d951488b9c1ee";
 const FUNCTION = `tg${BUILD_ID}_eventsNotify`;
 
 export const eventsNotify: Script<EventsNotifyParams, EventsNotifyReply> = {

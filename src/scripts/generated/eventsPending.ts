@@ -12,19 +12,19 @@ export type EventsPendingParams = { pending: string; scanLock: string; start: nu
 export type EventsPendingReply = { code: Code; total: number; scan: boolean; subjects: Array<{ subject: string; score: string }> };
 
 /** lua/eventsPending.lua's own code, compiled. */
-const BODY = String.raw`local pendingKey, scanLockKey = KEYS[1], KEYS[2]
-local start, count, consumer, scanEveryMs = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local scan = 0
-if redis.call('SET', scanLockKey, consumer, 'NX', 'PX', scanEveryMs) then
-scan = 1
+const BODY = String.raw`local a,b=KEYS[1],KEYS[2]
+local c,d,e,f=tonumber(ARGV[1]),tonumber(ARGV[2]),ARGV[3],ARGV[4]
+local g=0
+if redis.call('SET',b,e,'NX','PX',f)then
+g=1
 end
-local reply = { 0, redis.call('ZCARD', pendingKey), scan }
-for _, v in ipairs(redis.call('ZRANGE', pendingKey, start, start + count - 1, 'WITHSCORES')) do
-reply[#reply + 1] = v
+local h={0,redis.call('ZCARD',a),g}
+for i,j in ipairs(redis.call('ZRANGE',a,c,c+d-1,'WITHSCORES'))do
+h[#h+1]=j
 end
-return reply`;
+return h`;
 
-const SHA1 = "b41251dc4b78e1e92497e4c31504a0215c4c0ba5";
+const SHA1 = "7a5c78c839f10676dd25f95d2e56e816ca7ef87b";
 const FUNCTION = `tg${BUILD_ID}_eventsPending`;
 
 export const eventsPending: Script<EventsPendingParams, EventsPendingReply> = {

@@ -12,14 +12,14 @@ export type EventsStatsParams = { stats: string; pending: string; groups: string
 export type EventsStatsReply = { code: Code; dropped: number; pendingSubjects: number; groups: string[] };
 
 /** lua/eventsStats.lua's own code, compiled. */
-const BODY = String.raw`local statsKey, pendingKey, groupsKey = KEYS[1], KEYS[2], KEYS[3]
-local reply = { 0, tonumber(redis.call('HGET', statsKey, 'dropped') or '0'), redis.call('ZCARD', pendingKey) }
-for _, name in ipairs(redis.call('HKEYS', groupsKey)) do
-reply[#reply + 1] = name
+const BODY = String.raw`local a,b,c=KEYS[1],KEYS[2],KEYS[3]
+local d={0,tonumber(redis.call('HGET',a,'dropped')or'0'),redis.call('ZCARD',b)}
+for e,f in ipairs(redis.call('HKEYS',c))do
+d[#d+1]=f
 end
-return reply`;
+return d`;
 
-const SHA1 = "b8636a00bc7265165d5a331d50a33a080c655d93";
+const SHA1 = "c9e47f05f0e1edb4fa8ba4b98d773a747645f6b5";
 const FUNCTION = `tg${BUILD_ID}_eventsStats`;
 
 export const eventsStats: Script<EventsStatsParams, EventsStatsReply> = {

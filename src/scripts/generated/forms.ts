@@ -27,6 +27,7 @@ export interface HoldForm {
   leaseExpiresAt: number;
   endReason: "" | "settled" | "exhausted" | "finished" | "canceled" | "lease_expired";
   labels: number;
+  sources: string;
   failed: Array<{ label: string; count: number }>;
 }
 
@@ -54,6 +55,7 @@ export function decodeHold(value: unknown): HoldForm {
     leaseExpiresAt: int(r[17]),
     endReason: oneOf(r[18], ONE_OF_2),
     labels: int(r[19]),
-    failed: groups(r, 20, 2, (at) => ({ label: text(r[at]), count: int(r[at + 1]) })),
+    sources: text(r[20]),
+    failed: groups(r, 21, 2, (at) => ({ label: text(r[at]), count: int(r[at + 1]) })),
   };
 }

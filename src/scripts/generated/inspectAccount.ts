@@ -3,10 +3,12 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
 
@@ -22,6 +24,20 @@ const HELPERS = [
   prologueLua.prologue_look,
   accountLua.account_load,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_next_expiry,
+  grantsLua.GRANT_STATUS,
+  grantsLua.grant_listed,
+  grantsLua.grants_list,
   cycleLua.cycles_load,
   windowsLua.windows_divmod,
   windowsLua.windows_bucket,
@@ -29,28 +45,35 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
-  windowsLua.windows_leased_with_helpers,
+  withHelpers(windowsLua.windows_leased, [windowsLua.windows_long_form]),
   windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-local cyclesKey, holdListKey = KEYS[2], KEYS[3]
-local stagger = tonumber(ARGV[2])
-local a = account_load(ctx.accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=W(KEYS,ARGV)
+local b,c=KEYS[2],KEYS[3]
+a.cyclesKey=b
+local d=tonumber(ARGV[2])
+local e=Z(a.accountKey)
+if not e then
+return{3,''}
 end
-local counts = {}
-for surface, spec in pairs(a.windows) do
-counts[surface] = windows_count(spec, a.counters[surface], ctx.now, 0, stagger)
+local f={}
+for g,h in pairs(e.windows)do
+f[g]=I(h,e.counters[g],a.now,0,d)
 end
-a.counters = nil
-local holdIds = redis.call('ZREVRANGE', holdListKey, 0, -1)
-return { 0, cjson.encode({ account = a, cycles = cycles_load(cyclesKey), holdIds = holdIds, windows = counts }) }`;
+e.counters=nil
+e.available=e.balance+(e.grantSum or 0)
+if e.grantOrder then
+e.nextExpiry=AY(e)
+end
+local g=AX(a,e,true)
+e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
+local h=redis.call('ZREVRANGE',c,0,-1)
+return{0,cjson.encode({account=e,cycles=Al(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "6c6be342999d52025f1857ae6dce60c803a901df";
+const SHA1 = "276e7549de22b0a1e61bb9cd3da4746260df7c22";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

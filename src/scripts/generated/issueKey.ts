@@ -20,59 +20,59 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/issueKey.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local nowArg = ARGV[1]
-local keyId = ARGV[2]
-local keyDigest = ARGV[3]
-local ttlMs = tonumber(ARGV[4])
-local surfaces = ARGV[5]
-local name = ARGV[6]
-local maxKeys = tonumber(ARGV[7])
-local maxExpiringKeys = tonumber(ARGV[8])
-local limits = ARGV[9]
-if redis.call('EXISTS', accountKey) == 0 then
-return { 3, 0, 0 }
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c=ARGV[2]
+local d=ARGV[3]
+local e=tonumber(ARGV[4])
+local f=ARGV[5]
+local g=ARGV[6]
+local h=tonumber(ARGV[7])
+local i=tonumber(ARGV[8])
+local j=ARGV[9]
+if redis.call('EXISTS',a)==0 then
+return{3,0,0}
 end
-local now = clock_now(nowArg)
-local recordField, infoField = 'k:' .. keyId, 'k:' .. keyId .. '.i'
-if redis.call('HEXISTS', accountKey, recordField) == 1 then
-return { 23, 0, 0 }
+local k=C(b)
+local l,m='k:'..c,'k:'..c..'.i'
+if redis.call('HEXISTS',a,l)==1 then
+return{23,0,0}
 end
-local expiresAt = 0
-if ttlMs > 0 then
-expiresAt = now + ttlMs
+local n=0
+if e>0 then
+n=k+e
 end
-local keys, gone = keys_load(accountKey, now)
-local lasting, expiring = {}, {}
-for _, key in ipairs(keys) do
-if key.expiresAt == 0 then
-lasting[#lasting + 1] = key
+local o,p=A8(a,k)
+local q,r={},{}
+for s,t in ipairs(o)do
+if t.expiresAt==0 then
+q[#q+1]=t
 else
-expiring[#expiring + 1] = key
+r[#r+1]=t
 end
 end
-if expiresAt == 0 and #lasting >= maxKeys then
-return { 22, 0, 0 }
+if n==0 and#q>=h then
+return{22,0,0}
 end
-if expiresAt > 0 and #expiring >= maxExpiringKeys then
-table.sort(expiring, function(x, y) return x.expiresAt < y.expiresAt end)
-for i = 1, #expiring - maxExpiringKeys + 1 do
-for _, field in ipairs(key_fields(expiring[i].keyId, expiring[i].limits)) do
-gone[#gone + 1] = field
+if n>0 and#r>=i then
+table.sort(r,function(s,t)return s.expiresAt<t.expiresAt end)
+for s=1,#r-i+1 do
+for t,u in ipairs(Ah(r[s].keyId,r[s].limits))do
+p[#p+1]=u
 end
 end
 end
-if #gone > 0 then
-redis.call('HDEL', accountKey, unpack(gone))
+if#p>0 then
+redis.call('HDEL',a,unpack(p))
 end
-if limits == '' then
-redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces, infoField, now .. ' ' .. name)
+if j==''then
+redis.call('HSET',a,l,d..' '..n..' '..f,m,k..' '..g)
 else
-redis.call('HSET', accountKey, recordField, keyDigest .. ' ' .. expiresAt .. ' ' .. surfaces .. ' L', infoField, now .. ' ' .. name, recordField .. '.l', limits)
+redis.call('HSET',a,l,d..' '..n..' '..f..' L',m,k..' '..g,l..'.l',j)
 end
-return { 0, now, expiresAt }`;
+return{0,k,n}`;
 
-const SHA1 = "a258646d7b65d7dd72ba1a330e9bac1f5c2eb9da";
+const SHA1 = "3635b65ab45fd4f3d9d7f4fc4746163e015e6631";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {

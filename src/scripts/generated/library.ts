@@ -8,6 +8,7 @@ import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as idempotencyLua from "./lib/idempotency.ts";
@@ -16,6 +17,7 @@ import * as operationsLua from "./lib/operations.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
 import { ackEvents } from "./ackEvents.ts";
+import { adjust } from "./adjust.ts";
 import { admit } from "./admit.ts";
 import { admitPolicy } from "./admitPolicy.ts";
 import { beginIdempotency } from "./beginIdempotency.ts";
@@ -31,8 +33,10 @@ import { eventsGroup } from "./eventsGroup.ts";
 import { eventsNotify } from "./eventsNotify.ts";
 import { eventsPending } from "./eventsPending.ts";
 import { eventsStats } from "./eventsStats.ts";
+import { grant } from "./grant.ts";
 import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
+import { listGrants } from "./listGrants.ts";
 import { listHolds } from "./listHolds.ts";
 import { listKeys } from "./listKeys.ts";
 import { listOverrides } from "./listOverrides.ts";
@@ -43,6 +47,7 @@ import { readCycles } from "./readCycles.ts";
 import { readEvents } from "./readEvents.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
+import { refund } from "./refund.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
 import { releaseLease } from "./releaseLease.ts";
 import { renewHold } from "./renewHold.ts";
@@ -57,6 +62,7 @@ import { sweepMark } from "./sweepMark.ts";
 import { tidyHolds } from "./tidyHolds.ts";
 import { usage } from "./usage.ts";
 import { verifyKey } from "./verifyKey.ts";
+import { voidGrant } from "./voidGrant.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
@@ -79,6 +85,40 @@ const HELPERS = [
   windowsLua.windows_inner,
   windowsLua.windows_count,
   windowsLua.windows_forget,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_read,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_cycle_source,
+  grantsLua.grants_refresh,
+  grantsLua.grants_end,
+  grantsLua.grants_roll,
+  grantsLua.grants_save,
+  grantsLua.grants_draw,
+  grantsLua.grants_parts_text,
+  grantsLua.grants_sources_reply,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.grants_room,
+  grantsLua.grants_add,
+  grantsLua.grants_next_expiry,
+  grantsLua.GRANT_STATUS,
+  grantsLua.grant_listed,
+  grantsLua.grants_list,
+  grantsLua.grants_available_at,
   admitLua.admit_with_key,
   admitLua.admit_account,
   calendarLua.DAY_MS,
@@ -96,9 +136,11 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened,
+  eventsLua.events_grant_id,
+  eventsLua.events_rolled,
   eventsLua.events_hold_lapsed,
   eventsLua.events_configure,
+  eventsLua.events_wake,
   eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
@@ -111,17 +153,16 @@ const HELPERS = [
   historyLua.history_trim,
   historyLua.history_add,
   historyLua.history_read,
-  journalLua.journal_add,
-  journalLua.journal_read,
-  journalLua.journal_append,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_write,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_spend,
   holdsLua.hold_refund,
   holdsLua.hold_end,
@@ -150,6 +191,7 @@ const HELPERS = [
 /** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   ackEvents: ackEvents.body,
+  adjust: adjust.body,
   admit: admit.body,
   admitPolicy: admitPolicy.body,
   beginIdempotency: beginIdempotency.body,
@@ -165,8 +207,10 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   eventsNotify: eventsNotify.body,
   eventsPending: eventsPending.body,
   eventsStats: eventsStats.body,
+  grant: grant.body,
   inspectAccount: inspectAccount.body,
   issueKey: issueKey.body,
+  listGrants: listGrants.body,
   listHolds: listHolds.body,
   listKeys: listKeys.body,
   listOverrides: listOverrides.body,
@@ -177,6 +221,7 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   readEvents: readEvents.body,
   readHold: readHold.body,
   reconcile: reconcile.body,
+  refund: refund.body,
   releaseIdempotency: releaseIdempotency.body,
   releaseLease: releaseLease.body,
   renewHold: renewHold.body,
@@ -191,4 +236,5 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   tidyHolds: tidyHolds.body,
   usage: usage.body,
   verifyKey: verifyKey.body,
+  voidGrant: voidGrant.body,
 });

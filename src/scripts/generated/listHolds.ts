@@ -6,6 +6,7 @@ import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as prologueLua from "./lib/prologue.ts";
@@ -23,6 +24,12 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -31,26 +38,26 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listHolds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.holdsActiveKey = KEYS[2]
-local holdListKey = KEYS[3]
-local offset, count = tonumber(ARGV[2]), tonumber(ARGV[3])
-if redis.call('EXISTS', ctx.accountKey) == 0 then
-return { 3, 0, 0 }
+const BODY = String.raw`local a=W(KEYS,ARGV)
+a.holdsActiveKey=KEYS[2]
+local b=KEYS[3]
+local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
+if redis.call('EXISTS',a.accountKey)==0 then
+return{3,0,0}
 end
-local due = holds_due_reply(ctx, false)
-if due then
-return due
+local e=Ag(a,false)
+if e then
+return e
 end
-local reply = { 0, redis.call('ZCARD', holdListKey), redis.call('ZCARD', ctx.holdsActiveKey) }
-if count > 0 then
-for _, id in ipairs(redis.call('ZREVRANGE', holdListKey, offset, offset + count - 1)) do
-reply[#reply + 1] = id
+local f={0,redis.call('ZCARD',b),redis.call('ZCARD',a.holdsActiveKey)}
+if d>0 then
+for g,h in ipairs(redis.call('ZREVRANGE',b,c,c+d-1))do
+f[#f+1]=h
 end
 end
-return reply`;
+return f`;
 
-const SHA1 = "e67b59c082771e1cf84331d82561792049c44a42";
+const SHA1 = "8cad80719c5e27b346276ed4b021f8f6be996fe5";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

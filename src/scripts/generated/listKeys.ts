@@ -20,15 +20,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listKeys.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local nowArg = ARGV[1]
-local keys, expired = keys_load(accountKey, clock_now(nowArg))
-if #expired > 0 then
-redis.call('HDEL', accountKey, unpack(expired))
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c,d=A8(a,C(b))
+if#d>0 then
+redis.call('HDEL',a,unpack(d))
 end
-return { 0, cjson.encode(keys) }`;
+return{0,cjson.encode(c)}`;
 
-const SHA1 = "442e00575bef2bbfc7895ee64664e72c3d56cb93";
+const SHA1 = "5493ea270bb5c30858b3f3a5329bc491aaff62df";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

@@ -17,28 +17,28 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listOverrides.lua's own code, compiled. */
-const BODY = String.raw`local now = clock_now(ARGV[1])
-local reply = { 0 }
-local function add(at, surface, state)
-local spec, expires = string.match(state or '', '^o=(%S+)@(%d+)')
-if spec and (expires == '0' or now < tonumber(expires)) then
-local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3], reply[n + 4] = at, surface, (string.gsub(spec, ',', ' ')), tonumber(expires)
+const BODY = String.raw`local a=C(ARGV[1])
+local b={0}
+local function c(d,e,f)
+local g,h=string.match(f or'','^o=(%S+)@(%d+)')
+if g and(h=='0'or a<tonumber(h))then
+local i=#b
+b[i+1],b[i+2],b[i+3],b[i+4]=d,e,(string.gsub(g,',',' ')),tonumber(h)
 end
 end
-local prefix = 'r:'
-local flat = redis.call('HGETALL', KEYS[1])
-for i = 1, #flat, 2 do
-if string.sub(flat[i], 1, #prefix) == prefix then
-add(0, string.sub(flat[i], #prefix + 1), flat[i + 1])
+local d='r:'
+local e=redis.call('HGETALL',KEYS[1])
+for f=1,#e,2 do
+if string.sub(e[f],1,#d)==d then
+c(0,string.sub(e[f],#d+1),e[f+1])
 end
 end
-for i = 2, #KEYS do
-add(i - 1, '', redis.call('GET', KEYS[i]))
+for f=2,#KEYS do
+c(f-1,'',redis.call('GET',KEYS[f]))
 end
-return reply`;
+return b`;
 
-const SHA1 = "9a925bc38a1eee5e4994f6dbb0bb8955e4da86ba";
+const SHA1 = "597f9fce6e7c9f19e88392e3fc66fd5e787e2ffe";
 const FUNCTION = `tg${BUILD_ID}_listOverrides`;
 
 export const listOverrides: Script<ListOverridesParams, ListOverridesReply> = {

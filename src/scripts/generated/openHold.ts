@@ -5,11 +5,13 @@ import { codeOf, field, int, json, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as idempotencyLua from "./lib/idempotency.ts";
@@ -24,7 +26,7 @@ export type OpenHoldReply =
   | { code: typeof CODE.OK; hold: HoldForm; storedCode: number; events: number; eventsDropped: number }
   | { code: typeof CODE.REPLAYED; outcome: unknown; storedCode: number; events: number; eventsDropped: number }
   | { code: typeof CODE.HOLD_LIMIT; refusal: { active: number; cap: number }; storedCode: number; events: number; eventsDropped: number }
-  | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number }; storedCode: number; events: number; eventsDropped: number }
+  | { code: typeof CODE.INSUFFICIENT; refusal: { balance: number; needed: number; available: number }; storedCode: number; events: number; eventsDropped: number }
   | { code: typeof CODE.SURFACE_NOT_ALLOWED; refusal: { surfaces: string }; storedCode: number; events: number; eventsDropped: number }
   | { code: typeof CODE.TOO_MANY_ITEMS; refusal: { max: number }; storedCode: number; events: number; eventsDropped: number }
   | { code: typeof CODE.HOLDS_DUE; due: string[] }
@@ -36,6 +38,22 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_archived_text,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_draw,
+  grantsLua.grants_parts_text,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -43,16 +61,15 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened_with_helpers,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_add,
-  journalLua.journal_append,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
@@ -64,118 +81,143 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/openHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey, holdKey, idempotencyRecord = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local holdId, kind, surface = ARGV[5], ARGV[6], ARGV[7]
-local itemsArg, requiredArg, optionalArg = ARGV[8], ARGV[9], ARGV[10]
-local amount, leaseMs = tonumber(ARGV[11]), tonumber(ARGV[12])
-local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[15]
-local idempotencyTtlMs = tonumber(ARGV[16])
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
-local holdLeaseText = ARGV[19]
-ctx.outboxKey, ctx.eventsMax = KEYS[11], tonumber(ARGV[20])
-local holdLeaseMs = tonumber(holdLeaseText)
-if holdLeaseMs > 0 then
-leaseMs = holdLeaseMs
+const BODY = String.raw`local function a(b,c,d,e,f)
+local g,h,i,j=Aq(b.accountKey,c.grantOrder,c.balance,d,true)
+c.held=c.held+c.balance-h
+c.balance,c.grantSum=h,c.grantSum-i
+if#j>0 then
+redis.call('HSET',b.accountKey,unpack(j))
 end
-local items, required, optional = tonumber(itemsArg), tonumber(requiredArg), tonumber(optionalArg)
-local a = holds_credits(ctx)
-if not a then
-return { 3, '', 0 }
-end
-local function answer(reply)
-cycle_save(ctx, a)
-reply[3] = reply[3] or 0
-reply[4], reply[5] = events_reply(ctx)
-return reply
-end
-local keyed = idempotencyKey ~= ''
-if keyed then
-local found = idempotency_check(idempotencyRecord, fingerprint, idempotencyToken, ctx.now)
-if found then
-return answer(found)
+O(b,c)
+for k=1,#g,2 do
+if g[k]=='c'then
+c.journalGrant=G(b,'reserve',g[k+1],c.cycle,f,c.cycle,c.journalGrant)
+else
+P(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
 end
 end
-local function refuse(code, payload)
-cycle_save(ctx, a)
-if keyed then
-idempotency_release(idempotencyRecord, idempotencyToken)
+return i>0 and As(g,e)or''
 end
-return answer({ code, payload, 0 })
+local b=D(KEYS,ARGV)
+b.holdsActiveKey,b.holdsEndedKey=KEYS[5],KEYS[6]
+local c,d,e,f=KEYS[7],KEYS[8],KEYS[9],KEYS[10]
+local g,h,i=ARGV[5],ARGV[6],ARGV[7]
+local j,k,l=ARGV[8],ARGV[9],ARGV[10]
+local m,n=tonumber(ARGV[11]),tonumber(ARGV[12])
+local o,p,q=ARGV[13],ARGV[14],ARGV[15]
+local r=tonumber(ARGV[16])
+b.endedKeepMs,b.endedMax=tonumber(ARGV[17]),tonumber(ARGV[18])
+local s=ARGV[19]
+b.outboxKey,b.eventsMax=KEYS[11],tonumber(ARGV[20])
+local t=tonumber(s)
+if t>0 then
+n=t
 end
-local due = holds_due_reply(ctx, true)
-if due then
-return due
+local u,v,w=tonumber(j),tonumber(k),tonumber(l)
+local x=V(b)
+if not x then
+return{3,'',0}
 end
-local existing = hold_load(holdKey)
-if existing then
-if existing.kind == kind and existing.surface == surface and existing.items == items
-and existing.required == required and existing.optional == optional
-and (kind == 'items' or existing.reserved == amount) then
-local payload = cjson.encode(hold_reply(existing))
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, payload, idempotencyTtlMs)
+local function y(z)
+B(b,x)
+z[3]=z[3]or 0
+z[4],z[5]=A(b)
+return z
 end
-return answer({ 12, payload, 0 })
+local z=o~=''
+if z then
+local aa=A5(f,p,q,b.now)
+if aa then
+return y(aa)
 end
-return refuse(14, '')
 end
-if redis.call('ZSCORE', holdListKey, holdId) or redis.call('HEXISTS', operationsKey, 'h' .. holdId) == 1 then
-return refuse(25, '')
+local function aa(ab,ac)
+B(b,x)
+if z then
+A6(f,q)
 end
-local rules = redis.call('HMGET', ctx.accountKey, 'hc', 'hm', 'hs')
-local cap, maxItems, surfaces = tonumber(rules[1]), tonumber(rules[2]), rules[3]
-if not string.find(',' .. surfaces .. ',', ',' .. surface .. ',', 1, true) then
-return refuse(5, cjson.encode({ surfaces = surfaces }))
+return y({ab,ac,0})
 end
-if kind == 'items' and items > maxItems then
-return refuse(13, cjson.encode({ max = maxItems }))
+local ab=Ag(b,true)
+if ab then
+return ab
 end
-local active = redis.call('ZCARD', ctx.holdsActiveKey)
-if active >= cap then
-local payload = cjson.encode({ active = active, cap = cap })
-cycle_save(ctx, a)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 6, payload, idempotencyTtlMs)
+local ac=N(e)
+if ac then
+if ac.kind==h and ac.surface==i and ac.items==u
+and ac.required==v and ac.optional==w
+and(h=='items'or ac.reserved==m)then
+local ad=cjson.encode(K(ac))
+B(b,x)
+if z then
+Av(f,p,0,ad,r)
 end
-return answer({ 6, payload, 0 })
+return y({12,ad,0})
 end
-local reserve = amount
-if kind == 'items' then
-reserve = items * (required + optional)
+return aa(14,'')
 end
-if a.balance < reserve then
-return refuse(2, cjson.encode({ balance = a.balance, needed = reserve }))
+if redis.call('ZSCORE',c,g)or redis.call('HEXISTS',d,'h'..g)==1 then
+return aa(25,'')
 end
-cycle_save(ctx, a)
-a.balance = a.balance - reserve
-a.held = a.held + reserve
-holds_save_credits(ctx, a)
-local reserveText, cycleText = string.format('%d', reserve), string.format('%d', a.cycle)
-local nowText, leaseText = string.format('%d', ctx.now), string.format('%d', ctx.now + leaseMs)
-journal_append(ctx, 'reserve', reserveText, cycleText, holdId, cycleText, a.journalGrant and string.format('%d', a.journalGrant))
-local h = { id = holdId, kind = kind, status = 'open', surface = surface, items = items,
-required = required, optional = optional, reserved = reserve, settled = 0, delivered = 0,
-optionalSpent = 0, spent = 0, refunded = 0, refundedToEndedCycle = 0, cycleId = a.cycle,
-createdAt = ctx.now, endedAt = 0, leaseExpiresAt = ctx.now + leaseMs, endReason = '', labels = 0,
-failed = {} }
-redis.call('HSET', holdKey, 'k', kind, 'st', 'open', 'sf', surface, 'n', itemsArg,
-'rq', requiredArg, 'op', optionalArg, 'rv', reserveText, 'cy', cycleText,
-'ca', nowText, 'ls', leaseText)
-if holdLeaseMs > 0 then
-redis.call('HSET', holdKey, 'lm', holdLeaseText)
+local ad=redis.call('HMGET',b.accountKey,'hc','hm','hs')
+local ae,af,ag=tonumber(ad[1]),tonumber(ad[2]),ad[3]
+if not string.find(','..ag..',',','..i..',',1,true)then
+return aa(5,cjson.encode({surfaces=ag}))
 end
-redis.call('ZADD', ctx.holdsActiveKey, leaseText, holdId)
-redis.call('ZADD', holdListKey, nowText, holdId)
-local reply = hold_reply(h)
-if keyed then
-idempotency_store(idempotencyRecord, fingerprint, 0, cjson.encode(reply), idempotencyTtlMs)
+if h=='items'and u>af then
+return aa(13,cjson.encode({max=af}))
 end
-return { 0, reply, 0, events_reply(ctx) }`;
+local ah=redis.call('ZCARD',b.holdsActiveKey)
+if ah>=ae then
+local ai=cjson.encode({active=ah,cap=ae})
+B(b,x)
+if z then
+Av(f,p,6,ai,r)
+end
+return y({6,ai,0})
+end
+local ai=m
+if h=='items'then
+ai=u*(v+w)
+end
+if x.balance+x.grantSum<ai then
+return aa(2,cjson.encode({balance=x.balance,needed=ai,available=x.balance+x.grantSum}))
+end
+B(b,x)
+local aj,ak=string.format('%d',ai),string.format('%d',x.cycle)
+local al,am=string.format('%d',b.now),string.format('%d',b.now+n)
+local an=''
+if x.grantOrder then
+an=a(b,x,ai,ak,g)
+else
+x.balance=x.balance-ai
+x.held=x.held+ai
+O(b,x)
+G(b,'reserve',aj,ak,g,ak,x.journalGrant and string.format('%d',x.journalGrant))
+end
+local ao={id=g,kind=h,status='open',surface=i,items=u,
+required=v,optional=w,reserved=ai,settled=0,delivered=0,
+optionalSpent=0,spent=0,refunded=0,refundedToEndedCycle=0,cycleId=x.cycle,
+createdAt=b.now,endedAt=0,leaseExpiresAt=b.now+n,endReason='',labels=0,
+sources=an,failed={}}
+redis.call('HSET',e,'k',h,'st','open','sf',i,'n',j,
+'rq',k,'op',l,'rv',aj,'cy',ak,
+'ca',al,'ls',am)
+if t>0 then
+redis.call('HSET',e,'lm',s)
+end
+if an~=''then
+redis.call('HSET',e,'so',an)
+end
+redis.call('ZADD',b.holdsActiveKey,am,g)
+redis.call('ZADD',c,al,g)
+local ap=K(ao)
+if z then
+Av(f,p,0,cjson.encode(ap),r)
+end
+return{0,ap,0,A(b)}`;
 
-const SHA1 = "d64430547d6ee2479dba3de510324621bb3d3351";
+const SHA1 = "b7e02fd9d50df0a3b963b5bdf723129f314e7c84";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
@@ -197,7 +239,7 @@ export const openHold: Script<OpenHoldParams, OpenHoldReply> = {
       return { code, refusal: ((o) => ({ active: int(field(o, "active")), cap: int(field(o, "cap")) }))(json(r[1])), storedCode: int(r[2]), events: int(r[3]), eventsDropped: int(r[4]) };
     }
     if (code === CODE.INSUFFICIENT) {
-      return { code, refusal: ((o) => ({ balance: int(field(o, "balance")), needed: int(field(o, "needed")) }))(json(r[1])), storedCode: int(r[2]), events: int(r[3]), eventsDropped: int(r[4]) };
+      return { code, refusal: ((o) => ({ balance: int(field(o, "balance")), needed: int(field(o, "needed")), available: int(field(o, "available")) }))(json(r[1])), storedCode: int(r[2]), events: int(r[3]), eventsDropped: int(r[4]) };
     }
     if (code === CODE.SURFACE_NOT_ALLOWED) {
       return { code, refusal: ((o) => ({ surfaces: text(field(o, "surfaces")) }))(json(r[1])), storedCode: int(r[2]), events: int(r[3]), eventsDropped: int(r[4]) };

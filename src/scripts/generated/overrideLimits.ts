@@ -17,57 +17,57 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/overrideLimits.lua's own code, compiled. */
-const BODY = String.raw`local target = KEYS[1]
-local now = clock_now(ARGV[1])
-local surface = ARGV[2]
-local override = ARGV[4]
-local keepMs = tonumber(ARGV[5])
-local countsField = 'r:' .. surface
-local state
-if ARGV[3] == '1' then
-state = redis.call('GET', target)
+const BODY = String.raw`local a=KEYS[1]
+local b=C(ARGV[1])
+local c=ARGV[2]
+local d=ARGV[4]
+local e=tonumber(ARGV[5])
+local f='r:'..c
+local g
+if ARGV[3]=='1'then
+g=redis.call('GET',a)
 else
-local v = redis.call('HMGET', target, 'w:' .. surface, countsField)
-if not v[1] then
-if redis.call('EXISTS', target) == 0 then
-return { 3 }
+local h=redis.call('HMGET',a,'w:'..c,f)
+if not h[1]then
+if redis.call('EXISTS',a)==0 then
+return{3}
 end
-return { 17 }
+return{17}
 end
-state = v[2]
+g=h[2]
 end
-local rest = state
-if state and string.byte(state, 1) == 111 then
-rest = string.match(state, '^o=%S+ ?(.*)$')
+local h=g
+if g and string.byte(g,1)==111 then
+h=string.match(g,'^o=%S+ ?(.*)$')
 end
-if rest == '' then
-rest = nil
+if h==''then
+h=nil
 end
-local next = rest
-if override ~= '' then
-next = rest and override .. ' ' .. rest or override
+local next=h
+if d~=''then
+next=h and d..' '..h or d
 end
-if ARGV[3] ~= '1' then
+if ARGV[3]~='1'then
 if next then
-redis.call('HSET', target, countsField, next)
+redis.call('HSET',a,f,next)
 else
-redis.call('HDEL', target, countsField)
+redis.call('HDEL',a,f)
 end
-return { 0 }
+return{0}
 end
 if not next then
-redis.call('DEL', target)
-return { 0 }
+redis.call('DEL',a)
+return{0}
 end
-local expires = tonumber(string.match(override, '@(%d+)$') or '-1')
-if expires == 0 then
-redis.call('SET', target, next)
+local i=tonumber(string.match(d,'@(%d+)$')or'-1')
+if i==0 then
+redis.call('SET',a,next)
 else
-redis.call('SET', target, next, 'PX', math.max(keepMs, expires - now, 1))
+redis.call('SET',a,next,'PX',math.max(e,i-b,1))
 end
-return { 0 }`;
+return{0}`;
 
-const SHA1 = "4e7b8182b1e42f9dc964ed9537863947da5654c1";
+const SHA1 = "ad32461c08eaa6c592d5c1a631c68b33aaf66778";
 const FUNCTION = `tg${BUILD_ID}_overrideLimits`;
 
 export const overrideLimits: Script<OverrideLimitsParams, OverrideLimitsReply> = {

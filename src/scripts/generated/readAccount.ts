@@ -17,15 +17,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readAccount.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local a = account_load(accountKey)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=KEYS[1]
+local b=Z(a)
+if not b then
+return{3,''}
 end
-a.counters = nil
-return { 0, cjson.encode(a) }`;
+b.counters=nil
+return{0,cjson.encode(b)}`;
 
-const SHA1 = "4245cb06a7b2072832f5cffc2b49ca1dd1f2d304";
+const SHA1 = "5bdd0884adb9c45f827327cbf330626f7701a6bb";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -3,9 +3,12 @@ import type { Code } from "./codes.ts";
 import { codeOf, json } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
+import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to readCycles: the subject's keys, the settings and now are filled in by name. */
@@ -19,20 +22,27 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
-  cycleLua.cycle_current_account_with_helpers_2,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.GRANT_STATUS,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycles_load,
 ].join("\n");
 
 /** lua/readCycles.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey = KEYS[2]
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=W(KEYS,ARGV)
+a.cyclesKey=KEYS[2]
+local b=E(a)
+if not b then
+return{3,''}
 end
-return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
+return{0,cjson.encode(Al(a.cyclesKey,b))}`;
 
-const SHA1 = "f7b43bf79f45eee14d6d1ba106c47d256ff31bbd";
+const SHA1 = "7ff7a672c31a77bc12126e454cd73d0fdf1594e2";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

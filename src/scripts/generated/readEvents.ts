@@ -12,50 +12,50 @@ export type ReadEventsParams = { group: string; consumer: string; count: number;
 export type ReadEventsReply = { code: Code; length: number; events: Array<{ entry: string; id: string; type: string; at: string; data: string; group: string; attempts: number }> };
 
 /** lua/readEvents.lua's own code, compiled. */
-const BODY = String.raw`local outboxKey = KEYS[1]
-local group, consumer, count, retryMs = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-if redis.call('EXISTS', outboxKey) == 0 then
-return { 0, 0 }
+const BODY = String.raw`local a=KEYS[1]
+local b,c,d,e=ARGV[1],ARGV[2],tonumber(ARGV[3]),ARGV[4]
+if redis.call('EXISTS',a)==0 then
+return{0,0}
 end
-redis.pcall('XGROUP', 'CREATE', outboxKey, group, '0')
-local reply = { 0, redis.call('XLEN', outboxKey) }
-local others = {}
-local function add(entry, attempts)
-local fields = {}
-for i = 1, #entry[2], 2 do
-fields[entry[2][i]] = entry[2][i + 1]
+redis.pcall('XGROUP','CREATE',a,b,'0')
+local f={0,redis.call('XLEN',a)}
+local g={}
+local function h(i,j)
+local k={}
+for l=1,#i[2],2 do
+k[i[2][l]]=i[2][l+1]
 end
-local target = fields['g'] or ''
-if target ~= '' and target ~= group then
-others[#others + 1] = entry[1]
+local l=k['g']or''
+if l~=''and l~=b then
+g[#g+1]=i[1]
 return
 end
-local n = #reply
-reply[n + 1], reply[n + 2], reply[n + 3] = entry[1], fields['i'] or entry[1], fields['t']
-reply[n + 4], reply[n + 5], reply[n + 6], reply[n + 7] = fields['a'], fields['d'], target, attempts
+local m=#f
+f[m+1],f[m+2],f[m+3]=i[1],k['i']or i[1],k['t']
+f[m+4],f[m+5],f[m+6],f[m+7]=k['a'],k['d'],l,j
 end
-local taken = 0
-for _, p in ipairs(redis.call('XPENDING', outboxKey, group, 'IDLE', retryMs, '-', '+', count)) do
-local claimed = redis.call('XCLAIM', outboxKey, group, consumer, retryMs, p[1])
-if claimed[1] then
-add(claimed[1], p[4] + 1)
-taken = taken + 1
-end
-end
-if taken < count then
-local fresh = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count - taken, 'STREAMS', outboxKey, '>')
-if fresh and fresh[1] then
-for _, entry in ipairs(fresh[1][2]) do
-add(entry, 1)
+local i=0
+for j,k in ipairs(redis.call('XPENDING',a,b,'IDLE',e,'-','+',d))do
+local l=redis.call('XCLAIM',a,b,c,e,k[1])
+if l[1]then
+h(l[1],k[4]+1)
+i=i+1
 end
 end
+if i<d then
+local j=redis.call('XREADGROUP','GROUP',b,c,'COUNT',d-i,'STREAMS',a,'>')
+if j and j[1]then
+for k,l in ipairs(j[1][2])do
+h(l,1)
 end
-if #others > 0 then
-redis.call('XACK', outboxKey, group, unpack(others))
 end
-return reply`;
+end
+if#g>0 then
+redis.call('XACK',a,b,unpack(g))
+end
+return f`;
 
-const SHA1 = "79496627c01392826c38866d83e7cdc7b1578996";
+const SHA1 = "d197044a15c91af88cd2a0172c9708dad82892f2";
 const FUNCTION = `tg${BUILD_ID}_readEvents`;
 
 export const readEvents: Script<ReadEventsParams, ReadEventsReply> = {

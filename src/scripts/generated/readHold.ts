@@ -7,6 +7,7 @@ import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as prologueLua from "./lib/prologue.ts";
@@ -24,35 +25,42 @@ const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
   calendarLua.DAY_MS,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_due,
   holdsLua.holds_due_reply,
 ].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.holdsActiveKey = KEYS[2]
-if redis.call('EXISTS', ctx.accountKey) == 0 then
-return { 3 }
+const BODY = String.raw`local a=W(KEYS,ARGV)
+a.holdsActiveKey=KEYS[2]
+if redis.call('EXISTS',a.accountKey)==0 then
+return{3}
 end
-local due = ARGV[2] ~= '1' and holds_due_reply(ctx, false)
-if due then
-return due
+local b=ARGV[2]~='1'and Ag(a,false)
+if b then
+return b
 end
-local reply = { 0 }
-for i = 3, #KEYS do
-local h = hold_load(KEYS[i])
-if h then
-reply[#reply + 1] = hold_reply(h)
+local c={0}
+for d=3,#KEYS do
+local e=N(KEYS[d])
+if e then
+c[#c+1]=K(e)
 end
 end
-return reply`;
+return c`;
 
-const SHA1 = "074e4e0e01b2733563855a474b8b9f5859010a32";
+const SHA1 = "7c57a2b2a21725894322ca1488eb4b53445151c9";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

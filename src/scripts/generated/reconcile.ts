@@ -3,11 +3,13 @@ import type { Code } from "./codes.ts";
 import { codeOf, flag, int, present } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
@@ -23,45 +25,60 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  eventsLua.events_cycles_opened_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_read,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_archived_text,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_read,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.outboxKey, ctx.eventsMax = KEYS[5], tonumber(ARGV[5])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[5])
+local b=E(a)
+if not b then
+return{3}
 end
-cycle_save(ctx, a)
-local complete, balance, spent, held, entries = 0, 0, 0, 0, 0
-for _, e in ipairs(journal_read(ctx.journalKey)) do
-if e.cycle == a.cycle then
-local n = e.amount
-entries = entries + 1
-if e.kind == 'grant' then
-complete, balance, spent, held, entries = 1, n, 0, 0, 1
-elseif e.kind == 'charge' then
-balance, spent = balance - n, spent + n
-elseif e.kind == 'reserve' then
-balance, held = balance - n, held + n
-elseif e.kind == 'spend' then
-held, spent = held - n, spent + n
-elseif e.kind == 'refund' then
-held, balance = held - n, balance + n
+B(a,b)
+local c,d,e,f,g=0,0,0,0,0
+for h,i in ipairs(BB(a.journalKey))do
+if i.cycle==b.cycle and not i.source then
+local j=i.amount
+g=g+1
+if i.kind=='grant'then
+c,d,e,f,g=1,j,0,0,1
+elseif i.kind=='charge'or i.kind=='adjust'then
+d,e=d-j,e+j
+elseif i.kind=='reserve'then
+d,f=d-j,f+j
+elseif i.kind=='spend'then
+f,e=f-j,e+j
+elseif i.kind=='refund'then
+f,d=f-j,d+j
+elseif i.kind=='refund_charge'then
+e,d=e-j,d+j
 end
 end
 end
-if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
-complete, balance, spent, held = 1, a.allowance, 0, 0
+if c==0 and a.journalTrim~='off'and b.journalGrant~=b.cycle then
+c,d,e,f=1,b.allowance,0,0
 end
-return { 0, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries, events_reply(ctx) }`;
+return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,A(a)}`;
 
-const SHA1 = "34a18bcb1719bb92f35e2b5c6f3ade16e05f508a";
+const SHA1 = "1f3e06946308f6d55c39403b26e5f7c461a09bc3";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -17,12 +17,12 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/releaseIdempotency.lua's own code, compiled. */
-const BODY = String.raw`local recordKey = KEYS[1]
-local token = ARGV[1]
-idempotency_release(recordKey, token)
-return { 0 }`;
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+A6(a,b)
+return{0}`;
 
-const SHA1 = "80e58d4b714699330202559bdff72b49a8f3f20f";
+const SHA1 = "2362744948374820d8170e3e6b10dc53eaf8ee43";
 const FUNCTION = `tg${BUILD_ID}_releaseIdempotency`;
 
 export const releaseIdempotency: Script<ReleaseIdempotencyParams, ReleaseIdempotencyReply> = {

@@ -17,36 +17,36 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/releaseLease.lua's own code, compiled. */
-const BODY = String.raw`local target = KEYS[1]
-local now = clock_now(ARGV[1])
-local countsField = 'r:' .. ARGV[2]
-local policy = ARGV[3] == '1'
-local lease = ARGV[4]
-local state
-if policy then
-state = redis.call('GET', target)
+const BODY = String.raw`local a=KEYS[1]
+local b=C(ARGV[1])
+local c='r:'..ARGV[2]
+local d=ARGV[3]=='1'
+local e=ARGV[4]
+local f
+if d then
+f=redis.call('GET',a)
 else
-state = redis.call('HGET', target, countsField)
+f=redis.call('HGET',a,c)
 end
-local word = state and string.match(state, 'L=%S*')
-if not word then
-return { 0, 0 }
+local g=f and string.match(f,'L=%S*')
+if not g then
+return{0,0}
 end
-local ends = tonumber(string.match(word, '|' .. lease .. '@(%d+)'))
-if not ends then
-return { 0, 0 }
+local h=tonumber(string.match(g,'|'..e..'@(%d+)'))
+if not h then
+return{0,0}
 end
-local freed = string.gsub(word, '|' .. lease .. '@%d+', '')
-local s, e = string.find(state, word, 1, true)
-local next = string.sub(state, 1, s - 1) .. freed .. string.sub(state, e + 1)
-if policy then
-redis.call('SET', target, next, 'KEEPTTL')
+local i=string.gsub(g,'|'..e..'@%d+','')
+local j,k=string.find(f,g,1,true)
+local next=string.sub(f,1,j-1)..i..string.sub(f,k+1)
+if d then
+redis.call('SET',a,next,'KEEPTTL')
 else
-redis.call('HSET', target, countsField, next)
+redis.call('HSET',a,c,next)
 end
-return { 0, ends > now and 1 or 0 }`;
+return{0,h>b and 1 or 0}`;
 
-const SHA1 = "e4fbee25d8c4733b782af78f96fff85c60edf6b4";
+const SHA1 = "fba1a8c88e51f91ab9bfefa092686bead61c5a54";
 const FUNCTION = `tg${BUILD_ID}_releaseLease`;
 
 export const releaseLease: Script<ReleaseLeaseParams, ReleaseLeaseReply> = {

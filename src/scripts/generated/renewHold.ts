@@ -3,11 +3,13 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -25,6 +27,24 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -32,13 +52,11 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened_with_helpers,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_hold_lapsed,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_add,
-  journalLua.journal_append,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -49,6 +67,7 @@ const HELPERS = [
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_refund,
   holdsLua.hold_end,
   holdsLua.hold_renew,
@@ -56,27 +75,27 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/renewHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local leaseMs = tonumber(ARGV[5])
-ctx.endedKeepMs = tonumber(ARGV[6])
-ctx.outboxKey, ctx.eventsMax = KEYS[8], tonumber(ARGV[7])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c=tonumber(ARGV[5])
+a.endedKeepMs=tonumber(ARGV[6])
+a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[7])
+local d=V(a)
+if not d then
+return{3,0,0,0}
 end
-local h, refused = hold_accepting(ctx, a, holdKey, nil)
-cycle_save(ctx, a)
-if not h then
-if refused == 9 then
-return { 9, 0, events_reply(ctx) }
+local e,f=A0(a,d,b,nil)
+B(a,d)
+if not e then
+if f==9 then
+return{9,0,A(a)}
 end
-return { 10, 0, events_reply(ctx) }
+return{10,0,A(a)}
 end
-return { 0, tonumber(hold_renew(ctx, h, leaseMs)), events_reply(ctx) }`;
+return{0,tonumber(A2(a,e,c)),A(a)}`;
 
-const SHA1 = "7bd5c54b0d0637a4ca96142e7412ef2cab834f90";
+const SHA1 = "4fddeae781568de6f028b89a16caac450498b2fa";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

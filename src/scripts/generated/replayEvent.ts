@@ -12,17 +12,17 @@ export type ReplayEventParams = { id: string; type: string; at: string; data: st
 export type ReplayEventReply = { code: Code };
 
 /** lua/replayEvent.lua's own code, compiled. */
-const BODY = String.raw`local accountKey, outboxKey = KEYS[1], KEYS[2]
-redis.call('XADD', outboxKey, '*', 't', ARGV[2], 'a', ARGV[3], 'd', ARGV[4],
-'g', ARGV[5], 'i', ARGV[1])
-local events = redis.call('HGET', accountKey, 'ev')
-if events then
-local head, count, tail = string.match(events, '^(%a%d+) (%d+) (.*)$')
-redis.call('HSET', accountKey, 'ev', head .. ' ' .. (tonumber(count) + 1) .. ' ' .. tail)
+const BODY = String.raw`local a,b=KEYS[1],KEYS[2]
+redis.call('XADD',b,'*','t',ARGV[2],'a',ARGV[3],'d',ARGV[4],
+'g',ARGV[5],'i',ARGV[1])
+local c=redis.call('HGET',a,'ev')
+if c then
+local d,e,f=string.match(c,'^(%a%d+) (%d+) (.*)$')
+redis.call('HSET',a,'ev',d..' '..(tonumber(e)+1)..' '..f)
 end
-return { 0 }`;
+return{0}`;
 
-const SHA1 = "3cfa20b4ea29ea5e06255694940617ae390cc7b6";
+const SHA1 = "fc8076643feacb412f64a4d55b99d4c8afc6076d";
 const FUNCTION = `tg${BUILD_ID}_replayEvent`;
 
 export const replayEvent: Script<ReplayEventParams, ReplayEventReply> = {

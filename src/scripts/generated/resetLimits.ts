@@ -17,35 +17,35 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/resetLimits.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local surface = ARGV[1]
-if ARGV[2] == '1' then
-local state = redis.call('GET', accountKey)
-local override = state and string.match(state, '^o=%S+')
-if override then
-redis.call('SET', accountKey, override, 'KEEPTTL')
-elseif state then
-redis.call('DEL', accountKey)
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+if ARGV[2]=='1'then
+local c=redis.call('GET',a)
+local d=c and string.match(c,'^o=%S+')
+if d then
+redis.call('SET',a,d,'KEEPTTL')
+elseif c then
+redis.call('DEL',a)
 end
-return { 0 }
+return{0}
 end
-local countsField = 'r:' .. surface
-local v = redis.call('HMGET', accountKey, 'w:' .. surface, countsField)
-if not v[1] then
-if redis.call('EXISTS', accountKey) == 0 then
-return { 3 }
+local c='r:'..b
+local d=redis.call('HMGET',a,'w:'..b,c)
+if not d[1]then
+if redis.call('EXISTS',a)==0 then
+return{3}
 end
-return { 17 }
+return{17}
 end
-local kept = windows_forget(v[1], v[2] or nil)
-if kept then
-redis.call('HSET', accountKey, countsField, kept)
+local e=BD(d[1],d[2]or nil)
+if e then
+redis.call('HSET',a,c,e)
 else
-redis.call('HDEL', accountKey, countsField)
+redis.call('HDEL',a,c)
 end
-return { 0 }`;
+return{0}`;
 
-const SHA1 = "4174fb3877bc2b587e21ead6194d21705ddeae4b";
+const SHA1 = "7bbc753bb6e77124949a4a5921a3f6755cb96b7e";
 const FUNCTION = `tg${BUILD_ID}_resetLimits`;
 
 export const resetLimits: Script<ResetLimitsParams, ResetLimitsReply> = {

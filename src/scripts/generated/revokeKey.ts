@@ -17,13 +17,13 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/revokeKey.lua's own code, compiled. */
-const BODY = String.raw`local accountKey = KEYS[1]
-local keyId = ARGV[1]
-local limitsText = redis.call('HGET', accountKey, 'k:' .. keyId .. '.l')
-local revoked = redis.call('HDEL', accountKey, unpack(key_fields(keyId, limitsText or nil))) > 0 and 1 or 0
-return { 0, revoked }`;
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c=redis.call('HGET',a,'k:'..b..'.l')
+local d=redis.call('HDEL',a,unpack(Ah(b,c or nil)))>0 and 1 or 0
+return{0,d}`;
 
-const SHA1 = "f87dd42c41eed317713684d1d4194a3e6a201942";
+const SHA1 = "f4743acc44fef2885381e79e1c27815031edf1f1";
 const FUNCTION = `tg${BUILD_ID}_revokeKey`;
 
 export const revokeKey: Script<RevokeKeyParams, RevokeKeyReply> = {

@@ -3,18 +3,21 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to setThresholds: the subject's keys, the settings and now are filled in by name. */
 export type SetThresholdsParams = { own: number; spec: string };
 
 /** setThresholds's reply, as lua/setThresholds.lua's header declares it. */
-export type SetThresholdsReply = { code: Code; cycleEndMs: number; events: number; eventsDropped: number };
+export type SetThresholdsReply = { code: Code; sweepAtMs: number; events: number; eventsDropped: number };
 
 /** The lib/ helpers setThresholds uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -22,6 +25,19 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_archived_text,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -29,37 +45,38 @@ const HELPERS = [
   eventsLua.events_limits,
   eventsLua.events_emit,
   eventsLua.events_check,
-  eventsLua.events_cycles_opened,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id]),
   eventsLua.events_configure,
+  eventsLua.events_wake,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
 ].join("\n");
 
 /** lua/setThresholds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.outboxKey = KEYS[5]
-local own, spec = ARGV[5] == '1', ARGV[6]
-ctx.eventsMax = tonumber(ARGV[7])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.outboxKey=KEYS[5]
+local b,c=ARGV[5]=='1',ARGV[6]
+a.eventsMax=tonumber(ARGV[7])
+local d=E(a)
+if not d then
+return{3,0,0,0}
 end
-cycle_save(ctx, a)
-if own then
-events_configure(ctx, a, 'o', spec)
+B(a,d)
+if b then
+Ab(a,d,'o',c)
 else
-local planSpec = 'none'
-for plan, given in string.gmatch(spec, '([^=;]+)=([^;]*)') do
-if plan == a.plan then
-planSpec = given
+local e='none'
+for f,g in string.gmatch(c,'([^=;]+)=([^;]*)')do
+if f==d.plan then
+e=g
 end
 end
-events_configure(ctx, a, 'p', planSpec)
+Ab(a,d,'p',e)
 end
-return { 0, a.cycleEnd, events_reply(ctx) }`;
+return{0,AO(d,tonumber(ARGV[8])),A(a)}`;
 
-const SHA1 = "feb32223c02dc2055eb3f70e145e90506b99e46c";
+const SHA1 = "eb4c7dea5fc879eda7fb8bbd731408cf934b86c6";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {
@@ -68,9 +85,9 @@ export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, String(p.own), p.spec, s.eventsMax],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, String(p.own), p.spec, s.eventsMax, s.expiringNoticeMs],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, cycleEndMs: int(r[1]), events: int(r[2]), eventsDropped: int(r[3]) };
+    return { code, sweepAtMs: int(r[1]), events: int(r[2]), eventsDropped: int(r[3]) };
   },
 };

@@ -4,11 +4,13 @@ import { codeOf, int, present } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type HoldForm, decodeHold } from "./forms.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -26,6 +28,24 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -33,13 +53,11 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened_with_helpers,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_hold_lapsed,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_add,
-  journalLua.journal_append,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -47,10 +65,12 @@ const HELPERS = [
   holdsLua.HOLDS_TIDY_SLACK,
   holdsLua.hold_load,
   holdsLua.hold_write,
+  holdsLua.hold_sources,
   holdsLua.hold_reply,
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_spend,
   holdsLua.hold_refund,
   holdsLua.hold_end,
@@ -59,75 +79,75 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/settleHold.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdKey = KEYS[7]
-local kind, itemId, failed = ARGV[5], ARGV[6], ARGV[7]
-local optionalSpent, amount, leaseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-ctx.endedKeepMs = tonumber(ARGV[11])
-ctx.outboxKey, ctx.eventsMax = KEYS[8], tonumber(ARGV[12])
-local MAX_LABELS = 16
-local a = holds_credits(ctx)
-if not a then
-return { 3, '' }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b=KEYS[7]
+local c,d,e=ARGV[5],ARGV[6],ARGV[7]
+local f,g,h=tonumber(ARGV[8]),tonumber(ARGV[9]),tonumber(ARGV[10])
+a.endedKeepMs=tonumber(ARGV[11])
+a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[12])
+local i=16
+local j=V(a)
+if not j then
+return{3,''}
 end
-local function answer(code, h)
-cycle_save(ctx, a)
-return { code, h and hold_reply(h) or {}, events_reply(ctx) }
+local function k(l,m)
+B(a,j)
+return{l,m and K(m)or{},A(a)}
 end
-local itemField = 'i:' .. itemId
-if redis.call('HEXISTS', holdKey, itemField) == 1 then
-return answer(12, hold_load(holdKey))
+local l='i:'..d
+if redis.call('HEXISTS',b,l)==1 then
+return k(12,N(b))
 end
-local h, refused, seen = hold_accepting(ctx, a, holdKey, kind)
-if not h then
-return answer(refused, seen)
+local m,n,o=A0(a,j,b,c)
+if not m then
+return k(n,o)
 end
-if kind == 'budget' then
-if amount > h.reserved - h.spent then
-return answer(19, h)
+if c=='budget'then
+if g>m.reserved-m.spent then
+return k(19,m)
 end
-elseif failed ~= '' then
-if not h.failed[failed] and h.labels >= MAX_LABELS then
-return answer(20, h)
+elseif e~=''then
+if not m.failed[e]and m.labels>=i then
+return k(20,m)
 end
-elseif optionalSpent > h.optional then
-return answer(21, h)
+elseif f>m.optional then
+return k(21,m)
 end
-cycle_save(ctx, a)
-local reason = 'settled'
-if kind == 'budget' then
-hold_spend(ctx, a, h, amount)
-if amount > 0 then
-h.delivered = h.delivered + 1
+B(a,j)
+local p='settled'
+if c=='budget'then
+A3(a,j,m,g)
+if g>0 then
+m.delivered=m.delivered+1
 end
-reason = 'exhausted'
-elseif failed ~= '' then
-if not h.failed[failed] then
-h.labels = h.labels + 1
+p='exhausted'
+elseif e~=''then
+if not m.failed[e]then
+m.labels=m.labels+1
 end
-h.failed[failed] = (h.failed[failed] or 0) + 1
-local words = {}
-for label, n in pairs(h.failed) do
-words[#words + 1] = label .. '=' .. n
+m.failed[e]=(m.failed[e]or 0)+1
+local q={}
+for r,s in pairs(m.failed)do
+q[#q+1]=r..'='..s
 end
-redis.call('HSET', holdKey, 'nl', h.labels, 'fl', table.concat(words, ' '))
+redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-hold_spend(ctx, a, h, h.required + optionalSpent)
-h.delivered = h.delivered + 1
-h.optionalSpent = h.optionalSpent + optionalSpent
+A3(a,j,m,m.required+f)
+m.delivered=m.delivered+1
+m.optionalSpent=m.optionalSpent+f
 end
-h.settled = h.settled + 1
-hold_renew(ctx, h, leaseMs)
-redis.call('HSET', holdKey, itemField, 1, 'ns', h.settled, 'dl', h.delivered,
-'os', h.optionalSpent, 'sp', h.spent)
-if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >= h.reserved) then
-hold_end(ctx, a, h, 'completed', reason)
+m.settled=m.settled+1
+A2(a,m,h)
+redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
+'os',m.optionalSpent,'sp',m.spent)
+if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
+Af(a,j,m,'completed',p)
 end
-holds_save_credits(ctx, a)
-return { 0, hold_reply(h), events_reply(ctx) }`;
+O(a,j)
+return{0,K(m),A(a)}`;
 
-const SHA1 = "2dbdb32e1eec6b3174f239b22727585a58ad543c";
+const SHA1 = "9661ecae32cdd1f317f4b3e4b7cdcfcd1a60d0e2";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

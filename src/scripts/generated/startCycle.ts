@@ -3,11 +3,14 @@ import type { Code } from "./codes.ts";
 import { codeOf, int } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to startCycle: the subject's keys, the settings and now are filled in by name. */
@@ -26,30 +29,49 @@ const HELPERS = [
   calendarLua.civil_from_days,
   calendarLua.days_in_month,
   calendarLua.period_start,
-  eventsLua.events_cycles_opened_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_of,
+  grantsLua.grants_before,
+  grantsLua.grants_cycle_source,
+  grantsLua.grants_refresh,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end]),
+  grantsLua.grants_save,
+  grantsLua.GRANT_STATUS,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  cycleLua.cycle_current_account_with_helpers,
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
 /** lua/startCycle.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.outboxKey = KEYS[5]
-local unit, length = ARGV[5], tonumber(ARGV[6])
-ctx.eventsMax = tonumber(ARGV[7])
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, 0, 0, 0, 0, 0 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.outboxKey=KEYS[5]
+local b,c=ARGV[5],tonumber(ARGV[6])
+a.eventsMax=tonumber(ARGV[7])
+local d=E(a)
+if not d then
+return{3,0,0,0,0,0}
 end
-cycle_save(ctx, a)
-cycle_reanchor(ctx, a, unit, length)
-cycle_save(ctx, a)
-return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }`;
+B(a,d)
+AK(a,d,b,c)
+B(a,d)
+return{0,d.cycle,d.cycleStart,d.cycleEnd,A(a)}`;
 
-const SHA1 = "a9007704740420274315d6e29019db17c39f602e";
+const SHA1 = "a09ae77b999bbb545cffc88a489ed66449aac9ba";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

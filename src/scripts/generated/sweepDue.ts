@@ -17,18 +17,18 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/sweepDue.lua's own code, compiled. */
-const BODY = String.raw`local sweepIndex = KEYS[1]
-local nowArg = ARGV[1]
-local count = tonumber(ARGV[2])
-local now = clock_now(nowArg)
-local due = redis.call('ZRANGEBYSCORE', sweepIndex, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)
-local reply = { 0, now }
-for _, v in ipairs(due) do
-reply[#reply + 1] = v
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[1]
+local c=tonumber(ARGV[2])
+local d=C(b)
+local e=redis.call('ZRANGEBYSCORE',a,'-inf',d,'WITHSCORES','LIMIT',0,c)
+local f={0,d}
+for g,h in ipairs(e)do
+f[#f+1]=h
 end
-return reply`;
+return f`;
 
-const SHA1 = "0e7d7649d10c6d5e5a205e31396df47a0bd5ea1d";
+const SHA1 = "afa17004cde9296ce92e877941f521518e38f75a";
 const FUNCTION = `tg${BUILD_ID}_sweepDue`;
 
 export const sweepDue: Script<SweepDueParams, SweepDueReply> = {

@@ -17,26 +17,26 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/sweepMark.lua's own code, compiled. */
-const BODY = String.raw`local sweepIndex = KEYS[1]
-local subject = ARGV[2]
-local seenScore = tonumber(ARGV[3])
-local nextScore = tonumber(ARGV[4])
-local current = redis.call('ZSCORE', sweepIndex, subject)
-if seenScore ~= nil then
-if not current or tonumber(current) ~= seenScore then
-return { 0, 0 }
+const BODY = String.raw`local a=KEYS[1]
+local b=ARGV[2]
+local c=tonumber(ARGV[3])
+local d=tonumber(ARGV[4])
+local e=redis.call('ZSCORE',a,b)
+if c~=nil then
+if not e or tonumber(e)~=c then
+return{0,0}
 end
-elseif current and tonumber(current) <= nextScore and tonumber(current) > clock_now(ARGV[1]) then
-return { 0, 0 }
+elseif e and tonumber(e)<=d and tonumber(e)>C(ARGV[1])then
+return{0,0}
 end
-if nextScore < 0 then
-redis.call('ZREM', sweepIndex, subject)
+if d<0 then
+redis.call('ZREM',a,b)
 else
-redis.call('ZADD', sweepIndex, nextScore, subject)
+redis.call('ZADD',a,d,b)
 end
-return { 0, 1 }`;
+return{0,1}`;
 
-const SHA1 = "f6b16535fa75e8a581f099a0416003e40c94876e";
+const SHA1 = "0489ab01151affc41780ca9d627db082da2ff393";
 const FUNCTION = `tg${BUILD_ID}_sweepMark`;
 
 export const sweepMark: Script<SweepMarkParams, SweepMarkReply> = {

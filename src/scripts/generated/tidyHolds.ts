@@ -3,11 +3,13 @@ import type { Code } from "./codes.ts";
 import { codeOf, int, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -15,17 +17,38 @@ import * as operationsLua from "./lib/operations.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to tidyHolds: the subject's keys, the settings and now are filled in by name. */
-export type TidyHoldsParams = { holds: readonly string[] };
+export type TidyHoldsParams = { holds: readonly string[]; notices: number };
 
 /** tidyHolds's reply, as lua/tidyHolds.lua's header declares it. */
-export type TidyHoldsReply = { code: Code; ended: number; dropped: number; nextLeaseMs: number; nextCycleMs: number; events: number; eventsDropped: number; due: string[] };
+export type TidyHoldsReply = { code: Code; ended: number; dropped: number; nextLeaseMs: number; nextEventMs: number; events: number; eventsDropped: number; due: string[] };
 
 /** The lib/ helpers tidyHolds uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_load,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  journalLua.journal_append,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grant_archived_parse,
+  grantsLua.grants_of,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_range,
+  grantsLua.grant_move,
+  grantsLua.GRANT_STATUS,
   eventsLua.events_available,
   eventsLua.events_threshold_json,
   eventsLua.events_open,
@@ -33,13 +56,13 @@ const HELPERS = [
   eventsLua.events_emit,
   eventsLua.events_check,
   eventsLua.events_moved,
-  eventsLua.events_cycles_opened_with_helpers,
+  eventsLua.events_grant_id,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_limits]),
   eventsLua.events_hold_lapsed,
+  eventsLua.events_wake,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
-  journalLua.journal_add,
-  journalLua.journal_append,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -50,6 +73,7 @@ const HELPERS = [
   holdsLua.holds_credits,
   holdsLua.holds_save_credits,
   holdsLua.hold_journal,
+  holdsLua.hold_part,
   holdsLua.hold_refund,
   holdsLua.hold_end,
   holdsLua.holds_due,
@@ -66,70 +90,95 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/tidyHolds.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
-ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
-local holdListKey, operationsKey = KEYS[7], KEYS[8]
-ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
-local operationTtlMs = tonumber(ARGV[7])
-ctx.outboxKey, ctx.eventsMax = KEYS[9], tonumber(ARGV[8])
-local a = holds_credits(ctx)
-if not a then
-return { 3, 0, 0, -1, -1, 0, 0 }
+const BODY = String.raw`local a=D(KEYS,ARGV)
+a.holdsActiveKey,a.holdsEndedKey=KEYS[5],KEYS[6]
+local b,c=KEYS[7],KEYS[8]
+a.endedKeepMs,a.endedMax=tonumber(ARGV[5]),tonumber(ARGV[6])
+local d=tonumber(ARGV[7])
+a.outboxKey,a.eventsMax=KEYS[9],tonumber(ARGV[8])
+local e,f=ARGV[9]=='1',tonumber(ARGV[10])
+local function g(h)
+local i,j=U(a,h.events),{}
+for k,l in pairs(H(h))do
+if l.expiresAt>0 and not l.noticed and l.expiresAt-f<=a.now then
+j[#j+1]=l
 end
-local lapsed, ended = {}, {}
-for i = 10, #KEYS do
-local h = hold_load(KEYS[i])
-if h and h.status == 'open' then
-if ctx.now >= h.leaseExpiresAt then
-lapsed[#lapsed + 1] = h
+end
+table.sort(j,function(k,l)
+return k.n<l.n
+end)
+for k,l in ipairs(j)do
+if l.remaining>0 then
+F(a,i,'grant.expiring',Ac(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
+..',"remaining":'..l.remaining..'}')
+end
+l.noticed=true
+h.grantTerms[l.n]=Ap(l)
+redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ad(i))
+end
+end
+local h=V(a)
+if not h then
+return{3,0,0,-1,-1,0,0}
+end
+local i,j={},{}
+for k=10,#KEYS do
+local l=N(KEYS[k])
+if l and l.status=='open'then
+if a.now>=l.leaseExpiresAt then
+i[#i+1]=l
 end
 else
-ended[#ended + 1] = { id = h and h.id or string.match(KEYS[i], '([^:]*)$'), key = KEYS[i], gone = not h }
+j[#j+1]={id=l and l.id or string.match(KEYS[k],'([^:]*)$'),key=KEYS[k],gone=not l}
 end
 end
-cycle_save(ctx, a)
-if #lapsed > 0 then
-for _, h in ipairs(lapsed) do
-hold_end(ctx, a, h, 'completed', 'lease_expired')
+B(a,h)
+if#i>0 then
+for k,l in ipairs(i)do
+Af(a,h,l,'completed','lease_expired')
 end
-holds_save_credits(ctx, a)
+O(a,h)
 end
-local over = redis.call('ZCARD', ctx.holdsEndedKey) - ctx.endedMax + 1
-local overBound = {}
-if over > 0 then
-for _, id in ipairs(redis.call('ZRANGE', ctx.holdsEndedKey, 0, over + HOLDS_TIDY_SLACK - 1)) do
-overBound[id] = true
-end
-end
-local drop = {}
-for _, hold in ipairs(ended) do
-local endedAt = redis.call('ZSCORE', ctx.holdsEndedKey, hold.id)
-if hold.gone or overBound[hold.id] or (endedAt and ctx.now - tonumber(endedAt) >= ctx.endedKeepMs) then
-drop[#drop + 1] = hold
+local k=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
+local l={}
+if k>0 then
+for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AC-1))do
+l[n]=true
 end
 end
-if #drop > 0 then
-local _, operations = operations_read(operationsKey, OPERATIONS_META)
-for _, hold in ipairs(drop) do
-redis.call('DEL', hold.key)
-redis.call('ZREM', ctx.holdsEndedKey, hold.id)
-redis.call('ZREM', ctx.holdsActiveKey, hold.id)
-redis.call('ZREM', holdListKey, hold.id)
-operations_add(operationsKey, operations, 'h' .. hold.id, string.format('%d', ctx.now), ctx.now, operationTtlMs)
+local m={}
+for n,o in ipairs(j)do
+local p=redis.call('ZSCORE',a.holdsEndedKey,o.id)
+if o.gone or l[o.id]or(p and a.now-tonumber(p)>=a.endedKeepMs)then
+m[#m+1]=o
 end
 end
-local written, droppedEvents = events_reply(ctx)
-local nextCycle = -1
-if a.events then
-nextCycle = tonumber(redis.call('HGET', ctx.accountKey, 'ce'))
+if#m>0 then
+local n,o=R(c,Y)
+for p,q in ipairs(m)do
+redis.call('DEL',q.key)
+redis.call('ZREM',a.holdsEndedKey,q.id)
+redis.call('ZREM',a.holdsActiveKey,q.id)
+redis.call('ZREM',b,q.id)
+Q(c,o,'h'..q.id,string.format('%d',a.now),a.now,d)
 end
-local reply = { 0, #lapsed, #drop, holds_next_lease(ctx), nextCycle, written, droppedEvents }
-for _, id in ipairs(holds_due(ctx, true)) do
-reply[#reply + 1] = id
 end
-return reply`;
+local n=-1
+if h.events then
+local o=Z(a.accountKey)
+if e and o.grantTerms then
+g(o)
+end
+n=AO(o,f)
+end
+local o,p=A(a)
+local q={0,#i,#m,Bz(a),n,o,p}
+for r,s in ipairs(A4(a,true))do
+q[#q+1]=s
+end
+return q`;
 
-const SHA1 = "a672d6e684ffc9b06b211945c725179262b739dc";
+const SHA1 = "f753f37a11a36e67ad6928874aa668e0fd170c96";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
@@ -138,9 +187,9 @@ export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(p.holds.length + 9), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, k.outbox, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs, s.eventsMax],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(p.holds.length + 9), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, k.outbox, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs, s.eventsMax, String(p.notices), s.expiringNoticeMs],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, ended: int(r[1]), dropped: int(r[2]), nextLeaseMs: int(r[3]), nextCycleMs: int(r[4]), events: int(r[5]), eventsDropped: int(r[6]), due: r.slice(7).map((v) => text(v)) };
+    return { code, ended: int(r[1]), dropped: int(r[2]), nextLeaseMs: int(r[3]), nextEventMs: int(r[4]), events: int(r[5]), eventsDropped: int(r[6]), due: r.slice(7).map((v) => text(v)) };
   },
 };

@@ -5,14 +5,17 @@ import { codeOf, int, json, oneOf, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
 import * as eventsLua from "./lib/events.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
+import * as journalLua from "./lib/journal.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
 
@@ -35,10 +38,27 @@ const HELPERS = [
   apiKeysLua.key_refusal,
   accountLua.account_write,
   calendarLua.DAY_MS,
-  eventsLua.events_cycles_opened_with_helpers_2,
+  journalLua.journal_add,
+  journalLua.journal_source,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.grant_terms_text,
+  grantsLua.grant_credits_text,
+  grantsLua.grant_terms_parse,
+  grantsLua.grant_parse,
+  grantsLua.grant_archived_text,
+  grantsLua.grants_of,
+  withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grants_refresh]),
+  grantsLua.grants_save,
+  grantsLua.grants_next_expiry,
+  grantsLua.GRANT_STATUS,
+  withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  cycleLua.cycle_current_account_with_helpers_2,
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -50,45 +70,51 @@ const HELPERS = [
   windowsLua.windows_bucket_word,
   windowsLua.windows_many,
   windowsLua.windows_plain,
-  windowsLua.windows_leased_with_helpers,
+  withHelpers(windowsLua.windows_leased, [windowsLua.windows_long_form]),
   windowsLua.windows_inner,
   windowsLua.windows_count,
 ].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
-const BODY = String.raw`local ctx = prologue_look(KEYS, ARGV)
-ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
-local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
-ctx.outboxKey, ctx.eventsMax = KEYS[4], tonumber(ARGV[6])
-if keyId ~= '' then
-local record = redis.call('HGET', ctx.accountKey, 'k:' .. keyId)
-local refusal = key_refusal(ctx.accountKey, keyId, record, keyDigest, surface, ctx.now)
-if refusal then
-return { 18, refusal }
+const BODY = String.raw`local a=W(KEYS,ARGV)
+a.cyclesKey,a.holdsActiveKey,a.journalKey=KEYS[2],KEYS[3],KEYS[4]
+a.journalTrim,a.journalBound=ARGV[6],ARGV[7]
+local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
+a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[8])
+if d~=''then
+local f=redis.call('HGET',a.accountKey,'k:'..d)
+local g=A7(a.accountKey,d,f,e,b,a.now)
+if g then
+return{18,g}
 end
 end
-local a = cycle_current_account(ctx)
-if not a then
-return { 3, '' }
+local f=E(a)
+if not f then
+return{3,''}
 end
-local windows = a.windows[surface]
-if not windows then
-return { 17, '' }
+local g=f.windows[b]
+if not g then
+return{17,''}
 end
-local due = holds_due_reply(ctx, false)
-if due then
-return due
+local h=Ag(a,false)
+if h then
+return h
 end
-cycle_save(ctx, a)
-a.active = redis.call('ZCARD', ctx.holdsActiveKey)
-a.now = ctx.now
-local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
-a.counters, a.archive = nil, nil
-reply[#reply + 1] = cjson.encode(a)
-reply[#reply + 1], reply[#reply + 2] = events_reply(ctx)
-return reply`;
+B(a,f)
+f.active=redis.call('ZCARD',a.holdsActiveKey)
+f.now=a.now
+f.available=f.balance+(f.grantSum or 0)
+if f.grantOrder then
+f.nextExpiry=AY(f)
+end
+f.grants,f.grantTerms,f.grantCredits=nil,nil,nil
+local i=I(g,f.counters[b],a.now,0,c)
+f.counters,f.archive=nil,nil
+i[#i+1]=cjson.encode(f)
+i[#i+1],i[#i+2]=A(a)
+return i`;
 
-const SHA1 = "56954b93018a4ccf54153112cc5d2c31ee4c431b";
+const SHA1 = "ffb0df82aabb5c41f93f253bec5e0e5dc3344091";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {
@@ -97,7 +123,7 @@ export const usage: Script<UsageParams, UsageReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "4", k.account, k.cycles, k.holdsActive, k.outbox, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, s.eventsMax],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.holdsActive, k.journal, k.outbox, now, p.surface, String(p.stagger), p.keyId, p.keyDigest, s.journalTrim, s.journalBound, s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
     if (code === CODE.KEY_REFUSED) {

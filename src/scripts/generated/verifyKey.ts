@@ -5,10 +5,12 @@ import { codeOf, int, oneOf, present, text } from "../reply.ts";
 import type { Script } from "../script.ts";
 import { type WindowsForm, windowsForm } from "../../windows.ts";
 import { BUILD_ID } from "./build.ts";
+import { withHelpers } from "../script.ts";
 import * as accountLua from "./lib/account.ts";
 import * as admitLua from "./lib/admit.ts";
 import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as grantsLua from "./lib/grants.ts";
 import * as windowsLua from "./lib/windows.ts";
 
 const ONE_OF_0 = ["unknown", "expired", "surface_not_allowed"] as const;
@@ -20,7 +22,7 @@ export type VerifyKeyParams = { surface: string; cost: number; credits: number; 
 export type VerifyKeyReply =
   | { code: typeof CODE.KEY_REFUSED; reason: "unknown" | "expired" | "surface_not_allowed" }
   | { code: typeof CODE.PLANS_BEHIND; plan: string }
-  | { code: Exclude<Code, typeof CODE.KEY_REFUSED | typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined };
+  | { code: Exclude<Code, typeof CODE.KEY_REFUSED | typeof CODE.PLANS_BEHIND>; windows: WindowsForm; balance: number | undefined; available: number | undefined };
 
 /** The lib/ helpers verifyKey uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -38,14 +40,21 @@ const HELPERS = [
   windowsLua.windows_leased,
   windowsLua.windows_inner,
   windowsLua.windows_count,
+  grantsLua.ENDED_GRANTS_KEPT,
+  grantsLua.GRANT_PLAN_PRIORITY,
+  grantsLua.GRANT_KIND_CODE,
+  grantsLua.GRANT_KIND_NAME,
+  grantsLua.GRANT_KIND_RANK,
+  grantsLua.GRANT_STATUS,
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`return admit_account(KEYS[1], clock_now(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])`;
+const BODY = String.raw`return AH(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "5197802e7d33746bbed8b96b404a1bb836974d7f";
+const SHA1 = "26d3b02b99c8e9cffc99bf72cf270fccbc7bae6d";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
@@ -64,6 +73,6 @@ export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {
       return { code, plan: text(r[1]) };
     }
     const windows = windowsForm(r, 1);
-    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined };
+    return { code, windows, balance: present(r[windows.next]) ? int(r[windows.next]) : undefined, available: present(r[windows.next + 1]) ? int(r[windows.next + 1]) : undefined };
   },
 };

@@ -1,9 +1,9 @@
 // Writes the dashboard screenshot shown in examples/README.md (examples/dashboard.png):
 //   npm run example test/examples/browser/screenshot.ts [path]
 // An Express example server on a throwaway redis-server (or REDIS_URL) with an injected clock:
-// a starter account that spent credits on most days of its cycle, a comments collection and a
-// bulk job under way and one collection finished with its refund; then Chromium signs in with
-// the form and takes the dashboard.
+// a starter account that spent credits on most days of its cycle, holds a top-up pack and a
+// promotion, has a comments collection and a bulk job under way and one collection finished
+// with its refund; then Chromium signs in with the form and takes the dashboard.
 import { fileURLToPath } from 'node:url';
 import { listenExpress } from '../../../examples/express/app.ts';
 import { redisFromEnv } from '../../../examples/shared/redis/fromEnv.ts';
@@ -53,6 +53,10 @@ try {
     (
       await fetch(`${server.url}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify(body) })
     ).json() as Promise<{ id: string }>;
+  // A top-up pack bought last week and a promotion that ends before the cycle does.
+  await admin(`/admin/accounts/${accountId}/grants`, { amount: 5000, kind: 'paid', reason: 'Top-up pack', operation_id: 'order_1001' });
+  await admin(`/admin/accounts/${accountId}/grants`, { amount: 500, kind: 'promotional', expires_at: today + 6 * DAY, reason: 'Welcome offer' });
+  await tg.credits.charge(accountId, { required: 35 });
   const finished = await web('/web/collections', { video_id: 'nocomm00001', limit: 40 });
   await admin(`/admin/jobs/${finished.id}/process`, { count: 10 });
   now = today - 4 * 60_000;

@@ -1,8 +1,8 @@
-// The website in a real headless Chromium, against both example servers: a person
-// signs in with the form, reads the balance, fetches a transcript and sees the balance drop by
-// one, starts a comments collection and watches it finish with its refund, cancels a bulk job,
-// and meets the 429 page when the web budget runs out. Every page is checked for script errors
-// and CSP violations (Chromium reports both on the console).
+// The website in a real headless Chromium, against both example servers: a person signs in
+// with the form, reads the balance and the grants in spend order, fetches a transcript and
+// sees the balance drop by one, starts a comments collection and watches it finish with its
+// refund, cancels a bulk job, and meets the 429 page when the web budget runs out. Every page
+// is checked for script errors and CSP violations (Chromium reports both on the console).
 import { readFileSync } from 'node:fs';
 import type { ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,20 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     expect(await page.getByTestId('spend-chart').locator('rect.bar, rect.bar-future').count()).toBe(31);
     expect(await page.getByTestId('spend-chart').locator('rect.bar').first().getAttribute('data-spent')).toBe('0');
     expect(await page.getByTestId('no-active').isVisible()).toBe(true);
+  });
+
+  it('lists the grants with their expiry on the dashboard, in the order they are spent', SLOW, async () => {
+    const { id } = await signIn();
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 2000, kind: 'paid', reason: 'Top-up pack' });
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 50, kind: 'promotional', expires_at: h.clock.now + 5 * 86_400_000, reason: 'Welcome offer' });
+    await page.reload();
+    expect(await text('available')).toBe('3,050');
+    const rows = page.getByTestId('source');
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-grant-id')))).toEqual(['g2', 'cycle:1', 'g1']);
+    expect(await rows.nth(0).locator('[data-field="order"]').textContent()).toBe('1.');
+    expect(await rows.nth(0).textContent()).toContain('Welcome offer');
+    expect(await rows.nth(2).locator('[data-field="expires"]').textContent()).toBe('never');
+    expect(await page.getByText('Each charge is taken from the first row with credits left').isVisible()).toBe(true);
   });
 
   it('fetches a transcript, sees the balance drop by one, and downloads it', SLOW, async () => {

@@ -115,11 +115,12 @@ describe.each(ADAPTERS)('$name server: Redis commands per request', (adapter) =>
     expect(commands[0]).toMatch(/^FCALL /);
   });
 
-  it('a usage poll is 1 command: the key check and the usage read in one script', async () => {
+  it('a usage poll is 2 commands: the key check and the usage read in one script, then the grants', async () => {
     const { key } = await h.account('starter');
     const { reply, commands } = await countedWarm(() => h.request('/api/v1/usage', { headers: { 'x-api-key': key } }));
     expect(reply.status).toBe(200);
-    expect(commands).toHaveLength(1);
+    expect(reply.body.grants).toHaveLength(1);
+    expect(commands).toHaveLength(2);
   });
 
   it('a charged transcript is 2 commands: key check + admit + credit pre-check, then the charge', async () => {

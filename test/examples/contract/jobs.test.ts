@@ -318,7 +318,7 @@ describe.each(ADAPTERS)('$name server: jobs contract', (adapter) => {
       expect(canceled.body).toMatchObject({ cycle_id: 1, delivered: 3, spent: 3, refunded: 7, refunded_to_ended_cycle: 7, status: 'canceled' });
       const usage = (await h.request('/api/v1/usage', { key })).body;
       expect(usage.cycle.id).toBe(2);
-      expect(usage.credits).toEqual({ allowance: 1000, balance: 1000, spent: 0, held: 0 });
+      expect(usage.credits).toEqual({ allowance: 1000, balance: 1000, spent: 0, held: 0, available: 1000, next_expiry: null });
     });
 
     it('a job whose worker vanished is reclaimed by the sweep with its refunds; later results are refused', async () => {

@@ -85,7 +85,7 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
       expect.arrayContaining(['video_id', 'format', 'transcript', 'comments', 'comments_status', 'credits_charged']),
     );
     expect(Object.keys(byName.create_job!.outputSchema!.properties!).sort()).toEqual(['idempotent_replayed', 'job']);
-    expect(Object.keys(byName.get_usage!.outputSchema!.properties!).sort()).toEqual(['credits', 'cycle', 'jobs', 'plan', 'rate_limit']);
+    expect(Object.keys(byName.get_usage!.outputSchema!.properties!).sort()).toEqual(['credits', 'cycle', 'grants', 'jobs', 'plan', 'rate_limit']);
   });
 
   it('a success carries structuredContent that matches the output schema; the REST body and the tool agree', async () => {
@@ -101,6 +101,30 @@ describe.each(ADAPTERS)('$name server: MCP contract', (adapter) => {
     expect((job.structuredContent as { job: unknown }).job).toEqual((await h.request(`/jobs/${id}`, { key })).body);
     const comments = await client.callTool({ name: 'get_video_comments', arguments: { video_id: VIDEO } });
     expect(comments.structuredContent).toMatchObject({ video_id: VIDEO, sort: 'top', credits_charged: 1, next_page_token: expect.any(String) });
+  });
+
+  it('get_usage adds what is available and the grants in spend order, as GET /api/v1/usage does; a tool charge draws from the first', async () => {
+    const { id, key } = await h.account('starter');
+    const expiresAt = new Date(h.clock.now + 3 * 86_400_000).toISOString();
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 20, kind: 'promotional', expires_at: expiresAt, operation_id: 'promo_mcp' });
+    const client = await connect(key);
+    const charged = await call(client, 'get_transcript', { video_id: VIDEO, include_comments: true });
+    expect(charged.value.credits_charged).toBe(2);
+    const usage = await call(client, 'get_usage');
+    expect(usage.value.credits).toEqual({
+      allowance: 1000,
+      balance: 1000,
+      spent: 0,
+      held: 0,
+      available: 1018,
+      next_expiry: { grant_id: 'g1', expires_at: expiresAt, amount: 18 },
+    });
+    expect(usage.value.grants.map((g: { grant_id: string; remaining: number }) => [g.grant_id, g.remaining])).toEqual([
+      ['g1', 18],
+      ['cycle:1', 1000],
+    ]);
+    const rest = await h.request('/api/v1/usage', { key });
+    expect({ ...usage.value, rate_limit: null }).toEqual({ ...rest.body, rate_limit: null });
   });
 
   it('get_transcript costs 1; with include_comments 2 when the Top page is nonempty', async () => {

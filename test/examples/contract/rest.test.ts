@@ -77,10 +77,31 @@ describe.each(ADAPTERS)('$name server: REST contract', (adapter) => {
       expect(r.headers.get('x-ratelimit-remaining')).toBe('300');
       expect(r.body).toEqual({
         plan: 'pro',
-        credits: { allowance: 5000, balance: 5000, spent: 0, held: 0 },
+        credits: { allowance: 5000, balance: 5000, spent: 0, held: 0, available: 5000, next_expiry: null },
         cycle: { id: 1, start: expect.any(String), end: expect.any(String) },
         rate_limit: { limit: 300, remaining: 300, reset_seconds: expect.any(Number) },
         jobs: { active: 0, cap: 5 },
+        // Without grants the cycle's allowance is the one source (test/examples/contract/grants.test.ts has the rest).
+        grants: [
+          {
+            grant_id: 'cycle:1',
+            kind: 'plan',
+            status: 'active',
+            priority: 50,
+            amount: 5000,
+            remaining: 5000,
+            spent: 0,
+            held: 0,
+            expired: 0,
+            voided: 0,
+            refunded_after_end: 0,
+            effective_at: r.body.cycle.start,
+            expires_at: r.body.cycle.end,
+            created_at: r.body.cycle.start,
+            ended_at: null,
+            reason: null,
+          },
+        ],
       });
       expect(Date.parse(r.body.cycle.end)).toBeGreaterThan(Date.parse(r.body.cycle.start));
     });

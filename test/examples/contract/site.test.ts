@@ -174,6 +174,47 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
     expect(page).toMatch(new RegExp(`data-day="${today}" data-spent="5"><title>Thu, 15 Jan 2026: 5 credits spent</title>`));
   });
 
+  it('the dashboard lists the sources of credits with their expiry, numbered in the order they are spent', async () => {
+    const { id, cookie } = await signIn();
+    const day = 86_400_000;
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 5000, kind: 'paid', reason: 'Top-up pack', operation_id: 'pack' });
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 100, kind: 'promotional', expires_at: h.clock.now + 3 * day, reason: 'Welcome offer' });
+    await h.admin(`/admin/accounts/${id}/grants`, { amount: 7, kind: 'promotional', effective_at: h.clock.now + day, expires_at: h.clock.now + 40 * day });
+    await submit(cookie, '/transcripts', '/transcripts', { video_id: VIDEO, format: 'text' });
+    const page = (await get('/dashboard', cookie)).text;
+    expect(testId(page, 'available')).toBe('6,099');
+    const rows = [...page.matchAll(/<tr data-testid="source" data-grant-id="([^"]+)">([\s\S]*?)<\/tr>/g)].map(([, grantId, row]) => ({
+      grantId,
+      order: /data-field="order">([^<]*)</.exec(row!)![1],
+      remaining: /data-field="remaining">([^<]*)</.exec(row!)![1],
+      expires: /data-field="expires">([^<]*)</.exec(row!)![1],
+      status: /data-field="status">([^<]*)</.exec(row!)![1],
+      text: row!
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    }));
+    // The promotion expires first, then the cycle, then the paid pack (never); the pending grant is not in the order yet.
+    const date = (ms: number) =>
+      new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' }).format(ms);
+    expect(rows.map(({ text: _text, ...row }) => row)).toEqual([
+      { grantId: 'g2', order: '1.', remaining: '99', expires: date(h.clock.now + 3 * day), status: 'active' },
+      { grantId: 'cycle:1', order: '2.', remaining: '1,000', expires: date((await h.service.tollgate.usage(id)).cycle.end), status: 'active' },
+      { grantId: 'g1', order: '3.', remaining: '5,000', expires: 'never', status: 'active' },
+      {
+        grantId: 'g3',
+        order: '',
+        remaining: '7',
+        expires: `starts ${date(h.clock.now + day)}, expires ${date(h.clock.now + 40 * day)}`,
+        status: 'pending',
+      },
+    ]);
+    expect(rows[0]!.text).toContain('Promotional credits Welcome offer');
+    expect(rows[1]!.text).toContain('Plan allowance (cycle 1)');
+    expect(rows[2]!.text).toContain('Paid credits Top-up pack');
+    expect(page).toContain('Each charge is taken from the first row with credits left');
+  });
+
   it('a transcript: the price shown first, then fetched for 1 credit, shown, downloadable and reloadable for free', async () => {
     const { id, cookie } = await signIn();
     const form = (await get('/transcripts', cookie)).text;
