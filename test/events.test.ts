@@ -121,6 +121,74 @@ describe.each(backends())('events on %s', (kind) => {
     expect(events.map(brief)).toEqual([{ type: 'hold.lapsed', data: { holdId: opened.hold.id, reserved: 20, spent: 5, refunded: 15 } }]);
   });
 
+  it('a grant adds to available: grant.added restores a crossed threshold, grant.voided crosses it again; a replay writes nothing', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'metered' });
+    await tg.credits.charge(id, { required: 950 }); // 50: below 100, used 95%
+    const expiresAt = gate.clock.now + 10 * 86_400_000;
+    const request = { amount: 200, kind: 'paid' as const, expiresAt, operationId: 'pack' };
+    expect(await tg.credits.grant(id, request)).toMatchObject({ ok: true, grantId: 'g1', replayed: false });
+    expect(await tg.credits.grant(id, request)).toMatchObject({ ok: true, replayed: true }); // nothing
+    expect(await tg.credits.voidGrant(id, 'g1', { operationId: 'v1' })).toMatchObject({ voided: 200 });
+    const events = await collect(tg, 'g', 6);
+    expect(events.map(brief)).toEqual([
+      { type: 'credits.threshold', data: { threshold: { below: 100 }, available: 50, cycle: 1 } },
+      { type: 'credits.threshold', data: { threshold: { usedPercent: 80 }, available: 50, cycle: 1 } },
+      { type: 'grant.added', data: { grantId: 'g1', kind: 'paid', amount: 200, effectiveAt: gate.clock.now, expiresAt } },
+      // The cycle's use still holds (usedPercent stays fired); available is 250 now.
+      { type: 'credits.restored', data: { threshold: { below: 100 }, available: 250, cycle: 1 } },
+      { type: 'grant.voided', data: { grantId: 'g1', voided: 200 } },
+      { type: 'credits.threshold', data: { threshold: { below: 100 }, available: 50, cycle: 1 } },
+    ]);
+  });
+
+  it('a refund to a grant and an adjustment move available across thresholds as a charge does', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'metered' });
+    await tg.credits.adjust(id, { amount: 100, reason: 'goodwill', operationId: 'adj' }); // 1,100 available
+    await tg.credits.charge(id, { required: 1_100, operationId: 'all' }); // 0: the cycle, then the adjustment
+    await tg.credits.refund(id, { charge: 'all', amount: 150, operationId: 'back' }); // 100 to g1, 50 to the cycle
+    await tg.credits.adjust(id, { amount: -100, reason: 'correction', operationId: 'fix' }); // 50
+    const events = await collect(tg, 'g', 7);
+    expect(events.map((e) => e.type)).toEqual([
+      'grant.added',
+      'credits.threshold',
+      'credits.threshold',
+      'credits.depleted',
+      'credits.restored',
+      'credits.restored',
+      'credits.threshold',
+    ]);
+    expect(events[0]!.data).toEqual({ grantId: 'g1', kind: 'adjustment', amount: 100, effectiveAt: gate.clock.now, expiresAt: null });
+    expect(events[4]!.data).toEqual({ threshold: { below: 100 }, available: 150, cycle: 1 });
+    expect(events[5]!.data).toEqual({ threshold: null, available: 150, cycle: 1 });
+    expect(events[6]!.data).toEqual({ threshold: { below: 100 }, available: 50, cycle: 1 });
+  });
+
+  it('the sweep writes grant.expiring expiringNoticeMs before a grant expires, once, and grant.expired when it does', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'watched' });
+    const expiresAt = gate.clock.now + 5 * 86_400_000;
+    // Priority 60: spent after the cycle's allowance (50).
+    await tg.credits.grant(id, { amount: 50, kind: 'promotional', priority: 60, expiresAt, operationId: 'promo' });
+    await tg.credits.charge(id, { required: 120 }); // the cycle's 100, then 20 of the grant
+    gate.clock.set(expiresAt - 3 * 86_400_000 - 1);
+    await tg.holds.sweep(); // not yet due
+    gate.clock.advance(1);
+    await tg.holds.sweep();
+    await tg.holds.sweep(); // once
+    gate.clock.set(expiresAt);
+    await tg.holds.sweep(); // nobody touches it: the sweep expires it
+    const events = await collect(tg, 'g', 4);
+    expect(events.map(brief)).toEqual([
+      { type: 'grant.added', data: { grantId: 'g1', kind: 'promotional', amount: 50, effectiveAt: expiresAt - 5 * 86_400_000, expiresAt } },
+      { type: 'grant.expiring', data: { grantId: 'g1', expiresAt, remaining: 30 } },
+      { type: 'grant.expired', data: { grantId: 'g1', expired: 30, expiresAt } },
+      { type: 'credits.depleted', data: { available: 0, cycle: 1 } },
+    ]);
+    expect(events[1]!.at).toBe(expiresAt - 3 * 86_400_000);
+  });
+
   it('a handler that throws gets the event again after retryMs with its attempt, then it goes to the dead letters, and replay delivers it again', async () => {
     const id = accountId();
     await tg.accounts.create(id, { plan: 'watched' });
