@@ -1,22 +1,33 @@
 // Property tests of events (docs/events.md). Random charges (some retried with their
 // operation id), budget holds spent, finished and cancelled (refunds), new cycles, clock moves
-// past a cycle's end, plan changes and accounts.setThresholds run on Redis and in memory with
-// the same options. An independent oracle recomputes the events from what accounts.inspect
-// shows after each step: a threshold fires once when available (the cycle balance) starts to
-// meet it, re-arms (credits.restored) once it stops, and setting thresholds fires nothing; a
+// past a cycle's end, plan changes, accounts.setThresholds and credit grants (granted, pending,
+// voided, expiring, adjusted, refunded to) run on Redis and in memory with the same options.
+// An independent oracle recomputes the events from what accounts.inspect shows after each
+// step: a grant's events, and a threshold fires once when available (the cycle balance and the
+// active grants') starts to meet it, re-arms (credits.restored) once it stops, and setting thresholds fires nothing; a
 // replayed charge writes nothing. Redis and memory must deliver exactly the oracle's events,
 // in its order, and the same type and data. A second property kills consumers in the middle
 // of their batches (their handler never returns, so nothing of the batch is acknowledged) and
 // checks that every event written is still handled at least once.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTollgate, type DeliveredEvent, type PlanTable, type Threshold, type Tollgate } from '../../src/index.ts';
+import {
+  createTollgate,
+  type AccountSnapshot,
+  type DeliveredEvent,
+  type Grant,
+  type GrantKind,
+  type PlanTable,
+  type Threshold,
+  type Tollgate,
+} from '../../src/index.ts';
 import { SubjectKeys } from '../../src/redisKeys.ts';
 import { usedLimit } from '../../src/rules/events.ts';
 import { TEST_START, backends, accountId, openTollgate, type TestGate } from '../helpers/tollgate.ts';
 import { runs, type Reached } from './harness.ts';
 
 const DAY = 86_400_000;
+type Credits = AccountSnapshot['credits'];
 const LIMITS = { api: [{ limit: 100, windowMs: 60_000 }] };
 const HOLDS = { cap: 2, maxItems: 8, surfaces: ['api'] };
 
@@ -47,7 +58,11 @@ type Op =
   | { op: 'startCycle' }
   | { op: 'advance'; days: number }
   | { op: 'changePlan'; plan: PlanName; startNow: boolean }
-  | { op: 'setThresholds'; thresholds: Threshold[] | null };
+  | { op: 'setThresholds'; thresholds: Threshold[] | null }
+  | { op: 'grant'; amount: number; kind: GrantKind; priority: number; startsIn: number; expiresIn: number | null }
+  | { op: 'void'; grant: number }
+  | { op: 'adjust'; amount: number }
+  | { op: 'refund'; operation: number; amount: number };
 
 const threshold: fc.Arbitrary<Threshold> = fc.oneof(
   fc.integer({ min: 0, max: 22 }).map((below) => ({ below })),
@@ -75,7 +90,24 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({ op: fc.constant('setThresholds' as const), thresholds: fc.option(fc.array(threshold, { maxLength: 3 }), { freq: 4 }) }),
   },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('grant' as const),
+      amount: fc.integer({ min: 1, max: 10 }),
+      kind: fc.constantFrom<GrantKind>('paid', 'promotional', 'adjustment'),
+      priority: fc.constantFrom(40, 50, 60),
+      startsIn: fc.constantFrom(0, 0, 0, 2),
+      expiresIn: fc.option(fc.integer({ min: 1, max: 12 }), { freq: 3 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('void' as const), grant: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('adjust' as const), amount: fc.integer({ min: -6, max: 6 }).filter((n) => n !== 0) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('refund' as const), operation: fc.integer({ min: 0, max: 3 }), amount: fc.integer({ min: 0, max: 4 }) }) },
 );
+
+/** events.expiringNoticeMs's default: a grant's notice comes 3 days before it expires. */
+const NOTICE = 3 * DAY;
 
 /** A plan's thresholds; null: it names no events. */
 const planThresholds = (plan: PlanName): readonly Threshold[] | null => {
@@ -105,32 +137,35 @@ class Oracle {
   private readonly restoredIn = new Set<string>();
 
   constructor(plan: PlanName) {
-    this.configure(planThresholds(plan), { balance: 0, allowance: 0 }, false);
+    this.configure(planThresholds(plan), { balance: 0, allowance: 0, spent: 0, held: 0, nextAllowance: 0, available: 0, nextExpiry: null }, false);
   }
 
-  private conditions(credits: { balance: number; allowance: number }): boolean[] {
+  /** Grants whose grant.expiring was written. */
+  private readonly noticed = new Set<string>();
+
+  private conditions(credits: Credits): boolean[] {
     const list = (this.thresholds ?? []).map((t) =>
-      'below' in t ? credits.balance <= t.below : credits.balance <= usedLimit(t.usedPercent, credits.allowance),
+      'below' in t ? credits.available <= t.below : credits.balance <= usedLimit(t.usedPercent, credits.allowance),
     );
-    return [...list, credits.balance <= 0];
+    return [...list, credits.available <= 0];
   }
 
   /** Thresholds set (a plan's, or the account's own): what holds now is noted, nothing fires. */
-  configure(thresholds: readonly Threshold[] | null, credits: { balance: number; allowance: number }, own: boolean): void {
+  configure(thresholds: readonly Threshold[] | null, credits: Credits, own: boolean): void {
     this.own = own;
     this.thresholds = thresholds === null ? null : thresholds.map((t) => ({ ...t }));
     this.held = this.conditions(credits);
   }
 
-  planChanged(plan: PlanName, credits: { balance: number; allowance: number }): void {
+  planChanged(plan: PlanName, credits: Credits): void {
     if (!this.own) this.configure(planThresholds(plan), credits, false);
   }
 
   /** A check after a step: fires what started to hold, re-arms what stopped. */
-  check(credits: { balance: number; allowance: number }, cycle: number): void {
+  check(credits: Credits, cycle: number): void {
     if (this.thresholds === null) return;
     const now = this.conditions(credits);
-    const tail = { available: credits.balance, cycle };
+    const tail = { available: credits.available, cycle };
     this.thresholds.forEach((t, i) => {
       const key = `${cycle}:${JSON.stringify(t)}`;
       if (now[i] && !this.held[i]) {
@@ -142,19 +177,42 @@ class Oracle {
       }
     });
     const d = now.length - 1;
-    if (now[d] && !this.held[d]) this.events.push({ type: 'credits.depleted', data: { available: credits.balance, cycle } });
+    if (now[d] && !this.held[d]) this.events.push({ type: 'credits.depleted', data: { available: credits.available, cycle } });
     else if (!now[d] && this.held[d]) this.events.push({ type: 'credits.restored', data: { threshold: null, ...tail } });
     this.held = now;
   }
 
-  /** cycle.started for each cycle from `from` to `to`, then the check: the last is the one inspect shows. */
-  cyclesStarted(from: number, to: number, cycle: { start: number; end: number }, credits: { balance: number; allowance: number }): void {
+  /**
+   * A step: cycle.started for each cycle from `from` to `to` (the last is the one inspect
+   * shows), the grants it expired, voided or added (seen in inspect's grants), the check, then
+   * on a sweep the grant.expiring notices now due (docs/events.md#event-types).
+   */
+  step(from: number, after: AccountSnapshot, before: AccountSnapshot, sweep: boolean, now: number): void {
     if (this.thresholds === null) return;
-    for (let id = from; id <= to; id++) this.events.push({ type: 'cycle.started', data: { cycle: id } });
-    if (to >= from) {
-      this.events[this.events.length - 1] = { type: 'cycle.started', data: { cycle: to, start: cycle.start, end: cycle.end, allowance: credits.allowance } };
+    const { cycle, credits } = after;
+    for (let id = from; id <= cycle.id; id++) this.events.push({ type: 'cycle.started', data: { cycle: id } });
+    if (cycle.id >= from) {
+      this.events[this.events.length - 1] = { type: 'cycle.started', data: { cycle: cycle.id, start: cycle.start, end: cycle.end, allowance: credits.allowance } };
     }
-    this.check(credits, to);
+    const was = new Map(before.grants.map((g) => [g.grantId, g.status]));
+    const byNumber = (x: Grant, y: Grant) => Number(x.grantId.slice(1)) - Number(y.grantId.slice(1));
+    const grants = [...after.grants].sort(byNumber);
+    for (const g of grants.filter((g) => g.status === 'expired' && was.get(g.grantId) !== 'expired')) {
+      this.events.push({ type: 'grant.expired', data: { grantId: g.grantId, expired: g.expired, expiresAt: g.expiresAt } });
+    }
+    for (const g of grants.filter((g) => g.status === 'voided' && was.get(g.grantId) !== 'voided')) {
+      this.events.push({ type: 'grant.voided', data: { grantId: g.grantId, voided: g.voided } });
+    }
+    for (const g of grants.filter((g) => !was.has(g.grantId))) {
+      this.events.push({ type: 'grant.added', data: { grantId: g.grantId, kind: g.kind, amount: g.amount, effectiveAt: g.effectiveAt, expiresAt: g.expiresAt } });
+    }
+    this.check(credits, cycle.id);
+    if (!sweep) return;
+    for (const g of grants) {
+      if (g.endedAt !== null || g.expiresAt === null || g.expiresAt - NOTICE > now || this.noticed.has(g.grantId)) continue;
+      this.noticed.add(g.grantId);
+      if (g.remaining > 0) this.events.push({ type: 'grant.expiring', data: { grantId: g.grantId, expiresAt: g.expiresAt, remaining: g.remaining } });
+    }
   }
 }
 
@@ -210,6 +268,7 @@ describe('events on Redis and in memory against an oracle of crossings', () => {
         const sides = [gate.tg, memory];
         const oracle = new Oracle(plan);
         const holds: string[] = [];
+        let grants = 0;
         let last: { required: number; optional: number; operationId?: string } | undefined;
         const outbox = new SubjectKeys(gate.prefix, subject).outbox;
         const stored = async () => Number(await gate.command(['XLEN', outbox]));
@@ -281,6 +340,33 @@ describe('events on Redis and in memory against an oracle of crossings', () => {
             case 'setThresholds':
               await each((tg) => tg.accounts.setThresholds(subject, op.thresholds), where);
               break;
+            case 'grant': {
+              const now = gate.clock.now;
+              const request = {
+                amount: op.amount,
+                kind: op.kind,
+                priority: op.priority,
+                effectiveAt: now + op.startsIn * DAY,
+                expiresAt: op.expiresIn === null ? undefined : now + (op.startsIn + op.expiresIn) * DAY,
+                operationId: `grant-${n}`,
+              };
+              const got = await each((tg) => tg.credits.grant(subject, request), where);
+              if ((got.value as { ok?: boolean } | undefined)?.ok) grants += 1;
+              break;
+            }
+            case 'void':
+              if (grants === 0) continue;
+              await each((tg) => tg.credits.voidGrant(subject, `g${(op.grant % grants) + 1}`, { operationId: `void-${n}` }), where);
+              break;
+            case 'adjust':
+              await each((tg) => tg.credits.adjust(subject, { amount: op.amount, reason: 'fix', operationId: `adjust-${n}` }), where);
+              break;
+            case 'refund':
+              await each(
+                (tg) => tg.credits.refund(subject, { charge: `op-${op.operation}`, amount: op.amount || undefined, operationId: `refund-${n}` }),
+                where,
+              );
+              break;
           }
           state = await gate.tg.accounts.inspect(subject);
           expect(state, where).toEqual(await memory.accounts.inspect(subject));
@@ -292,10 +378,8 @@ describe('events on Redis and in memory against an oracle of crossings', () => {
             continue;
           }
           if (op.op === 'changePlan') oracle.planChanged(op.plan, before.credits);
-          if (state.cycle.id !== before.cycle.id) {
-            oracle.cyclesStarted(before.cycle.id + 1, state.cycle.id, state.cycle, state.credits);
-            note('cycle_started');
-          } else oracle.check(state.credits, state.cycle.id);
+          if (state.cycle.id !== before.cycle.id) note('cycle_started');
+          oracle.step(before.cycle.id + 1, state, before, op.op === 'advance', gate.clock.now);
           if (replay) expect(state.credits, where).toEqual(before.credits);
         }
 
@@ -324,6 +408,10 @@ describe('events on Redis and in memory against an oracle of crossings', () => {
       'cycle_started',
       'thresholds_own',
       'thresholds_back_to_plan',
+      'grant.added',
+      'grant.expiring',
+      'grant.expired',
+      'grant.voided',
     ]) {
       expect(reached[rule] ?? 0, `the generators never reached ${rule}`).toBeGreaterThan(0);
     }
