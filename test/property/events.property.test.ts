@@ -103,7 +103,10 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('void' as const), grant: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('adjust' as const), amount: fc.integer({ min: -6, max: 6 }).filter((n) => n !== 0) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('refund' as const), operation: fc.integer({ min: 0, max: 3 }), amount: fc.integer({ min: 0, max: 4 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('refund' as const), operation: fc.integer({ min: 0, max: 3 }), amount: fc.integer({ min: 0, max: 4 }) }),
+  },
 );
 
 /** events.expiringNoticeMs's default: a grant's notice comes 3 days before it expires. */
@@ -192,7 +195,10 @@ class Oracle {
     const { cycle, credits } = after;
     for (let id = from; id <= cycle.id; id++) this.events.push({ type: 'cycle.started', data: { cycle: id } });
     if (cycle.id >= from) {
-      this.events[this.events.length - 1] = { type: 'cycle.started', data: { cycle: cycle.id, start: cycle.start, end: cycle.end, allowance: credits.allowance } };
+      this.events[this.events.length - 1] = {
+        type: 'cycle.started',
+        data: { cycle: cycle.id, start: cycle.start, end: cycle.end, allowance: credits.allowance },
+      };
     }
     const was = new Map(before.grants.map((g) => [g.grantId, g.status]));
     const byNumber = (x: Grant, y: Grant) => Number(x.grantId.slice(1)) - Number(y.grantId.slice(1));
@@ -204,7 +210,10 @@ class Oracle {
       this.events.push({ type: 'grant.voided', data: { grantId: g.grantId, voided: g.voided } });
     }
     for (const g of grants.filter((g) => !was.has(g.grantId))) {
-      this.events.push({ type: 'grant.added', data: { grantId: g.grantId, kind: g.kind, amount: g.amount, effectiveAt: g.effectiveAt, expiresAt: g.expiresAt } });
+      this.events.push({
+        type: 'grant.added',
+        data: { grantId: g.grantId, kind: g.kind, amount: g.amount, effectiveAt: g.effectiveAt, expiresAt: g.expiresAt },
+      });
     }
     this.check(credits, cycle.id);
     if (!sweep) return;
