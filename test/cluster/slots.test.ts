@@ -78,6 +78,8 @@ const POLICIES = {
   },
 };
 const INDEX_SCRIPTS = new Set(['sweepDue', 'sweepMark']);
+/** The events' deployment-wide scripts (docs/events.md#delivery): their keys share one slot of their own. */
+const EVENTS_INDEX_SCRIPTS = new Set(['eventsDead', 'eventsForget', 'eventsGroup', 'eventsNotify', 'eventsPending', 'eventsStats']);
 
 /** Uses every operation of the library on one account, so every script runs at least once. */
 async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<void> {
@@ -160,6 +162,33 @@ async function wholeLife(tg: Tollgate, clock: ManualClock, id: string): Promise<
   must('charge', await tg.credits.charge(id, { required: 1 }));
   await tg.accounts.endedCycles(id);
   await tg.accounts.inspect(id);
+
+  // Events: thresholds of its own, a grant's event delivered, failed to the dead letters,
+  // replayed, counted, and a group retired.
+  await tg.accounts.setThresholds(id, []);
+  must('grant', await tg.credits.grant(id, { amount: 1, operationId: 'grant-3' }));
+  const consume = async (fail: boolean) => {
+    const stop = new AbortController();
+    const timer = setTimeout(() => stop.abort(), 1_500);
+    await tg.events.consume({
+      group: 'slots',
+      signal: stop.signal,
+      retryMs: 50,
+      maxAttempts: 1,
+      handler: () => {
+        if (fail) throw new Error('handler failed');
+        stop.abort();
+      },
+    });
+    clearTimeout(timer);
+  };
+  await consume(true);
+  const [dead] = await tg.events.deadLetters({ group: 'slots' });
+  if (!dead) throw new Error('no dead letter');
+  expect(await tg.events.replay('slots', dead.event.id)).toBe(true);
+  await consume(false);
+  await tg.events.stats();
+  await tg.events.removeGroup('slots');
   // Left open, so the open-holds set exists when the stored keys are listed.
   must('open', await tg.holds.open(id, { items: 1, perItem: { required: 1 } }));
   // Refused while a hold is open: nothing erased.
@@ -182,6 +211,11 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
     for (const { script, keys } of calls) {
       if (INDEX_SCRIPTS.has(script!)) {
         expect(keys, script).toEqual([sweepIndex]);
+        continue;
+      }
+      if (EVENTS_INDEX_SCRIPTS.has(script!)) {
+        expect(new Set(await Promise.all(keys.map(slotOf))).size, script).toBe(1);
+        for (const key of keys) expect(key, script).not.toContain(`{${subject}}`);
         continue;
       }
       expect(keys.length, script).toBeGreaterThan(0);
@@ -285,7 +319,8 @@ describe.each(CLIENT_KINDS)('one subject, one hash slot, through a %s cluster cl
 
     // KEYS goes to every master; a key is only ever stored on the master of its slot.
     const stored = (await client.command(['KEYS', `${prefix}:*`])) as string[];
-    const own = stored.filter((key) => key !== sweepIndexKey(prefix));
+    // The sweep index and the events' deployment-wide keys are not the account's.
+    const own = stored.filter((key) => key !== sweepIndexKey(prefix) && !key.startsWith(`${prefix}:{events}:`));
     const keys = new SubjectKeys(prefix, id);
     const base = keys.account.slice(0, -1);
     // Account (with its API keys and window counts), ended cycles, journal, daily history, open
