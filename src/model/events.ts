@@ -1,10 +1,8 @@
-/**
- * Events in the reference model (docs/events.md): the same thresholds, checked at the same
- * steps as lua/lib/events.lua checks them, and each subject's outbox, so the model writes
- * the events the scripts write, in the same order: a rollover's cycle.started then its check,
- * a lapsed hold's hold.lapsed before its refund, a movement's check after it. The outbox keeps
- * what the joined groups have not all handled, within maxPerSubject.
- */
+// Events in the reference model (docs/events.md): the same thresholds, checked at the same
+// steps as lua/lib/events.lua checks them, and each subject's outbox, so the model writes
+// the events the scripts write, in the same order: a rollover's cycle.started then its check,
+// a lapsed hold's hold.lapsed before its refund, a movement's check after it. The outbox keeps
+// what the joined groups have not all handled, within maxPerSubject.
 import { usedLimit, type Threshold } from '../rules/events.ts';
 import type { ModelAccount, ModelEvents, ModelOutbox, ModelOutboxEntry } from './core.ts';
 import { available } from './grants.ts';
