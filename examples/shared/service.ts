@@ -24,6 +24,7 @@ import { buildRoutes, type Route } from './routes.ts';
 import { TranscriptReceipts } from './web/receipts.ts';
 import { createSite, type SiteOptions } from './web/site.ts';
 import { JobRunner, type WorkerMode } from './jobs/worker.ts';
+import { checkWebhookOptions, WebhookSender, type WebhookOptions } from './events/webhooks.ts';
 
 export interface ServiceOptions {
   /** One Redis server; or give redisClusterNodes instead. */
@@ -78,6 +79,11 @@ export interface ServiceOptions {
    * unavailable with Retry-After. Default 0: off (DURABLE_REPLICAS).
    */
   durableReplicas?: number;
+  /**
+   * Delivers tollgate's events as signed webhooks (events/webhooks.ts; docs/example-service.md#webhooks):
+   * WEBHOOK_URL and WEBHOOK_SECRET. Default off.
+   */
+  webhooks?: WebhookOptions;
 }
 
 /** Days of per-day credit history tollgate keeps (createTollgate's default), for the dashboard's chart. */
@@ -119,6 +125,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const target = redisTarget(options);
   const site = createSite(options.site);
+  if (options.webhooks !== undefined) checkWebhookOptions(options.webhooks);
   const redis = await connectRedis(target, timeoutMs);
   const ietfHeaders = options.ietfHeaders ?? false;
   const plans = options.plans ?? EXAMPLE_PLANS;
@@ -144,6 +151,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     { mode: options.worker ?? 'auto', redis: target, queuePrefix: `{${prefix}:bull}`, timeoutMs, sweepEveryMs: options.sweepEveryMs },
   );
   runner.start();
+  const webhooks = options.webhooks === undefined ? undefined : new WebhookSender(tollgate, options.webhooks);
+  webhooks?.start();
   const verifyToken = options.verifyToken ?? oauth.verify;
   const failOpenFree = options.failOpenFreeEndpoints ?? false;
   const deps = {
@@ -197,6 +206,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return { accountId, apiKey };
     },
     async close() {
+      // The consumer first: it stops between two tries and leaves what is unsent to tollgate.
+      await webhooks?.stop();
       await runner.close();
       await tollgate.close();
       await redis.close();
