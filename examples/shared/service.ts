@@ -25,6 +25,7 @@ import { TranscriptReceipts } from './web/receipts.ts';
 import { createSite, type SiteOptions } from './web/site.ts';
 import { JobRunner, type WorkerMode } from './jobs/worker.ts';
 import { checkWebhookOptions, WebhookSender, type WebhookOptions } from './events/webhooks.ts';
+import { LowBalanceConsumer, LowBalanceRecord } from './events/lowBalance.ts';
 
 export interface ServiceOptions {
   /** One Redis server; or give redisClusterNodes instead. */
@@ -151,8 +152,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     { mode: options.worker ?? 'auto', redis: target, queuePrefix: `{${prefix}:bull}`, timeoutMs, sweepEveryMs: options.sweepEveryMs },
   );
   runner.start();
-  const webhooks = options.webhooks === undefined ? undefined : new WebhookSender(tollgate, options.webhooks);
-  webhooks?.start();
+  const lowBalance = new LowBalanceRecord(redis, `${prefix}:ex`);
+  // Two consumer groups, each of which gets every event: the dashboard's record, and the webhooks.
+  const consumers = [new LowBalanceConsumer(tollgate, lowBalance), ...(options.webhooks === undefined ? [] : [new WebhookSender(tollgate, options.webhooks)])];
+  for (const consumer of consumers) consumer.start();
   const verifyToken = options.verifyToken ?? oauth.verify;
   const failOpenFree = options.failOpenFreeEndpoints ?? false;
   const deps = {
@@ -171,6 +174,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     plans,
     receipts: new TranscriptReceipts(redis, `${prefix}:ex`),
     historyKeptDays: HISTORY_DAYS,
+    lowBalance,
   };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
@@ -206,8 +210,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return { accountId, apiKey };
     },
     async close() {
-      // The consumer first: it stops between two tries and leaves what is unsent to tollgate.
-      await webhooks?.stop();
+      // The consumers first: they stop between two events (a webhook between two tries) and leave the rest to tollgate.
+      await Promise.all(consumers.map((consumer) => consumer.stop()));
       await runner.close();
       await tollgate.close();
       await redis.close();

@@ -21,6 +21,7 @@ import { CSRF_FIELD, expectedToken } from './csrf.ts';
 import { format } from './format.ts';
 import { formFields } from './forms.ts';
 import type { Receipt, TranscriptReceipts } from './receipts.ts';
+import type { FiredThreshold, LowBalanceRecord } from '../events/lowBalance.ts';
 import { redirect, render, type PageData } from './render.ts';
 
 export interface PageDeps {
@@ -30,6 +31,8 @@ export interface PageDeps {
   plans: PlanTable;
   /** Days of per-day history tollgate keeps (createTollgate's history.days). */
   historyKeptDays: number;
+  /** The thresholds that fired in an account's cycle (events/lowBalance.ts), for the dashboard's notice. */
+  lowBalance: LowBalanceRecord;
   /** The JSON routes' own handlers, run by the pages' forms. */
   transcript: AuthedHandler;
   createCollection: AuthedHandler;
@@ -149,12 +152,16 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
   const dashboard: AuthedHandler = async (request, call) => {
     const accountId = call.caller.accountId;
     const [usage, jobs] = await Promise.all([usageOf(accountId), jobViews(accountId)]);
-    const history = await tollgate.credits.history(accountId, { days: historyDays(usage.cycle, usage.now, deps.historyKeptDays) });
+    const [history, fired] = await Promise.all([
+      tollgate.credits.history(accountId, { days: historyDays(usage.cycle, usage.now, deps.historyKeptDays) }),
+      deps.lowBalance.fired(accountId, usage.cycle.id),
+    ]);
     const active = jobs.views.filter((job) => job.open);
     return render('dashboard', {
       ...base(request, 'Dashboard', 'dashboard'),
       accountId,
       ...usageView(usage),
+      lowBalance: lowBalanceView(fired, usage),
       chart: spendChart(history, usage.cycle, usage.now),
       active,
       recent: jobs.views.filter((job) => !job.open).slice(0, 5),
@@ -352,6 +359,16 @@ function usageView(usage: Usage) {
     budget: { limit: rateLimit.limit, remaining: rateLimit.remaining, resetSeconds: Math.max(0, Math.ceil(rateLimit.resetMs / 1000)) },
     jobs: { active: usage.holds.active, cap: usage.holds.cap },
   };
+}
+
+/** The dashboard's notice once a threshold fired this cycle: what was crossed, the lowest first, and when. */
+function lowBalanceView(fired: FiredThreshold[], usage: Usage) {
+  if (fired.length === 0) return undefined;
+  const crossed = fired.map(({ threshold, at }) => ({
+    what: 'below' in threshold ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer` : `you used ${threshold.usedPercent}% of the cycle's credits`,
+    on: format.day(at),
+  }));
+  return { crossed, balance: usage.credits.balance, renews: format.day(usage.cycle.end) };
 }
 
 function download(contentType: string, filename: string, body: string): HttpReply {
