@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
-import type { Tollgate, TollgateEvent } from 'tollgate';
+import type { DeliveredEvent, Tollgate, TollgateEvent } from 'tollgate';
 
 /** The consumer group every server of the example shares: each event is sent by one of them. */
 export const WEBHOOK_GROUP = 'webhooks';
@@ -32,7 +32,7 @@ export interface WebhookOptions {
   /** Deliveries before an event becomes a dead letter (consume's maxAttempts). Default tollgate's, 10. */
   maxAttempts?: number;
   /** Told of each delivery whose tries all failed (it goes back to tollgate). Default: a line on stderr. */
-  onFailure?: (event: TollgateEvent, error: unknown) => void;
+  onFailure?: (event: DeliveredEvent, error: unknown) => void;
 }
 
 const DEFAULT_RETRY_DELAYS_MS = [500, 2_000];
@@ -63,8 +63,8 @@ export function webhookSigner(secret: string): Webhook {
   }
 }
 
-function logFailure(event: TollgateEvent, error: unknown): void {
-  console.warn(`webhook ${event.id} (${event.type}) not delivered, tollgate redelivers it:`, error instanceof Error ? error.message : error);
+function logFailure(event: DeliveredEvent, error: unknown): void {
+  console.warn(`webhook ${event.id} (${event.type}, delivery ${event.attempt}) not delivered; tollgate delivers it again later:`, error instanceof Error ? error.message : error);
 }
 
 /** Refuses a URL that is not http(s) and a secret that is not the spec's; the signer for the secret. */
@@ -101,7 +101,8 @@ export class WebhookSender {
       group: WEBHOOK_GROUP,
       handler: (event) =>
         this.deliver(event).catch((error: unknown) => {
-          (this.options.onFailure ?? logFailure)(event, error);
+          // Cut short by stop(): no failure of the receiver's, and the event is delivered again all the same.
+          if (!this.stopping.signal.aborted) (this.options.onFailure ?? logFailure)(event, error);
           throw error;
         }),
       signal: this.stopping.signal,

@@ -365,7 +365,7 @@ function usageView(usage: Usage) {
 function lowBalanceView(fired: FiredThreshold[], usage: Usage) {
   if (fired.length === 0) return undefined;
   const crossed = fired.map(({ threshold, at }) => ({
-    what: 'below' in threshold ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer` : `you used ${threshold.usedPercent}% of the cycle's credits`,
+    what: 'below' in threshold ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer` : `${threshold.usedPercent}% of this cycle's credits were used`,
     on: format.day(at),
   }));
   return { crossed, balance: usage.credits.balance, renews: format.day(usage.cycle.end) };

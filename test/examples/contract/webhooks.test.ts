@@ -87,9 +87,13 @@ describe.each(ADAPTERS)('$name server: webhooks', (adapter) => {
   const open: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {
     for (const item of open.splice(0).reverse()) await item.close();
+    failed.length = 0;
   });
+  /** A server delivering to the receiver: one pause of 50 ms between tries, failures kept in `failed` instead of logged. */
+  const failed: unknown[] = [];
   async function serve(webhooks: WebhookOptions, prefix?: string): Promise<Harness> {
-    const h = await startHarness(adapter, 'webhooks', { webhooks: { retryDelaysMs: [50], ...webhooks }, ...(prefix === undefined ? {} : { prefix }) });
+    const options = { retryDelaysMs: [50], onFailure: (_event: unknown, error: unknown) => failed.push(error), ...webhooks };
+    const h = await startHarness(adapter, 'webhooks', { webhooks: options, ...(prefix === undefined ? {} : { prefix }) });
     open.push(h);
     return h;
   }
@@ -135,7 +139,8 @@ describe.each(ADAPTERS)('$name server: webhooks', (adapter) => {
     }
     const thresholds = seen.events.filter((e) => e.subject === account.id && e.type === 'credits.threshold').map((e) => receiver.received().get(e.id)!.data);
     expect(thresholds.map((data) => data.threshold)).toEqual(expect.arrayContaining([{ usedPercent: 80 }, { below: 100 }]));
-    // Every request carried the three headers and JSON; none was refused.
+    // Every request carried the three headers and JSON; none was refused, none failed.
+    expect(failed).toEqual([]);
     for (const delivery of receiver.deliveries) {
       expect(delivery.refused).toBeUndefined();
       expect(delivery.headers['content-type']).toBe('application/json');
@@ -173,7 +178,7 @@ describe.each(ADAPTERS)('$name server: webhooks', (adapter) => {
       secret: key,
       retryDelaysMs: [],
       retryMs: 200,
-      onFailure: (event) => failures.push({ id: event.id, attempt: (event as { attempt: number }).attempt }),
+      onFailure: (event) => failures.push({ id: event.id, attempt: event.attempt }),
     });
     const account = await h.account('starter');
     await h.leave(account.id, 90);
@@ -195,6 +200,7 @@ describe.each(ADAPTERS)('$name server: webhooks', (adapter) => {
     await h.leave(account.id, 90);
     // Refused (400) each time, so tried again: at least two tries of one event, none accepted.
     await vi.waitFor(() => expect(receiver.deliveries.length).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+    expect(String(failed[0])).toMatch(/the receiver answered 400$/);
     for (const delivery of receiver.deliveries) {
       expect(delivery.payload).toBeUndefined();
       expect(delivery.refused).toBeInstanceOf(WebhookVerificationError);
