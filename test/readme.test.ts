@@ -67,6 +67,7 @@ describe.each([
   ['Per-key limits', 'recipes/keyLimits.ts'],
   ['Concurrency limits', 'recipes/inFlight.ts'],
   ['Plan edits', 'recipes/planEdit.ts'],
+  ['Events', 'recipes/events.ts'],
 ])('README "%s"', (heading, file) => {
   it(`is examples/${file}, word for word`, () => {
     expect(blockUnder(heading)).toBe(exampleBody(file));
@@ -160,6 +161,13 @@ describe('README examples run as written', () => {
 
   it('plan edits: a limit raised from 5 to 500 reaches the account at its next admit, its count kept', async () => {
     expect((await run('recipes/planEdit.ts')).trim()).toBe('500 498');
+  });
+
+  it('events: one email at 80% used, one top-up of 500 when 90 are left, and 590 available once both groups are done', async () => {
+    const lines = (await run('recipes/events.ts')).trim().split('\n');
+    // The two groups run side by side: their lines come in either order, the balance last.
+    expect(lines.slice(0, 2).sort()).toEqual(['email to acct_9: 80% of your credits are used, 150 left', 'top-up g1 false']);
+    expect(lines.slice(2)).toEqual(['590']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {
