@@ -64,7 +64,10 @@ export function webhookSigner(secret: string): Webhook {
 }
 
 function logFailure(event: DeliveredEvent, error: unknown): void {
-  console.warn(`webhook ${event.id} (${event.type}, delivery ${event.attempt}) not delivered; tollgate delivers it again later:`, error instanceof Error ? error.message : error);
+  console.warn(
+    `webhook ${event.id} (${event.type}, delivery ${event.attempt}) not delivered; tollgate delivers it again later:`,
+    error instanceof Error ? error.message : error,
+  );
 }
 
 /** Refuses a URL that is not http(s) and a secret that is not the spec's; the signer for the secret. */

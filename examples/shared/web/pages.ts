@@ -365,7 +365,10 @@ function usageView(usage: Usage) {
 function lowBalanceView(fired: FiredThreshold[], usage: Usage) {
   if (fired.length === 0) return undefined;
   const crossed = fired.map(({ threshold, at }) => ({
-    what: 'below' in threshold ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer` : `${threshold.usedPercent}% of this cycle's credits were used`,
+    what:
+      'below' in threshold
+        ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer`
+        : `${threshold.usedPercent}% of this cycle's credits were used`,
     on: format.day(at),
   }));
   return { crossed, balance: usage.credits.balance, renews: format.day(usage.cycle.end) };

@@ -102,7 +102,9 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     expect(await text('low-balance-left')).toBe('200 credits');
     // Styled as a warning, from the stylesheet (the CSP allows no inline style).
     expect(
-      await notice.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor),
+      await notice.evaluate(
+        (el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor,
+      ),
     ).toBe('rgb(255, 248, 230)');
   });
 

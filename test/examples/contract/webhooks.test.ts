@@ -72,7 +72,8 @@ async function startReceiver(verifyWith: string, answer: Answer = () => 204): Pr
     deliveries,
     received() {
       const byId = new Map<string, WebhookPayload>();
-      for (const delivery of deliveries) if (delivery.payload) byId.set(delivery.headers['webhook-id']!, byId.get(delivery.headers['webhook-id']!) ?? delivery.payload);
+      for (const delivery of deliveries)
+        if (delivery.payload) byId.set(delivery.headers['webhook-id']!, byId.get(delivery.headers['webhook-id']!) ?? delivery.payload);
       return byId;
     },
     close: () =>
@@ -251,8 +252,12 @@ describe('WEBHOOK_URL and WEBHOOK_SECRET at start-up', () => {
 
   it('the secret must be whsec_ and 24-64 bytes in base64, the URL http(s)', async () => {
     for (const bad of ['s3cret', 'whsec_', `whsec_${randomBytes(8).toString('base64')}`, `whsec_${randomBytes(80).toString('base64')}`]) {
-      await expect(main('express', listen, env({ WEBHOOK_URL: 'http://127.0.0.1:9/hooks', WEBHOOK_SECRET: bad }))).rejects.toThrow(/WEBHOOK_SECRET must be whsec_/);
+      await expect(main('express', listen, env({ WEBHOOK_URL: 'http://127.0.0.1:9/hooks', WEBHOOK_SECRET: bad }))).rejects.toThrow(
+        /WEBHOOK_SECRET must be whsec_/,
+      );
     }
-    await expect(main('express', listen, env({ WEBHOOK_URL: 'ftp://example.com/x', WEBHOOK_SECRET: secret() }))).rejects.toThrow(/WEBHOOK_URL must be an http\(s\) URL/);
+    await expect(main('express', listen, env({ WEBHOOK_URL: 'ftp://example.com/x', WEBHOOK_SECRET: secret() }))).rejects.toThrow(
+      /WEBHOOK_URL must be an http\(s\) URL/,
+    );
   });
 });
