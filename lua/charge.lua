@@ -14,7 +14,9 @@
   ARGV[7] operationId   string   the operation id; '' keeps no record (resendIds: false)
   ARGV[8] madeByLibrary 0|1      1: the library made the id (kept a shorter while, lib/operations.lua)
   ARGV[9] operationTtlMs integer how long a caller's operation id is remembered
-  Returns: {code, charged integer, balance integer, needed integer}
+  KEYS[6] outbox        stream the subject's events (lib/events.lua; written only when one fires)
+  ARGV[10] eventsMax    integer  events the outbox holds at most
+  Returns: {code, charged integer, balance integer, needed integer, events integer, eventsDropped integer}
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT,
     OPERATION_REUSED (the id was charged with other terms; nothing charged)
 ]]
@@ -25,6 +27,7 @@
 --@include "lib/journal.lua"
 --@include "lib/history.lua"
 --@include "lib/operations.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 local operationsKey  = KEYS[5]
@@ -35,14 +38,15 @@ local operationId    = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag   = ARGV[8] == '1' and ' r' or ''
 local operationTtlMs = tonumber(ARGV[9])
+ctx.outboxKey, ctx.eventsMax = KEYS[6], tonumber(ARGV[10])
 
 -- cycle and journalGrant stay the stored texts: they are only compared and written back.
 local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycleEnd, ACCOUNT.cycle,
-  ACCOUNT.journalGrant)
+  ACCOUNT.journalGrant, ACCOUNT.events)
 if not v[1] then
-  return { CODE.NO_ACCOUNT, 0, 0, required }
+  return { CODE.NO_ACCOUNT, 0, 0, required, 0, 0 }
 end
-local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
+local balance, spent, cycle, grant, events = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6]
 local a
 if ctx.now >= tonumber(v[3]) then
   a = cycle_current_account(ctx)
@@ -73,8 +77,10 @@ end
 -- Every check has run: the writes, starting with the rollover whatever the outcome.
 if a then
   cycle_save(ctx, a)
+  events = a.events
 end
 if refusal then
+  refusal[5], refusal[6] = events_reply(ctx)
   return refusal
 end
 local charged = required + math.min(optional, balance - required)
@@ -82,7 +88,12 @@ balance = balance - charged
 spent = spent + charged
 -- The amount as text once: the journal, the history and the operation all write it.
 local chargedText = tostring(charged)
-redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
+if events then
+  redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent, ACCOUNT.events,
+    events_moved(ctx, events, balance, cycle))
+else
+  redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
+end
 if operationId ~= '' then
   local nowText = string.format('%d', ctx.now)
   operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
@@ -92,4 +103,4 @@ if charged > 0 then
   journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   history_add(ctx, 's', charged, chargedText)
 end
-return { CODE.OK, charged, balance, required }
+return { CODE.OK, charged, balance, required, events_reply(ctx) }

@@ -19,6 +19,8 @@
   ARGV[9] unit          'd'|'m'  interval unit: days or calendar months
   ARGV[10] length       integer  interval length in units
   ARGV[11] plansVersion string   the plan table's version (lib/account.lua)
+  KEYS[7] outbox        stream the subject's events (read only: its length, lib/events.lua)
+  ARGV[12] events       string   the plan's thresholds ('b<n>,u<p>,...'), or 'none': no events (src/rules/events.ts)
   Returns: {code, cycle integer, cycleStartMs integer, cycleEndMs integer, found string}   Codes: OK, ACCOUNT_EXISTS
     found: on ACCOUNT_EXISTS, what exists: 'account', 'journal', 'cycles' or 'holds'; '' on OK
 ]]
@@ -26,6 +28,7 @@
 --@include "lib/clock.lua"
 --@include "lib/account.lua"
 --@include "lib/calendar.lua"
+--@include "lib/events.lua"
 
 local accountKey    = KEYS[1]
 local cyclesKey     = KEYS[2]
@@ -44,6 +47,7 @@ local anchorMs      = tonumber(ARGV[8])
 local unit          = ARGV[9]
 local length        = tonumber(ARGV[10])
 local plansVersion  = ARGV[11]
+local events        = ARGV[12]
 
 if redis.call('EXISTS', accountKey) == 1 then
   return { CODE.ACCOUNT_EXISTS, 0, 0, 0, 'account' }
@@ -74,4 +78,7 @@ local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cyc
 account_write_windows(accountKey, a, windows)
 account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
   'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
+if events ~= 'none' then
+  events_configure({ accountKey = accountKey, outboxKey = KEYS[7] }, a, 'p', events)
+end
 return { CODE.OK, 1, startMs, endMs, '' }

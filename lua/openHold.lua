@@ -25,15 +25,18 @@
   ARGV[17] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[18] endedHoldsMax integer ended holds kept per subject
   ARGV[19] holdLeaseMs  integer  this hold's own lease length, stored on it; 0: leaseMs
-  Returns OK: {code, hold hold}   hold: lib/holds.lua's reply form
-  Returns REPLAYED: {code, outcome json, storedCode integer}   the stored outcome (of the
-    Idempotency-Key, or of the hold already opened under this hold id) and its code
-  Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}}   stored under the key
-  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}}
-  Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}}   surfaces: 'api,web'
-  Returns TOO_MANY_ITEMS: {code, refusal json {max integer}}
+  KEYS[11] outbox       stream the subject's events (lib/events.lua; written only when one fires)
+  ARGV[20] eventsMax    integer  events the outbox holds at most
+  Returns OK: {code, hold hold, storedCode integer, events integer, eventsDropped integer}   hold: lib/holds.lua's reply form
+  Returns REPLAYED: {code, outcome json, storedCode integer, events integer, eventsDropped integer}   the stored
+    outcome (of the Idempotency-Key, or of the hold already opened under this hold id) and its code
+  Returns HOLD_LIMIT: {code, refusal json {active integer, cap integer}, storedCode integer, events integer, eventsDropped integer}
+  Returns INSUFFICIENT: {code, refusal json {balance integer, needed integer}, storedCode integer, events integer, eventsDropped integer}
+  Returns SURFACE_NOT_ALLOWED: {code, refusal json {surfaces string}, storedCode integer, events integer, eventsDropped integer}
+  Returns TOO_MANY_ITEMS: {code, refusal json {max integer}, storedCode integer, events integer, eventsDropped integer}
   Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
-  Returns: {code}
+  Returns: {code, payload string?, storedCode integer?, events integer?, eventsDropped integer?}
+    events, eventsDropped: the events this call wrote to the outbox, and those it found no room for
     Codes: also NO_ACCOUNT, IDEMPOTENCY_REUSED, IDEMPOTENCY_IN_USE, HOLD_EXISTS, HOLD_DROPPED
     (the hold id was used by a hold no longer kept)
 ]]
@@ -41,6 +44,7 @@
 --@include "lib/prologue.lua"
 --@include "lib/holds.lua"
 --@include "lib/idempotency.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
@@ -52,6 +56,7 @@ local idempotencyKey, fingerprint, idempotencyToken = ARGV[13], ARGV[14], ARGV[1
 local idempotencyTtlMs = tonumber(ARGV[16])
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[17]), tonumber(ARGV[18])
 local holdLeaseText = ARGV[19]
+ctx.outboxKey, ctx.eventsMax = KEYS[11], tonumber(ARGV[20])
 local holdLeaseMs = tonumber(holdLeaseText)
 if holdLeaseMs > 0 then
   leaseMs = holdLeaseMs
@@ -65,8 +70,11 @@ if not a then
 end
 -- Every answer but HOLDS_DUE comes once all its checks have run; its writes start with the
 -- rollover, whatever the outcome (any call brings the account to its current cycle).
+-- Every such answer ends with the events the call wrote (lib/events.lua).
 local function answer(reply)
   cycle_save(ctx, a)
+  reply[3] = reply[3] or 0
+  reply[4], reply[5] = events_reply(ctx)
   return reply
 end
 
@@ -84,7 +92,7 @@ local function refuse(code, payload)
   if keyed then
     idempotency_release(idempotencyRecord, idempotencyToken)
   end
-  return { code, payload, 0 }
+  return answer({ code, payload, 0 })
 end
 
 local due = holds_due_reply(ctx, true)
@@ -105,7 +113,7 @@ if existing then
     if keyed then
       idempotency_store(idempotencyRecord, fingerprint, CODE.OK, payload, idempotencyTtlMs)
     end
-    return { CODE.REPLAYED, payload, CODE.OK }
+    return answer({ CODE.REPLAYED, payload, CODE.OK })
   end
   return refuse(CODE.HOLD_EXISTS, '')
 end
@@ -129,7 +137,7 @@ if active >= cap then
   if keyed then
     idempotency_store(idempotencyRecord, fingerprint, CODE.HOLD_LIMIT, payload, idempotencyTtlMs)
   end
-  return { CODE.HOLD_LIMIT, payload, 0 }
+  return answer({ CODE.HOLD_LIMIT, payload, 0 })
 end
 
 local reserve = amount
@@ -169,4 +177,4 @@ local reply = hold_reply(h)
 if keyed then
   idempotency_store(idempotencyRecord, fingerprint, CODE.OK, cjson.encode(reply), idempotencyTtlMs)
 end
-return { CODE.OK, reply, 0 }
+return { CODE.OK, reply, 0, events_reply(ctx) }

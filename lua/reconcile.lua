@@ -10,16 +10,22 @@
   ARGV[2] journalTrim   string   'off' | 'maxlen' | 'minage'
   ARGV[3] journalBound  integer  max entries, or max age in ms (the movement layout's; unused)
   ARGV[4] historyDays   integer  days of history kept (the movement layout's; unused)
+  KEYS[4] history       hash   credits per day (the movement layout's; unused)
+  KEYS[5] outbox        stream the subject's events (lib/events.lua; written when a rollover fires one)
+  ARGV[5] eventsMax     integer  events the outbox holds at most
   Returns: {code, complete 0|1, cycle integer, journalBalance integer, journalSpent integer,
-    journalHeld integer, balance integer, spent integer, held integer, entries integer}
+    journalHeld integer, balance integer, spent integer, held integer, entries integer,
+    events integer?, eventsDropped integer?}   events, eventsDropped: the events the rollover wrote, and those it found no room for
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"
 --@include "lib/cycle.lua"
 --@include "lib/journal.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
+ctx.outboxKey, ctx.eventsMax = KEYS[5], tonumber(ARGV[5])
 
 local a = cycle_current_account(ctx)
 if not a then
@@ -48,4 +54,4 @@ end
 if complete == 0 and ctx.journalTrim ~= 'off' and a.journalGrant ~= a.cycle then
   complete, balance, spent, held = 1, a.allowance, 0, 0
 end
-return { CODE.OK, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries }
+return { CODE.OK, complete, a.cycle, balance, spent, held, a.balance, a.spent, a.held, entries, events_reply(ctx) }

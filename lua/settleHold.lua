@@ -15,7 +15,10 @@
   ARGV[9] amount        integer  a budget hold: credits to spend (0 renews the lease)
   ARGV[10] leaseMs      integer  lease length from now, unless the hold has its own
   ARGV[11] endedHoldsKeepMs integer how long an ended hold is kept
-  Returns: {code, hold hold?}   hold: lib/holds.lua's reply form (absent when there is none)
+  KEYS[8] outbox        stream the subject's events (lib/events.lua; written only when one fires)
+  ARGV[12] eventsMax    integer  events the outbox holds at most
+  Returns: {code, hold hold?, events integer?, eventsDropped integer?}   hold: lib/holds.lua's reply form (absent
+    when there is none); events, eventsDropped: the events the call wrote, and those it found no room for
     REPLAYED: this item was settled before; nothing changed.
     Codes: OK, REPLAYED, NO_ACCOUNT, NO_HOLD, WRONG_HOLD_KIND, HOLD_ENDED, LEASE_EXPIRED,
     BUDGET_EXHAUSTED, TOO_MANY_LABELS (nothing changed), BAD_SETTLEMENT (optionalSpent above
@@ -24,6 +27,7 @@
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"
 --@include "lib/holds.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
@@ -31,6 +35,7 @@ local holdKey = KEYS[7]
 local kind, itemId, failed = ARGV[5], ARGV[6], ARGV[7]
 local optionalSpent, amount, leaseMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 ctx.endedKeepMs = tonumber(ARGV[11])
+ctx.outboxKey, ctx.eventsMax = KEYS[8], tonumber(ARGV[12])
 
 -- Distinct failure labels one hold may count.
 local MAX_LABELS = 16
@@ -43,7 +48,7 @@ end
 -- whatever the outcome (any call brings the account to its current cycle).
 local function answer(code, h)
   cycle_save(ctx, a)
-  return { code, h and hold_reply(h) or {} }
+  return { code, h and hold_reply(h) or {}, events_reply(ctx) }
 end
 
 local itemField = HOLD_PREFIX.item .. itemId
@@ -100,4 +105,4 @@ if (kind == 'items' and h.settled >= h.items) or (kind == 'budget' and h.spent >
   hold_end(ctx, a, h, 'completed', reason)
 end
 holds_save_credits(ctx, a)
-return { CODE.OK, hold_reply(h) }
+return { CODE.OK, hold_reply(h), events_reply(ctx) }

@@ -10,34 +10,41 @@
   Layout: holds       the movement layout, then KEYS[5] holdsActive, KEYS[6] holdsEnded (lib/prologue.lua)
   KEYS[7] holdList      zset   every hold id scored by creation time (ms)
   KEYS[8] operations    hash   the subject's recent operation ids (lib/operations.lua)
-  KEYS[9...] holds      hash   the holds to see, at most 32 (lib/holds.lua)
+  KEYS[9] outbox        stream the subject's events (lib/events.lua; written only when one fires)
+  KEYS[10...] holds     hash   the holds to see, at most 32 (lib/holds.lua)
   ARGV[5] endedHoldsKeepMs integer how long an ended hold is kept
   ARGV[6] endedHoldsMax integer  ended holds kept per subject
   ARGV[7] operationTtlMs integer how long a dropped hold's id is remembered
-  Returns: {code, ended integer, dropped integer, nextLeaseMs integer, ...due string}
-    nextLeaseMs -1 when no hold is open; due: the holds still due, for the next call (none:
-    the subject is tidy)
+  ARGV[8] eventsMax     integer  events the outbox holds at most
+  Returns: {code, ended integer, dropped integer, nextLeaseMs integer, nextCycleMs integer, events integer,
+    eventsDropped integer, ...due string}
+    nextLeaseMs -1 when no hold is open; nextCycleMs: when the current cycle ends, on an account
+    with events (the sweep starts the next one, docs/events.md#time-driven-events), else -1;
+    events, eventsDropped: the events the call wrote, and those it found no room for; due: the
+    holds still due, for the next call (none: the subject is tidy)
     Codes: OK, NO_ACCOUNT
 ]]
 --@include "lib/codes.lua"
 --@include "lib/prologue.lua"
 --@include "lib/holds.lua"
 --@include "lib/operations.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
 local holdListKey, operationsKey = KEYS[7], KEYS[8]
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
 local operationTtlMs = tonumber(ARGV[7])
+ctx.outboxKey, ctx.eventsMax = KEYS[9], tonumber(ARGV[8])
 
 local a = holds_credits(ctx)
 if not a then
-  return { CODE.NO_ACCOUNT, 0, 0, -1 }
+  return { CODE.NO_ACCOUNT, 0, 0, -1, -1, 0, 0 }
 end
 
 -- What each given hold is, read before anything is written.
 local lapsed, ended = {}, {}
-for i = 9, #KEYS do
+for i = 10, #KEYS do
   local h = hold_load(KEYS[i])
   if h and h.status == 'open' then
     if ctx.now >= h.leaseExpiresAt then
@@ -83,7 +90,12 @@ if #drop > 0 then
   end
 end
 
-local reply = { CODE.OK, #lapsed, #drop, holds_next_lease(ctx) }
+local written, droppedEvents = events_reply(ctx)
+local nextCycle = -1
+if a.events then
+  nextCycle = tonumber(redis.call('HGET', ctx.accountKey, ACCOUNT.cycleEnd))
+end
+local reply = { CODE.OK, #lapsed, #drop, holds_next_lease(ctx), nextCycle, written, droppedEvents }
 for _, id in ipairs(holds_due(ctx, true)) do
   reply[#reply + 1] = id
 end

@@ -11,10 +11,13 @@
   ARGV[3] stagger       integer  the subject's offset of fixed windows in ms
   ARGV[4] keyId         string   the presented key's id, '' without a key
   ARGV[5] keyDigest     string   the presented key's digest
+  KEYS[4] outbox        stream the subject's events (lib/events.lua; written when a rollover fires one)
+  ARGV[6] eventsMax     integer  events the outbox holds at most
   Returns KEY_REFUSED: {code, reason 'unknown'|'expired'|'surface_not_allowed'}
   Returns HOLDS_DUE: {code, ...due string}   the holds to tidy first (lua/tidyHolds.lua); nothing changed
-  Returns: {code, windows windows, state json}   windows: lib/windows.lua's reply; state: the
-    account's attributes plus now and active (open holds)
+  Returns: {code, windows windows, state json, events integer?, eventsDropped integer?}   windows:
+    lib/windows.lua's reply; state: the account's attributes plus now and active (open holds);
+    events, eventsDropped: the events a rollover wrote, and those it found no room for
     Codes: OK, KEY_REFUSED, HOLDS_DUE, NO_ACCOUNT, UNKNOWN_SURFACE
 ]]
 --@include "lib/codes.lua"
@@ -22,10 +25,12 @@
 --@include "lib/apiKeys.lua"
 --@include "lib/holds.lua"
 --@include "lib/windows.lua"
+--@include "lib/events.lua"
 
 local ctx = prologue_look(KEYS, ARGV)
 ctx.cyclesKey, ctx.holdsActiveKey = KEYS[2], KEYS[3]
 local surface, stagger, keyId, keyDigest = ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5]
+ctx.outboxKey, ctx.eventsMax = KEYS[4], tonumber(ARGV[6])
 
 if keyId ~= '' then
   local record = redis.call('HGET', ctx.accountKey, KEY_FIELD.record .. keyId)
@@ -52,4 +57,5 @@ a.now = ctx.now
 local reply = windows_count(windows, a.counters[surface], ctx.now, 0, stagger)
 a.counters, a.archive = nil, nil
 reply[#reply + 1] = cjson.encode(a)
+reply[#reply + 1], reply[#reply + 2] = events_reply(ctx)
 return reply

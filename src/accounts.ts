@@ -25,7 +25,20 @@ import {
 import { globEscape, scanAll, scanPage } from './scan.ts';
 import { unmarkSubject } from './sweep.ts';
 import { count as countOf } from './rules/validate.ts';
-import { changePlan, createAccount, eraseAccount, inspectAccount, readAccount, readCycles, readHold, startCycle } from './scripts/bundle.generated.ts';
+import {
+  changePlan,
+  createAccount,
+  eraseAccount,
+  inspectAccount,
+  readAccount,
+  readCycles,
+  readHold,
+  setThresholds,
+  startCycle,
+} from './scripts/bundle.generated.ts';
+import { thresholdsArg, thresholdsSpec, type Threshold } from './rules/events.ts';
+import { plansEventsSpec } from './rules/plans.ts';
+import { markCycleEnd } from './sweep.ts';
 import { Code } from './scripts/codes.ts';
 import { field, list } from './scripts/reply.ts';
 import { windowsForm } from './windows.ts';
@@ -127,6 +140,8 @@ export class Accounts {
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(createAccount, redisKeys, { ...planArgs(plan), ...cycle });
     if (reply.code === Code.ACCOUNT_EXISTS) throw new AccountExistsError(redisKeys.subject, (reply.found || 'account') as AccountExistsError['found']);
+    // The sweep starts its next cycle when nobody touches it (docs/events.md#time-driven-events).
+    if (plan.events) await markCycleEnd(this.ctx, redisKeys.subject, reply.cycleEndMs);
     return { subject: redisKeys.subject, plan: plan.name, cycle: cycleOf(reply) };
   }
 
@@ -149,7 +164,27 @@ export class Accounts {
     if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
     const reply = await this.ctx.runner.run(changePlan, redisKeys, { ...planArgs(plan), startNow: options.startNewCycle ? 1 : 0, ...interval, refresh: 0 });
     this.ctx.denyCache?.forget(redisKeys.subject);
+    if (plan.events) await markCycleEnd(this.ctx, redisKeys.subject, reply.cycleEndMs);
     return cycleOf(reply);
+  }
+
+  /**
+   * Gives the account thresholds of its own, which its plan's no longer change; null goes
+   * back to its plan's (none when its plan names no `events`). Thresholds that hold already
+   * are noted, not fired: they fire at their next crossing (docs/events.md#thresholds).
+   *
+   * @example
+   * ```ts
+   * await tollgate.accounts.setThresholds("acct_42", [{ below: 100 }, { usedPercent: 80 }]);
+   * ```
+   */
+  async setThresholds(subject: string, thresholds: Threshold[] | null): Promise<void> {
+    const redisKeys = this.ctx.redisKeys(subject);
+    const own = thresholds !== null;
+    const spec = own ? thresholdsSpec(thresholdsArg('thresholds', thresholds)) : plansEventsSpec(this.ctx.plans);
+    if (!this.ctx.eviction.safe) await this.ctx.eviction.ready();
+    const reply = await this.ctx.runner.run(setThresholds, redisKeys, { own: own ? 1 : 0, spec });
+    await markCycleEnd(this.ctx, redisKeys.subject, reply.cycleEndMs);
   }
 
   /** The plan's numbers as the account holds them: one cheap read, counting nothing. */

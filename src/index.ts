@@ -27,6 +27,8 @@ export type {
 export type { Limits, Admission, Allowed, Denial, AdmitOptions, LimitTarget, LimitState } from './limits.ts';
 export type { Override, OverrideOptions } from './overrides.ts';
 export type { Credits as CreditsApi, ChargeRequest, ChargeOutcome, Insufficient, Reconciliation, DayUsage } from './credits.ts';
+export type { Events, ConsumeOptions, DeadLetter, DeliveredEvent, EventStats, Threshold, TollgateEvent, TollgateEventType } from './events/events.ts';
+export type { EventDataByType, EventsOptions, PlanEvents, ThresholdData } from './rules/events.ts';
 export type {
   Holds,
   OpenHoldRequest,

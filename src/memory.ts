@@ -34,6 +34,18 @@ import type { Usage } from './rules/usage.ts';
 import { validatePlans, validatePolicies } from './rules/plans.ts';
 import { count } from './rules/validate.ts';
 import { checkedTable, type SurfaceWindows, type Window } from './rules/windows.ts';
+import type { Events } from './events/events.ts';
+import {
+  consumeArgs,
+  groupName,
+  type ConsumeOptions,
+  type DeadLetter,
+  type DeliveredEvent,
+  type EventStats,
+  type Threshold,
+  type TollgateEvent,
+} from './rules/events.ts';
+import { InvalidInputError } from './errors.ts';
 
 /** What a memory tollgate is made from: the options that change the rules, and a clock. */
 export type MemoryOptions = Omit<ModelOptions, 'clock'> & { clock?: () => number };
@@ -64,6 +76,7 @@ export function createMemoryTollgate(options: MemoryOptions) {
     holds: as<Holds>(new MemoryHolds(model)),
     keys: as<Keys>(new MemoryKeys(model)),
     idempotency: as<Idempotency>(new MemoryIdempotency(model)),
+    events: as<Events>(new MemoryEvents(model, clock)),
     usage: async (subject: string, usageOptions?: { surface?: string }): Promise<Usage> => model.usage(subject, usageOptions),
     plans: model.plans,
     policies: model.policies,
@@ -116,6 +129,9 @@ class MemoryAccounts implements Face<Accounts> {
   }
   async delete(subject: string, options?: DeleteAccountOptions): Promise<DeleteOutcome> {
     return this.model.accounts.delete(subject, options);
+  }
+  async setThresholds(subject: string, thresholds: Threshold[] | null): Promise<void> {
+    this.model.accounts.setThresholds(subject, thresholds);
   }
 }
 
@@ -218,6 +234,85 @@ class MemoryKeys implements Face<Keys> {
   verify(key: string, options?: VerifyOptions & { usage?: false }): Promise<Verification>;
   async verify(key: string, options?: VerifyOptions): Promise<Verification | UsageVerification> {
     return this.model.keys.verify(key, options as VerifyOptions & { usage?: false });
+  }
+}
+
+/** A memory consumer looks for new events this often, as one on Redis does. */
+const POLL_MS = 200;
+
+class MemoryEvents implements Face<Events> {
+  constructor(
+    private readonly model: TollgateModel,
+    private readonly clock: () => number,
+  ) {}
+  async consume(options: ConsumeOptions): Promise<void> {
+    const o = consumeArgs(options);
+    const events = this.model.events;
+    while (!o.signal?.aborted) {
+      events.join(o.group);
+      for (const subject of events.subjects()) {
+        if (o.signal?.aborted) break;
+        const handled: string[] = [];
+        for (const { entry, attempts } of events.take(o.group, subject, o.batchSize, o.retryMs)) {
+          const event = { id: entry.id, type: entry.type, subject, at: entry.at, data: structuredClone(entry.data), attempt: attempts } as DeliveredEvent;
+          if (attempts > o.maxAttempts) {
+            const { attempt: _attempt, ...stored } = event;
+            const letter: DeadLetter = { event: stored as TollgateEvent, attempts: attempts - 1, deadAt: Math.floor(this.clock()) };
+            this.model.eventGroups.get(o.group)?.set(event.id, letter);
+            handled.push(entry.id);
+            continue;
+          }
+          if (o.signal?.aborted) break;
+          try {
+            await o.handler(event);
+            handled.push(entry.id);
+          } catch {
+            // Not acknowledged: delivered again after retryMs.
+          }
+        }
+        events.ack(o.group, subject, handled);
+      }
+      await new Promise<void>((resolve) => {
+        if (o.signal?.aborted) return resolve();
+        const timer = setTimeout(done, POLL_MS);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        o.signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+  async deadLetters(options: { group: string }): Promise<DeadLetter[]> {
+    const letters = this.model.eventGroups.get(groupName(options?.group));
+    return [...(letters?.values() ?? [])]
+      .map((l) => structuredClone(l) as DeadLetter)
+      .sort((x, y) => x.deadAt - y.deadAt || (x.event.id < y.event.id ? -1 : 1));
+  }
+  async replay(group: string, id: string): Promise<boolean> {
+    const letters = this.model.eventGroups.get(groupName(group));
+    if (typeof id !== 'string') throw new InvalidInputError(`Not an event id: ${JSON.stringify(id)}`);
+    const letter = letters?.get(id) as DeadLetter | undefined;
+    if (!letter) return false;
+    const outbox = this.model.outboxes.get(letter.event.subject) ?? { entries: [], seq: 0 };
+    this.model.outboxes.set(letter.event.subject, outbox);
+    outbox.seq += 1;
+    const { event } = letter;
+    outbox.entries.push({ seq: outbox.seq, id: event.id, type: event.type, at: event.at, data: event.data, group, deliveries: new Map() });
+    letters!.delete(id);
+    return true;
+  }
+  async removeGroup(group: string): Promise<void> {
+    this.model.events.leave(groupName(group));
+  }
+  async stats(): Promise<EventStats> {
+    return {
+      dropped: this.model.eventsDropped,
+      pendingSubjects: this.model.events.subjects().length,
+      groups: [...this.model.eventGroups.entries()]
+        .map(([group, letters]) => ({ group, deadLetters: letters.size }))
+        .sort((x, y) => (x.group < y.group ? -1 : 1)),
+    };
   }
 }
 

@@ -19,7 +19,7 @@ interface Behind {
 }
 
 /** What a plan that has left the table writes: nothing but the version (it keeps its numbers). */
-const GONE = { plan: '', allowance: 0, holdsCap: 0, holdsMaxItems: 0, holdsSurfaces: '', windows: '' };
+const GONE = { plan: '', allowance: 0, holdsCap: 0, holdsMaxItems: 0, holdsSurfaces: '', windows: '', events: 'none' };
 
 /** Runs an admit; while the account is behind this table, refreshes it and runs it again. */
 export async function withCurrentPlan<R extends ScriptReply>(

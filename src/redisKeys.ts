@@ -41,6 +41,10 @@ export class SubjectKeys implements SubjectKeyNames {
   get operations(): string {
     return `${this.base}op`;
   }
+  /** The subject's events not yet handled by every consumer group (docs/events.md). */
+  get outbox(): string {
+    return `${this.base}ev`;
+  }
   /** A hold's hash, with the ids of the items it settled. */
   hold(holdId: string): string {
     return `${this.base}h:${holdId}`;

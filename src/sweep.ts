@@ -109,7 +109,9 @@ async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly str
     const ids = due;
     const reply = await ctx.runner.move(tidyHolds, redisKeys, { holds: ids.map((id) => redisKeys.hold(id)) }, undefined, redisKeys.subject);
     ended += reply.ended;
-    nextLeaseAt = reply.nextLeaseMs < 0 ? null : reply.nextLeaseMs;
+    // An account with events is swept again when its cycle ends (docs/events.md#time-driven-events).
+    const next = [reply.nextLeaseMs, reply.nextCycleMs].filter((ms) => ms >= 0);
+    nextLeaseAt = next.length === 0 ? null : Math.min(...next);
     due = reply.due;
     if (ids.length > 0 && reply.ended + reply.dropped === 0 && due.join() === ids.join()) {
       throw new Error(`holds of "${redisKeys.subject}" stayed due after a tidy: ${ids.join(', ')}`);
@@ -131,7 +133,16 @@ const NO_SUBJECT = {
   holdsEnded: '',
   holdList: '',
   operations: '',
+  outbox: '',
 };
+
+/**
+ * Marks an account with events for a sweep when its cycle ends, so the next cycle starts (and
+ * its cycle.started is written) though nobody touches it (docs/events.md#time-driven-events).
+ */
+export function markCycleEnd(ctx: Context, subject: string, cycleEnd: number): Promise<unknown> {
+  return ctx.runner.run(sweepMark, NO_SUBJECT, { sweepIndex: sweepIndexKey(ctx.prefix), subject, seenScore: '', nextScore: cycleEnd });
+}
 
 /** Takes a subject out of the sweep index (its account was deleted). */
 export function unmarkSubject(ctx: Context, subject: string): Promise<unknown> {

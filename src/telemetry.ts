@@ -75,6 +75,8 @@ export const TELEMETRY_NAMES = {
    * script, surface and the window's length in ms.
    */
   shadowDenials: 'tollgate.shadow.denials',
+  /** Events not written because their subject's outbox was full (docs/events.md#size-bound). */
+  eventsDropped: 'tollgate.events.dropped',
 } as const;
 
 interface Instruments {
@@ -86,6 +88,7 @@ interface Instruments {
   storeFailures: CounterLike | undefined;
   degraded: CounterLike | undefined;
   shadowDenials: CounterLike | undefined;
+  eventsDropped: CounterLike | undefined;
 }
 
 interface OtelApi {
@@ -157,6 +160,7 @@ export function instruments(option: TelemetryOption | undefined): Instruments | 
     storeFailures: meter?.createCounter(TELEMETRY_NAMES.storeFailures, { description: 'Quota-store calls that failed or timed out' }),
     degraded: meter?.createCounter(TELEMETRY_NAMES.degraded, { description: 'Requests decided without the quota store (onStoreError open or local)' }),
     shadowDenials: meter?.createCounter(TELEMETRY_NAMES.shadowDenials, { description: 'Requests a shadow window would have denied' }),
+    eventsDropped: meter?.createCounter(TELEMETRY_NAMES.eventsDropped, { description: 'Events dropped because their outbox was full' }),
   };
 }
 

@@ -23,6 +23,9 @@ import { Sweeper } from './sweep.ts';
 import { instruments, ObservedRunner, type TelemetryOption } from './telemetry.ts';
 import { readUsage, type Usage } from './usage.ts';
 import { count } from './rules/validate.ts';
+import { Events } from './events/events.ts';
+import { eventsNotifier } from './events/outbox.ts';
+import { eventsOptions, type EventsOptions } from './rules/events.ts';
 
 /** createTollgate's options: `plans`, and `redis` or `memory: true` (exactly one of the two). */
 export interface TollgateOptions {
@@ -146,6 +149,13 @@ export interface TollgateOptions {
    * EVALSHA only. Older versions' libraries stay loaded: FUNCTION DELETE removes one.
    */
   scripts?: 'functions' | 'eval';
+  /**
+   * Events (docs/events.md), for accounts whose plan names `events` or that have thresholds
+   * of their own: `maxPerSubject` events an outbox keeps until every consumer group has
+   * handled them (default 1,000; more are dropped and counted), and `expiringNoticeMs`, how
+   * long before a grant expires its grant.expiring comes (default 3 days).
+   */
+  events?: EventsOptions;
 }
 
 /** What createTollgate returns: one object per concept, all on one Redis and one plan table. */
@@ -162,6 +172,8 @@ export interface Tollgate {
   keys: Keys;
   /** Idempotency-Key support for opening holds. */
   idempotency: Idempotency;
+  /** Events: consume them at least once per group, dead letters, counts. */
+  events: Events;
   /** The account's whole quota state on a surface, read without counting a request. */
   usage(subject: string, options?: { surface?: string }): Promise<Usage>;
   /** The validated plan table. */
@@ -228,6 +240,7 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     endedHoldsKeepMs: String(count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1)),
     endedHoldsMax: String(count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000)),
     plansVersion: plansVersionOf(options.plansVersion, plans),
+    eventsMax: String(eventsOptions(options.events).maxPerSubject),
   };
   // Keys live in the account hash: at most 50 of them in all, so it keeps its compact form.
   const maxKeys = count('keys.maxKeys', options.keys?.maxKeys ?? 20, 1, 49);
@@ -258,8 +271,10 @@ export function createTollgate(options: TollgateOptions): Tollgate {
     historyDays,
     clock,
   });
+  ctx.runner.onEvents = eventsNotifier(ctx, observe?.eventsDropped && ((n) => observe.eventsDropped!.add(n)));
   return {
     accounts: new Accounts(ctx),
+    events: new Events(ctx),
     limits: new Limits(ctx),
     credits: new Credits(ctx),
     holds: new Holds(ctx, new Sweeper(ctx)),

@@ -302,7 +302,7 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
   });
 
   it("the generated decoders read a reply by the header's names", () => {
-    expect(charge.decode([Code.OK, 5, 95, 5])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5 });
+    expect(charge.decode([Code.OK, 5, 95, 5, 1, 0])).toEqual({ code: Code.OK, charged: 5, balance: 95, needed: 5, events: 1, eventsDropped: 0 });
     expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
     expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({
       code: Code.OK,
@@ -316,12 +316,12 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
     expect(readHold.decode([Code.OK, hold])).toMatchObject({ holds: [{ id: 'h1', kind: 'items', reserved: 8, failed: [{ label: 'timeout', count: 2 }] }] });
     expect(listHolds.decode([Code.OK, 3, 1, 'h3', 'h2'])).toEqual({ code: Code.OK, total: 3, active: 1, holdIds: ['h3', 'h2'] });
     expect(listHolds.decode([Code.HOLDS_DUE, 'h1'])).toEqual({ code: Code.HOLDS_DUE, due: ['h1'] });
-    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0]);
-    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 } });
+    const refused = openHold.decode([Code.INSUFFICIENT, '{"balance":3,"needed":8}', 0, 0, 0]);
+    expect(refused).toEqual({ code: Code.INSUFFICIENT, refusal: { balance: 3, needed: 8 }, storedCode: 0, events: 0, eventsDropped: 0 });
   });
 
   it('a reply that is not what its header declares is a ReplyShapeError, never a wrong value', () => {
-    expect(() => charge.decode([99, 0, 0, 0])).toThrowError(ReplyShapeError);
+    expect(() => charge.decode([99, 0, 0, 0, 0, 0])).toThrowError(ReplyShapeError);
     expect(() => readHold.decode([Code.OK, ['h1', 'neither', 'open']])).toThrowError(ReplyShapeError);
   });
 });

@@ -20,6 +20,9 @@ const ON_CLUSTER = [
   'test/credits.test.ts',
   'test/holds.test.ts',
   'test/sweep.test.ts',
+  'test/events.test.ts',
+  // Processes killed between a movement and its events' delivery, with cluster routing.
+  'test/faults/eventsCrash.test.ts',
   'test/history.test.ts',
   'test/idempotency.test.ts',
   'test/property/*.test.ts',
@@ -86,6 +89,7 @@ const FAST = [
   'test/resend.test.ts',
   'test/scripts.test.ts',
   'test/sweep.test.ts',
+  'test/events.test.ts',
   'test/telemetry.test.ts',
   'test/validation.test.ts',
   'test/windows.test.ts',

@@ -16,6 +16,7 @@
     journalGrant           last cycle whose opening grant is in the journal (lib/journal.lua)
     plansVersion           the plan table its numbers came from: 'v<n>' (createTollgate's
                            plansVersion) or 'd<digest>' of the table (docs/limits.md#plan-edits)
+    events                 thresholds and their state, only on an account with events (lib/events.lua)
   and per surface of the plan: ACCOUNT_PREFIX.windows .. surface, its windows' spec, and
   ACCOUNT_PREFIX.counters .. surface, their counts (the state of lib/windows.lua), so the
   request windows live in the account's own hash and an admit touches no other key.
@@ -26,12 +27,12 @@ local ACCOUNT = {
   plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h',
   cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv',
   holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg',
-  plansVersion = 'pv',
+  plansVersion = 'pv', events = 'ev',
 }
 
 -- Attributes stored as text; every other one is a number.
 --@const
-local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }
+local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1 }
 
 -- Whether an account whose numbers came from plan table `stored` (nil: from before versions)
 -- is behind the caller's table `given`: 'v<n>' versions by their number, so servers with an

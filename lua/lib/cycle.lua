@@ -4,7 +4,7 @@
   old one's summary and opens with the next allowance. Unused credits never roll over.
   Ended cycles live in the cycles hash under '<cycle>:<field>' (ENDED_CYCLE) and keep
   unused + spent + held + refunded == allowance while their holds settle.
-  ctx fields used: accountKey, cyclesKey, now.
+  ctx fields used: accountKey, cyclesKey, now; on an account with events, those of lib/events.lua.
   A rollover is worked out in the account table a and written only by cycle_save, which a
   script calls once every check that may refuse has passed (docs/scripts.md: no write before
   the last check); a script that refuses leaves the rollover to the next call, which works it
@@ -14,6 +14,7 @@
 ]]
 --@include "account.lua"
 --@include "calendar.lua"
+--@include "events.lua"
 
 --@const
 local ENDED_CYCLE = { allowance = 'a', unused = 'b', spent = 's', held = 'h', refunded = 'r',
@@ -51,10 +52,14 @@ local function cycle_save(ctx, a)
   if not a.archive then
     return
   end
-  redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+  local archive = a.archive
+  redis.call('HSET', ctx.cyclesKey, unpack(archive))
   a.archive = nil
   account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
     'anchor', 'interval' })
+  if a.events then
+    events_cycles_opened(ctx, a, archive)
+  end
 end
 
 local function cycle_unit(a)

@@ -36,14 +36,15 @@
   written anything answers HOLDS_DUE with their ids, and the library ends them with
   lua/tidyHolds.lua, which declares their keys, then calls the script again.
   ctx fields used: those of lib/prologue.lua's movement, and holdsActiveKey, holdsEndedKey,
-  endedKeepMs, endedMax. The account's credits travel in a table a {balance, spent, held,
-  cycle, journalGrant}; the caller saves them (holds_save_credits).
+  endedKeepMs, endedMax, and lib/events.lua's. The account's credits travel in a table a
+  {balance, spent, held, cycle, journalGrant, events}; the caller saves them (holds_save_credits).
 ]]
 --@include "codes.lua"
 --@include "account.lua"
 --@include "cycle.lua"
 --@include "journal.lua"
 --@include "history.lua"
+--@include "events.lua"
 
 --@const
 local HOLD = {
@@ -132,7 +133,7 @@ end
 -- Rolls the cycle over first (docs/accounts.md#billing-cycles).
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
-    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant)
+    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.events)
   if not v[1] then
     return nil
   end
@@ -140,10 +141,18 @@ local function holds_credits(ctx)
     return cycle_current_account(ctx)
   end
   return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]) }
+    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), events = v[7] }
 end
 
+-- Stores the account's credits; on an account with events, checks its thresholds too
+-- (lib/events.lua), in the same command.
 local function holds_save_credits(ctx, a)
+  if a.events then
+    a.events = events_moved(ctx, a.events, a.balance, a.cycle)
+    redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held,
+      ACCOUNT.events, a.events)
+    return
+  end
   redis.call('HSET', ctx.accountKey, ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held)
 end
 
@@ -191,6 +200,9 @@ end
 -- End an open hold: refund what it still holds and free its place under the cap; it is kept
 -- ctx.endedKeepMs from now. The caller saves the account's credits afterwards.
 local function hold_end(ctx, a, h, status, reason)
+  if a.events and reason == 'lease_expired' then
+    events_hold_lapsed(ctx, a.events, h)
+  end
   hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
   h.status, h.endReason, h.endedAt = status, reason, ctx.now
   hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })

@@ -23,6 +23,8 @@ import { newestFirst, openHolds, publicHold } from './holds.ts';
 import { windowsInForce } from './overrides.ts';
 import { countWindows } from './windows.ts';
 import { checkedTable } from '../rules/windows.ts';
+import { configureEvents } from './events.ts';
+import { thresholdsArg, type Threshold } from '../rules/events.ts';
 
 /** The plan's numbers as an account holds them. */
 function limitsOf(plan: Plan & { name: string }): AccountLimits {
@@ -73,6 +75,8 @@ export class ModelAccounts {
       hot: undefined,
     };
     this.core.state.set(id, account);
+    if (plan.events) configureEvents(account, false, plan.events.thresholds, this.core.emitter(id));
+    if (plan.events) this.markCycleEnd(id, period.end);
     return { subject: id, plan: plan.name, cycle: { id: 1, start: period.start, end: period.end } };
   }
 
@@ -98,8 +102,27 @@ export class ModelAccounts {
     a.plan = limitsOf(plan);
     a.hot = undefined;
     a.nextAllowance = plan.credits.allowance;
+    if (!a.events?.own) configureEvents(a, false, plan.events?.thresholds ?? null, this.core.emitter(subjectId(subject)));
     if (options.startNewCycle) reanchor(a, now, interval?.unit, interval?.length);
+    if (plan.events) this.markCycleEnd(subjectId(subject), a.cycleEnd);
     return cycleOf(a);
+  }
+
+  /** As tollgate.accounts.setThresholds: the account's own thresholds, or (null) its plan's again. */
+  setThresholds(subject: string, thresholds: Threshold[] | null): void {
+    const id = subjectId(subject);
+    const list = thresholds === null ? null : thresholdsArg('thresholds', thresholds);
+    const a = this.core.account(id);
+    roll(a, this.core.now());
+    const planEvents = this.core.plans[a.plan.name]?.events;
+    configureEvents(a, list !== null, list ?? planEvents?.thresholds ?? null, this.core.emitter(id));
+    this.markCycleEnd(id, a.cycleEnd);
+  }
+
+  /** As on Redis (src/sweep.ts markCycleEnd): the sweep starts the next cycle of an account with events. */
+  private markCycleEnd(id: string, cycleEnd: number): void {
+    const marked = this.core.sweepIndex.get(id);
+    if (marked === undefined || marked > cycleEnd || marked <= this.core.now()) this.core.sweepIndex.set(id, cycleEnd);
   }
 
   /** The plan's numbers as the account holds them. */
@@ -134,6 +157,7 @@ export class ModelAccounts {
     this.core.idempotency.deleteStartingWith(`${id}\0`);
     for (const key of this.core.overrides.keys()) if (key.startsWith(`${id}\0`)) this.core.overrides.delete(key);
     this.core.sweepIndex.delete(id);
+    this.core.outboxes.delete(id);
     return { ok: true };
   }
 

@@ -12,6 +12,7 @@ import { count, subjectId } from '../rules/validate.ts';
 import { staggerOf, type Window } from '../rules/windows.ts';
 import { ExpiringMap } from './expiring.ts';
 import type { Slot, WindowCounters } from './windows.ts';
+import { eventsOptions, type EventDataByType, type EventsOptions, type Threshold, type TollgateEventType } from '../rules/events.ts';
 
 /** The model's options: createTollgate's that change the rules, and a clock it must be given. */
 export interface ModelOptions {
@@ -39,6 +40,8 @@ export interface ModelOptions {
   keys?: { prefix?: string; maxKeys?: number; maxExpiringKeys?: number };
   /** Ended holds kept: keepMs (default 7 days) and at most max per subject (default 1,000), as createTollgate. */
   endedHolds?: { keepMs?: number; max?: number };
+  /** Events: maxPerSubject and expiringNoticeMs, as createTollgate's `events`. */
+  events?: EventsOptions;
 }
 
 /** An API key as the model holds it (never the key itself: its digest). */
@@ -115,6 +118,8 @@ export interface ModelAccount {
   windows: Map<string, Slot[]>;
   /** The surface last admitted on, with its windows and counts (a cache a plan change clears). */
   hot: { surface: string; windows: readonly Window[]; slots: Slot[] } | undefined;
+  /** Its thresholds and their state, only on an account with events (model/events.ts). */
+  events?: ModelEvents;
 }
 
 /** A hold as the model holds it: the public Hold and the items settled. */
@@ -123,6 +128,40 @@ export interface ModelHold extends Hold {
   items_: Set<string>;
   /** The hold's own lease length; 0: the model's leaseMs. */
   leaseMs_: number;
+}
+
+/** An account's events: its thresholds, which conditions held at the last check, and where events go. */
+export interface ModelEvents {
+  /** Whether the thresholds are the account's own (setThresholds) rather than its plan's. */
+  own: boolean;
+  thresholds: Threshold[];
+  /** Bitmask of the conditions that held at the last check: 1 depleted, 2^i the i-th threshold. */
+  fired: number;
+  /** Events its outbox had no room for. */
+  dropped: number;
+  /** Writes one event to the subject's outbox (ModelOutboxes.emit). */
+  emit: (type: TollgateEventType, data: EventDataByType[TollgateEventType]) => void;
+}
+
+/** One event as an outbox keeps it. */
+export interface ModelOutboxEntry {
+  /** The outbox entry's sequence: its id is `<subject>/<seq>-0`. */
+  seq: number;
+  id: string;
+  type: TollgateEventType;
+  at: number;
+  data: unknown;
+  /** A replayed dead letter's group: only it gets the entry. */
+  group?: string;
+  /** Per group: deliveries, and when the last began (a group that has not seen it: absent). */
+  deliveries: Map<string, { count: number; at: number; acked: boolean }>;
+}
+
+/** A subject's outbox. */
+export interface ModelOutbox {
+  entries: ModelOutboxEntry[];
+  /** The last entry's sequence (never reused). */
+  seq: number;
 }
 
 /** One override: its windows and its end (0: none). */
@@ -166,6 +205,14 @@ export class ModelCore {
   readonly idempotency = new ExpiringMap<ModelIdempotencyRecord>();
   /** Subjects by when a hold lease of theirs may run out (the sweep's index). */
   readonly sweepIndex = new Map<string, number>();
+  /** Each subject's outbox of events (model/events.ts). */
+  readonly outboxes = new Map<string, ModelOutbox>();
+  /** The joined consumer groups, with their dead letters by event id. */
+  readonly eventGroups = new Map<string, Map<string, unknown>>();
+  /** Events one outbox keeps at most; more are dropped and counted in eventsDropped. */
+  readonly eventsMax: number;
+  readonly expiringNoticeMs: number;
+  eventsDropped = 0;
   private readonly clock: () => number;
 
   constructor(options: ModelOptions) {
@@ -188,6 +235,25 @@ export class ModelCore {
     this.endedKeepMs = count('endedHolds.keepMs', options.endedHolds?.keepMs ?? 7 * 24 * HOUR_MS, 1);
     this.endedMax = count('endedHolds.max', options.endedHolds?.max ?? 1000, 1, 100_000);
     this.accountSurface = accountSurfaceCheck(this.plans);
+    const events = eventsOptions(options.events);
+    this.eventsMax = events.maxPerSubject;
+    this.expiringNoticeMs = events.expiringNoticeMs;
+  }
+
+  /** Where the subject's events go: its outbox, or the dropped count when the outbox is full. */
+  emitter(subject: string): ModelEvents['emit'] {
+    return (type: TollgateEventType, data: unknown) => {
+      const outbox = this.outboxes.get(subject) ?? { entries: [], seq: 0 };
+      this.outboxes.set(subject, outbox);
+      const a = this.state.get(subject);
+      if (outbox.entries.length >= this.eventsMax) {
+        this.eventsDropped += 1;
+        if (a?.events) a.events.dropped += 1;
+        return;
+      }
+      outbox.seq += 1;
+      outbox.entries.push({ seq: outbox.seq, id: `${subject}/${outbox.seq}-0`, type, at: this.now(), data, deliveries: new Map() });
+    };
   }
 
   /** The clock's time, in whole ms. */

@@ -6,6 +6,7 @@ import { chargeArgs, historyDaysArg, insufficient, type ChargeOutcome, type Char
 import { operationReused } from '../errors.ts';
 import type { ModelAccount, ModelCore } from './core.ts';
 import { roll } from './cycles.ts';
+import { checkEvents } from './events.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -58,6 +59,7 @@ export class ModelCredits {
     if (operationId !== '') a.operations.set(operationId, { charged, terms }, now + this.core.operationTtlMs, now);
     journal(this.core, a, 'charge', charged, a.cycle);
     recordHistory(this.core, a, 's', charged);
+    checkEvents(a);
     return { ok: true, charged, balance: a.balance, replayed: false };
   }
 

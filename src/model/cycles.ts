@@ -5,6 +5,7 @@
 import { currentPeriod, periodStart } from '../rules/cycles.ts';
 import type { Cycle, EndedCycle } from '../rules/records.ts';
 import type { ModelAccount } from './core.ts';
+import { cycleOpened } from './events.ts';
 
 /** Archives the cycle, ended at `ended` (default: its planned end), and opens a new one with the next allowance. */
 function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleEnd): void {
@@ -26,6 +27,7 @@ function openCycle(a: ModelAccount, start: number, end: number, ended = a.cycleE
   a.held = 0;
   a.cycleStart = start;
   a.cycleEnd = end;
+  cycleOpened(a);
 }
 
 /** Lazy rollover: brings the account to the cycle containing now. */

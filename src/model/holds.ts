@@ -34,6 +34,7 @@ import type { ModelAccount, ModelCore, ModelHold } from './core.ts';
 import { journal, recordHistory } from './credits.ts';
 import { roll } from './cycles.ts';
 import { checkKey, storeOutcome } from './idempotency.ts';
+import { checkEvents, holdLapsed } from './events.ts';
 
 /** Distinct failure labels one hold may count. */
 const MAX_LABELS = 16;
@@ -76,6 +77,7 @@ function refund(core: ModelCore, a: ModelAccount, h: ModelHold, n: number): void
 }
 
 function endHold(core: ModelCore, a: ModelAccount, h: ModelHold, status: 'completed' | 'canceled', reason: NonNullable<Hold['endReason']>): void {
+  if (reason === 'lease_expired') holdLapsed(a, h);
   refund(core, a, h, h.reserved - h.spent - h.refunded);
   h.status = status;
   h.endReason = reason;
@@ -94,6 +96,7 @@ function expireLapsed(core: ModelCore, a: ModelAccount): number {
   const now = core.now();
   const lapsed = openHolds(a).filter((h) => now >= h.leaseExpiresAt);
   for (const h of lapsed) endHold(core, a, h, 'completed', 'lease_expired');
+  if (lapsed.length > 0) checkEvents(a);
   return lapsed.length;
 }
 
@@ -159,6 +162,7 @@ export class ModelHolds {
     if (h.status !== 'open') return { ok: false, reason: 'ended' };
     if (now >= h.leaseExpiresAt) {
       endHold(this.core, a, h, 'completed', 'lease_expired');
+      checkEvents(a);
       return { ok: false, reason: 'ended' };
     }
     h.leaseExpiresAt = now + (h.leaseMs_ || this.core.leaseMs);
@@ -213,6 +217,8 @@ export class ModelHolds {
     if (!a) return { ended: 0, nextLeaseAt: null };
     const ended = tidy(this.core, a);
     const leases = openHolds(a).map((h) => h.leaseExpiresAt);
+    // An account with events is swept again when its cycle ends (docs/events.md#time-driven-events).
+    if (a.events) leases.push(a.cycleEnd);
     return { ended, nextLeaseAt: leases.length === 0 ? null : Math.min(...leases) };
   }
 
@@ -314,6 +320,7 @@ export class ModelHolds {
     a.balance -= reserve;
     a.held += reserve;
     journal(this.core, a, 'reserve', reserve, a.cycle);
+    checkEvents(a);
     const h: ModelHold = {
       id: holdId,
       kind,
@@ -361,6 +368,7 @@ export class ModelHolds {
     if (h.status !== 'open') return settleRefused('hold_ended', publicHold(h));
     if (now >= h.leaseExpiresAt) {
       endHold(this.core, a, h, 'completed', 'lease_expired');
+      checkEvents(a);
       return settleRefused('lease_expired', publicHold(h));
     }
     if (kind === 'budget') {
@@ -382,6 +390,7 @@ export class ModelHolds {
     h.items_.add(what.itemId);
     h.leaseExpiresAt = now + (h.leaseMs_ || this.core.leaseMs);
     if (kind === 'items' ? h.settled >= h.items : h.spent >= h.reserved) endHold(this.core, a, h, 'completed', kind === 'items' ? 'settled' : 'exhausted');
+    checkEvents(a);
     return settled(publicHold(h), false);
   }
 
@@ -394,6 +403,7 @@ export class ModelHolds {
     if (!h) throw new HoldNotFoundError(holdId);
     if (h.status !== 'open') return endOutcome(false, publicHold(h));
     endHold(this.core, a, h, status, status === 'canceled' ? 'canceled' : 'finished');
+    checkEvents(a);
     return endOutcome(true, publicHold(h));
   }
 }

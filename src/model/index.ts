@@ -8,6 +8,8 @@
  * @module tollgate/model
  */
 export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, type ModelKey, type ModelIdempotencyRecord } from './model.ts';
+export type { ModelEvents, ModelOutbox, ModelOutboxEntry, ModelDelivery, ModelEventsDelivery } from './events.ts';
+export type { Threshold, TollgateEventType, EventDataByType, EventsOptions } from '../rules/events.ts';
 export { checkInvariants, type InvariantViolation } from './invariants.ts';
 export type { ModelAccounts } from './accounts.ts';
 export type { ModelLimits, KeyWindows } from './limits.ts';

@@ -19,6 +19,7 @@ import { ModelIdempotency } from './idempotency.ts';
 import { ModelKeys } from './keys.ts';
 import { ModelLimits } from './limits.ts';
 import { usageOf } from './usage.ts';
+import { ModelEventsDelivery } from './events.ts';
 import type { WindowCounters } from './windows.ts';
 
 /** The reference model: the calls of createTollgate's concepts, with the same options and answers, in memory. */
@@ -43,6 +44,20 @@ export class TollgateModel {
   readonly keys: ModelKeys;
   /** As tollgate.idempotency: begin, renew, release. */
   readonly idempotency: ModelIdempotency;
+  /** Each subject's outbox and its delivery per consumer group (the memory tollgate's events.consume). */
+  readonly events: ModelEventsDelivery;
+  /** Events dropped because their outbox was full. */
+  get eventsDropped(): number {
+    return this.core.eventsDropped;
+  }
+  /** The joined groups, with their dead letters by event id. */
+  get eventGroups(): Map<string, Map<string, unknown>> {
+    return this.core.eventGroups;
+  }
+  /** Each subject's outbox (model/events.ts). */
+  get outboxes() {
+    return this.core.outboxes;
+  }
   private readonly core: ModelCore;
 
   constructor(options: ModelOptions) {
@@ -58,6 +73,8 @@ export class TollgateModel {
     this.holds = new ModelHolds(core);
     this.keys = new ModelKeys(core, this.limits);
     this.idempotency = new ModelIdempotency(core);
+    // Redeliveries wait real time, as Redis's idle times do: they are about processes, not accounts.
+    this.events = new ModelEventsDelivery(core.outboxes, core.eventGroups, Date.now);
   }
 
   /** As tollgate.usage: rolls over and ends lapsed holds first, counts nothing. */

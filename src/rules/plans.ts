@@ -11,6 +11,7 @@ import { intervalArgs, type Interval } from './cycles.ts';
 import { InvalidInputError, UnknownPlanError } from '../errors.ts';
 import { count, MAX_ALLOWANCE } from './validate.ts';
 import { checkedWindows, surfaceName, validateSurfaceWindows, windowsSpec, type SurfaceWindows } from './windows.ts';
+import { planEventsArg, planEventsSpec, type PlanEvents } from './events.ts';
 
 /** What a plan gives an account: windows per surface, credits per cycle, holds rules. */
 export interface Plan {
@@ -23,6 +24,11 @@ export interface Plan {
    * surfaces they may be opened on (a subset of the plan's surfaces).
    */
   holds: { cap: number; maxItems: number; surfaces: readonly string[] };
+  /**
+   * Events for its accounts (docs/events.md): with it, they write credits.*, cycle.* and
+   * hold.* events to their outbox, and fire its thresholds. Without it they write none.
+   */
+  events?: PlanEvents;
 }
 
 /** The host's plans by name (validated by createTollgate). */
@@ -65,7 +71,9 @@ export function validatePlans(value: unknown): PlanTable {
       if (!Object.hasOwn(limits, s))
         throw new InvalidInputError(`${at('holds.surfaces')}: "${s}" is not one of the plan's surfaces (${Object.keys(limits).join(', ')})`);
     }
+    const events = planEventsArg(at('events'), plan.events);
     checked[name] = Object.freeze({
+      ...(events && { events }),
       limits,
       credits: Object.freeze({ allowance: count(at('credits.allowance'), credits.allowance, 0, MAX_ALLOWANCE), cycle: credits.cycle! }),
       holds: Object.freeze({
@@ -106,7 +114,15 @@ export function planArgs(plan: Plan & { name: string }) {
     windows: Object.entries(plan.limits)
       .map(([surface, windows]) => `${surface}=${windowsSpec(checkedWindows(windows))}`)
       .join(';'),
+    events: planEventsSpec(plan.events),
   };
+}
+
+/** Every plan with events as setThresholds takes them: 'plan=spec;plan=spec'. */
+export function plansEventsSpec(plans: PlanTable): string {
+  return Object.entries(plans)
+    .flatMap(([name, plan]) => (plan.events ? [`${name}=${planEventsSpec(plan.events)}`] : []))
+    .join(';');
 }
 
 /**
@@ -133,7 +149,11 @@ export function plansVersionOf(version: unknown, plans: PlanTable): string {
   if (version !== undefined) return `v${count('plansVersion', version, 0)}`;
   const text = Object.keys(plans)
     .sort()
-    .map((name) => JSON.stringify(planArgs(planNamed(plans, name))))
+    .map((name) => {
+      // A plan without events keeps the digest it had before plans could have them.
+      const { events, ...args } = planArgs(planNamed(plans, name));
+      return JSON.stringify(events === 'none' ? args : { ...args, events });
+    })
     .join('\n');
   return `d${createHash('sha1').update(text).digest('hex').slice(0, 10)}`;
 }

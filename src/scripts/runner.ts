@@ -36,6 +36,11 @@ export class ScriptRunner {
   private viaFunctions: boolean;
   /** The load in progress, shared by the calls that find the library missing meanwhile. */
   private loading: Promise<boolean> | undefined;
+  /**
+   * Called after a script reports events it wrote to a subject's outbox or dropped
+   * (src/events/outbox.ts), without the caller waiting for it.
+   */
+  onEvents: ((subject: string, written: number, dropped: number) => void) | undefined;
 
   constructor(
     private readonly client: RedisScriptClient,
@@ -81,9 +86,17 @@ export class ScriptRunner {
    * errors here; every other code is the caller's to read.
    */
   run<P, R extends ScriptReply>(script: Script<P, R>, keys: CallSubject, params: P, holdId?: string): Promise<R> {
-    return this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) =>
+    const sent = this.send(script, script.command(this.now(), this.settings, keys, params, this.viaFunctions), (reply) =>
       failureOf(reply, keys.subject, params, holdId),
     );
+    return this.onEvents ? sent.then((reply) => this.noteEvents(keys.subject, reply)) : sent;
+  }
+
+  /** Hands the events a reply reports to onEvents; the reply goes on as it came. */
+  private noteEvents<R extends ScriptReply>(subject: string, reply: R): R {
+    const { events, eventsDropped } = reply as { events?: number; eventsDropped?: number };
+    if ((events ?? 0) + (eventsDropped ?? 0) > 0) this.onEvents!(subject, events ?? 0, eventsDropped ?? 0);
+    return reply;
   }
 
   /** Closes the connections the runner opened itself (durability's); the user's client stays open. */
@@ -102,7 +115,8 @@ export class ScriptRunner {
     const reply = await this.durability!.move(script, words, operationId, this);
     const failure = failureOf(reply, keys.subject, params, holdId);
     if (failure) throw failure;
-    return script.decode(reply);
+    const decoded = script.decode(reply);
+    return this.onEvents ? this.noteEvents(keys.subject, decoded) : decoded;
   }
 
   /** Functions were refused for good: every later call goes by EVALSHA. */

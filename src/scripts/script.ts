@@ -19,6 +19,7 @@ export interface SubjectKeyNames {
   readonly holdsEnded: string;
   readonly holdList: string;
   readonly operations: string;
+  readonly outbox: string;
 }
 
 /** The deployment's settings, as the scripts take them (strings, formatted once). */
@@ -34,6 +35,8 @@ export interface Settings {
   readonly endedHoldsMax: string;
   /** The plan table accounts are refreshed to: 'v<plansVersion>', or 'd<digest of the table>'. */
   readonly plansVersion: string;
+  /** Events one subject's outbox holds at most (createTollgate's events.maxPerSubject). */
+  readonly eventsMax: string;
 }
 
 /** What every decoded reply has: its result code. */
@@ -82,7 +85,7 @@ export const functionOpen = (id: string, script: string) => `redis.register_func
 export const FUNCTION_CLOSE = "end, flags={'allow-cross-slot-keys'}}";
 
 /** Header names filled from the subject's keys, the settings, or the call's clock. */
-export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations'] as const;
+export const SUBJECT_KEYS = ['account', 'cycles', 'journal', 'history', 'holdsActive', 'holdsEnded', 'holdList', 'operations', 'outbox'] as const;
 export const SETTINGS = [
   'journalTrim',
   'journalBound',
@@ -94,6 +97,7 @@ export const SETTINGS = [
   'endedHoldsKeepMs',
   'endedHoldsMax',
   'plansVersion',
+  'eventsMax',
 ] as const;
 export const NOW_ARG = 'nowMs';
 

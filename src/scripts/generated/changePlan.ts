@@ -7,13 +7,14 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to changePlan: the subject's keys, the settings and now are filled in by name. */
-export type ChangePlanParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number; refresh: number };
+export type ChangePlanParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; startNow: number; unit: string; length: number; refresh: number; events: string };
 
 /** changePlan's reply, as lua/changePlan.lua's header declares it. */
-export type ChangePlanReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number };
+export type ChangePlanReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number; events: number; eventsDropped: number };
 
 /** The lib/ helpers changePlan uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -28,6 +29,16 @@ const HELPERS = [
   calendarLua.civil_from_days,
   calendarLua.days_in_month,
   calendarLua.period_start,
+  eventsLua.events_available,
+  eventsLua.events_threshold_json,
+  eventsLua.events_open,
+  eventsLua.events_text,
+  eventsLua.events_limits,
+  eventsLua.events_emit,
+  eventsLua.events_check,
+  eventsLua.events_cycles_opened,
+  eventsLua.events_configure,
+  eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
@@ -37,31 +48,37 @@ const HELPERS = [
 
 /** lua/changePlan.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+ctx.outboxKey = KEYS[5]
 local plan, allowance = ARGV[5], tonumber(ARGV[6])
 local holdsCap, holdsMaxItems, holdsSurfaces = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local windows, startNow, unit, length = ARGV[10], tonumber(ARGV[11]), ARGV[12], tonumber(ARGV[13])
 local plansVersion, refresh = ARGV[14], ARGV[15] == '1'
+local events = ARGV[16]
+ctx.eventsMax = tonumber(ARGV[17])
 local a = cycle_current_account(ctx)
 if not a then
-return { 3, 0, 0, 0 }
+return { 3, 0, 0, 0, 0, 0 }
 end
 if refresh and not account_behind(a.plansVersion, plansVersion) then
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }
 end
 if refresh and plan == '' then
 a.plansVersion = plansVersion
 account_write(ctx.accountKey, a, { 'plansVersion' })
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }
+return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }
 end
 cycle_save(ctx, a)
 account_write_plan(ctx.accountKey, a, plan, allowance, holdsCap, holdsMaxItems, holdsSurfaces, windows, plansVersion)
+if not (a.events and string.sub(a.events, 1, 1) == 'o') then
+events_configure(ctx, a, 'p', events)
+end
 if startNow == 1 then
 cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
 end
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }`;
 
-const SHA1 = "4c3dc424a88a4e41ddd8ce34f3ef2d05b75f8f6f";
+const SHA1 = "40a1032fbec938660d31902b345c6621baf498cd";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
@@ -70,9 +87,9 @@ export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length), s.plansVersion, String(p.refresh)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.startNow), p.unit, String(p.length), s.plansVersion, String(p.refresh), p.events, s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]) };
+    return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]), events: int(r[4]), eventsDropped: int(r[5]) };
   },
 };

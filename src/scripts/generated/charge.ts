@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as historyLua from "./lib/history.ts";
 import * as journalLua from "./lib/journal.ts";
 import * as operationsLua from "./lib/operations.ts";
@@ -16,7 +17,7 @@ import * as prologueLua from "./lib/prologue.ts";
 export type ChargeParams = { required: number; optional: number; operationId: string; madeByLibrary: number };
 
 /** charge's reply, as lua/charge.lua's header declares it. */
-export type ChargeReply = { code: Code; charged: number; balance: number; needed: number };
+export type ChargeReply = { code: Code; charged: number; balance: number; needed: number; events: number; eventsDropped: number };
 
 /** The lib/ helpers charge uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -24,6 +25,15 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  eventsLua.events_available,
+  eventsLua.events_threshold_json,
+  eventsLua.events_open,
+  eventsLua.events_text,
+  eventsLua.events_emit,
+  eventsLua.events_check,
+  eventsLua.events_moved,
+  eventsLua.events_cycles_opened_with_helpers,
+  eventsLua.events_reply,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
@@ -52,12 +62,13 @@ local operationId = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag = ARGV[8] == '1' and ' r' or ''
 local operationTtlMs = tonumber(ARGV[9])
+ctx.outboxKey, ctx.eventsMax = KEYS[6], tonumber(ARGV[10])
 local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'ce', 'c',
-'jg')
+'jg', 'ev')
 if not v[1] then
-return { 3, 0, 0, required }
+return { 3, 0, 0, required, 0, 0 }
 end
-local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
+local balance, spent, cycle, grant, events = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6]
 local a
 if ctx.now >= tonumber(v[3]) then
 a = cycle_current_account(ctx)
@@ -83,15 +94,22 @@ refusal = { 2, 0, balance, required }
 end
 if a then
 cycle_save(ctx, a)
+events = a.events
 end
 if refusal then
+refusal[5], refusal[6] = events_reply(ctx)
 return refusal
 end
 local charged = required + math.min(optional, balance - required)
 balance = balance - charged
 spent = spent + charged
 local chargedText = tostring(charged)
+if events then
+redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent, 'ev',
+events_moved(ctx, events, balance, cycle))
+else
 redis.call('HSET', ctx.accountKey, 'b', balance, 's', spent)
+end
 if operationId ~= '' then
 local nowText = string.format('%d', ctx.now)
 operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. operationTag,
@@ -101,9 +119,9 @@ if charged > 0 then
 journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
 history_add(ctx, 's', charged, chargedText)
 end
-return { 0, charged, balance, required }`;
+return { 0, charged, balance, required, events_reply(ctx) }`;
 
-const SHA1 = "1659eec5498a7aa030a40242358ba479d5bc27ac";
+const SHA1 = "d2af74acdf675560d41110ca442f0f5f629f5500";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {
@@ -112,9 +130,9 @@ export const charge: Script<ChargeParams, ChargeReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.operations, now, s.journalTrim, s.journalBound, s.historyDays, String(p.required), String(p.optional), p.operationId, String(p.madeByLibrary), s.operationTtlMs],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "6", k.account, k.cycles, k.journal, k.history, k.operations, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, String(p.required), String(p.optional), p.operationId, String(p.madeByLibrary), s.operationTtlMs, s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, charged: int(r[1]), balance: int(r[2]), needed: int(r[3]) };
+    return { code, charged: int(r[1]), balance: int(r[2]), needed: int(r[3]), events: int(r[4]), eventsDropped: int(r[5]) };
   },
 };

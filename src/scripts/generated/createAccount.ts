@@ -6,9 +6,10 @@ import { BUILD_ID } from "./build.ts";
 import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
+import * as eventsLua from "./lib/events.ts";
 
 /** What a caller passes to createAccount: the subject's keys, the settings and now are filled in by name. */
-export type CreateAccountParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number };
+export type CreateAccountParams = { plan: string; allowance: number; holdsCap: number; holdsMaxItems: number; holdsSurfaces: string; windows: string; anchorMs: number; unit: string; length: number; events: string };
 
 /** createAccount's reply, as lua/createAccount.lua's header declares it. */
 export type CreateAccountReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number; found: string };
@@ -24,6 +25,7 @@ const HELPERS = [
   calendarLua.days_in_month,
   calendarLua.period_start,
   calendarLua.current_period,
+  eventsLua.events_configure_with_helpers,
 ].join("\n");
 
 /** lua/createAccount.lua's own code, compiled. */
@@ -44,6 +46,7 @@ local anchorMs = tonumber(ARGV[8])
 local unit = ARGV[9]
 local length = tonumber(ARGV[10])
 local plansVersion = ARGV[11]
+local events = ARGV[12]
 if redis.call('EXISTS', accountKey) == 1 then
 return { 4, 0, 0, 0, 'account' }
 end
@@ -68,9 +71,12 @@ holdsSurfaces = holdsSurfaces, plansVersion = plansVersion }
 account_write_windows(accountKey, a, windows)
 account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
 'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
+if events ~= 'none' then
+events_configure({ accountKey = accountKey, outboxKey = KEYS[7] }, a, 'p', events)
+end
 return { 0, 1, startMs, endMs, '' }`;
 
-const SHA1 = "db35a3390849d98fc0c259f361888be152547c5d";
+const SHA1 = "e05909a875baf36d6c713576ef8d8ecadbce9c00";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {
@@ -79,7 +85,7 @@ export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "6", k.account, k.cycles, k.journal, k.holdsActive, k.holdsEnded, k.holdList, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length), s.plansVersion],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "7", k.account, k.cycles, k.journal, k.holdsActive, k.holdsEnded, k.holdList, k.outbox, now, p.plan, String(p.allowance), String(p.holdsCap), String(p.holdsMaxItems), p.holdsSurfaces, p.windows, String(p.anchorMs), p.unit, String(p.length), s.plansVersion, p.events],
   decode: (r) => {
     const code = codeOf(r[0]);
     return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]), found: text(r[4]) };

@@ -7,6 +7,7 @@ import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as idempotencyLua from "./lib/idempotency.ts";
@@ -14,6 +15,7 @@ import * as journalLua from "./lib/journal.ts";
 import * as operationsLua from "./lib/operations.ts";
 import * as prologueLua from "./lib/prologue.ts";
 import * as windowsLua from "./lib/windows.ts";
+import { ackEvents } from "./ackEvents.ts";
 import { admit } from "./admit.ts";
 import { admitPolicy } from "./admitPolicy.ts";
 import { beginIdempotency } from "./beginIdempotency.ts";
@@ -23,6 +25,12 @@ import { createAccount } from "./createAccount.ts";
 import { creditHistory } from "./creditHistory.ts";
 import { endHold } from "./endHold.ts";
 import { eraseAccount } from "./eraseAccount.ts";
+import { eventsDead } from "./eventsDead.ts";
+import { eventsForget } from "./eventsForget.ts";
+import { eventsGroup } from "./eventsGroup.ts";
+import { eventsNotify } from "./eventsNotify.ts";
+import { eventsPending } from "./eventsPending.ts";
+import { eventsStats } from "./eventsStats.ts";
 import { inspectAccount } from "./inspectAccount.ts";
 import { issueKey } from "./issueKey.ts";
 import { listHolds } from "./listHolds.ts";
@@ -32,13 +40,16 @@ import { openHold } from "./openHold.ts";
 import { overrideLimits } from "./overrideLimits.ts";
 import { readAccount } from "./readAccount.ts";
 import { readCycles } from "./readCycles.ts";
+import { readEvents } from "./readEvents.ts";
 import { readHold } from "./readHold.ts";
 import { reconcile } from "./reconcile.ts";
 import { releaseIdempotency } from "./releaseIdempotency.ts";
 import { releaseLease } from "./releaseLease.ts";
 import { renewHold } from "./renewHold.ts";
+import { replayEvent } from "./replayEvent.ts";
 import { resetLimits } from "./resetLimits.ts";
 import { revokeKey } from "./revokeKey.ts";
+import { setThresholds } from "./setThresholds.ts";
 import { settleHold } from "./settleHold.ts";
 import { startCycle } from "./startCycle.ts";
 import { sweepDue } from "./sweepDue.ts";
@@ -77,6 +88,18 @@ const HELPERS = [
   calendarLua.period_start,
   calendarLua.current_period,
   clockLua.clock_now,
+  eventsLua.events_available,
+  eventsLua.events_threshold_json,
+  eventsLua.events_open,
+  eventsLua.events_text,
+  eventsLua.events_limits,
+  eventsLua.events_emit,
+  eventsLua.events_check,
+  eventsLua.events_moved,
+  eventsLua.events_cycles_opened,
+  eventsLua.events_hold_lapsed,
+  eventsLua.events_configure,
+  eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
@@ -126,6 +149,7 @@ const HELPERS = [
 
 /** Every script as a function of one library, the helpers defined once. */
 export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
+  ackEvents: ackEvents.body,
   admit: admit.body,
   admitPolicy: admitPolicy.body,
   beginIdempotency: beginIdempotency.body,
@@ -135,6 +159,12 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   creditHistory: creditHistory.body,
   endHold: endHold.body,
   eraseAccount: eraseAccount.body,
+  eventsDead: eventsDead.body,
+  eventsForget: eventsForget.body,
+  eventsGroup: eventsGroup.body,
+  eventsNotify: eventsNotify.body,
+  eventsPending: eventsPending.body,
+  eventsStats: eventsStats.body,
   inspectAccount: inspectAccount.body,
   issueKey: issueKey.body,
   listHolds: listHolds.body,
@@ -144,13 +174,16 @@ export const LIBRARY: FunctionLibrary = functionLibrary(BUILD_ID, HELPERS, {
   overrideLimits: overrideLimits.body,
   readAccount: readAccount.body,
   readCycles: readCycles.body,
+  readEvents: readEvents.body,
   readHold: readHold.body,
   reconcile: reconcile.body,
   releaseIdempotency: releaseIdempotency.body,
   releaseLease: releaseLease.body,
   renewHold: renewHold.body,
+  replayEvent: replayEvent.body,
   resetLimits: resetLimits.body,
   revokeKey: revokeKey.body,
+  setThresholds: setThresholds.body,
   settleHold: settleHold.body,
   startCycle: startCycle.body,
   sweepDue: sweepDue.body,

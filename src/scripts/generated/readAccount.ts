@@ -25,7 +25,7 @@ end
 a.counters = nil
 return { 0, cjson.encode(a) }`;
 
-const SHA1 = "ea284f871a175ea58113d377f396f644ad018049";
+const SHA1 = "4245cb06a7b2072832f5cffc2b49ca1dd1f2d304";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -32,7 +32,7 @@ return { 3, '' }
 end
 return { 0, cjson.encode(cycles_load(ctx.cyclesKey, a)) }`;
 
-const SHA1 = "b69c82732143cbf744e76c482de3a9a54bcfc541";
+const SHA1 = "f7b43bf79f45eee14d6d1ba106c47d256ff31bbd";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -16,7 +17,7 @@ import * as prologueLua from "./lib/prologue.ts";
 export type RenewHoldParams = { hold: string };
 
 /** renewHold's reply, as lua/renewHold.lua's header declares it. */
-export type RenewHoldReply = { code: Code; leaseUntil: number };
+export type RenewHoldReply = { code: Code; leaseUntil: number; events: number; eventsDropped: number };
 
 /** The lib/ helpers renewHold uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -24,6 +25,16 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  eventsLua.events_available,
+  eventsLua.events_threshold_json,
+  eventsLua.events_open,
+  eventsLua.events_text,
+  eventsLua.events_emit,
+  eventsLua.events_check,
+  eventsLua.events_moved,
+  eventsLua.events_cycles_opened_with_helpers,
+  eventsLua.events_hold_lapsed,
+  eventsLua.events_reply,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
@@ -50,21 +61,22 @@ ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
 local holdKey = KEYS[7]
 local leaseMs = tonumber(ARGV[5])
 ctx.endedKeepMs = tonumber(ARGV[6])
+ctx.outboxKey, ctx.eventsMax = KEYS[8], tonumber(ARGV[7])
 local a = holds_credits(ctx)
 if not a then
-return { 3, 0 }
+return { 3, 0, 0, 0 }
 end
 local h, refused = hold_accepting(ctx, a, holdKey, nil)
 cycle_save(ctx, a)
 if not h then
 if refused == 9 then
-return { 9, 0 }
+return { 9, 0, events_reply(ctx) }
 end
-return { 10, 0 }
+return { 10, 0, events_reply(ctx) }
 end
-return { 0, tonumber(hold_renew(ctx, h, leaseMs)) }`;
+return { 0, tonumber(hold_renew(ctx, h, leaseMs)), events_reply(ctx) }`;
 
-const SHA1 = "43a39c6c8a403c389cd8da3f891c7fbbe1a8c871";
+const SHA1 = "7bd5c54b0d0637a4ca96142e7412ef2cab834f90";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {
@@ -73,9 +85,9 @@ export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "7", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, p.hold, now, s.journalTrim, s.journalBound, s.historyDays, s.leaseMs, s.endedHoldsKeepMs],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "8", k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, p.hold, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, s.leaseMs, s.endedHoldsKeepMs, s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, leaseUntil: int(r[1]) };
+    return { code, leaseUntil: int(r[1]), events: int(r[2]), eventsDropped: int(r[3]) };
   },
 };

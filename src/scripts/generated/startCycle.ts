@@ -7,13 +7,14 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as prologueLua from "./lib/prologue.ts";
 
 /** What a caller passes to startCycle: the subject's keys, the settings and now are filled in by name. */
 export type StartCycleParams = { unit: string; length: number };
 
 /** startCycle's reply, as lua/startCycle.lua's header declares it. */
-export type StartCycleReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number };
+export type StartCycleReply = { code: Code; cycle: number; cycleStartMs: number; cycleEndMs: number; events: number; eventsDropped: number };
 
 /** The lib/ helpers startCycle uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -25,6 +26,8 @@ const HELPERS = [
   calendarLua.civil_from_days,
   calendarLua.days_in_month,
   calendarLua.period_start,
+  eventsLua.events_cycles_opened_with_helpers_2,
+  eventsLua.events_reply,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
@@ -34,16 +37,19 @@ const HELPERS = [
 
 /** lua/startCycle.lua's own code, compiled. */
 const BODY = String.raw`local ctx = prologue_move(KEYS, ARGV)
+ctx.outboxKey = KEYS[5]
 local unit, length = ARGV[5], tonumber(ARGV[6])
+ctx.eventsMax = tonumber(ARGV[7])
 local a = cycle_current_account(ctx)
 if not a then
-return { 3, 0, 0, 0 }
+return { 3, 0, 0, 0, 0, 0 }
 end
+cycle_save(ctx, a)
 cycle_reanchor(ctx, a, unit, length)
 cycle_save(ctx, a)
-return { 0, a.cycle, a.cycleStart, a.cycleEnd }`;
+return { 0, a.cycle, a.cycleStart, a.cycleEnd, events_reply(ctx) }`;
 
-const SHA1 = "5d13ff4306f1036b0006972b965c385574dd7978";
+const SHA1 = "a9007704740420274315d6e29019db17c39f602e";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {
@@ -52,9 +58,9 @@ export const startCycle: Script<StartCycleParams, StartCycleReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "2", k.account, k.cycles, now, s.journalTrim, s.journalBound, s.historyDays, p.unit, String(p.length)],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, "5", k.account, k.cycles, k.journal, k.history, k.outbox, now, s.journalTrim, s.journalBound, s.historyDays, p.unit, String(p.length), s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]) };
+    return { code, cycle: int(r[1]), cycleStartMs: int(r[2]), cycleEndMs: int(r[3]), events: int(r[4]), eventsDropped: int(r[5]) };
   },
 };

@@ -7,6 +7,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as eventsLua from "./lib/events.ts";
 import * as historyLua from "./lib/history.ts";
 import * as holdsLua from "./lib/holds.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -17,7 +18,7 @@ import * as prologueLua from "./lib/prologue.ts";
 export type TidyHoldsParams = { holds: readonly string[] };
 
 /** tidyHolds's reply, as lua/tidyHolds.lua's header declares it. */
-export type TidyHoldsReply = { code: Code; ended: number; dropped: number; nextLeaseMs: number; due: string[] };
+export type TidyHoldsReply = { code: Code; ended: number; dropped: number; nextLeaseMs: number; nextCycleMs: number; events: number; eventsDropped: number; due: string[] };
 
 /** The lib/ helpers tidyHolds uses, compiled, in order (generated/lib/). */
 const HELPERS = [
@@ -25,6 +26,16 @@ const HELPERS = [
   prologueLua.prologue_move,
   accountLua.account_write,
   calendarLua.DAY_MS,
+  eventsLua.events_available,
+  eventsLua.events_threshold_json,
+  eventsLua.events_open,
+  eventsLua.events_text,
+  eventsLua.events_emit,
+  eventsLua.events_check,
+  eventsLua.events_moved,
+  eventsLua.events_cycles_opened_with_helpers,
+  eventsLua.events_hold_lapsed,
+  eventsLua.events_reply,
   cycleLua.cycle_save,
   cycleLua.cycle_current_account_with_helpers_2,
   journalLua.journal_add,
@@ -60,12 +71,13 @@ ctx.holdsActiveKey, ctx.holdsEndedKey = KEYS[5], KEYS[6]
 local holdListKey, operationsKey = KEYS[7], KEYS[8]
 ctx.endedKeepMs, ctx.endedMax = tonumber(ARGV[5]), tonumber(ARGV[6])
 local operationTtlMs = tonumber(ARGV[7])
+ctx.outboxKey, ctx.eventsMax = KEYS[9], tonumber(ARGV[8])
 local a = holds_credits(ctx)
 if not a then
-return { 3, 0, 0, -1 }
+return { 3, 0, 0, -1, -1, 0, 0 }
 end
 local lapsed, ended = {}, {}
-for i = 9, #KEYS do
+for i = 10, #KEYS do
 local h = hold_load(KEYS[i])
 if h and h.status == 'open' then
 if ctx.now >= h.leaseExpiresAt then
@@ -106,13 +118,18 @@ redis.call('ZREM', holdListKey, hold.id)
 operations_add(operationsKey, operations, 'h' .. hold.id, string.format('%d', ctx.now), ctx.now, operationTtlMs)
 end
 end
-local reply = { 0, #lapsed, #drop, holds_next_lease(ctx) }
+local written, droppedEvents = events_reply(ctx)
+local nextCycle = -1
+if a.events then
+nextCycle = tonumber(redis.call('HGET', ctx.accountKey, 'ce'))
+end
+local reply = { 0, #lapsed, #drop, holds_next_lease(ctx), nextCycle, written, droppedEvents }
 for _, id in ipairs(holds_due(ctx, true)) do
 reply[#reply + 1] = id
 end
 return reply`;
 
-const SHA1 = "d39691c02839e0711accb17b38431604390c105c";
+const SHA1 = "a672d6e684ffc9b06b211945c725179262b739dc";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
@@ -121,9 +138,9 @@ export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {
   fn: FUNCTION,
   body: BODY,
   source: `${HELPERS}\n${BODY}\n`,
-  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(p.holds.length + 8), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs],
+  command: (now, s, k, p, f) => [f ? "FCALL" : "EVALSHA", f ? FUNCTION : SHA1, String(p.holds.length + 9), k.account, k.cycles, k.journal, k.history, k.holdsActive, k.holdsEnded, k.holdList, k.operations, k.outbox, ...p.holds, now, s.journalTrim, s.journalBound, s.historyDays, s.endedHoldsKeepMs, s.endedHoldsMax, s.operationTtlMs, s.eventsMax],
   decode: (r) => {
     const code = codeOf(r[0]);
-    return { code, ended: int(r[1]), dropped: int(r[2]), nextLeaseMs: int(r[3]), due: r.slice(4).map((v) => text(v)) };
+    return { code, ended: int(r[1]), dropped: int(r[2]), nextLeaseMs: int(r[3]), nextCycleMs: int(r[4]), events: int(r[5]), eventsDropped: int(r[6]), due: r.slice(7).map((v) => text(v)) };
   },
 };

@@ -28,10 +28,14 @@ export const cycle_save = String.raw`local function cycle_save(ctx, a)
 if not a.archive then
 return
 end
-redis.call('HSET', ctx.cyclesKey, unpack(a.archive))
+local archive = a.archive
+redis.call('HSET', ctx.cyclesKey, unpack(archive))
 a.archive = nil
 account_write(ctx.accountKey, a, { 'cycle', 'allowance', 'balance', 'spent', 'held', 'cycleStart', 'cycleEnd',
 'anchor', 'interval' })
+if a.events then
+events_cycles_opened(ctx, a, archive)
+end
 end`;
 
 export const cycle_unit = String.raw`local function cycle_unit(a)
@@ -127,8 +131,8 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', events = 'ev' })) do
 attribute[field] = name
 end
 local a = { windows = {}, counters = {} }
@@ -251,8 +255,8 @@ local flat = redis.call('HGETALL', accountKey)
 if #flat == 0 then
 return nil
 end
-local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1 }), 'w:', 'r:'
-for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv' })) do
+local attribute, text, windowsPrefix, countersPrefix = {}, ({ plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1 }), 'w:', 'r:'
+for name, field in pairs(({ plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h', cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv', holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg', plansVersion = 'pv', events = 'ev' })) do
 attribute[field] = name
 end
 local a = { windows = {}, counters = {} }

@@ -56,7 +56,7 @@ end`;
 
 export const holds_credits = String.raw`local function holds_credits(ctx)
 local v = redis.call('HMGET', ctx.accountKey, 'b', 's', 'h',
-'c', 'ce', 'jg')
+'c', 'ce', 'jg', 'ev')
 if not v[1] then
 return nil
 end
@@ -64,10 +64,16 @@ if ctx.now >= tonumber(v[5]) then
 return cycle_current_account(ctx)
 end
 return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-cycle = tonumber(v[4]), journalGrant = tonumber(v[6]) }
+cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), events = v[7] }
 end`;
 
 export const holds_save_credits = String.raw`local function holds_save_credits(ctx, a)
+if a.events then
+a.events = events_moved(ctx, a.events, a.balance, a.cycle)
+redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held,
+'ev', a.events)
+return
+end
 redis.call('HSET', ctx.accountKey, 'b', a.balance, 's', a.spent, 'h', a.held)
 end`;
 
@@ -110,6 +116,9 @@ history_add(ctx, 'r', n)
 end`;
 
 export const hold_end = String.raw`local function hold_end(ctx, a, h, status, reason)
+if a.events and reason == 'lease_expired' then
+events_hold_lapsed(ctx, a.events, h)
+end
 hold_refund(ctx, a, h, h.reserved - h.spent - h.refunded)
 h.status, h.endReason, h.endedAt = status, reason, ctx.now
 hold_write(h.key, h, { 'status', 'endReason', 'endedAt', 'spent', 'refunded', 'refundedToEndedCycle' })

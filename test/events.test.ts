@@ -1,0 +1,190 @@
+// Events (docs/events.md): thresholds fire once per crossing and re-arm, written by the step
+// that moves the credit (none on a replay), time-driven ones come from the sweep, and
+// consumers deliver each event at least once per group, with retries, dead letters and a
+// size bound that counts what it drops. Each test has a deployment (prefix) of its own.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DeliveredEvent, PlanTable, Tollgate } from '../src/index.ts';
+import { accountId, backends, openTollgate, type TestGate } from './helpers/tollgate.ts';
+import { EXAMPLE_PLANS } from './helpers/plans.ts';
+
+const PLANS = {
+  ...EXAMPLE_PLANS,
+  metered: {
+    ...EXAMPLE_PLANS.starter,
+    credits: { allowance: 1_000, cycle: { days: 30 } },
+    events: { thresholds: [{ below: 100 }, { usedPercent: 80 }] },
+  },
+  watched: { ...EXAMPLE_PLANS.starter, credits: { allowance: 100, cycle: { days: 30 } }, events: { thresholds: [] } },
+} satisfies PlanTable;
+
+/** Consumes the group until `count` events came (or `ms` passed), then stops. */
+async function collect(tg: Tollgate, group: string, count: number, options: { ms?: number; retryMs?: number; fail?: (e: DeliveredEvent) => boolean } = {}) {
+  const seen: DeliveredEvent[] = [];
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), options.ms ?? 5_000);
+  await tg.events.consume({
+    group,
+    signal: stop.signal,
+    retryMs: options.retryMs ?? 30_000,
+    maxAttempts: 3,
+    handler: (event) => {
+      seen.push(event);
+      if (options.fail?.(event)) throw new Error('handler failed');
+      if (seen.length >= count) stop.abort();
+    },
+  });
+  clearTimeout(timer);
+  return seen;
+}
+
+const brief = (e: DeliveredEvent) => ({ type: e.type, data: e.data });
+
+describe.each(backends())('events on %s', (kind) => {
+  let gate: TestGate;
+  let tg: Tollgate;
+  beforeEach(async () => {
+    gate = await openTollgate(kind, 'events', { plans: PLANS, leaseMs: 60_000 });
+    tg = gate.tg;
+  });
+  afterEach(() => gate.close());
+
+  it('a threshold fires once per crossing, re-arms on a refund, and a replayed charge writes no event', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'metered' });
+    await tg.credits.charge(id, { required: 150, operationId: 'a' }); // 850: nothing crossed
+    await tg.credits.charge(id, { required: 700, operationId: 'b' }); // 150: used 85% >= 80%
+    await tg.credits.charge(id, { required: 700, operationId: 'b' }); // a replay: nothing
+    await tg.credits.charge(id, { required: 100, operationId: 'c' }); // 50: below 100
+    await tg.credits.charge(id, { required: 10, operationId: 'd' }); // 40: still below, nothing
+    const events = await collect(tg, 'g', 2);
+    expect(events.map(brief)).toEqual([
+      { type: 'credits.threshold', data: { threshold: { usedPercent: 80 }, available: 150, cycle: 1 } },
+      { type: 'credits.threshold', data: { threshold: { below: 100 }, available: 50, cycle: 1 } },
+    ]);
+    expect(events.every((e) => e.subject === id && e.attempt === 1 && e.at === gate.clock.now)).toBe(true);
+    expect(new Set(events.map((e) => e.id)).size).toBe(2);
+  });
+
+  it('credits.depleted at 0, and credits.restored re-arms each fired condition when a hold refunds', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'metered' });
+    const opened = await tg.holds.openBudget(id, { amount: 1_000 });
+    if (!opened.ok) throw new Error(opened.reason);
+    await tg.holds.cancel(id, opened.hold.id);
+    const events = await collect(tg, 'g', 6);
+    expect(events.map((e) => e.type)).toEqual([
+      'credits.threshold',
+      'credits.threshold',
+      'credits.depleted',
+      'credits.restored',
+      'credits.restored',
+      'credits.restored',
+    ]);
+    expect(events[3]!.data).toEqual({ threshold: { below: 100 }, available: 1_000, cycle: 1 });
+    expect(events[5]!.data).toEqual({ threshold: null, available: 1_000, cycle: 1 });
+  });
+
+  it('an account without events writes none, and setThresholds gives it its own (what holds already is noted, not fired)', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'starter' });
+    await tg.credits.charge(id, { required: 950 }); // 50 left, no events
+    await tg.accounts.setThresholds(id, [{ below: 100 }, { below: 20 }]);
+    await tg.credits.charge(id, { required: 40 }); // 10: crosses 20 only
+    const events = await collect(tg, 'g', 1, { ms: 1_500 });
+    expect(events.map(brief)).toEqual([{ type: 'credits.threshold', data: { threshold: { below: 20 }, available: 10, cycle: 1 } }]);
+    if (gate.onRedis) expect(await gate.command(['EXISTS', `${gate.prefix}:{${id}}:ev`])).toBe(0);
+  });
+
+  it('a cycle nobody touches starts from the sweep, with cycle.started and the restored thresholds', async () => {
+    const id = accountId();
+    const { cycle } = await tg.accounts.create(id, { plan: 'watched' });
+    await tg.credits.charge(id, { required: 100 });
+    gate.clock.set(cycle.end);
+    await tg.holds.sweep();
+    const events = await collect(tg, 'g', 3);
+    expect(events.map(brief)).toEqual([
+      { type: 'credits.depleted', data: { available: 0, cycle: 1 } },
+      { type: 'cycle.started', data: { cycle: 2, start: cycle.end, end: cycle.end + 30 * 86_400_000, allowance: 100 } },
+      { type: 'credits.restored', data: { threshold: null, available: 100, cycle: 2 } },
+    ]);
+  });
+
+  it('a hold ended by its lease writes hold.lapsed', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'watched' });
+    const opened = await tg.holds.open(id, { items: 4, perItem: { required: 5 } });
+    if (!opened.ok) throw new Error(opened.reason);
+    await tg.holds.settle(id, opened.hold.id, { itemId: 'i1' });
+    gate.clock.advance(60_000);
+    await tg.holds.sweep();
+    const events = await collect(tg, 'g', 1);
+    expect(events.map(brief)).toEqual([{ type: 'hold.lapsed', data: { holdId: opened.hold.id, reserved: 20, spent: 5, refunded: 15 } }]);
+  });
+
+  it('a handler that throws gets the event again after retryMs with its attempt, then it goes to the dead letters, and replay delivers it again', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'watched' });
+    await tg.credits.charge(id, { required: 100 });
+    const tries = await collect(tg, 'g', 4, { retryMs: 100, ms: 3_000, fail: () => true });
+    expect(tries.map((e) => e.attempt)).toEqual([1, 2, 3]);
+    const dead = await tg.events.deadLetters({ group: 'g' });
+    expect(dead).toHaveLength(1);
+    expect(dead[0]!.event.type).toBe('credits.depleted');
+    expect(dead[0]!.attempts).toBe(3);
+    expect((await tg.events.stats()).groups).toEqual([{ group: 'g', deadLetters: 1 }]);
+    expect(await tg.events.replay('g', dead[0]!.event.id)).toBe(true);
+    const again = await collect(tg, 'g', 1);
+    expect(again.map((e) => [e.id, e.type, e.attempt])).toEqual([[dead[0]!.event.id, 'credits.depleted', 1]]);
+    expect(await tg.events.deadLetters({ group: 'g' })).toEqual([]);
+  });
+
+  it('each group gets every event; within a group each goes to one consumer', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'watched' });
+    await Promise.all([collect(tg, 'a', 1, { ms: 300 }), collect(tg, 'b', 1, { ms: 300 })]); // both groups join
+    for (let i = 0; i < 5; i++) {
+      await tg.credits.charge(id, { required: 100 });
+      await tg.accounts.startCycle(id);
+    }
+    const a = await Promise.all([collect(tg, 'a', 15, { ms: 2_000 }), collect(tg, 'a', 15, { ms: 2_000 })]);
+    const b = await collect(tg, 'b', 15, { ms: 2_000 });
+    const idsA = a.flat().map((e) => e.id);
+    expect(new Set(idsA).size).toBe(idsA.length);
+    expect(idsA.sort()).toEqual(b.map((e) => e.id).sort());
+    expect(idsA.length).toBe(15); // 5 x (depleted, cycle.started, restored)
+  });
+
+  it('past maxPerSubject events are dropped and counted, never silently', async () => {
+    const small = await openTollgate(kind, 'events-small', { plans: PLANS, events: { maxPerSubject: 2 } });
+    try {
+      const id = accountId();
+      await small.tg.accounts.create(id, { plan: 'watched' });
+      for (let i = 0; i < 3; i++) {
+        await small.tg.credits.charge(id, { required: 100 });
+        await small.tg.accounts.startCycle(id);
+      }
+      // 9 events (3 x depleted, cycle.started, restored), 2 kept: no group has handled any.
+      expect((await small.tg.events.stats()).dropped).toBe(7);
+      expect((await collect(small.tg, 'g', 2)).map((e) => e.type)).toEqual(['credits.depleted', 'cycle.started']);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a consumer sees a new event within 1 s', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'watched' });
+    const stop = new AbortController();
+    let seenAt = 0;
+    const running = tg.events.consume({ group: 'live', signal: stop.signal, handler: () => void (seenAt = Date.now()) });
+    await new Promise((r) => setTimeout(r, 300));
+    const movedAt = Date.now();
+    await tg.credits.charge(id, { required: 100 });
+    const deadline = Date.now() + 1_000;
+    while (seenAt === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    stop.abort();
+    await running;
+    expect(seenAt).toBeGreaterThan(0);
+    expect(seenAt - movedAt).toBeLessThan(1_000);
+  });
+});
