@@ -17,7 +17,7 @@ import { JobStore } from './jobs/jobStore.ts';
 import { mcpHandler } from './mcp/server.ts';
 import { MESSAGES } from './http/messages.ts';
 import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './auth/oauth.ts';
-import { EXAMPLE_PLANS } from './plans.ts';
+import { EXAMPLE_PLANS, withLowBalance } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
 import { connectRedis, type ClusterNode, type RedisTarget } from './redis/client.ts';
 import { buildRoutes, type Route } from './routes.ts';
@@ -46,7 +46,10 @@ export interface ServiceOptions {
   adminToken?: string;
   worker?: WorkerMode;
   platform?: VideoPlatform;
-  /** Default the service's own table (plans.ts; docs/example-service.md#plans). */
+  /**
+   * Default the service's own table (plans.ts; docs/example-service.md#plans). A plan without
+   * `events` gets the service's two low-balance thresholds (withLowBalance).
+   */
   plans?: PlanTable;
   /**
    * Failed key checks (401s) a client IP may make per minute; past it the IP gets 429 until
@@ -129,7 +132,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (options.webhooks !== undefined) checkWebhookOptions(options.webhooks);
   const redis = await connectRedis(target, timeoutMs);
   const ietfHeaders = options.ietfHeaders ?? false;
-  const plans = options.plans ?? EXAMPLE_PLANS;
+  const plans = withLowBalance(options.plans ?? EXAMPLE_PLANS);
   const tollgate = createTollgate({
     redis: redis.scripts,
     prefix,
