@@ -53,9 +53,7 @@ class Monitor {
     const from = await this.mark();
     await action();
     const to = await this.mark();
-    return this.lines
-      .slice(from + 1, to)
-      .filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && !CONSUMER_POLL.test(line) && line.includes(`"${prefix}`));
+    return this.lines.slice(from + 1, to).filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && !CONSUMER_POLL.test(line) && line.includes(`"${prefix}`));
   }
 
   /** Sends a marker and waits for MONITOR to show it: the index of its line. */
