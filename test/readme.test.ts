@@ -65,6 +65,7 @@ describe.each([
   ['README.md', 'Quick start', 'quickstart.ts'],
   ['README.md', 'Holds', 'recipes/llm.ts'],
   ['README.md', 'Grants and top-ups', 'recipes/grants.ts'],
+  ['README.md', 'Events', 'recipes/events.ts'],
   ['docs/limits.md', 'Limits for any subject', 'recipes/limits.ts'],
   ['docs/limits.md', 'Token buckets', 'recipes/bucket.ts'],
   ['docs/limits.md', 'Overrides', 'recipes/override.ts'],
@@ -203,6 +204,13 @@ describe('README and docs/ examples run as written', () => {
     expect(lines).toMatch(/^\[ \{ grantId: 'g2', amount: 20 \} \]\n/);
     expect(lines).toMatch(/\{\s+ok: true,\s+refunded: 20,\s+sources: \[ \{ grantId: 'g2', amount: 20 \} \],\s+replayed: false\s+\}/);
     expect(lines.split('\n').at(-1)).toBe('11500');
+  });
+
+  it('events: one email at 80% used, one top-up of 500 when 90 are left, and 590 available once both groups are done', async () => {
+    const lines = (await run('recipes/events.ts')).trim().split('\n');
+    // The two groups run side by side: their lines come in either order, the balance last.
+    expect(lines.slice(0, 2).sort()).toEqual(['email to acct_9: 80% of your credits are used, 150 left', 'top-up g1 false']);
+    expect(lines.slice(2)).toEqual(['590']);
   });
 
   it('holds: 4,096 tokens held, 1,234 spent, 2,862 refunded, nothing left held', async () => {

@@ -39,6 +39,8 @@ const ON_CLUSTER = [
   'test/examples/contract/worker.test.ts',
   'test/examples/contract/failedAuth.test.ts',
   'test/examples/contract/grants.test.ts',
+  // The webhooks' consumer group and the dashboard's, whose record keys are the example's own.
+  'test/examples/contract/webhooks.test.ts',
 ];
 
 // The public-API suites run against both Redis clients and the memory tollgate

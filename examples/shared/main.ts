@@ -7,8 +7,9 @@
  * FAILED_AUTH_PER_MINUTE (failed key checks a client IP may make per minute, default 10),
  * PUBLIC_URL (the website's public origin behind a proxy) and TRUST_PROXY=1 (believe
  * X-Forwarded-Proto / -Host) and DURABLE_REPLICAS (replicas that must confirm each credit
- * movement, default 0: off); creates a demo account and prints the URL, the website's address,
- * its API key (shown once) and a curl to try.
+ * movement, default 0: off), WEBHOOK_URL and WEBHOOK_SECRET (tollgate's events as signed
+ * webhooks; off when WEBHOOK_URL is unset); creates a demo account and prints the URL, the
+ * website's address, its API key (shown once) and a curl to try.
  */
 import { FAILED_AUTH_PER_MINUTE } from './auth/failedAuth.ts';
 import type { Listening } from './http/listen.ts';
@@ -16,6 +17,7 @@ import { describeTarget } from './redis/client.ts';
 import { redisFromEnv } from './redis/fromEnv.ts';
 import { createService, type Service } from './service.ts';
 import type { WorkerMode } from './jobs/worker.ts';
+import { checkWebhookOptions, type WebhookOptions } from './events/webhooks.ts';
 
 export type ListenFn = (service: Service, port: number, host?: string) => Promise<Listening>;
 
@@ -33,6 +35,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
   const durableReplicas = Number(env.DURABLE_REPLICAS ?? 0);
   if (!Number.isInteger(durableReplicas) || durableReplicas < 0)
     throw new Error(`DURABLE_REPLICAS must be a whole number of replicas >= 0, got ${env.DURABLE_REPLICAS}`);
+  const webhooks = webhooksFromEnv(env);
   const redis = await redisFromEnv(env);
   let service: Service | undefined;
   let server: Listening | undefined;
@@ -52,6 +55,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       failedAuthPerMinute,
       site: { publicUrl: env.PUBLIC_URL || undefined, trustProxy: env.TRUST_PROXY === '1' },
       durableReplicas,
+      webhooks,
     });
     const demo = await service.createAccount('starter');
     server = await listenFn(service, port, env.HOST ?? '127.0.0.1');
@@ -60,6 +64,7 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       `  redis: ${describeTarget(redis.target)}${redis.started ? ' (started for this run, data is not kept; set REDIS_URL to use your own)' : ''}`,
       `  worker: ${worker}; admin endpoints: ${env.ADMIN_TOKEN ? 'on' : 'off (set ADMIN_TOKEN to turn them on)'}; free catalog reads when Redis is down: ${env.FAIL_OPEN_FREE === '1' ? 'served (FAIL_OPEN_FREE=1)' : 'refused (503)'}`,
       `  credit movements confirmed by: ${durableReplicas === 0 ? 'the primary alone (set DURABLE_REPLICAS to wait for replicas)' : `${durableReplicas} replica(s) (DURABLE_REPLICAS)`}`,
+      `  webhooks: ${webhooks ? `tollgate's events to ${webhooks.url}, signed with WEBHOOK_SECRET` : 'off (set WEBHOOK_URL and WEBHOOK_SECRET to receive events)'}`,
       `  failed key checks: ${failedAuthPerMinute} per minute and client IP, then 429 until the minute ends (FAILED_AUTH_PER_MINUTE)`,
       `  demo account: ${demo.accountId} (plan starter)`,
       `  demo API key (shown once): ${demo.apiKey}`,
@@ -85,4 +90,13 @@ export async function main(framework: string, listenFn: ListenFn, env: NodeJS.Pr
       );
     });
   }
+}
+
+/** WEBHOOK_URL turns the webhooks on and then needs WEBHOOK_SECRET; both are checked before Redis is touched. */
+function webhooksFromEnv(env: NodeJS.ProcessEnv): WebhookOptions | undefined {
+  if (!env.WEBHOOK_URL) return undefined;
+  if (!env.WEBHOOK_SECRET) throw new Error('WEBHOOK_URL needs WEBHOOK_SECRET, the whsec_... secret the receiver verifies with');
+  const webhooks = { url: env.WEBHOOK_URL, secret: env.WEBHOOK_SECRET };
+  checkWebhookOptions(webhooks);
+  return webhooks;
 }

@@ -18,13 +18,15 @@ import { JobStore } from './jobs/jobStore.ts';
 import { mcpHandler } from './mcp/server.ts';
 import { MESSAGES } from './http/messages.ts';
 import { createDemoOAuth, type DemoOAuth, type TokenVerifier } from './auth/oauth.ts';
-import { EXAMPLE_PLANS } from './plans.ts';
+import { EXAMPLE_PLANS, withLowBalance } from './plans.ts';
 import { createFakePlatform, type VideoPlatform } from './platform/index.ts';
 import { connectRedis, type ClusterNode, type RedisTarget } from './redis/client.ts';
 import { buildRoutes, type Route } from './routes.ts';
 import { TranscriptReceipts } from './web/receipts.ts';
 import { createSite, type SiteOptions } from './web/site.ts';
 import { JobRunner, type WorkerMode } from './jobs/worker.ts';
+import { checkWebhookOptions, WebhookSender, type WebhookOptions } from './events/webhooks.ts';
+import { LowBalanceConsumer, LowBalanceRecord } from './events/lowBalance.ts';
 
 export interface ServiceOptions {
   /** One Redis server; or give redisClusterNodes instead. */
@@ -45,7 +47,10 @@ export interface ServiceOptions {
   adminToken?: string;
   worker?: WorkerMode;
   platform?: VideoPlatform;
-  /** Default the service's own table (plans.ts; docs/example-service.md#plans). */
+  /**
+   * Default the service's own table (plans.ts; docs/example-service.md#plans). A plan without
+   * `events` gets the service's two low-balance thresholds (withLowBalance).
+   */
   plans?: PlanTable;
   /**
    * Failed key checks (401s) a client IP may make per minute; past it the IP gets 429 until
@@ -79,6 +84,11 @@ export interface ServiceOptions {
    * unavailable with Retry-After. Default 0: off (DURABLE_REPLICAS).
    */
   durableReplicas?: number;
+  /**
+   * Delivers tollgate's events as signed webhooks (events/webhooks.ts; docs/example-service.md#webhooks):
+   * WEBHOOK_URL and WEBHOOK_SECRET. Default off.
+   */
+  webhooks?: WebhookOptions;
 }
 
 /** Days of per-day credit history tollgate keeps (createTollgate's default), for the dashboard's chart. */
@@ -120,9 +130,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const target = redisTarget(options);
   const site = createSite(options.site);
+  if (options.webhooks !== undefined) checkWebhookOptions(options.webhooks);
   const redis = await connectRedis(target, timeoutMs);
   const ietfHeaders = options.ietfHeaders ?? false;
-  const plans = options.plans ?? EXAMPLE_PLANS;
+  const plans = withLowBalance(options.plans ?? EXAMPLE_PLANS);
   const tollgate = createTollgate({
     redis: redis.scripts,
     prefix,
@@ -147,6 +158,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     { mode: options.worker ?? 'auto', redis: target, queuePrefix: `{${prefix}:bull}`, timeoutMs, sweepEveryMs: options.sweepEveryMs },
   );
   runner.start();
+  const lowBalance = new LowBalanceRecord(redis, `${prefix}:ex`);
+  // Two consumer groups, each of which gets every event: the dashboard's record, and the webhooks.
+  const consumers = [new LowBalanceConsumer(tollgate, lowBalance), ...(options.webhooks === undefined ? [] : [new WebhookSender(tollgate, options.webhooks)])];
+  for (const consumer of consumers) consumer.start();
   const verifyToken = options.verifyToken ?? oauth.verify;
   const failOpenFree = options.failOpenFreeEndpoints ?? false;
   const deps = {
@@ -165,6 +180,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     plans,
     receipts: new TranscriptReceipts(redis, `${prefix}:ex`),
     historyKeptDays: HISTORY_DAYS,
+    lowBalance,
   };
   const routes = buildRoutes({ ...deps, mcp: mcpHandler(deps) });
   const withId = (request: IncomingRequest): ApiRequest => ({ ...request, requestId: newRequestId() });
@@ -200,6 +216,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return { accountId, apiKey };
     },
     async close() {
+      // The consumers first: they stop between two events (a webhook between two tries) and leave the rest to tollgate.
+      await Promise.all(consumers.map((consumer) => consumer.stop()));
       await runner.close();
       await tollgate.close();
       await redis.close();

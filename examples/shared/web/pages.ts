@@ -22,6 +22,7 @@ import { CSRF_FIELD, expectedToken } from './csrf.ts';
 import { format } from './format.ts';
 import { formFields } from './forms.ts';
 import type { Receipt, TranscriptReceipts } from './receipts.ts';
+import type { FiredThreshold, LowBalanceRecord } from '../events/lowBalance.ts';
 import { redirect, render, type PageData } from './render.ts';
 
 export interface PageDeps {
@@ -31,6 +32,8 @@ export interface PageDeps {
   plans: PlanTable;
   /** Days of per-day history tollgate keeps (createTollgate's history.days). */
   historyKeptDays: number;
+  /** The thresholds that fired in an account's cycle (events/lowBalance.ts), for the dashboard's notice. */
+  lowBalance: LowBalanceRecord;
   /** The JSON routes' own handlers, run by the pages' forms. */
   transcript: AuthedHandler;
   createCollection: AuthedHandler;
@@ -150,13 +153,17 @@ export function pageHandlers(deps: PageDeps, prices: { transcript: Price }) {
   const dashboard: AuthedHandler = async (request, call) => {
     const accountId = call.caller.accountId;
     const [usage, jobs, grants] = await Promise.all([usageOf(accountId), jobViews(accountId), tollgate.credits.grants(accountId)]);
-    const history = await tollgate.credits.history(accountId, { days: historyDays(usage.cycle, usage.now, deps.historyKeptDays) });
+    const [history, fired] = await Promise.all([
+      tollgate.credits.history(accountId, { days: historyDays(usage.cycle, usage.now, deps.historyKeptDays) }),
+      deps.lowBalance.fired(accountId, usage.cycle.id),
+    ]);
     const active = jobs.views.filter((job) => job.open);
     return render('dashboard', {
       ...base(request, 'Dashboard', 'dashboard'),
       accountId,
       ...usageView(usage),
       sources: sourceViews(grants),
+      lowBalance: lowBalanceView(fired, usage),
       chart: spendChart(history, usage.cycle, usage.now),
       active,
       recent: jobs.views.filter((job) => !job.open).slice(0, 5),
@@ -389,6 +396,19 @@ function sourceViews(grants: readonly Grant[]) {
             : format.day(grant.expiresAt),
     };
   });
+}
+
+/** The dashboard's notice once a threshold fired this cycle: what was crossed, the lowest first, and when. */
+function lowBalanceView(fired: FiredThreshold[], usage: Usage) {
+  if (fired.length === 0) return undefined;
+  const crossed = fired.map(({ threshold, at }) => ({
+    what:
+      'below' in threshold
+        ? `your balance fell to ${format.count(threshold.below, 'credit')} or fewer`
+        : `${threshold.usedPercent}% of this cycle's credits were used`,
+    on: format.day(at),
+  }));
+  return { crossed, balance: usage.credits.balance, renews: format.day(usage.cycle.end) };
 }
 
 function download(contentType: string, filename: string, body: string): HttpReply {

@@ -1,11 +1,12 @@
-// The website in a real headless Chromium, against both example servers: a person signs in
-// with the form, reads the balance and the grants in spend order, fetches a transcript and
-// sees the balance drop by one, starts a comments collection and watches it finish with its
-// refund, cancels a bulk job, and meets the 429 page when the web budget runs out. Every page
-// is checked for script errors and CSP violations (Chromium reports both on the console).
+// The website in a real headless Chromium, against both example servers: a person
+// signs in with the form, reads the balance and the grants in spend order, fetches a transcript and sees the balance drop by
+// one, sees a low-balance notice once a threshold fired, starts a comments collection and
+// watches it finish with its refund, cancels a bulk job, and meets the 429 page when the web
+// budget runs out. Every page is checked for script errors and CSP violations (Chromium
+// reports both on the console).
 import { readFileSync } from 'node:fs';
 import type { ConsoleMessage, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_PLANS } from '../../../examples/shared/plans.ts';
 import { launchChromium, type Browser } from '../../helpers/browser.ts';
 import { ADAPTERS, type Harness, startHarness, videoIds } from '../contract/harness.ts';
@@ -96,6 +97,29 @@ describe.each(ADAPTERS)('$name server in Chromium', (adapter) => {
     expect(await rows.nth(0).textContent()).toContain('Welcome offer');
     expect(await rows.nth(2).locator('[data-field="expires"]').textContent()).toBe('never');
     expect(await page.getByText('Each charge is taken from the first row with credits left').isVisible()).toBe(true);
+  });
+
+  it('sees a low-balance notice on the dashboard once 80% of the credits are used, read out as a status', SLOW, async () => {
+    const { id } = await signIn();
+    expect(await page.getByTestId('low-balance').count()).toBe(0);
+    await h.leave(id, 200);
+    // The dashboard's consumer group notes the threshold within moments; a reload shows it.
+    const notice = page.getByRole('status').filter({ hasText: 'Your credits are running low.' });
+    await vi.waitFor(
+      async () => {
+        await page.reload();
+        expect(await notice.count()).toBe(1);
+      },
+      { timeout: 15_000, interval: 500 },
+    );
+    expect(await notice.textContent()).toContain("80% of this cycle's credits were used.");
+    expect(await text('low-balance-left')).toBe('200 credits');
+    // Styled as a warning, from the stylesheet (the CSP allows no inline style).
+    expect(
+      await notice.evaluate(
+        (el) => (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle(el).backgroundColor,
+      ),
+    ).toBe('rgb(255, 248, 230)');
   });
 
   it('fetches a transcript, sees the balance drop by one, and downloads it', SLOW, async () => {

@@ -5,6 +5,8 @@
 // 1 plus 1 when the page is charged. The deny cache answers a key denied with nothing left, and
 // an IP over its failed checks, from memory: 0 commands. Commands scripts run inside Redis are
 // not counted (MONITOR shows them as `[0 lua]`); only what the server sent over the wire is.
+// Nor are the polls of the service's event consumers (shared/events/), which run beside the
+// requests, not for them.
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,9 @@ import { rawCommand, startRedisServer, type RedisServer } from '../../helpers/re
 import { ADAPTERS, type Harness, type Reply, startHarness } from './harness.ts';
 
 const VIDEO = 'dQw4w9WgXcQ';
+
+/** A consumer's poll: the scripts of its loop (by function name, or by its deployment-wide keys under EVALSHA), and its SCAN for outboxes. */
+const CONSUMER_POLL = /"tg[0-9a-f]{10}_(?:eventsGroup|eventsPending|readEvents|ackEvents|eventsForget)"|:\{events\}:(?:groups|scan)"|\] "SCAN" /;
 
 /** MONITOR on one server: the commands clients sent, as its raw lines. */
 class Monitor {
@@ -48,7 +53,7 @@ class Monitor {
     const from = await this.mark();
     await action();
     const to = await this.mark();
-    return this.lines.slice(from + 1, to).filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && line.includes(`"${prefix}`));
+    return this.lines.slice(from + 1, to).filter((line) => !/^\+[\d.]+ \[\d+ lua\]/.test(line) && !CONSUMER_POLL.test(line) && line.includes(`"${prefix}`));
   }
 
   /** Sends a marker and waits for MONITOR to show it: the index of its line. */

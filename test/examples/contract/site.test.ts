@@ -3,7 +3,7 @@
 // the `web` surface with its own counter and the shared credits, static assets that count
 // nothing, forms that reuse the JSON routes' rules, errors told as sentences, and the headers
 // every page carries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_PLANS } from '../../../examples/shared/plans.ts';
 import { CONTENT_SECURITY_POLICY } from '../../../examples/shared/web/render.ts';
 import { ADAPTERS, type Harness, startHarness, videoIds } from './harness.ts';
@@ -213,6 +213,29 @@ describe.each(ADAPTERS)('$name server: the website', (adapter) => {
     expect(rows[1]!.text).toContain('Plan allowance (cycle 1)');
     expect(rows[2]!.text).toContain('Paid credits Top-up pack');
     expect(page).toContain('Each charge is taken from the first row with credits left');
+  });
+
+  it('the dashboard shows a low-balance notice once a threshold has fired in the current cycle, and none in the next cycle', async () => {
+    const { id, cookie } = await signIn();
+    const dashboard = async () => (await get('/dashboard', cookie)).text;
+    expect(await dashboard()).not.toContain('data-testid="low-balance"');
+    // 850 of 1,000 spent: the plan's 80% threshold fires; the dashboard's consumer group notes it.
+    await h.leave(id, 150);
+    await vi.waitFor(async () => expect(await dashboard()).toContain('data-testid="low-balance"'), { timeout: 10_000 });
+    let page = await dashboard();
+    expect(page).toContain('<p>On Thu, 15 Jan 2026, 80% of this cycle&#39;s credits were used.</p>');
+    expect(testId(page, 'low-balance-left')).toBe('150 credits');
+    expect(page).toContain('your credits renew on Sun, 15 Feb 2026.');
+    // 100 left: the second threshold, listed first (the lower balance).
+    await h.leave(id, 100);
+    await vi.waitFor(async () => expect(await dashboard()).toContain('your balance fell to 100 credits or fewer'), { timeout: 10_000 });
+    page = await dashboard();
+    expect(page.indexOf('fell to 100 credits')).toBeLessThan(page.indexOf('80% of this cycle'));
+    // A new cycle: nothing has fired in it.
+    expect((await h.admin(`/admin/accounts/${id}/cycles`)).status).toBe(200);
+    page = await dashboard();
+    expect(testId(page, 'balance')).toBe('1,000');
+    expect(page).not.toContain('data-testid="low-balance"');
   });
 
   it('a transcript: the price shown first, then fetched for 1 credit, shown, downloadable and reloadable for free', async () => {
