@@ -1,8 +1,12 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { defineConfig } from 'tsup';
 
+// `npm run build` is `tsup && node tsup.config.ts`: tsup writes dist/, then this file, run as a
+// program, trims the declarations' comments (trimDeclarations below). It cannot be tsup's
+// onSuccess, which runs beside the declaration build, not after it.
+//
 // One implementation, built once as CommonJS with its declarations; each entry's ESM file is a
 // thin wrapper that imports it (Node's "ES module wrapper" for dual packages). So the package
 // ships the code and the Lua once, not twice (the packed size is tested), and a process
@@ -95,3 +99,72 @@ function writeEsmWrapper(base: string, names: string[]): void {
   writeFileSync(`${base}.js`, body);
   writeFileSync(`${base}.d.ts`, `export * from ${file};\n`);
 }
+
+/**
+ * After tsup: each JSDoc comment of the .d.cts files under dist/ (the .d.ts files only re-export them) cut
+ * to what an editor shows on hover: its first paragraph (a code block in it kept whole) and the
+ * tags an editor reads (@deprecated, @default, @param, @returns, @throws). @example blocks,
+ * later paragraphs and the entries' @module comments stay in src/, which TypeDoc's reference
+ * (`npm run docs`) reads, and docs/ says it all: about 9 KB of the declarations (2.6 KB
+ * packed). test/package.test.ts checks the shipped summaries against src/.
+ */
+export function trimDeclarations(dir: string): void {
+  for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.d.cts')) continue;
+    const path = join(dir, file);
+    writeFileSync(path, trimComments(readFileSync(path, 'utf8')));
+  }
+}
+
+/** The tags an editor shows with a declaration; the others (@example, @module, @remarks) are dropped. */
+const EDITOR_TAGS = new Set(['deprecated', 'default', 'defaultValue', 'param', 'typeParam', 'returns', 'throws']);
+
+/** A declaration file's JSDoc comments trimmed to their summary and editor tags; a comment left with nothing goes with its line. */
+export function trimComments(text: string): string {
+  return text.replace(/^([ \t]*)\/\*\*([\s\S]*?)\*\/[ \t]*\n(\n?)/gm, (_match, indent: string, body: string, blank: string) => {
+    const kept = summaryOf(body);
+    if (kept === null) return '';
+    if (kept.length === 1) return `${indent}/** ${kept[0]} */\n${blank}`;
+    return `${indent}/**\n${kept.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)).join('\n')}\n${indent} */\n${blank}`;
+  });
+}
+
+/** A comment's first paragraph and editor tags, as lines without their ` * `; null for a comment to drop. */
+function summaryOf(body: string): string[] | null {
+  const lines = body.split('\n').map((line, i) => (i === 0 ? line.trimStart() : line.replace(/^\s*\* ?/, '')).trimEnd());
+  // The description, then the tags: a line that starts with @name outside a code fence opens a tag.
+  let fenced = false;
+  const description: string[] = [];
+  const tags: string[][] = [];
+  for (const line of lines) {
+    const opensTag = !fenced && /^@[A-Za-z]+(\s|$)/.test(line);
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (opensTag) tags.push([line]);
+    else if (tags.length > 0) tags.at(-1)!.push(line);
+    else description.push(line);
+  }
+  if (tags.some(([first]) => first!.startsWith('@module'))) return null;
+  // The first paragraph: up to the first blank line that is not inside a code block.
+  const summary: string[] = [];
+  fenced = false;
+  for (const line of description) {
+    if (line === '' && !fenced) {
+      if (summary.length > 0) break;
+      continue;
+    }
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    summary.push(line);
+  }
+  const kept = tags.filter(([first]) => EDITOR_TAGS.has(first!.slice(1).split(/\s/)[0]!)).map((tag) => trimTrailingBlanks(tag));
+  const out = [...summary, ...kept.flat()];
+  return out.length === 0 ? null : out;
+}
+
+function trimTrailingBlanks(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 1 && lines[end - 1] === '') end--;
+  return lines.slice(0, end);
+}
+
+// `node tsup.config.ts` (the end of `npm run build`): trim what tsup wrote.
+if (import.meta.main) trimDeclarations(join(process.cwd(), 'dist'));

@@ -1,7 +1,7 @@
 // The published package: what `npm pack` makes, checked as a new user gets
 // it. One minified CommonJS build with ESM wrappers and declarations for every subpath (., ./model,
-// ./express, ./koa, ./fastify, ./hono), the `tollgate` bin, publint --strict and attw clean, at
-// most 120 KB packed, the Lua inside the build, and the README quick start
+// ./express, ./koa, ./fastify, ./hono) whose comments are src/'s summaries, the `tollgate` bin,
+// publint --strict and attw clean, at most 120 KB packed, the Lua inside the build, and the README quick start
 // (examples/quickstart.ts) running from the tarball as written under ESM, CommonJS and
 // TypeScript (nodenext and bundler).
 import { execFile } from 'node:child_process';
@@ -9,8 +9,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as scripts from '../src/scripts/bundle.generated.ts';
+import { trimComments } from '../tsup.config.ts';
 import { oneLine, quickStartPrints } from './helpers/quickstart.ts';
 import { redisUrl } from './helpers/redis.ts';
 
@@ -29,6 +31,8 @@ const SUBPATHS = {
   './hono': 'hono',
 };
 const MAX_PACKED_BYTES = 120_000;
+/** The end of `npm run build`: tsup.config.ts run as a program trims the declarations' comments. */
+const TRIM_STEP = 'node --experimental-strip-types --disable-warning=ExperimentalWarning tsup.config.ts';
 
 describe('package manifest', () => {
   it('the root exports at most 15 values (createTollgate, the two adapters, TollgateError, isTollgateError); the rest live under subpaths', async () => {
@@ -112,6 +116,66 @@ describe('package manifest', () => {
   });
 });
 
+describe('the declarations trim (tsup.config.ts)', () => {
+  it('keeps the first paragraph, a code block in it whole, and @deprecated; drops later paragraphs, @example and @module comments', () => {
+    const before = [
+      '/**',
+      ' * @module tollgate/x',
+      ' */',
+      '',
+      'declare class A {',
+      '    /**',
+      '     * Opens a hold:',
+      '     * ```ts',
+      '     * const a = 1;',
+      '     *',
+      '     * const b = 2;',
+      '     * ```',
+      '     * and says so.',
+      '     *',
+      '     * More, in a second paragraph.',
+      '     * @deprecated Read `b`;',
+      '     *   `a` stays until 1.0.',
+      '     * @example',
+      '     * ```ts',
+      '     * @notATag();',
+      '     * ```',
+      '     */',
+      '    a: number;',
+      '    /**',
+      '     * One line.',
+      '     *',
+      '     * @example',
+      '     * x',
+      '     */',
+      '    b: number;',
+      '}',
+      '',
+    ].join('\n');
+    expect(trimComments(before)).toBe(
+      [
+        'declare class A {',
+        '    /**',
+        '     * Opens a hold:',
+        '     * ```ts',
+        '     * const a = 1;',
+        '     *',
+        '     * const b = 2;',
+        '     * ```',
+        '     * and says so.',
+        '     * @deprecated Read `b`;',
+        '     *   `a` stays until 1.0.',
+        '     */',
+        '    a: number;',
+        '    /** One line. */',
+        '    b: number;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
 /** A tool of the repository's node_modules, or undefined when it is not installed. */
 function tool(path: string): string | undefined {
   const file = join(modules, path);
@@ -129,7 +193,10 @@ describe('packed package', () => {
   const quickstart = readFileSync(join(root, 'examples', 'quickstart.ts'), 'utf8');
 
   beforeAll(async () => {
+    // `npm run build` without its build:lua (test/scripts.test.ts checks that output is fresh):
+    // tsup, then tsup.config.ts trims the declarations' comments.
     await run(process.execPath, [join(modules, 'tsup', 'dist', 'cli-default.js')], { cwd: root });
+    await run(process.execPath, [...TRIM_STEP.split(' ').slice(1)], { cwd: root });
     dir = mkdtempSync(join(tmpdir(), 'tollgate-pkg-'));
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root });
     [packed] = JSON.parse(stdout);
@@ -162,16 +229,39 @@ describe('packed package', () => {
     expect(shipped.some((text) => text.includes('"validateWindows"'))).toBe(false);
   });
 
-  it("ships no declaration comment that documents nothing: a file's opening comment is a // comment, an entry's @module excepted", () => {
+  it("ships no declaration comment that documents nothing: a file's opening comment is a // comment, the entries' @module comments stay in src/", () => {
     const loose = packed.files
       .filter((f) => f.path.endsWith('.d.cts'))
       .flatMap((f) =>
-        [...readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8').matchAll(/\/\*\*(?:(?!\*\/)[\s\S])*\*\/\n\n/g)]
-          .map((m) => m[0])
-          .filter((comment) => !comment.includes('@module'))
-          .map((comment) => `${f.path}: ${comment.split('\n')[1] ?? comment}`),
+        [...readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8').matchAll(/\/\*\*(?:(?!\*\/)[\s\S])*\*\/\n\n/g)].map(
+          (m) => `${f.path}: ${m[0].split('\n')[1] ?? m[0]}`,
+        ),
       );
     expect(loose).toEqual([]);
+  });
+
+  it('ships each public declaration with the first paragraph of its comment in src/, its @deprecated kept, and no @example', () => {
+    expect(manifest.scripts.build).toMatch(new RegExp(`&& tsup && ${TRIM_STEP}$`));
+    const source = publicDocs(Object.values(SUBPATHS).map((file) => join(root, 'src', `${file}.ts`)));
+    const shipped = publicDocs(Object.values(SUBPATHS).map((file) => join(dir, 'node_modules', 'tollgate', 'dist', `${file}.d.cts`)));
+    // The calls a host makes first, and createTollgate's options, among them.
+    for (const name of ['.: createTollgate', '.: CreditsApi.charge', '.: CreditsApi.grant', '.: TollgateOptions.redis', '.: TollgateOptions.operationTtlMs'])
+      expect(shipped.get(name)?.text, name).toMatch(/\w/);
+    expect(source.get('.: CreditsApi.charge')?.tags).toContain('example');
+    expect(shipped.get('.: CreditsApi.charge')?.tags).toEqual([]);
+    const wrong: string[] = [];
+    for (const [name, doc] of source) {
+      const want = { text: firstParagraph(doc.text), deprecated: doc.deprecated };
+      const got = shipped.get(name);
+      if (!got || got.text !== want.text || got.deprecated !== want.deprecated) wrong.push(`${name}: ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+    }
+    expect(source.size).toBeGreaterThan(300);
+    expect(wrong).toEqual([]);
+    expect([...source.values()].filter((doc) => doc.deprecated !== undefined).length).toBeGreaterThanOrEqual(10);
+    const examples = packed.files
+      .filter((f) => f.path.endsWith('.d.cts'))
+      .filter((f) => readFileSync(join(dir, 'node_modules', 'tollgate', f.path), 'utf8').includes('@example'));
+    expect(examples).toEqual([]);
   });
 
   it('gives every error class, minified, instances with its own `name` and a `code`, under import and require', async () => {
@@ -327,4 +417,54 @@ describe('packed package', () => {
 function toCommonJs(source: string): string {
   const body = source.replace(/^import \{([^}]+)\} from ("[^"]+");$/gm, (_m, names: string, from: string) => `const {${names}} = require(${from});`);
   return `(async () => {\n${body}\n})().catch((error) => { console.error(error); process.exit(1); });\n`;
+}
+
+/**
+ * "subpath: Name" and "subpath: Name.member" of every export of the subpaths' entry files (src/
+ * or the shipped .d.cts) and of the members of their classes and interfaces, with the comment's
+ * text as TypeScript reads it and its @deprecated text; those without a comment left out.
+ */
+function publicDocs(entries: string[]): Map<string, { text: string; deprecated: string | undefined; tags: string[] }> {
+  const built = ts.createProgram(entries, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    stripInternal: true,
+  });
+  const checker = built.getTypeChecker();
+  const docs = new Map<string, { text: string; deprecated: string | undefined; tags: string[] }>();
+  const record = (name: string, symbol: ts.Symbol) => {
+    const text = ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim();
+    const tags = symbol.getJsDocTags(checker);
+    const deprecated = tags.find((t) => t.name === 'deprecated');
+    if (text !== '') docs.set(name, { text, deprecated: deprecated && ts.displayPartsToString(deprecated.text).trim(), tags: tags.map((t) => t.name) });
+  };
+  Object.keys(SUBPATHS).forEach((subpath, i) => {
+    const file = built.getSourceFile(entries[i]!)!;
+    for (const exported of checker.getExportsOfModule(checker.getSymbolAtLocation(file)!)) {
+      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
+      record(`${subpath}: ${exported.name}`, symbol);
+      if (!(symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface))) continue;
+      symbol.members?.forEach((member, key) => {
+        const hidden = (member.declarations ?? []).some(
+          (d) => ts.getCombinedModifierFlags(d) & ts.ModifierFlags.Private || ts.getJSDocTags(d).some((t) => t.tagName.text === 'internal'),
+        );
+        if (!hidden && key !== '__constructor') record(`${subpath}: ${exported.name}.${String(key)}`, member);
+      });
+    }
+  });
+  return docs;
+}
+
+/** A comment's first paragraph: up to its first blank line outside a code block. */
+function firstParagraph(text: string): string {
+  let fenced = false;
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' && !fenced) break;
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    lines.push(line);
+  }
+  return lines.join('\n').trim();
 }

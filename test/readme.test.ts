@@ -1,4 +1,4 @@
-// The README's code, and the recipes the docs/ pages took over from it, are the code the tests
+// The README's code, and the same recipes on the docs/ pages, are the code the tests
 // run: each full example is an example file (examples/quickstart.ts, examples/recipes/*.ts)
 // copied word for word, and each file runs against the test Redis with `tollgate` resolved to
 // this source tree and says what the page says it prints.
@@ -63,9 +63,16 @@ async function run(file: string): Promise<string> {
 
 describe.each([
   ['README.md', 'Quick start', 'quickstart.ts'],
+  ['README.md', 'Limits for any subject', 'recipes/limits.ts'],
+  ['README.md', 'Token buckets', 'recipes/bucket.ts'],
+  ['README.md', 'Overrides', 'recipes/override.ts'],
+  ['README.md', 'Per-key limits', 'recipes/keyLimits.ts'],
+  ['README.md', 'Concurrency limits', 'recipes/inFlight.ts'],
+  ['README.md', 'Plan edits', 'recipes/planEdit.ts'],
   ['README.md', 'Holds', 'recipes/llm.ts'],
   ['README.md', 'Grants and top-ups', 'recipes/grants.ts'],
   ['README.md', 'Events', 'recipes/events.ts'],
+  ['README.md', 'In memory', 'recipes/memory.ts'],
   ['docs/limits.md', 'Limits for any subject', 'recipes/limits.ts'],
   ['docs/limits.md', 'Token buckets', 'recipes/bucket.ts'],
   ['docs/limits.md', 'Overrides', 'recipes/override.ts'],
@@ -82,6 +89,9 @@ describe.each([
 // The adapters' and failure modes' sections show an example's core lines, word for word and in
 // order; the example around them runs.
 describe.each([
+  ['README.md', 'Fastify', 'recipes/fastify.ts'],
+  ['README.md', 'Hono', 'recipes/hono.ts'],
+  ['README.md', 'When Redis is down', 'recipes/storeError.ts'],
   ['docs/http.md', 'Fastify', 'recipes/fastify.ts'],
   ['docs/http.md', 'Hono', 'recipes/hono.ts'],
   ['docs/reliability.md', 'When Redis is down', 'recipes/storeError.ts'],
@@ -100,6 +110,7 @@ describe('README', () => {
       else if (anchor && ![...readFileSync(path, 'utf8').matchAll(/^#+\s+(.+)$/gm)].some((h) => slug(h[1]!) === anchor)) broken.push(`${target}#${anchor}`);
     }
     expect(readme).toContain('](docs/limits.md)');
+    expect(readme).toContain('](docs/production.md)');
     expect(broken).toEqual([]);
   });
 
@@ -154,8 +165,10 @@ describe('README and docs/ examples run as written', () => {
       cwd: root,
       env: { ...process.env, REDIS_URL: redisUrl() },
     });
+    const commands = blockUnder('README.md', 'Operator CLI', 'sh');
+    expect(blockUnder('docs/operations.md', 'Operator CLI', 'sh')).toBe(commands);
     const outputs: string[] = [];
-    for (const line of blockUnder('docs/operations.md', 'Operator CLI', 'sh').trim().split('\n')) {
+    for (const line of commands.trim().split('\n')) {
       const [npx, bin, ...args] = line.split(/\s+/);
       expect([npx, bin]).toEqual(['npx', 'tollgate']);
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), ...args], {
