@@ -102,17 +102,20 @@ function writeEsmWrapper(base: string, names: string[]): void {
 
 /**
  * After tsup: each JSDoc comment of the .d.cts files under dist/ (the .d.ts files only re-export them) cut
- * to what an editor shows on hover: its first paragraph (a code block in it kept whole) and the
+ * to what an editor shows on hover: its first sentence (firstSentence), on one line of at most
+ * SUMMARY_MAX characters, and the
  * tags an editor reads (@deprecated, @default, @param, @returns, @throws). @example blocks,
  * later paragraphs and the entries' @module comments stay in src/, which TypeDoc's reference
- * (`npm run docs`) reads, and docs/ says it all: about 9 KB of the declarations (2.6 KB
- * packed). test/package.test.ts checks the shipped summaries against src/.
+ * (`npm run docs`) reads, and docs/ says it all. The package's size budget (120 KB packed)
+ * needs it: the full comments are a quarter of the package. test/package.test.ts checks the shipped summaries against src/.
  */
 export function trimDeclarations(dir: string): void {
   for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     if (!file.endsWith('.d.cts')) continue;
     const path = join(dir, file);
-    writeFileSync(path, trimComments(readFileSync(path, 'utf8')));
+    // The model's classes mirror the library's, whose declarations carry the summaries: its own
+    // comments are left to src/ and docs/ (the package's size budget).
+    writeFileSync(path, trimComments(readFileSync(path, 'utf8'), !file.startsWith('model')));
   }
 }
 
@@ -120,11 +123,11 @@ export function trimDeclarations(dir: string): void {
 const EDITOR_TAGS = new Set(['deprecated', 'default', 'defaultValue', 'param', 'typeParam', 'returns', 'throws']);
 
 /** A declaration file's JSDoc comments trimmed to their summary and editor tags; a comment left with nothing goes with its line. */
-export function trimComments(text: string): string {
+export function trimComments(text: string, summaries = true): string {
   return text.replace(/^([ \t]*)\/\*\*([\s\S]*?)\*\/[ \t]*\n(\n?)/gm, (_match, indent: string, body: string, blank: string) => {
-    const kept = summaryOf(body);
+    const kept = summaries ? summaryOf(body) : deprecationOf(body);
     if (kept === null) return '';
-    if (kept.length === 1) return `${indent}/** ${kept[0]} */\n${blank}`;
+    if (kept.length === 1 || (summaries && !kept.some((line) => /^\s*(```|@)/.test(line)))) return `${indent}/** ${brief(kept)} */\n${blank}`;
     return `${indent}/**\n${kept.map((line) => (line === '' ? `${indent} *` : `${indent} * ${line}`)).join('\n')}\n${indent} */\n${blank}`;
   });
 }
@@ -156,8 +159,54 @@ function summaryOf(body: string): string[] | null {
     summary.push(line);
   }
   const kept = tags.filter(([first]) => EDITOR_TAGS.has(first!.slice(1).split(/\s/)[0]!)).map((tag) => trimTrailingBlanks(tag));
-  const out = [...summary, ...kept.flat()];
+  const out = [...firstSentence(summary), ...kept.flat()];
   return out.length === 0 ? null : out;
+}
+
+/** A comment's @deprecated tag alone (the model's declarations keep only that); null when it has none. */
+function deprecationOf(body: string): string[] | null {
+  const line = body.split('\n').find((text) => /^\s*\*?\s*@deprecated/.test(text));
+  return line === undefined ? null : [line.replace(/^\s*\*?\s*/, '').trimEnd()];
+}
+
+/** The longest summary shipped, in characters: longer ones end at a word, with an ellipsis. */
+export const SUMMARY_MAX = 120;
+
+/** A summary's lines as one line of at most SUMMARY_MAX characters. */
+function brief(lines: string[]): string {
+  const text = lines
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join(' ');
+  if (text.length <= SUMMARY_MAX) return text;
+  const cut = text.slice(0, SUMMARY_MAX - 1);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 1))}…`;
+}
+
+/** Abbreviations whose full stop ends no sentence. */
+const ABBREVIATION = /\b(?:e\.g|i\.e|etc|vs|approx)$/;
+
+/**
+ * A paragraph's first sentence, its lines kept as they are up to the full stop (or `!`, `?`)
+ * followed by a space or the end, outside `code` spans; text before a code block when the
+ * sentence reaches one. A paragraph with none is kept whole.
+ */
+function firstSentence(lines: string[]): string[] {
+  const out: string[] = [];
+  let code = false;
+  for (const line of lines) {
+    if (/^\s*```/.test(line)) return out.length > 0 ? out : lines;
+    for (let i = 0; i < line.length; i++) {
+      const ch = line[i]!;
+      if (ch === '`') code = !code;
+      else if (!code && (ch === '.' || ch === '!' || ch === '?') && (i + 1 === line.length || line[i + 1] === ' ') && !ABBREVIATION.test(line.slice(0, i))) {
+        out.push(line.slice(0, i + 1));
+        return out;
+      }
+    }
+    out.push(line);
+  }
+  return out;
 }
 
 function trimTrailingBlanks(lines: string[]): string[] {

@@ -117,7 +117,16 @@ describe('package manifest', () => {
 });
 
 describe('the declarations trim (tsup.config.ts)', () => {
-  it('keeps the first paragraph, a code block in it whole, and @deprecated; drops later paragraphs, @example and @module comments', () => {
+  it('puts a summary on one line of at most 120 characters, cut at a word with an ellipsis', () => {
+    const long = `Adds ${'credits '.repeat(20)}beside the cycle's allowance.`;
+    const trimmed = trimComments(`    /**\n     * ${long.slice(0, 60)}\n     * ${long.slice(60)}\n     */\n    a: number;\n`);
+    const line = trimmed.split('\n')[0]!;
+    expect(line).toMatch(/^ {4}\/\*\* Adds (credits )+credits… \*\/$/);
+    expect(line.length - '    /**  */'.length).toBeLessThanOrEqual(120);
+    expect(trimComments('    /**\n     * Short, on two\n     * lines.\n     */\n    b: number;\n')).toBe('    /** Short, on two lines. */\n    b: number;\n');
+  });
+
+  it('keeps the first sentence (the text before a code block), and @deprecated; drops the rest, @example and @module comments', () => {
     const before = [
       '/**',
       ' * @module tollgate/x',
@@ -157,12 +166,6 @@ describe('the declarations trim (tsup.config.ts)', () => {
         'declare class A {',
         '    /**',
         '     * Opens a hold:',
-        '     * ```ts',
-        '     * const a = 1;',
-        '     *',
-        '     * const b = 2;',
-        '     * ```',
-        '     * and says so.',
         '     * @deprecated Read `b`;',
         '     *   `a` stays until 1.0.',
         '     */',
@@ -240,10 +243,12 @@ describe('packed package', () => {
     expect(loose).toEqual([]);
   });
 
-  it('ships each public declaration with the first paragraph of its comment in src/, its @deprecated kept, and no @example', () => {
+  it('ships each public declaration with the first sentence of its comment in src/, its @deprecated kept, and no @example', () => {
     expect(manifest.scripts.build).toMatch(new RegExp(`&& tsup && ${TRIM_STEP}$`));
-    const source = publicDocs(Object.values(SUBPATHS).map((file) => join(root, 'src', `${file}.ts`)));
-    const shipped = publicDocs(Object.values(SUBPATHS).map((file) => join(dir, 'node_modules', 'tollgate', 'dist', `${file}.d.cts`)));
+    // The model's declarations carry no comments of their own (tsup.config.ts); the other entries' summaries are checked.
+    const entries = Object.values(SUBPATHS).filter((file) => file !== 'model/index');
+    const source = publicDocs(entries.map((file) => join(root, 'src', `${file}.ts`)));
+    const shipped = publicDocs(entries.map((file) => join(dir, 'node_modules', 'tollgate', 'dist', `${file}.d.cts`)));
     // The calls a host makes first, and createTollgate's options, among them.
     for (const name of ['.: createTollgate', '.: CreditsApi.charge', '.: CreditsApi.grant', '.: TollgateOptions.redis', '.: TollgateOptions.operationTtlMs'])
       expect(shipped.get(name)?.text, name).toMatch(/\w/);
@@ -440,7 +445,10 @@ function publicDocs(entries: string[]): Map<string, { text: string; deprecated: 
     const deprecated = tags.find((t) => t.name === 'deprecated');
     if (text !== '') docs.set(name, { text, deprecated: deprecated && ts.displayPartsToString(deprecated.text).trim(), tags: tags.map((t) => t.name) });
   };
-  Object.keys(SUBPATHS).forEach((subpath, i) => {
+  const subpaths = Object.entries(SUBPATHS)
+    .filter(([, file]) => entries.some((entry) => entry.includes(`${file}.`)))
+    .map(([subpath]) => subpath);
+  subpaths.forEach((subpath, i) => {
     const file = built.getSourceFile(entries[i]!)!;
     for (const exported of checker.getExportsOfModule(checker.getSymbolAtLocation(file)!)) {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
@@ -457,7 +465,7 @@ function publicDocs(entries: string[]): Map<string, { text: string; deprecated: 
   return docs;
 }
 
-/** A comment's first paragraph: up to its first blank line outside a code block. */
+/** A comment's summary as shipped: its first paragraph (up to a blank line outside a code block), cut to its first sentence. */
 function firstParagraph(text: string): string {
   let fenced = false;
   const lines: string[] = [];
@@ -466,5 +474,29 @@ function firstParagraph(text: string): string {
     if (/^\s*```/.test(line)) fenced = !fenced;
     lines.push(line);
   }
-  return lines.join('\n').trim();
+  const sentence = firstSentenceOf(lines.join('\n').trim());
+  if (/```/.test(sentence)) return sentence;
+  // One line of at most 120 characters, cut at a word with an ellipsis.
+  const line = sentence
+    .split('\n')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .join(' ');
+  if (line.length <= 120) return line;
+  const cut = line.slice(0, 119);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 1))}…`;
+}
+
+/** The first sentence of a paragraph: up to a full stop, ! or ? before a space or the end, outside `code`, not after e.g./i.e./etc./vs./approx. */
+function firstSentenceOf(text: string): string {
+  const fence = text.search(/^\s*```/m);
+  let code = false;
+  for (let i = 0; i < text.length; i++) {
+    if (fence >= 0 && i >= fence) return fence > 0 ? text.slice(0, fence).trim() : text;
+    const ch = text[i]!;
+    if (ch === '`') code = !code;
+    else if (!code && '.!?'.includes(ch) && (i + 1 === text.length || /\s/.test(text[i + 1]!)) && !/\b(?:e\.g|i\.e|etc|vs|approx)$/.test(text.slice(0, i)))
+      return text.slice(0, i + 1);
+  }
+  return text;
 }
