@@ -64,3 +64,17 @@ export class SubjectKeys implements SubjectKeyNames {
 export function sweepIndexKey(prefix: string): string {
   return `${prefix}:sweep`;
 }
+
+/** Deployment-wide scripts name only their own keys; no subject is involved. */
+export const NO_SUBJECT = {
+  subject: '',
+  account: '',
+  cycles: '',
+  journal: '',
+  history: '',
+  holdsActive: '',
+  holdsEnded: '',
+  holdList: '',
+  operations: '',
+  outbox: '',
+};

@@ -10,7 +10,7 @@
  */
 import type { Context } from './context.ts';
 import { AccountNotFoundError } from './errors.ts';
-import { sweepIndexKey, type SubjectKeys } from './redisKeys.ts';
+import { NO_SUBJECT, sweepIndexKey, type SubjectKeys } from './redisKeys.ts';
 import { count } from './rules/validate.ts';
 import { sweepDue, sweepMark, tidyHolds } from './scripts/bundle.generated.ts';
 import { Code } from './scripts/codes.ts';
@@ -123,19 +123,6 @@ async function tidyAll(ctx: Context, redisKeys: SubjectKeys, first: readonly str
 
 /** Calls one answer may wait for while tidies run between them. */
 const MAX_TIDY_ROUNDS = 100;
-
-const NO_SUBJECT = {
-  subject: '',
-  account: '',
-  cycles: '',
-  journal: '',
-  history: '',
-  holdsActive: '',
-  holdsEnded: '',
-  holdList: '',
-  operations: '',
-  outbox: '',
-};
 
 /**
  * Marks an account with events for a sweep when its cycle ends, so the next cycle starts (and

@@ -25,7 +25,8 @@ import {
   readEvents,
   replayEvent,
 } from '../scripts/bundle.generated.ts';
-import { EventKeys, NO_SUBJECT } from './outbox.ts';
+import { NO_SUBJECT } from '../redisKeys.ts';
+import { EventKeys } from './outbox.ts';
 
 export type { ConsumeOptions, DeadLetter, DeliveredEvent, EventStats, Threshold, TollgateEvent, TollgateEventType } from '../rules/events.ts';
 

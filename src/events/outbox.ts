@@ -7,6 +7,7 @@
  * a notify lost with its process is found by the consumers' periodic scan of the outboxes.
  */
 import type { Context } from '../context.ts';
+import { NO_SUBJECT } from '../redisKeys.ts';
 import { eventsNotify } from '../scripts/bundle.generated.ts';
 
 /** The deployment-wide keys of events. */
@@ -31,20 +32,6 @@ export class EventKeys {
     return `${this.base}dead:${group}`;
   }
 }
-
-/** Deployment-wide scripts name only their own keys; no subject is involved. */
-export const NO_SUBJECT = {
-  subject: '',
-  account: '',
-  cycles: '',
-  journal: '',
-  history: '',
-  holdsActive: '',
-  holdsEnded: '',
-  holdList: '',
-  operations: '',
-  outbox: '',
-};
 
 /**
  * What the runner calls after a script reports events it wrote or dropped: the subject goes
