@@ -97,6 +97,8 @@ export async function grantsScenarios(client: BenchClient, admin: BenchClient): 
   const idLength = chargeWords[0]![0]![idAt]!.length;
   let fresh = 0; // counts over every cell, so no id comes back
 
+  // The reply: code, charged, balance, needed, available, events written, dropped, then the sources.
+  const SOURCES_AT = 7;
   const charge = (n: number, fn: string): Operation => {
     const first = n === 0 ? 'cycle:1' : 'g1';
     return async (i) => {
@@ -104,7 +106,7 @@ export async function grantsScenarios(client: BenchClient, admin: BenchClient): 
       words[1] = fn;
       words[idAt] = `b${String(fresh++).padStart(idLength - 1, '0')}`;
       const reply = (await client.tollgate.send(words)) as unknown[];
-      if (reply[0] !== 0 || reply[1] !== 1 || (fn === chargeScript.fn && reply[5] !== first)) throw new Error(`charge answered ${JSON.stringify(reply)}`);
+      if (reply[0] !== 0 || reply[1] !== 1 || (fn === chargeScript.fn && reply[SOURCES_AT] !== first)) throw new Error(`charge answered ${JSON.stringify(reply)}`);
     };
   };
   const admit = (n: number, fn: string): Operation => {
