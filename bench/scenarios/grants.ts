@@ -106,7 +106,8 @@ export async function grantsScenarios(client: BenchClient, admin: BenchClient): 
       words[1] = fn;
       words[idAt] = `b${String(fresh++).padStart(idLength - 1, '0')}`;
       const reply = (await client.tollgate.send(words)) as unknown[];
-      if (reply[0] !== 0 || reply[1] !== 1 || (fn === chargeScript.fn && reply[SOURCES_AT] !== first)) throw new Error(`charge answered ${JSON.stringify(reply)}`);
+      if (reply[0] !== 0 || reply[1] !== 1 || (fn === chargeScript.fn && reply[SOURCES_AT] !== first))
+        throw new Error(`charge answered ${JSON.stringify(reply)}`);
     };
   };
   const admit = (n: number, fn: string): Operation => {
