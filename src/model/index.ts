@@ -11,6 +11,8 @@ export { TollgateModel, type ModelOptions, type ModelAccount, type ModelHold, ty
 export type { ModelEvents, ModelOutbox, ModelOutboxEntry, ModelDelivery, ModelEventsDelivery } from './events.ts';
 export type { Threshold, TollgateEventType, EventDataByType, EventsOptions } from '../rules/events.ts';
 export { checkInvariants, checkSources, type InvariantViolation } from './invariants.ts';
+/** The spend order of credit sources, the one rule the scripts keep too (docs/grants.md#spend-order). */
+export { compareSources, type Orderable } from '../rules/grants.ts';
 export type { ModelAccounts } from './accounts.ts';
 export type { ModelLimits, KeyWindows } from './limits.ts';
 export type { ModelOverride, ModelOverrideMap } from './core.ts';

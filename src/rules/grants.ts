@@ -258,10 +258,15 @@ export function refundArgs(request: RefundRequest) {
 
 /** What orders sources for spending (docs/grants.md#spend-order). */
 export interface Orderable {
+  /** A tie on priority and expiry spends promotional, plan, adjustment, paid in that order. */
   kind: SourceKind;
+  /** Lower is spent first. */
   priority: number;
+  /** When it started to count (ms). */
   effectiveAt: number;
+  /** Soonest first; null (never) last. */
   expiresAt: number | null;
+  /** When it was made (ms). */
   createdAt: number;
   /** The cycle 0, a grant its number: creation ties are broken by it. */
   seq: number;

@@ -10,6 +10,7 @@
  * L credits, one spent per nonempty page.
  */
 import type { Grant, Hold, Usage } from 'tollgate';
+import { compareSources } from 'tollgate/model';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -129,32 +130,20 @@ export function grantBody(grant: Grant) {
   };
 }
 
-/** Spend order of the kinds on a tie of priority and expiry (docs/grants.md#spend-order). */
-const KIND_RANK: Record<Grant['kind'], number> = { promotional: 0, plan: 1, adjustment: 2, paid: 3 };
-const NEVER = Number.MAX_SAFE_INTEGER;
 /** Creation ties: the cycle first, then grants by their number (`g<n>`). */
 const seq = (grant: Grant) => (grant.grantId.startsWith('g') ? Number(grant.grantId.slice(1)) : 0);
 const LIVE: ReadonlySet<Grant['status']> = new Set(['active', 'used']);
 
 /**
- * Sources in the order the next debit draws from them, as tollgate spends them
- * (docs/grants.md#spend-order): priority ascending; then expiry soonest (none last); then promotional,
- * plan, adjustment, paid; then effectiveAt; then creation. Live sources (active, or used up and
- * still live) in that order; then pending ones by when they start, then ended ones as listed.
+ * Sources in the order the next debit draws from them: live ones (active, or used up and still
+ * live) by tollgate's own rule, compareSources (docs/grants.md#spend-order); then pending ones
+ * by when they start, then ended ones as listed.
  */
 export function spendOrder(grants: readonly Grant[]): Grant[] {
   const live = grants.filter((grant) => LIVE.has(grant.status));
   const pending = grants.filter((grant) => grant.status === 'pending');
   const ended = grants.filter((grant) => !LIVE.has(grant.status) && grant.status !== 'pending');
-  live.sort(
-    (a, b) =>
-      a.priority - b.priority ||
-      (a.expiresAt ?? NEVER) - (b.expiresAt ?? NEVER) ||
-      KIND_RANK[a.kind] - KIND_RANK[b.kind] ||
-      a.effectiveAt - b.effectiveAt ||
-      a.createdAt - b.createdAt ||
-      seq(a) - seq(b),
-  );
+  live.sort((a, b) => compareSources({ ...a, seq: seq(a) }, { ...b, seq: seq(b) }));
   pending.sort((a, b) => a.effectiveAt - b.effectiveAt || seq(a) - seq(b));
   return [...live, ...pending, ...ended];
 }
