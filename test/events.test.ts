@@ -84,6 +84,20 @@ describe.each(backends())('events on %s', (kind) => {
     expect(events[5]!.data).toEqual({ threshold: null, available: 1_000, cycle: 1 });
   });
 
+  it('a plan or account takes at most 8 thresholds, each checked before anything is stored (docs/events.md#thresholds)', async () => {
+    const id = accountId();
+    await tg.accounts.create(id, { plan: 'starter' });
+    const eight = Array.from({ length: 8 }, (_, i) => ({ below: i * 10 }));
+    await tg.accounts.setThresholds(id, eight);
+    await expect(tg.accounts.setThresholds(id, [...eight, { below: 90 }])).rejects.toThrowError(/8/);
+    await expect(tg.accounts.setThresholds(id, [{ usedPercent: 0 }])).rejects.toThrowError(/usedPercent/);
+    await expect(tg.accounts.setThresholds(id, [{ usedPercent: 101 }])).rejects.toThrowError(/usedPercent/);
+    await expect(tg.accounts.setThresholds(id, [{ below: -1 }])).rejects.toThrowError(/below/);
+    await expect(
+      openTollgate(kind, 'events-nine', { plans: { nine: { ...PLANS.starter, events: { thresholds: [...eight, { below: 90 }] } } } }),
+    ).rejects.toThrowError(/8/);
+  });
+
   it('an account without events writes none, and setThresholds gives it its own (what holds already is noted, not fired)', async () => {
     const id = accountId();
     await tg.accounts.create(id, { plan: 'starter' });

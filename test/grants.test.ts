@@ -98,6 +98,11 @@ describe.each(backends())('credit grants on %s', (kind) => {
       await expect(tg().credits.grant('nobody_here', { amount: 1, operationId: 'x' })).rejects.toThrowError(/nobody_here/);
       const id = await account();
       await expect(tg().credits.grant(id, { amount: 0, operationId: 'x' })).rejects.toThrowError(InvalidInputError);
+      // docs/grants.md: priority 0..1000, a reason of at most 200 characters.
+      await expect(tg().credits.grant(id, { amount: 5, priority: 1001, operationId: 'x' })).rejects.toThrowError(/priority/);
+      await expect(tg().credits.grant(id, { amount: 5, priority: -1, operationId: 'x' })).rejects.toThrowError(/priority/);
+      await expect(tg().credits.grant(id, { amount: 5, reason: 'r'.repeat(201), operationId: 'x' })).rejects.toThrowError(/Reason/);
+      expect(await tg().credits.grant(id, { amount: 5, priority: 1000, reason: 'r'.repeat(200), operationId: 'bounds' })).toMatchObject({ ok: true });
       await expect(tg().credits.grant(id, { amount: 5, expiresAt: TEST_START, operationId: 'x' })).rejects.toThrowError(InvalidInputError);
       await expect(tg().credits.grant(id, { amount: 5, effectiveAt: TEST_START + DAY, expiresAt: TEST_START + DAY, operationId: 'x' })).rejects.toThrowError(
         InvalidInputError,
