@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../src/rules/events.ts';
 
 const root = join(import.meta.dirname, '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -257,6 +258,12 @@ describe('docs/', () => {
     for (const known of ['rate_limited', 'insufficient', 'hold_limit_reached', 'lease_expired', 'malformed', 'unavailable'])
       expect(reasons.has(known), known).toBe(true);
     expect([...reasons].filter(([reason]) => !documented(reason)).map(([reason, where]) => `${reason} (${where})`)).toEqual([]);
+  });
+
+  it('lists every event type in docs/events.md, with its data', () => {
+    const page = readFileSync(join(root, 'docs', 'events.md'), 'utf8');
+    expect(EVENT_TYPES.length).toBeGreaterThan(8);
+    expect(EVENT_TYPES.filter((type) => !page.includes(`| \`${type}\` |`))).toEqual([]);
   });
 
   it('names every HTTP error type of ERROR_STATUS', () => {

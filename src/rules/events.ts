@@ -71,18 +71,21 @@ export interface EventDataByType {
 /** An event type. */
 export type TollgateEventType = keyof EventDataByType;
 
-/** The event types, in the order docs/events.md lists them. */
-export const EVENT_TYPES: readonly TollgateEventType[] = [
-  'credits.threshold',
-  'credits.depleted',
-  'credits.restored',
-  'cycle.started',
-  'grant.added',
-  'grant.expiring',
-  'grant.expired',
-  'grant.voided',
-  'hold.lapsed',
-];
+/** Each event type once: a type added to EventDataByType and not here fails to compile. */
+const EVENT_TYPE_SET: Record<TollgateEventType, true> = {
+  'credits.threshold': true,
+  'credits.depleted': true,
+  'credits.restored': true,
+  'cycle.started': true,
+  'grant.added': true,
+  'grant.expiring': true,
+  'grant.expired': true,
+  'grant.voided': true,
+  'hold.lapsed': true,
+};
+
+/** The event types, in the order docs/events.md lists them (test/docs.test.ts checks it names each). */
+export const EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as readonly TollgateEventType[];
 
 /**
  * One event: `id` is unique deployment-wide, `at` is when the step that wrote it ran (ms),
