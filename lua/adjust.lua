@@ -75,11 +75,13 @@ else
   local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder or 'c', a.balance, -amount, false)
   fields[#fields + 1], fields[#fields + 2] = ACCOUNT.balance, left
   fields[#fields + 1], fields[#fields + 2] = ACCOUNT.spent, a.spent + a.balance - left
-  if a.grantOrder then
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.grantSum, string.format('%d', a.grantSum - taken)
-  end
   if a.events then
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, events_moved(ctx, a.events, left, a.cycle, a.grantSum - taken)
+    a.events = events_moved(ctx, a.events, left, a.cycle, a.grantSum - taken)
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, a.events
+  end
+  if a.grantOrder then
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum - taken, a.grantNext,
+      a.events)
   end
   redis.call('HSET', ctx.accountKey, unpack(fields))
   for i = 1, #parts, 2 do

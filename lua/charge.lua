@@ -19,11 +19,11 @@
   ARGV[9] operationTtlMs integer how long a caller's operation id is remembered
   KEYS[6] outbox        stream the subject's events (lib/events.lua; written only when one fires)
   ARGV[10] eventsMax    integer  events the outbox holds at most
-  Returns: {code, charged integer, balance integer, needed integer, available integer, events integer,
-    eventsDropped integer, ...sources {grantId string, amount integer}}   balance: the cycle's;
-    available: every active source's; events, eventsDropped: the events the call wrote, and
-    those it found no room for; sources: what each source gave, in draw order (REPLAYED: the
-    first charge's)
+  Returns: {code, charged integer, balance integer, needed integer, available integer, sources string,
+    events integer?, eventsDropped integer?}   balance: the cycle's; available: every active
+    source's; sources: what each source gave, in draw order, as a drawn list (lib/grants.lua;
+    REPLAYED: the first charge's; '' when none gave); events, eventsDropped: the events the
+    call wrote, and those it found no room for, there only when either is not 0
     Codes: OK, INSUFFICIENT (nothing charged), REPLAYED (charged by an earlier call), NO_ACCOUNT,
     OPERATION_REUSED (the id was used with other terms; nothing charged)
 ]]
@@ -36,17 +36,26 @@
 --@include "lib/operations.lua"
 --@include "lib/events.lua"
 
--- The charge of an account with grants: drawn in spend order (lib/grants.lua), written, and
--- journalled one entry per source. Returns the drawn list and the cycle's new balance.
-local function charges_from_sources(ctx, order, balance, spent, charged, fromGrants, cycle, grant, operationId, events)
-  local parts, left, taken, fields = grants_draw(ctx.accountKey, order, balance, charged, false)
-  local fromCycle = balance - left
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.balance, left
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.spent, spent + fromCycle
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.grantSum, string.format('%d', fromGrants - taken)
-  if events then
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, events_moved(ctx, events, left, cycle, fromGrants - taken)
+-- The charge of an account with grants, drawn in spend order (lib/grants.lua): from the front
+-- source alone when it pays the whole charge (then the order is not read), else from the whole
+-- order. Written, and journalled one entry per source. Returns the drawn list and the cycle's
+-- new balance.
+local function charges_from_sources(ctx, order, front, balance, spent, charged, fromGrants, grantNext, cycle, grant,
+  operationId, events)
+  local parts, left, taken, fields = grants_draw(ctx.accountKey, front, balance, charged, false)
+  if taken + balance - left < charged then
+    order = order or redis.call('HGET', ctx.accountKey, ACCOUNT.grantOrder)
+    parts, left, taken, fields = grants_draw(ctx.accountKey, order, balance, charged, false)
   end
+  if left < balance then
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.balance, left
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.spent, spent + balance - left
+  end
+  if events then
+    events = events_moved(ctx, events, left, cycle, fromGrants - taken)
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, events
+  end
+  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(front, fromGrants - taken, grantNext, events)
   redis.call('HSET', ctx.accountKey, unpack(fields))
   for i = 1, #parts, 2 do
     local amount = string.format('%d', parts[i + 1])
@@ -56,7 +65,7 @@ local function charges_from_sources(ctx, order, balance, spent, charged, fromGra
       journal_source(ctx, 'charge', amount, cycle, operationId, 'g' .. parts[i])
     end
   end
-  return #parts > 0 and grants_parts_text(parts, cycle) or '-', left
+  return #parts > 0 and grants_parts_text(parts, cycle) or '', left
 end
 
 local ctx = prologue_move(KEYS, ARGV)
@@ -68,27 +77,33 @@ local operationId    = ARGV[7]
 local operationField = 'o' .. operationId
 local operationTag   = ARGV[8] == '1' and ' r' or ''
 local operationTtlMs = tonumber(ARGV[9])
-ctx.outboxKey, ctx.eventsMax = KEYS[6], tonumber(ARGV[10])
+local outboxKey, eventsMax = KEYS[6], ARGV[10]
 
--- cycle and journalGrant stay the stored texts: they are only compared and written back.
--- order is there only while the account has grants (lib/grants.lua).
+-- cycle and journalGrant stay the stored texts: they are only compared and written back. The
+-- extras say whether there are grants (their sum, next roll and front source) or events to
+-- read (lib/account.lua).
 local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.cycleEnd, ACCOUNT.cycle,
-  ACCOUNT.journalGrant, ACCOUNT.grantOrder, ACCOUNT.grantSum, ACCOUNT.grantNext, ACCOUNT.events)
+  ACCOUNT.journalGrant, ACCOUNT.extras)
 if not v[1] then
-  return { CODE.NO_ACCOUNT, 0, 0, required, 0, 0, 0 }
+  return { CODE.NO_ACCOUNT, 0, 0, required, 0, '' }
 end
-local balance, spent, cycle, grant, order, events = tonumber(v[1]), tonumber(v[2]), v[4], v[5], v[6], v[9]
-local fromGrants = 0
+local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
+local fromGrants, grantNext, front, hasEvents = account_extras_read(v[6])
+local order, events
+if hasEvents then
+  ctx.outboxKey, ctx.eventsMax = outboxKey, tonumber(eventsMax)
+  events = redis.call('HGET', ctx.accountKey, ACCOUNT.events) or nil
+end
 local a
-if ctx.now >= tonumber(v[3]) or (order and ctx.now >= tonumber(v[8]) and tonumber(v[8]) >= 0) then
+if ctx.now >= tonumber(v[3]) or (grantNext and grantNext >= 0 and ctx.now >= grantNext) then
+  ctx.outboxKey, ctx.eventsMax = outboxKey, tonumber(eventsMax)
   a = cycle_current_account(ctx)
   balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
-  order = a.grantOrder
-  if order then
-    fromGrants = a.grantSum
-  end
-elseif order then
-  fromGrants = tonumber(v[7])
+  order, fromGrants, grantNext = a.grantOrder, a.grantSum, a.grantNext
+  front = order and string.match(order, '^%S+')
+end
+if not front then
+  fromGrants = 0
 end
 local available = balance + fromGrants
 
@@ -97,7 +112,7 @@ if operationId ~= '' then
   earlier, operations = operations_read(operationsKey, operationField)
 end
 
-local refusal, terms, replayed
+local refusal, terms
 if operationId ~= '' then
   terms = requiredText .. ':' .. optionalText
 end
@@ -105,13 +120,13 @@ if earlier then
   local charged, earlierTerms = string.match(earlier, '^%d+ (%d+) ?(%S*)')
   -- An entry kept from before terms were stored has none: it replays.
   if earlierTerms ~= '' and earlierTerms ~= terms then
-    refusal = { CODE.OPERATION_REUSED, 0, balance, required, available }
+    refusal = { CODE.OPERATION_REUSED, 0, balance, required, available, '' }
   else
-    refusal = { CODE.REPLAYED, tonumber(charged), balance, required, available }
-    replayed = string.match(earlier, '^%d+ %d+ %S+ %d+ (%S+)')
+    local replayed = string.match(earlier, '^%d+ %d+ %S+ %d+ (%S+)')
+    refusal = { CODE.REPLAYED, tonumber(charged), balance, required, available, replayed ~= '-' and replayed or '' }
   end
 elseif available < required then
-  refusal = { CODE.INSUFFICIENT, 0, balance, required, available }
+  refusal = { CODE.INSUFFICIENT, 0, balance, required, available, '' }
 end
 
 -- Every check has run: the writes, starting with the rollover whatever the outcome.
@@ -120,45 +135,37 @@ if a then
   events = a.events
 end
 if refusal then
-  refusal[6], refusal[7] = events_reply(ctx)
-  return grants_sources_reply(refusal, replayed)
+  return events_trail(ctx, refusal)
 end
 local charged = required + math.min(optional, available - required)
 available = available - charged
 -- The amount as text once: the journal, the history and the operation all write it.
-local chargedText = tostring(charged)
-local sources, reply
-if not order then
+local chargedText = charged == required and requiredText or string.format('%d', charged)
+local sources = ''
+if not front or (front == 'c' and balance >= charged) then
+  -- All from the cycle (no grants, or the cycle first and enough): the grants stay as they are.
   balance = balance - charged
   spent = spent + charged
   if events then
     redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent, ACCOUNT.events,
-      events_moved(ctx, events, balance, cycle, 0))
+      events_moved(ctx, events, balance, cycle, fromGrants))
   else
     redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
   end
-  -- All from the cycle: the reply is built as is, with no drawn list to read back.
-  reply = { CODE.OK, charged, balance, required, available, events_reply(ctx) }
-  sources = '-'
   if charged > 0 then
     sources = 'c' .. cycle .. '=' .. chargedText
-    reply[8], reply[9] = 'cycle:' .. cycle, charged
     journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   end
 else
-  sources, balance = charges_from_sources(ctx, order, balance, spent, charged, fromGrants, cycle, grant, operationId,
-    events)
+  sources, balance = charges_from_sources(ctx, order, front, balance, spent, charged, fromGrants, grantNext, cycle, grant,
+    operationId, events)
 end
 if operationId ~= '' then
   local nowText = string.format('%d', ctx.now)
-  operations_add(operationsKey, operations, operationField,
-    nowText .. ' ' .. chargedText .. ' ' .. terms .. ' 0 ' .. sources .. operationTag, ctx.now, operationTtlMs, nowText)
+  operations_add(operationsKey, operations, operationField, nowText .. ' ' .. chargedText .. ' ' .. terms .. ' 0 '
+    .. (sources == '' and '-' or sources) .. operationTag, ctx.now, operationTtlMs, nowText)
 end
 if charged > 0 then
   history_add(ctx, 's', charged, chargedText)
 end
-if reply then
-  return reply
-end
-reply = { CODE.OK, charged, balance, required, available, events_reply(ctx) }
-return grants_sources_reply(reply, sources)
+return events_trail(ctx, { CODE.OK, charged, balance, required, available, sources })

@@ -100,11 +100,12 @@ for _, part in ipairs(grants_range(sources, charged - refunded - amount, amount,
   parts[#parts + 1] = part.kind .. part.id .. '=' .. string.format('%d', n)
 end
 local fields = { ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent }
-if a.grantOrder then
-  fields[5], fields[6] = ACCOUNT.grantSum, string.format('%d', a.grantSum)
-end
 if a.events then
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, events_moved(ctx, a.events, a.balance, a.cycle, a.grantSum)
+  a.events = events_moved(ctx, a.events, a.balance, a.cycle, a.grantSum)
+  fields[5], fields[6] = ACCOUNT.events, a.events
+end
+if a.grantOrder then
+  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum, a.grantNext, a.events)
 end
 redis.call('HSET', ctx.accountKey, unpack(fields))
 local given = table.concat(parts, ',')

@@ -18,7 +18,7 @@ import {
   type Reconciliation,
 } from './rules/credits.ts';
 import { GrantNotFoundError } from './errors.ts';
-import { grantFrom } from './records.ts';
+import { grantFrom, sourcesFrom } from './records.ts';
 import {
   adjustArgs,
   expiryNotAfterStart,
@@ -89,10 +89,10 @@ export class Credits {
     // the library's (a durable charge always, for the retry of an unconfirmed one).
     const operationId = own || (!this.ctx.resendIds && !this.ctx.runner.durable) ? given : newOperationId();
     const reply = await this.ctx.runner.move(charge, redisKeys, { required, optional, operationId, madeByLibrary: own ? 0 : 1 }, undefined, operationId);
-    const { code, charged, balance, needed, available, sources } = reply;
+    const { code, charged, balance, needed, available } = reply;
     if (code === Code.INSUFFICIENT) return insufficient(balance, needed, available);
     // A replay of an id the library made up is a resent command: to the caller, one charge.
-    return { ok: true, charged, balance, available, sources, replayed: own && code === Code.REPLAYED };
+    return { ok: true, charged, balance, available, sources: sourcesFrom(reply.sources), replayed: own && code === Code.REPLAYED };
   }
 
   /**

@@ -13,7 +13,7 @@ import { createTollgate, type Tollgate } from '../src/index.ts';
 import { AccountNotFoundError, StoreUnavailableError } from '../src/errors.ts';
 import { SubjectKeys } from '../src/redisKeys.ts';
 import { LUA_ROOT, SCRIPTS_DIR, buildNames, renderGenerated, shippedSource } from '../src/scripts/bundle.ts';
-import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, verifyKey } from '../src/scripts/bundle.generated.ts';
+import { LIBRARY, admitPolicy, charge, creditHistory, listHolds, openHold, readHold, reconcile, refund, verifyKey } from '../src/scripts/bundle.generated.ts';
 import { ReplyShapeError } from '../src/scripts/reply.ts';
 import { ReplyGrammarError, parseReturns } from '../src/scripts/replyGrammar.ts';
 import { Code } from '../src/scripts/codes.ts';
@@ -397,15 +397,28 @@ describe('reply grammar: each header declares its reply by name (src/scripts/rep
   });
 
   it("the generated decoders read a reply by the header's names", () => {
-    expect(charge.decode([Code.OK, 5, 95, 5, 95, 1, 0, 'cycle:1', 5])).toEqual({
+    expect(charge.decode([Code.OK, 5, 95, 5, 95, 'c1=5', 1, 0])).toEqual({
       code: Code.OK,
       charged: 5,
       balance: 95,
       needed: 5,
       available: 95,
+      sources: 'c1=5',
       events: 1,
       eventsDropped: 0,
-      sources: [{ grantId: 'cycle:1', amount: 5 }],
+    });
+    // Optional fields at the end may be left off: a charge that wrote no event.
+    expect(charge.decode([Code.OK, 5, 95, 5, 95, 'c1=5'])).toMatchObject({ sources: 'c1=5', events: undefined, eventsDropped: undefined });
+    expect(refund.decode([Code.OK, 5, 100, 0, 0, 'g2', 3, 'cycle:1', 2])).toEqual({
+      code: Code.OK,
+      refunded: 5,
+      available: 100,
+      events: 0,
+      eventsDropped: 0,
+      sources: [
+        { grantId: 'g2', amount: 3 },
+        { grantId: 'cycle:1', amount: 2 },
+      ],
     });
     expect(verifyKey.decode([Code.KEY_REFUSED, 'expired'])).toEqual({ code: Code.KEY_REFUSED, reason: 'expired' });
     expect(creditHistory.decode([Code.OK, 20000, 3, 1, 20001, 4, 0])).toEqual({

@@ -17,9 +17,17 @@
     plansVersion           the plan table its numbers came from: 'v<n>' (createTollgate's
                            plansVersion) or 'd<digest>' of the table (docs/limits.md#plan-edits)
     events                 thresholds and their state, only on an account with events (lib/events.lua)
-    grantOrder grantSum grantNext   present only while the account has live or pending grants
-                           (lib/grants.lua, docs/grants.md): the spend order of its active
-                           sources, the sum of their remaining credits, the next roll (ms, -1: none)
+    grantOrder             present only while the account has live or pending grants
+                           (lib/grants.lua, docs/grants.md): the spend order of its active sources
+    extras                 what the account has beyond its plan (account_extras): '' nothing,
+                           '<grantSum> <grantNext> <front>' while it has grants (the sum of
+                           their remaining credits, their next roll in ms or -1, the first
+                           source of grantOrder), ' e' appended (or 'e' alone) while it has
+                           events. Written early in a new account's hash, it tells the hot
+                           scripts in one cheap lookup that there is no grantOrder or events
+                           field to look for (a missing field is a walk of the whole hash), and
+                           a charge that its front source pays needs no grantOrder either;
+                           account_load gives it as a.grantSum and a.grantNext
     grantSeq               the number of the last grant issued (never reused)
   and per surface of the plan: ACCOUNT_PREFIX.windows .. surface, its windows' spec, and
   ACCOUNT_PREFIX.counters .. surface, their counts (the state of lib/windows.lua), so the
@@ -33,12 +41,33 @@ local ACCOUNT = {
   plan = 'p', allowance = 'a', nextAllowance = 'na', balance = 'b', spent = 's', held = 'h',
   cycle = 'c', cycleStart = 'cs', cycleEnd = 'ce', anchor = 'an', interval = 'iv',
   holdsCap = 'hc', holdsMaxItems = 'hm', holdsSurfaces = 'hs', journalGrant = 'jg',
-  plansVersion = 'pv', events = 'ev', grantOrder = 'go', grantSum = 'gr', grantNext = 'gn', grantSeq = 'gs',
+  plansVersion = 'pv', events = 'ev', grantOrder = 'go', extras = 'x', grantSeq = 'gs',
 }
 
 -- Attributes stored as text; every other one is a number.
 --@const
-local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1, grantOrder = 1 }
+local ACCOUNT_TEXT = { plan = 1, interval = 1, holdsSurfaces = 1, plansVersion = 1, events = 1, grantOrder = 1, extras = 1 }
+
+-- The extras text of an account with these grants (order: its spend order, or just the order's
+-- front; nil: no grants) and events (nil: none).
+local function account_extras(order, grantSum, grantNext, events)
+  local text = order and string.format('%d %d %s', grantSum, grantNext, string.match(order, '^%S+')) or ''
+  if events then
+    return text == '' and 'e' or text .. ' e'
+  end
+  return text
+end
+
+-- An extras text read (nil: an account from before extras, which has neither): grantSum,
+-- grantNext and the front of the spend order (all nil without grants), and whether the account
+-- has events.
+local function account_extras_read(text)
+  if not text or text == '' then
+    return nil, nil, nil, false
+  end
+  local sum, nextRoll, front = string.match(text, '^(%d+) (%-?%d+) (%w+)')
+  return tonumber(sum), tonumber(nextRoll), front, string.byte(text, -1) == 101
+end
 
 -- Whether an account whose numbers came from plan table `stored` (nil: from before versions)
 -- is behind the caller's table `given`: 'v<n>' versions by their number, so servers with an
@@ -88,6 +117,7 @@ local function account_load(accountKey)
       a.grantCredits[tonumber(string.sub(field, 3))] = value
     end
   end
+  a.grantSum, a.grantNext = account_extras_read(a.extras)
   return a
 end
 

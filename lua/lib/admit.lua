@@ -56,11 +56,11 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
     local v
     if keyId then
       v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd,
-        ACCOUNT.grantSum, ACCOUNT.grantNext, KEY_FIELD.record .. keyId)
-      record = v[8]
+        ACCOUNT.extras, KEY_FIELD.record .. keyId)
+      record = v[7]
     else
       v = redis.call('HMGET', accountKey, field, countsField, ACCOUNT.plansVersion, ACCOUNT.balance, ACCOUNT.cycleEnd,
-        ACCOUNT.grantSum, ACCOUNT.grantNext)
+        ACCOUNT.extras)
     end
     spec, counts, version = v[1], v[2], v[3]
     if spec then
@@ -69,9 +69,9 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
         balance = tonumber(redis.call('HGET', accountKey, ACCOUNT.nextAllowance))
       end
       available = balance
-      if v[6] then
-        local nextRoll = tonumber(v[7])
-        available = balance + ((nextRoll >= 0 and now >= nextRoll) and grants_available_at(accountKey, now) or tonumber(v[6]))
+      local grantSum, nextRoll = account_extras_read(v[6])
+      if grantSum then
+        available = balance + ((nextRoll >= 0 and now >= nextRoll) and grants_available_at(accountKey, now) or grantSum)
       end
     end
   elseif keyId then

@@ -13,8 +13,8 @@
       spec     thresholds, comma-separated: 'b<n>' below n (available <= n), 'u<p>/<limit>'
                usedPercent p, which holds while the cycle balance is <= limit (allowance -
                ceil(p% of it); -1 never: an allowance of 0)
-  An account without it reads one more field in an HMGET the script already does, and writes
-  nothing more. A condition that starts to hold fires its event (credits.threshold,
+  An account without it reads nothing more (its ACCOUNT.extras says so, lib/account.lua) and
+  writes nothing more. A condition that starts to hold fires its event (credits.threshold,
   credits.depleted); one that stops re-arms it (credits.restored); both are checked after each
   movement, against the fired bits, so a crossing fires once and a replay fires nothing.
   Outbox entries: t type, a at (ms), d data (JSON), and on a replayed dead letter g (the group
@@ -210,6 +210,7 @@ local function events_configure(ctx, a, source, spec)
     if a.events then
       redis.call('HDEL', ctx.accountKey, ACCOUNT.events)
       a.events = nil
+      redis.call('HSET', ctx.accountKey, ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum, a.grantNext, nil))
     end
     return
   end
@@ -227,7 +228,8 @@ local function events_configure(ctx, a, source, spec)
   events_limits(e, a.allowance)
   events_check(ctx, e, a.balance, a.cycle, a.grantSum, true)
   a.events = events_text(e)
-  redis.call('HSET', ctx.accountKey, ACCOUNT.events, a.events)
+  redis.call('HSET', ctx.accountKey, ACCOUNT.events, a.events, ACCOUNT.extras,
+    account_extras(a.grantOrder, a.grantSum, a.grantNext, a.events))
 end
 
 -- When the sweep should next see the account of a (loaded whole, with events): its cycle's
@@ -256,4 +258,14 @@ local function events_reply(ctx)
     return 0, 0
   end
   return e.written, e.droppedNow
+end
+
+-- A reply whose last fields are `events integer?, eventsDropped integer?`: appended to it only
+-- when the script wrote or dropped an event, so that a reply without any stays short.
+local function events_trail(ctx, reply)
+  local e = ctx.ev
+  if e and e.written + e.droppedNow > 0 then
+    reply[#reply + 1], reply[#reply + 2] = e.written, e.droppedNow
+  end
+  return reply
 end

@@ -11,9 +11,10 @@
                          current cycle), space-separated; kept sorted on every change of the
                          set (a grant added, voided, activated or expired, a cycle started), so
                          a debit walks it from the front and never sorts
-    ACCOUNT.grantSum     the remaining credits of the active grants: available = balance + grantSum
-    ACCOUNT.grantNext    the next instant a grant activates or expires (-1: none); a script
-                         that finds now past it rolls the grants (grants_roll) first
+    ACCOUNT.extras       holds a.grantSum, the remaining credits of the active grants
+                         (available = balance + grantSum), and a.grantNext, the next instant
+                         a grant activates or expires (-1: none); a script that finds now past
+                         it rolls the grants (grants_roll) first (lib/account.lua)
     ACCOUNT.grantSeq     the last grant number issued
   Both fields of a grant stay under 64 bytes, so the account hash keeps its compact encoding.
   Ended grants move to the cycles hash (a movement's KEYS[2]): GRANT_ARCHIVE.record .. n holds
@@ -217,14 +218,11 @@ local function grants_save(ctx, a)
   end
   if a.grantOrder then
     set[#set + 1], set[#set + 2] = ACCOUNT.grantOrder, a.grantOrder
-    set[#set + 1], set[#set + 2] = ACCOUNT.grantSum, string.format('%d', a.grantSum)
-    set[#set + 1], set[#set + 2] = ACCOUNT.grantNext, string.format('%d', a.grantNext)
   else
-    redis.call('HDEL', ctx.accountKey, ACCOUNT.grantOrder, ACCOUNT.grantSum, ACCOUNT.grantNext)
+    redis.call('HDEL', ctx.accountKey, ACCOUNT.grantOrder)
   end
-  if #set > 0 then
-    redis.call('HSET', ctx.accountKey, unpack(set))
-  end
+  set[#set + 1], set[#set + 2] = ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum, a.grantNext, a.events)
+  redis.call('HSET', ctx.accountKey, unpack(set))
   local ended = a.grantEnded
   if ended then
     a.grantEnded = nil

@@ -147,19 +147,23 @@ end
 -- docs/grants.md#rolls). a.grantOrder is there only while the account has grants.
 local function holds_credits(ctx)
   local v = redis.call('HMGET', ctx.accountKey, ACCOUNT.balance, ACCOUNT.spent, ACCOUNT.held,
-    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.grantOrder, ACCOUNT.grantSum, ACCOUNT.grantNext,
-    ACCOUNT.events)
+    ACCOUNT.cycle, ACCOUNT.cycleEnd, ACCOUNT.journalGrant, ACCOUNT.extras)
   if not v[1] then
     return nil
   end
-  if ctx.now >= tonumber(v[5]) or (v[7] and tonumber(v[9]) >= 0 and ctx.now >= tonumber(v[9])) then
+  local grantSum, grantNext, _, hasEvents = account_extras_read(v[7])
+  if ctx.now >= tonumber(v[5]) or (grantNext and grantNext >= 0 and ctx.now >= grantNext) then
     local a = cycle_current_account(ctx)
     a.grantSum = a.grantSum or 0
     return a
   end
-  return { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
-    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), grantOrder = v[7] or nil, grantSum = tonumber(v[8]) or 0,
-    events = v[10] or nil }
+  local a = { balance = tonumber(v[1]), spent = tonumber(v[2]), held = tonumber(v[3]),
+    cycle = tonumber(v[4]), journalGrant = tonumber(v[6]), grantSum = grantSum or 0, grantNext = grantNext }
+  if grantSum or hasEvents then
+    local more = redis.call('HMGET', ctx.accountKey, ACCOUNT.grantOrder, ACCOUNT.events)
+    a.grantOrder, a.events = more[1] or nil, more[2] or nil
+  end
+  return a
 end
 
 -- Stores the account's credits; on an account with events, checks its thresholds too
@@ -170,12 +174,12 @@ local function holds_save_credits(ctx, a)
     return
   end
   local fields = { ACCOUNT.balance, a.balance, ACCOUNT.spent, a.spent, ACCOUNT.held, a.held }
-  if a.grantOrder then
-    fields[7], fields[8] = ACCOUNT.grantSum, string.format('%d', a.grantSum)
-  end
   if a.events then
     a.events = events_moved(ctx, a.events, a.balance, a.cycle, a.grantSum)
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, a.events
+    fields[7], fields[8] = ACCOUNT.events, a.events
+  end
+  if a.grantOrder then
+    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum, a.grantNext, a.events)
   end
   redis.call('HSET', ctx.accountKey, unpack(fields))
 end

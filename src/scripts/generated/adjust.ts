@@ -24,6 +24,7 @@ export type AdjustReply = { code: Code; grantId: string; available: number; need
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -62,7 +63,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -99,33 +100,35 @@ else
 o={12,h>0 and'g'..q or'',n,0}
 p=s
 end
-elseif h>0 and not AZ(a,i,g)then
+elseif h>0 and not A2(a,i,g)then
 o={30,'',n,0}
 elseif h<0 and n<-h then
 o={2,'',n,-h}
 end
-B(a,i)
+A(a,i)
 if o then
-o[5],o[6]=A(a)
-return L(o,p)
+o[5],o[6]=B(a)
+return Ah(o,p)
 end
 local q,r=0,'-'
 if h>0 then
-q=AV(a,i,'adjustment',X,a.now,0,h,e)
-B(a,i)
+q=AY(a,i,'adjustment',X,a.now,0,h,e)
+A(a,i)
 redis.call('HSET',a.cyclesKey,'gr'..q,d)
 r='g'..q..'='..c
 n=n+h
 else
 local s=string.format('%d',i.cycle)
-local t,u,v,w=Aq(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
+local t,u,v,w=Af(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
 w[#w+1],w[#w+2]='b',u
 w[#w+1],w[#w+2]='s',i.spent+i.balance-u
-if i.grantOrder then
-w[#w+1],w[#w+2]='gr',string.format('%d',i.grantSum-v)
-end
 if i.events then
-w[#w+1],w[#w+2]='ev',T(a,i.events,u,i.cycle,i.grantSum-v)
+i.events=T(a,i.events,u,i.cycle,i.grantSum-v)
+w[#w+1],w[#w+2]='ev',i.events
+end
+if i.grantOrder then
+w[#w+1],w[#w+2]='x',K(i.grantOrder,i.grantSum-v,i.grantNext,
+i.events)
 end
 redis.call('HSET',a.accountKey,unpack(w))
 for x=1,#t,2 do
@@ -135,15 +138,15 @@ else
 P(a,'adjust',t[x+1],i.cycle,e,'g'..t[x])
 end
 end
-r=As(t,s)
+r=Au(t,s)
 n=n+h
 end
 local s=string.format('%d',a.now)
 Q(b,m,k,s..' '..q..' '..j..' '..r,a.now,
 f,s)
-return L({0,q>0 and'g'..q or'',n,0,A(a)},r)`;
+return Ah({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
 
-const SHA1 = "e66503568585dc5cf50bb77fe3f01a96ed052ea9";
+const SHA1 = "865231d9e925e9b342f56c287823a61501d8f642";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

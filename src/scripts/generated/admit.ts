@@ -24,6 +24,7 @@ export type AdmitReply =
 /** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  accountLua.account_extras_read,
   accountLua.account_behind,
   apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
@@ -49,9 +50,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
-const BODY = String.raw`return AH(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
+const BODY = String.raw`return AJ(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "a78baf956851a84b98a47218bab74ae0f5523b17";
+const SHA1 = "86cf1488075bddf1e1b064e0e499fd290a477380";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -40,7 +40,7 @@ end
 end
 return b`;
 
-const SHA1 = "b90902e30939ce58c4c6312ba34649b6f7a52008";
+const SHA1 = "4f84dfdfe8b7371d2a28cc455421e4fc69667223";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

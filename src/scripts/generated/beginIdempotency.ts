@@ -29,14 +29,14 @@ local c=ARGV[2]
 local d=ARGV[3]
 local e=tonumber(ARGV[4])
 local f=C(b)
-local g=A5(a,c,d,f)
+local g=A8(a,c,d,f)
 if g then
 return g
 end
-BA(a,c,d,f,e)
+BD(a,c,d,f,e)
 return{0,'',0}`;
 
-const SHA1 = "ff6bf0a4db72de9a34624faa1ca88fb71d174f39";
+const SHA1 = "52b717fd1230e5f595c0152c32dfac9240ecc033";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

@@ -23,6 +23,7 @@ export type ChangePlanReply = { code: Code; cycle: number; cycleStartMs: number;
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_behind,
   accountLua.account_write,
   accountLua.account_write_windows,
@@ -64,7 +65,7 @@ const HELPERS = [
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
@@ -81,26 +82,26 @@ local n=E(a)
 if not n then
 return{3,0,0,0,0,0}
 end
-if l and not AF(n.plansVersion,k)then
-return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}
+if l and not AH(n.plansVersion,k)then
+return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 if l and b==''then
 n.plansVersion=k
-Aa(a.accountKey,n,{'plansVersion'})
-return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}
+Ab(a.accountKey,n,{'plansVersion'})
+return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
-B(a,n)
-Bj(a.accountKey,n,b,c,d,e,f,g,k)
+A(a,n)
+Bm(a.accountKey,n,b,c,d,e,f,g,k)
 if not(n.events and string.sub(n.events,1,1)=='o')then
-Ab(a,n,'p',m)
+Ac(a,n,'p',m)
 end
 if h==1 then
-AK(a,n,i,j)
-B(a,n)
+AM(a,n,i,j)
+A(a,n)
 end
-return{0,n.cycle,n.cycleStart,n.cycleEnd,A(a)}`;
+return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}`;
 
-const SHA1 = "d61f936f12aab0285ef655a8d5c8aa9c31829d89";
+const SHA1 = "996a61f7af7178394e8ac5f7447916a338361705";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

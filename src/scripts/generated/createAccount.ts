@@ -26,7 +26,7 @@ const HELPERS = [
   calendarLua.days_in_month,
   calendarLua.period_start,
   calendarLua.current_period,
-  withHelpers(eventsLua.events_configure, [eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
+  withHelpers(eventsLua.events_configure, [eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open, accountLua.account_extras]),
 ].join("\n");
 
 /** lua/createAccount.lua's own code, compiled. */
@@ -64,20 +64,20 @@ local s=C(g)
 if n<0 then
 n=s
 end
-local t,u,v=AI(n,o,p,s)
-local w={allowance=i,balance=i,spent=0,held=0,cycle=1,
+local t,u,v=AK(n,o,p,s)
+local w={allowance=i,balance=i,spent=0,held=0,cycle=1,extras='',
 cycleStart=u,cycleEnd=v,anchor=n,interval=o..p,
 plan=h,nextAllowance=i,holdsCap=j,holdsMaxItems=k,
 holdsSurfaces=l,plansVersion=q}
-AG(a,w,m)
-Aa(a,w,{'plansVersion','balance','spent','cycleEnd','cycle','held','allowance',
+AI(a,w,m)
+Ab(a,w,{'plansVersion','balance','spent','cycleEnd','cycle','extras','held','allowance',
 'nextAllowance','cycleStart','holdsCap','holdsMaxItems','holdsSurfaces','plan','anchor','interval'})
 if r~='none'then
-Ab({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
+Ac({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
 return{0,1,u,v,''}`;
 
-const SHA1 = "0f3ff1f3be9be36a9f8f17ecc0041adec66bfe54";
+const SHA1 = "f2b7434457ac33dcbdaece75781078f9a8b9f516";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

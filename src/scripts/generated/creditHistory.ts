@@ -27,14 +27,14 @@ local d=tonumber(ARGV[2])
 if redis.call('EXISTS',a)==0 then
 return{3}
 end
-local e=math.floor(C(c)/AB)
+local e=math.floor(C(c)/AD)
 local f={0}
-for g,h in ipairs(Bu(b,e-d+1))do
+for g,h in ipairs(Bx(b,e-d+1))do
 f[#f+1]=h
 end
 return f`;
 
-const SHA1 = "2923db15c2c3463a8bbfb690ca3feb6e9ed9d102";
+const SHA1 = "c8222d931e9cc50b4804cc587ce1ba75666e6ca3";
 const FUNCTION = `tg${BUILD_ID}_creditHistory`;
 
 export const creditHistory: Script<CreditHistoryParams, CreditHistoryReply> = {

@@ -26,6 +26,8 @@ export type EndHoldReply = { code: Code; hold: HoldForm; events: number | undefi
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -87,18 +89,18 @@ if not e then
 return{3,''}
 end
 local f=N(b)
-B(a,e)
+A(a,e)
 if not f then
-return{9,'',A(a)}
+return{9,'',B(a)}
 end
 if f.status~='open'then
-return{10,K(f),A(a)}
+return{10,L(f),B(a)}
 end
-Af(a,e,f,c,d)
+Ai(a,e,f,c,d)
 O(a,e)
-return{0,K(f),A(a)}`;
+return{0,L(f),B(a)}`;
 
-const SHA1 = "b16f4cc01200890ad63e5a6765d60831dadac432";
+const SHA1 = "ae45928ec8532d8a9d355221d471804c605f6766";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -24,6 +24,7 @@ export type GrantReply = { code: Code; grantId: string; events: number; eventsDr
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -51,7 +52,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -89,24 +90,24 @@ local v,w=string.match(s,'^%d+ (%d+) (%S*)')
 u=w==q and{12,'g'..v}or{26,''}
 elseif n>0 and n<=math.max(o,a.now)then
 u={34,''}
-elseif not AZ(a,p,k)then
+elseif not A2(a,p,k)then
 u={30,''}
 end
-B(a,p)
+A(a,p)
 if u then
-u[3],u[4]=A(a)
+u[3],u[4]=B(a)
 return u
 end
-local v=AV(a,p,d,m,o,n,l,i)
-B(a,p)
+local v=AY(a,p,d,m,o,n,l,i)
+A(a,p)
 if h~=''then
 redis.call('HSET',a.cyclesKey,'gr'..v,h)
 end
 local w=string.format('%d',a.now)
 Q(b,t,r,w..' '..v..' '..q,a.now,j,w)
-return{0,'g'..v,A(a)}`;
+return{0,'g'..v,B(a)}`;
 
-const SHA1 = "3f48019cf7403bcd5f80f0a9074acbfe0c06c334";
+const SHA1 = "9e9cb03e47afdce5d1fb6335c0838436d70903b5";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

@@ -22,6 +22,7 @@ export type InspectAccountReply = { code: Code; state: unknown };
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_look,
+  accountLua.account_extras_read,
   accountLua.account_load,
   calendarLua.DAY_MS,
   grantsLua.ENDED_GRANTS_KEPT,
@@ -55,7 +56,7 @@ const BODY = String.raw`local a=W(KEYS,ARGV)
 local b,c=KEYS[2],KEYS[3]
 a.cyclesKey=b
 local d=tonumber(ARGV[2])
-local e=Z(a.accountKey)
+local e=Aa(a.accountKey)
 if not e then
 return{3,''}
 end
@@ -66,14 +67,14 @@ end
 e.counters=nil
 e.available=e.balance+(e.grantSum or 0)
 if e.grantOrder then
-e.nextExpiry=AY(e)
+e.nextExpiry=A1(e)
 end
-local g=AX(a,e,true)
+local g=A0(a,e,true)
 e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
 local h=redis.call('ZREVRANGE',c,0,-1)
-return{0,cjson.encode({account=e,cycles=Al(b),holdIds=h,windows=f,grants=g})}`;
+return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "276e7549de22b0a1e61bb9cd3da4746260df7c22";
+const SHA1 = "e17d2461882123e5981b2b6bf782cf26fe7aef7f";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

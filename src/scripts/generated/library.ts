@@ -66,6 +66,8 @@ import { voidGrant } from "./voidGrant.ts";
 
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_behind,
   accountLua.account_load,
   accountLua.account_write,
@@ -142,6 +144,7 @@ const HELPERS = [
   eventsLua.events_configure,
   eventsLua.events_wake,
   eventsLua.events_reply,
+  eventsLua.events_trail,
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,

@@ -23,6 +23,7 @@ export type ListGrantsReply = { code: Code; grants: unknown; events: number; eve
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -48,7 +49,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   cycleLua.cycles_load,
 ].join("\n");
 
@@ -64,11 +65,11 @@ local d={{grantId='cycle:'..c.cycle,kind='plan',priority=X,amount=c.allowance,
 remaining=c.balance,spent=c.spent,held=c.held,expired=0,voided=0,refundedAfterEnd=0,
 effectiveAt=c.cycleStart,expiresAt=c.cycleEnd,createdAt=c.cycleStart,
 status=c.balance>0 and'active'or'used'}}
-for e,f in ipairs(AX(a,c,b))do
+for e,f in ipairs(A0(a,c,b))do
 d[#d+1]=f
 end
 if b then
-local e=Al(a.cyclesKey,c)
+local e=Ao(a.cyclesKey,c)
 for f=#e,1,-1 do
 local g=e[f]
 d[#d+1]={grantId='cycle:'..g.id,kind='plan',priority=X,amount=g.allowance,
@@ -77,10 +78,10 @@ effectiveAt=g.cycleStart,expiresAt=g.plannedEnd or g.cycleEnd,createdAt=g.cycleS
 status='expired'}
 end
 end
-B(a,c)
-return{0,cjson.encode(d),A(a)}`;
+A(a,c)
+return{0,cjson.encode(d),B(a)}`;
 
-const SHA1 = "1bd9703fe2b1f0a1d9ac2f38b0929d6a66b3f3d5";
+const SHA1 = "eaf8df6691a4925b44321f911e41c5c98b24ea87";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

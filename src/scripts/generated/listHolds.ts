@@ -45,7 +45,7 @@ local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3,0,0}
 end
-local e=Ag(a,false)
+local e=Aj(a,false)
 if e then
 return e
 end
@@ -57,7 +57,7 @@ end
 end
 return f`;
 
-const SHA1 = "8cad80719c5e27b346276ed4b021f8f6be996fe5";
+const SHA1 = "d1af1bcabc8edaea32e68db5ecbacad5e3918c11";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

@@ -22,13 +22,13 @@ const HELPERS = [
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-local c,d=A8(a,C(b))
+local c,d=Ba(a,C(b))
 if#d>0 then
 redis.call('HDEL',a,unpack(d))
 end
 return{0,cjson.encode(c)}`;
 
-const SHA1 = "5493ea270bb5c30858b3f3a5329bc491aaff62df";
+const SHA1 = "eac9592191c6edadc37ac34c9db3c2ee42a42bbe";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

@@ -36,6 +36,8 @@ export type OpenHoldReply =
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -82,7 +84,7 @@ const HELPERS = [
 
 /** lua/openHold.lua's own code, compiled. */
 const BODY = String.raw`local function a(b,c,d,e,f)
-local g,h,i,j=Aq(b.accountKey,c.grantOrder,c.balance,d,true)
+local g,h,i,j=Af(b.accountKey,c.grantOrder,c.balance,d,true)
 c.held=c.held+c.balance-h
 c.balance,c.grantSum=h,c.grantSum-i
 if#j>0 then
@@ -96,7 +98,7 @@ else
 P(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
 end
 end
-return i>0 and As(g,e)or''
+return i>0 and Au(g,e)or''
 end
 local b=D(KEYS,ARGV)
 b.holdsActiveKey,b.holdsEndedKey=KEYS[5],KEYS[6]
@@ -119,26 +121,26 @@ if not x then
 return{3,'',0}
 end
 local function y(z)
-B(b,x)
+A(b,x)
 z[3]=z[3]or 0
-z[4],z[5]=A(b)
+z[4],z[5]=B(b)
 return z
 end
 local z=o~=''
 if z then
-local aa=A5(f,p,q,b.now)
+local aa=A8(f,p,q,b.now)
 if aa then
 return y(aa)
 end
 end
 local function aa(ab,ac)
-B(b,x)
+A(b,x)
 if z then
-A6(f,q)
+A9(f,q)
 end
 return y({ab,ac,0})
 end
-local ab=Ag(b,true)
+local ab=Aj(b,true)
 if ab then
 return ab
 end
@@ -147,10 +149,10 @@ if ac then
 if ac.kind==h and ac.surface==i and ac.items==u
 and ac.required==v and ac.optional==w
 and(h=='items'or ac.reserved==m)then
-local ad=cjson.encode(K(ac))
-B(b,x)
+local ad=cjson.encode(L(ac))
+A(b,x)
 if z then
-Av(f,p,0,ad,r)
+Ax(f,p,0,ad,r)
 end
 return y({12,ad,0})
 end
@@ -170,9 +172,9 @@ end
 local ah=redis.call('ZCARD',b.holdsActiveKey)
 if ah>=ae then
 local ai=cjson.encode({active=ah,cap=ae})
-B(b,x)
+A(b,x)
 if z then
-Av(f,p,6,ai,r)
+Ax(f,p,6,ai,r)
 end
 return y({6,ai,0})
 end
@@ -183,7 +185,7 @@ end
 if x.balance+x.grantSum<ai then
 return aa(2,cjson.encode({balance=x.balance,needed=ai,available=x.balance+x.grantSum}))
 end
-B(b,x)
+A(b,x)
 local aj,ak=string.format('%d',ai),string.format('%d',x.cycle)
 local al,am=string.format('%d',b.now),string.format('%d',b.now+n)
 local an=''
@@ -211,13 +213,13 @@ redis.call('HSET',e,'so',an)
 end
 redis.call('ZADD',b.holdsActiveKey,am,g)
 redis.call('ZADD',c,al,g)
-local ap=K(ao)
+local ap=L(ao)
 if z then
-Av(f,p,0,cjson.encode(ap),r)
+Ax(f,p,0,cjson.encode(ap),r)
 end
-return{0,ap,0,A(b)}`;
+return{0,ap,0,B(b)}`;
 
-const SHA1 = "b7e02fd9d50df0a3b963b5bdf723129f314e7c84";
+const SHA1 = "25743593b546e8f302691153246f02444c314116";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

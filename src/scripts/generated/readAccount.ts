@@ -13,19 +13,20 @@ export type ReadAccountReply = { code: Code; account: unknown };
 
 /** The lib/ helpers readAccount uses, compiled, in order (generated/lib/). */
 const HELPERS = [
+  accountLua.account_extras_read,
   accountLua.account_load,
 ].join("\n");
 
 /** lua/readAccount.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
-local b=Z(a)
+local b=Aa(a)
 if not b then
 return{3,''}
 end
 b.counters=nil
 return{0,cjson.encode(b)}`;
 
-const SHA1 = "5bdd0884adb9c45f827327cbf330626f7701a6bb";
+const SHA1 = "4e6565e0136e8b3e1cbbe5df278a325132b79e6e";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -29,7 +29,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_RANK,
   withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.GRANT_STATUS,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   cycleLua.cycles_load,
 ].join("\n");
 
@@ -40,9 +40,9 @@ local b=E(a)
 if not b then
 return{3,''}
 end
-return{0,cjson.encode(Al(a.cyclesKey,b))}`;
+return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
 
-const SHA1 = "7ff7a672c31a77bc12126e454cd73d0fdf1594e2";
+const SHA1 = "250af6feaf7dc480d5a7d37880d99d908b11df0f";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

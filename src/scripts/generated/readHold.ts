@@ -47,7 +47,7 @@ a.holdsActiveKey=KEYS[2]
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3}
 end
-local b=ARGV[2]~='1'and Ag(a,false)
+local b=ARGV[2]~='1'and Aj(a,false)
 if b then
 return b
 end
@@ -55,12 +55,12 @@ local c={0}
 for d=3,#KEYS do
 local e=N(KEYS[d])
 if e then
-c[#c+1]=K(e)
+c[#c+1]=L(e)
 end
 end
 return c`;
 
-const SHA1 = "7c57a2b2a21725894322ca1488eb4b53445151c9";
+const SHA1 = "f6d98811c175bfa8f155dccce20fc6237ae3276f";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

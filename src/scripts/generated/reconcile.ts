@@ -23,6 +23,7 @@ export type ReconcileReply = { code: Code; complete: boolean; cycle: number; jou
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -42,7 +43,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
 ].join("\n");
 
 /** lua/reconcile.lua's own code, compiled. */
@@ -52,9 +53,9 @@ local b=E(a)
 if not b then
 return{3}
 end
-B(a,b)
+A(a,b)
 local c,d,e,f,g=0,0,0,0,0
-for h,i in ipairs(BB(a.journalKey))do
+for h,i in ipairs(BE(a.journalKey))do
 if i.cycle==b.cycle and not i.source then
 local j=i.amount
 g=g+1
@@ -76,9 +77,9 @@ end
 if c==0 and a.journalTrim~='off'and b.journalGrant~=b.cycle then
 c,d,e,f=1,b.allowance,0,0
 end
-return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,A(a)}`;
+return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,B(a)}`;
 
-const SHA1 = "1f3e06946308f6d55c39403b26e5f7c461a09bc3";
+const SHA1 = "96c417305e64d9db1ef9af99dbd1c327bf4ff576";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

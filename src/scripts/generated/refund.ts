@@ -25,6 +25,7 @@ export type RefundReply = { code: Code; refunded: number; available: number; eve
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -56,7 +57,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_limits]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,
@@ -116,16 +117,16 @@ q={33,0,o}
 end
 end
 end
-B(a,h)
+A(a,h)
 if q then
-q[4],q[5]=A(a)
-return L(q,p)
+q[4],q[5]=B(a)
+return Ah(q,p)
 end
 local x={}
-for y,z in ipairs(At(v,s-u-g,g,true))do
+for y,z in ipairs(Av(v,s-u-g,g,true))do
 local aa=z.amount
 if z.kind=='g'then
-AS(a,h,z.id,aa,'spent','remaining')
+AV(a,h,z.id,aa,'spent','remaining')
 P(a,'refund_charge',aa,h.cycle,e,'g'..z.id)
 elseif z.id==h.cycle then
 h.spent,h.balance=h.spent-aa,h.balance+aa
@@ -138,11 +139,12 @@ end
 x[#x+1]=z.kind..z.id..'='..string.format('%d',aa)
 end
 local y={'b',h.balance,'s',h.spent}
-if h.grantOrder then
-y[5],y[6]='gr',string.format('%d',h.grantSum)
-end
 if h.events then
-y[#y+1],y[#y+2]='ev',T(a,h.events,h.balance,h.cycle,h.grantSum)
+h.events=T(a,h.events,h.balance,h.cycle,h.grantSum)
+y[5],y[6]='ev',h.events
+end
+if h.grantOrder then
+y[#y+1],y[#y+2]='x',K(h.grantOrder,h.grantSum,h.grantNext,h.events)
 end
 redis.call('HSET',a.accountKey,unpack(y))
 local z=table.concat(x,',')
@@ -152,9 +154,9 @@ M(a,'r',g)
 local aa=string.format('%d',a.now)
 Q(b,m,j,
 string.format('%s %d %s %s %s .',aa,g,i,z,c),a.now,f,aa)
-return L({0,g,h.balance+h.grantSum,A(a)},z)`;
+return Ah({0,g,h.balance+h.grantSum,B(a)},z)`;
 
-const SHA1 = "f62bef45b6e62469e2a1a73bd61bfce57a8df345";
+const SHA1 = "944951dd46a605890389fb91540c0f4e666bcf6e";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

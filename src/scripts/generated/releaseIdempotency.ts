@@ -19,10 +19,10 @@ const HELPERS = [
 /** lua/releaseIdempotency.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-A6(a,b)
+A9(a,b)
 return{0}`;
 
-const SHA1 = "2362744948374820d8170e3e6b10dc53eaf8ee43";
+const SHA1 = "64c044828cd3043c8bb6946e451edf15d54b473e";
 const FUNCTION = `tg${BUILD_ID}_releaseIdempotency`;
 
 export const releaseIdempotency: Script<ReleaseIdempotencyParams, ReleaseIdempotencyReply> = {

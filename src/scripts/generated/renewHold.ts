@@ -25,6 +25,8 @@ export type RenewHoldReply = { code: Code; leaseUntil: number; events: number; e
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -85,17 +87,17 @@ local d=V(a)
 if not d then
 return{3,0,0,0}
 end
-local e,f=A0(a,d,b,nil)
-B(a,d)
+local e,f=A3(a,d,b,nil)
+A(a,d)
 if not e then
 if f==9 then
-return{9,0,A(a)}
+return{9,0,B(a)}
 end
-return{10,0,A(a)}
+return{10,0,B(a)}
 end
-return{0,tonumber(A2(a,e,c)),A(a)}`;
+return{0,tonumber(A5(a,e,c)),B(a)}`;
 
-const SHA1 = "4fddeae781568de6f028b89a16caac450498b2fa";
+const SHA1 = "131a825a723c5c6d231d8c9adaf487c0d5a050ba";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

@@ -23,6 +23,7 @@ export type SetThresholdsReply = { code: Code; sweepAtMs: number; events: number
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -50,7 +51,7 @@ const HELPERS = [
   eventsLua.events_wake,
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
 ].join("\n");
 
 /** lua/setThresholds.lua's own code, compiled. */
@@ -62,9 +63,9 @@ local d=E(a)
 if not d then
 return{3,0,0,0}
 end
-B(a,d)
+A(a,d)
 if b then
-Ab(a,d,'o',c)
+Ac(a,d,'o',c)
 else
 local e='none'
 for f,g in string.gmatch(c,'([^=;]+)=([^;]*)')do
@@ -72,11 +73,11 @@ if f==d.plan then
 e=g
 end
 end
-Ab(a,d,'p',e)
+Ac(a,d,'p',e)
 end
-return{0,AO(d,tonumber(ARGV[8])),A(a)}`;
+return{0,AR(d,tonumber(ARGV[8])),B(a)}`;
 
-const SHA1 = "eb4c7dea5fc879eda7fb8bbd731408cf934b86c6";
+const SHA1 = "caea6c4cf989e068bb45077e5222f449566985a9";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {

@@ -26,6 +26,8 @@ export type SettleHoldReply = { code: Code; hold: HoldForm | undefined; events: 
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -92,14 +94,14 @@ if not j then
 return{3,''}
 end
 local function k(l,m)
-B(a,j)
-return{l,m and K(m)or{},A(a)}
+A(a,j)
+return{l,m and L(m)or{},B(a)}
 end
 local l='i:'..d
 if redis.call('HEXISTS',b,l)==1 then
 return k(12,N(b))
 end
-local m,n,o=A0(a,j,b,c)
+local m,n,o=A3(a,j,b,c)
 if not m then
 return k(n,o)
 end
@@ -114,10 +116,10 @@ end
 elseif f>m.optional then
 return k(21,m)
 end
-B(a,j)
+A(a,j)
 local p='settled'
 if c=='budget'then
-A3(a,j,m,g)
+A6(a,j,m,g)
 if g>0 then
 m.delivered=m.delivered+1
 end
@@ -133,21 +135,21 @@ q[#q+1]=r..'='..s
 end
 redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-A3(a,j,m,m.required+f)
+A6(a,j,m,m.required+f)
 m.delivered=m.delivered+1
 m.optionalSpent=m.optionalSpent+f
 end
 m.settled=m.settled+1
-A2(a,m,h)
+A5(a,m,h)
 redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
 'os',m.optionalSpent,'sp',m.spent)
 if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
-Af(a,j,m,'completed',p)
+Ai(a,j,m,'completed',p)
 end
 O(a,j)
-return{0,K(m),A(a)}`;
+return{0,L(m),B(a)}`;
 
-const SHA1 = "9661ecae32cdd1f317f4b3e4b7cdcfcd1a60d0e2";
+const SHA1 = "d75d77db8e315c8433a48bea25b2e61ac01c1188";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

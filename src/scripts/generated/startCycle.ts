@@ -23,6 +23,7 @@ export type StartCycleReply = { code: Code; cycle: number; cycleStartMs: number;
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   calendarLua.days_from_civil,
@@ -53,7 +54,7 @@ const HELPERS = [
   cycleLua.cycle_open,
   cycleLua.cycle_save,
   cycleLua.cycle_unit,
-  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   cycleLua.cycle_reanchor,
 ].join("\n");
 
@@ -66,12 +67,12 @@ local d=E(a)
 if not d then
 return{3,0,0,0,0,0}
 end
-B(a,d)
-AK(a,d,b,c)
-B(a,d)
-return{0,d.cycle,d.cycleStart,d.cycleEnd,A(a)}`;
+A(a,d)
+AM(a,d,b,c)
+A(a,d)
+return{0,d.cycle,d.cycleStart,d.cycleEnd,B(a)}`;
 
-const SHA1 = "a09ae77b999bbb545cffc88a489ed66449aac9ba";
+const SHA1 = "421710b85dcb3a83e4245683718685a187c15152";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -26,6 +26,8 @@ export type TidyHoldsReply = { code: Code; ended: number; dropped: number; nextL
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
+  accountLua.account_extras_read,
   accountLua.account_load,
   accountLua.account_write,
   calendarLua.DAY_MS,
@@ -109,12 +111,12 @@ return k.n<l.n
 end)
 for k,l in ipairs(j)do
 if l.remaining>0 then
-F(a,i,'grant.expiring',Ac(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
+F(a,i,'grant.expiring',Ad(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
 ..',"remaining":'..l.remaining..'}')
 end
 l.noticed=true
-h.grantTerms[l.n]=Ap(l)
-redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ad(i))
+h.grantTerms[l.n]=As(l)
+redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ae(i))
 end
 end
 local h=V(a)
@@ -132,17 +134,17 @@ else
 j[#j+1]={id=l and l.id or string.match(KEYS[k],'([^:]*)$'),key=KEYS[k],gone=not l}
 end
 end
-B(a,h)
+A(a,h)
 if#i>0 then
 for k,l in ipairs(i)do
-Af(a,h,l,'completed','lease_expired')
+Ai(a,h,l,'completed','lease_expired')
 end
 O(a,h)
 end
 local k=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
 local l={}
 if k>0 then
-for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AC-1))do
+for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AE-1))do
 l[n]=true
 end
 end
@@ -165,20 +167,20 @@ end
 end
 local n=-1
 if h.events then
-local o=Z(a.accountKey)
+local o=Aa(a.accountKey)
 if e and o.grantTerms then
 g(o)
 end
-n=AO(o,f)
+n=AR(o,f)
 end
-local o,p=A(a)
-local q={0,#i,#m,Bz(a),n,o,p}
-for r,s in ipairs(A4(a,true))do
+local o,p=B(a)
+local q={0,#i,#m,BC(a),n,o,p}
+for r,s in ipairs(A7(a,true))do
 q[#q+1]=s
 end
 return q`;
 
-const SHA1 = "f753f37a11a36e67ad6928874aa668e0fd170c96";
+const SHA1 = "75b72207d8a757b27fbd026723113a6dd08ed251";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

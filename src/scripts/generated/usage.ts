@@ -36,6 +36,7 @@ const HELPERS = [
   prologueLua.prologue_look,
   apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -58,7 +59,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   historyLua.HISTORY_DAY_MS,
   holdsLua.HOLDS_TIDY_BATCH,
   holdsLua.HOLDS_TIDY_SLACK,
@@ -83,7 +84,7 @@ local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
 a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[8])
 if d~=''then
 local f=redis.call('HGET',a.accountKey,'k:'..d)
-local g=A7(a.accountKey,d,f,e,b,a.now)
+local g=A_(a.accountKey,d,f,e,b,a.now)
 if g then
 return{18,g}
 end
@@ -96,25 +97,25 @@ local g=f.windows[b]
 if not g then
 return{17,''}
 end
-local h=Ag(a,false)
+local h=Aj(a,false)
 if h then
 return h
 end
-B(a,f)
+A(a,f)
 f.active=redis.call('ZCARD',a.holdsActiveKey)
 f.now=a.now
 f.available=f.balance+(f.grantSum or 0)
 if f.grantOrder then
-f.nextExpiry=AY(f)
+f.nextExpiry=A1(f)
 end
 f.grants,f.grantTerms,f.grantCredits=nil,nil,nil
 local i=I(g,f.counters[b],a.now,0,c)
 f.counters,f.archive=nil,nil
 i[#i+1]=cjson.encode(f)
-i[#i+1],i[#i+2]=A(a)
+i[#i+1],i[#i+2]=B(a)
 return i`;
 
-const SHA1 = "ffb0df82aabb5c41f93f253bec5e0e5dc3344091";
+const SHA1 = "fa3b4482ac54d8a86e68bd02a15cada82511bba7";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -27,6 +27,7 @@ export type VerifyKeyReply =
 /** The lib/ helpers verifyKey uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
+  accountLua.account_extras_read,
   accountLua.account_behind,
   apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
@@ -52,9 +53,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`return AH(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
+const BODY = String.raw`return AJ(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "26d3b02b99c8e9cffc99bf72cf270fccbc7bae6d";
+const SHA1 = "f49186c003fdfc185b5b22b7f18212968a61b46e";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -24,6 +24,7 @@ export type VoidGrantReply = { code: Code; voided: number; events: number; event
 const HELPERS = [
   clockLua.clock_now,
   prologueLua.prologue_move,
+  accountLua.account_extras,
   accountLua.account_write,
   calendarLua.DAY_MS,
   journalLua.journal_add,
@@ -49,7 +50,7 @@ const HELPERS = [
   withHelpers(eventsLua.events_rolled, [eventsLua.events_grant_id, eventsLua.events_emit, eventsLua.events_threshold_json, eventsLua.events_available, eventsLua.events_check, eventsLua.events_limits, eventsLua.events_text, eventsLua.events_open]),
   eventsLua.events_reply,
   cycleLua.cycle_save,
-  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_load]),
+  withHelpers(cycleLua.cycle_current_account, [cycleLua.cycle_unit, cycleLua.cycle_open, calendarLua.days_from_civil, calendarLua.days_in_month, calendarLua.civil_from_days, calendarLua.period_start, calendarLua.current_period, cycleLua.cycle_roll, accountLua.account_extras_read, accountLua.account_load]),
   operationsLua.OPERATIONS_META,
   operationsLua.OPERATIONS_MAX,
   operationsLua.OPERATIONS_FLOOR_MS,
@@ -88,22 +89,22 @@ if not n then
 l={31,0}
 end
 end
-B(a,g)
+A(a,g)
 if l then
-l[3],l[4]=A(a)
+l[3],l[4]=B(a)
 return l
 end
 local n=0
 if m then
-n=Ar(g,m,'v',a.now,d)
-Ae(a,g)
+n=At(g,m,'v',a.now,d)
+Ag(a,g)
 end
-B(a,g)
+A(a,g)
 local o=string.format('%d',a.now)
 Q(b,k,i,o..' '..n..' '..h,a.now,e,o)
-return{0,n,A(a)}`;
+return{0,n,B(a)}`;
 
-const SHA1 = "cfc6372e115dff33c17d293f3dfedb4ef0b6d5d7";
+const SHA1 = "770017a5a55d78101d2f515f170f360b8c21f72b";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {
