@@ -40,8 +40,8 @@
 -- source alone when it pays the whole charge (then the order is not read), else from the whole
 -- order. Written, and journalled one entry per source. Returns the drawn list and the cycle's
 -- new balance.
-local function charges_from_sources(ctx, order, front, balance, spent, charged, fromGrants, grantNext, cycle, grant,
-  operationId, events)
+local function charges_from_sources(ctx, order, front, balance, spent, charged, chargedText, fromGrants, grantNext, cycle,
+  grant, operationId, events)
   local parts, left, taken, fields = grants_draw(ctx.accountKey, front, balance, charged, false)
   if taken + balance - left < charged then
     order = order or redis.call('HGET', ctx.accountKey, ACCOUNT.grantOrder)
@@ -58,7 +58,7 @@ local function charges_from_sources(ctx, order, front, balance, spent, charged, 
   fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(front, fromGrants - taken, grantNext, events)
   redis.call('HSET', ctx.accountKey, unpack(fields))
   for i = 1, #parts, 2 do
-    local amount = string.format('%d', parts[i + 1])
+    local amount = #parts == 2 and chargedText or string.format('%d', parts[i + 1])
     if parts[i] == 'c' then
       grant = journal_append(ctx, 'charge', amount, cycle, operationId, cycle, grant)
     else
@@ -153,12 +153,12 @@ if not front or (front == 'c' and balance >= charged) then
     redis.call('HSET', ctx.accountKey, ACCOUNT.balance, balance, ACCOUNT.spent, spent)
   end
   if charged > 0 then
-    sources = 'c' .. cycle .. '=' .. chargedText
+    sources = grants_part_text('c', cycle, chargedText)
     journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   end
 else
-  sources, balance = charges_from_sources(ctx, order, front, balance, spent, charged, fromGrants, grantNext, cycle, grant,
-    operationId, events)
+  sources, balance = charges_from_sources(ctx, order, front, balance, spent, charged, chargedText, fromGrants, grantNext,
+    cycle, grant, operationId, events)
 end
 if operationId ~= '' then
   local nowText = string.format('%d', ctx.now)

@@ -330,12 +330,20 @@ local function grants_draw(accountKey, order, balance, need, toHeld)
   return parts, balance, fromGrants, fields
 end
 
+-- One source's part of a drawn list ('c7=5', 'g3=2'): token 'c' (the cycle `cycle`, text) or a
+-- grant number, and the amount as text.
+local function grants_part_text(token, cycle, amountText)
+  return (token == 'c' and 'c' .. cycle or 'g' .. token) .. '=' .. amountText
+end
+
 -- A drawn list's text ('c7=5,g3=2') from grants_draw's parts, the cycle being `cycle` (text).
 local function grants_parts_text(parts, cycle)
+  if #parts == 2 then
+    return grants_part_text(parts[1], cycle, string.format('%d', parts[2]))
+  end
   local words = {}
   for i = 1, #parts, 2 do
-    local token = parts[i]
-    words[#words + 1] = (token == 'c' and 'c' .. cycle or 'g' .. token) .. '=' .. string.format('%d', parts[i + 1])
+    words[#words + 1] = grants_part_text(parts[i], cycle, string.format('%d', parts[i + 1]))
   end
   return table.concat(words, ',')
 end

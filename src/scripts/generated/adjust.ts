@@ -48,6 +48,7 @@ const HELPERS = [
   grantsLua.grants_roll,
   grantsLua.grants_save,
   grantsLua.grants_draw,
+  grantsLua.grants_part_text,
   grantsLua.grants_parts_text,
   grantsLua.grants_sources_reply,
   grantsLua.grants_room,
@@ -100,7 +101,7 @@ else
 o={12,h>0 and'g'..q or'',n,0}
 p=s
 end
-elseif h>0 and not A2(a,i,g)then
+elseif h>0 and not A3(a,i,g)then
 o={30,'',n,0}
 elseif h<0 and n<-h then
 o={2,'',n,-h}
@@ -112,7 +113,7 @@ return Ah(o,p)
 end
 local q,r=0,'-'
 if h>0 then
-q=AY(a,i,'adjustment',X,a.now,0,h,e)
+q=AZ(a,i,'adjustment',X,a.now,0,h,e)
 A(a,i)
 redis.call('HSET',a.cyclesKey,'gr'..q,d)
 r='g'..q..'='..c
@@ -138,7 +139,7 @@ else
 P(a,'adjust',t[x+1],i.cycle,e,'g'..t[x])
 end
 end
-r=Au(t,s)
+r=Av(t,s)
 n=n+h
 end
 local s=string.format('%d',a.now)
@@ -146,7 +147,7 @@ Q(b,m,k,s..' '..q..' '..j..' '..r,a.now,
 f,s)
 return Ah({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
 
-const SHA1 = "865231d9e925e9b342f56c287823a61501d8f642";
+const SHA1 = "f5066dd5709610b231952a05f791f16f6963e5fe";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

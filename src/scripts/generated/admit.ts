@@ -50,9 +50,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/admit.lua's own code, compiled. */
-const BODY = String.raw`return AJ(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
+const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "86cf1488075bddf1e1b064e0e499fd290a477380";
+const SHA1 = "1c9bdfdddbf528d1b08d02f68a360f567b894018";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -40,7 +40,7 @@ end
 end
 return b`;
 
-const SHA1 = "4f84dfdfe8b7371d2a28cc455421e4fc69667223";
+const SHA1 = "64b6cea4a0d05d8943bfadbad96a5cc73355a76f";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -29,14 +29,14 @@ local c=ARGV[2]
 local d=ARGV[3]
 local e=tonumber(ARGV[4])
 local f=C(b)
-local g=A8(a,c,d,f)
+local g=A9(a,c,d,f)
 if g then
 return g
 end
-BD(a,c,d,f,e)
+BE(a,c,d,f,e)
 return{0,'',0}`;
 
-const SHA1 = "52b717fd1230e5f595c0152c32dfac9240ecc033";
+const SHA1 = "a1ab6f573e8989cbdd7a4c41bfba425ce3bc2181";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

@@ -82,7 +82,7 @@ local n=E(a)
 if not n then
 return{3,0,0,0,0,0}
 end
-if l and not AH(n.plansVersion,k)then
+if l and not AI(n.plansVersion,k)then
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 if l and b==''then
@@ -91,17 +91,17 @@ Ab(a.accountKey,n,{'plansVersion'})
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 A(a,n)
-Bm(a.accountKey,n,b,c,d,e,f,g,k)
+Bn(a.accountKey,n,b,c,d,e,f,g,k)
 if not(n.events and string.sub(n.events,1,1)=='o')then
 Ac(a,n,'p',m)
 end
 if h==1 then
-AM(a,n,i,j)
+AN(a,n,i,j)
 A(a,n)
 end
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}`;
 
-const SHA1 = "996a61f7af7178394e8ac5f7447916a338361705";
+const SHA1 = "75ce74abe657aec764d9b3677d50a6fdce8d79be";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

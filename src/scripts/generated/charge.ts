@@ -43,6 +43,7 @@ const HELPERS = [
   withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_draw,
+  grantsLua.grants_part_text,
   grantsLua.grants_parts_text,
   grantsLua.GRANT_STATUS,
   eventsLua.events_available,
@@ -72,31 +73,31 @@ const HELPERS = [
 
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local function a(b,c,d,e,f,g,h,i,j,k,
-l,m)
-local n,o,p,q=Af(b.accountKey,d,e,g,false)
-if p+e-o<g then
+l,m,n)
+local o,p,q,r=Af(b.accountKey,d,e,g,false)
+if q+e-p<g then
 c=c or redis.call('HGET',b.accountKey,'go')
-n,o,p,q=Af(b.accountKey,c,e,g,false)
+o,p,q,r=Af(b.accountKey,c,e,g,false)
 end
-if o<e then
-q[#q+1],q[#q+2]='b',o
-q[#q+1],q[#q+2]='s',f+e-o
+if p<e then
+r[#r+1],r[#r+2]='b',p
+r[#r+1],r[#r+2]='s',f+e-p
 end
-if m then
-m=T(b,m,o,j,h-p)
-q[#q+1],q[#q+2]='ev',m
+if n then
+n=T(b,n,p,k,i-q)
+r[#r+1],r[#r+2]='ev',n
 end
-q[#q+1],q[#q+2]='x',K(d,h-p,i,m)
-redis.call('HSET',b.accountKey,unpack(q))
-for r=1,#n,2 do
-local s=string.format('%d',n[r+1])
-if n[r]=='c'then
-k=G(b,'charge',s,j,l,j,k)
+r[#r+1],r[#r+2]='x',K(d,i-q,j,n)
+redis.call('HSET',b.accountKey,unpack(r))
+for s=1,#o,2 do
+local t=#o==2 and h or string.format('%d',o[s+1])
+if o[s]=='c'then
+l=G(b,'charge',t,k,m,k,l)
 else
-P(b,'charge',s,j,l,'g'..n[r])
+P(b,'charge',t,k,m,'g'..o[s])
 end
 end
-return#n>0 and Au(n,j)or'',o
+return#o>0 and Av(o,k)or'',p
 end
 local b=D(KEYS,ARGV)
 local c=KEYS[5]
@@ -156,7 +157,7 @@ A(b,y)
 x=y.events
 end
 if ac then
-return AQ(b,ac)
+return AR(b,ac)
 end
 local ae=f+math.min(g,z-f)
 z=z-ae
@@ -172,12 +173,12 @@ else
 redis.call('HSET',b.accountKey,'b',o,'s',p)
 end
 if ae>0 then
-ag='c'..q..'='..af
+ag=Au('c',q,af)
 G(b,'charge',af,q,h,q,r)
 end
 else
-ag,o=a(b,w,u,o,p,ae,s,t,q,r,
-h,x)
+ag,o=a(b,w,u,o,p,ae,af,s,t,
+q,r,h,x)
 end
 if h~=''then
 local ah=string.format('%d',b.now)
@@ -187,9 +188,9 @@ end
 if ae>0 then
 M(b,'s',ae,af)
 end
-return AQ(b,{0,ae,o,f,z,ag})`;
+return AR(b,{0,ae,o,f,z,ag})`;
 
-const SHA1 = "1bb88d8d47ba060ff924413fc8e0a4cfc77f594a";
+const SHA1 = "b3ed7b0006ea15afdfe7105e2916caba36bc5f0c";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

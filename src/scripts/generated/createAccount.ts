@@ -64,12 +64,12 @@ local s=C(g)
 if n<0 then
 n=s
 end
-local t,u,v=AK(n,o,p,s)
+local t,u,v=AL(n,o,p,s)
 local w={allowance=i,balance=i,spent=0,held=0,cycle=1,extras='',
 cycleStart=u,cycleEnd=v,anchor=n,interval=o..p,
 plan=h,nextAllowance=i,holdsCap=j,holdsMaxItems=k,
 holdsSurfaces=l,plansVersion=q}
-AI(a,w,m)
+AJ(a,w,m)
 Ab(a,w,{'plansVersion','balance','spent','cycleEnd','cycle','extras','held','allowance',
 'nextAllowance','cycleStart','holdsCap','holdsMaxItems','holdsSurfaces','plan','anchor','interval'})
 if r~='none'then
@@ -77,7 +77,7 @@ Ac({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
 return{0,1,u,v,''}`;
 
-const SHA1 = "f2b7434457ac33dcbdaece75781078f9a8b9f516";
+const SHA1 = "2a06688054ed5738f859431e5158c3ad70eba0a4";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

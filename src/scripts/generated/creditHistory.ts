@@ -27,14 +27,14 @@ local d=tonumber(ARGV[2])
 if redis.call('EXISTS',a)==0 then
 return{3}
 end
-local e=math.floor(C(c)/AD)
+local e=math.floor(C(c)/AE)
 local f={0}
-for g,h in ipairs(Bx(b,e-d+1))do
+for g,h in ipairs(By(b,e-d+1))do
 f[#f+1]=h
 end
 return f`;
 
-const SHA1 = "c8222d931e9cc50b4804cc587ce1ba75666e6ca3";
+const SHA1 = "d5f415f07f086101b748ce2edd94b12a397c898d";
 const FUNCTION = `tg${BUILD_ID}_creditHistory`;
 
 export const creditHistory: Script<CreditHistoryParams, CreditHistoryReply> = {

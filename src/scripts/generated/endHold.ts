@@ -100,7 +100,7 @@ Ai(a,e,f,c,d)
 O(a,e)
 return{0,L(f),B(a)}`;
 
-const SHA1 = "ae45928ec8532d8a9d355221d471804c605f6766";
+const SHA1 = "8098e2cfdc7b2857c3307b1f64258f97a74ccfdd";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -90,7 +90,7 @@ local v,w=string.match(s,'^%d+ (%d+) (%S*)')
 u=w==q and{12,'g'..v}or{26,''}
 elseif n>0 and n<=math.max(o,a.now)then
 u={34,''}
-elseif not A2(a,p,k)then
+elseif not A3(a,p,k)then
 u={30,''}
 end
 A(a,p)
@@ -98,7 +98,7 @@ if u then
 u[3],u[4]=B(a)
 return u
 end
-local v=AY(a,p,d,m,o,n,l,i)
+local v=AZ(a,p,d,m,o,n,l,i)
 A(a,p)
 if h~=''then
 redis.call('HSET',a.cyclesKey,'gr'..v,h)
@@ -107,7 +107,7 @@ local w=string.format('%d',a.now)
 Q(b,t,r,w..' '..v..' '..q,a.now,j,w)
 return{0,'g'..v,B(a)}`;
 
-const SHA1 = "9e9cb03e47afdce5d1fb6335c0838436d70903b5";
+const SHA1 = "b9820895bcfa4878be5f9c1d584c3de8f50b4ff9";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

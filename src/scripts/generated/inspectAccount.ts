@@ -67,14 +67,14 @@ end
 e.counters=nil
 e.available=e.balance+(e.grantSum or 0)
 if e.grantOrder then
-e.nextExpiry=A1(e)
+e.nextExpiry=A2(e)
 end
-local g=A0(a,e,true)
+local g=A1(a,e,true)
 e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
 local h=redis.call('ZREVRANGE',c,0,-1)
 return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "e17d2461882123e5981b2b6bf782cf26fe7aef7f";
+const SHA1 = "75e3e3f41b8925197e5111b847944ce5635dffee";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

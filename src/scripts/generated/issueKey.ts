@@ -42,7 +42,7 @@ local n=0
 if e>0 then
 n=k+e
 end
-local o,p=Ba(a,k)
+local o,p=Bb(a,k)
 local q,r={},{}
 for s,t in ipairs(o)do
 if t.expiresAt==0 then
@@ -72,7 +72,7 @@ redis.call('HSET',a,l,d..' '..n..' '..f..' L',m,k..' '..g,l..'.l',j)
 end
 return{0,k,n}`;
 
-const SHA1 = "69e898f1a047a622dd756c2e567b95d67da10b36";
+const SHA1 = "7a4544743a0e661d5356ea629d532a9cb5383270";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {

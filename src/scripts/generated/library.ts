@@ -110,6 +110,7 @@ const HELPERS = [
   grantsLua.grants_roll,
   grantsLua.grants_save,
   grantsLua.grants_draw,
+  grantsLua.grants_part_text,
   grantsLua.grants_parts_text,
   grantsLua.grants_sources_reply,
   grantsLua.grants_range,

@@ -65,7 +65,7 @@ local d={{grantId='cycle:'..c.cycle,kind='plan',priority=X,amount=c.allowance,
 remaining=c.balance,spent=c.spent,held=c.held,expired=0,voided=0,refundedAfterEnd=0,
 effectiveAt=c.cycleStart,expiresAt=c.cycleEnd,createdAt=c.cycleStart,
 status=c.balance>0 and'active'or'used'}}
-for e,f in ipairs(A0(a,c,b))do
+for e,f in ipairs(A1(a,c,b))do
 d[#d+1]=f
 end
 if b then
@@ -81,7 +81,7 @@ end
 A(a,c)
 return{0,cjson.encode(d),B(a)}`;
 
-const SHA1 = "eaf8df6691a4925b44321f911e41c5c98b24ea87";
+const SHA1 = "f560c9d488e29e989f1b3db50e94ce1cf85bf89b";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

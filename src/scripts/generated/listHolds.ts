@@ -57,7 +57,7 @@ end
 end
 return f`;
 
-const SHA1 = "d1af1bcabc8edaea32e68db5ecbacad5e3918c11";
+const SHA1 = "a92544e81d9af59baa373703c1966fdf24d05885";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

@@ -22,13 +22,13 @@ const HELPERS = [
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-local c,d=Ba(a,C(b))
+local c,d=Bb(a,C(b))
 if#d>0 then
 redis.call('HDEL',a,unpack(d))
 end
 return{0,cjson.encode(c)}`;
 
-const SHA1 = "eac9592191c6edadc37ac34c9db3c2ee42a42bbe";
+const SHA1 = "55a7111b05592f521821b7d46debbebe6496f0a6";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

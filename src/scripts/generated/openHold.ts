@@ -54,6 +54,7 @@ const HELPERS = [
   withHelpers(grantsLua.grants_roll, [grantsLua.grants_end, grantsLua.grants_cycle_source, grantsLua.grants_before, grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, grantsLua.grants_refresh]),
   grantsLua.grants_save,
   grantsLua.grants_draw,
+  grantsLua.grants_part_text,
   grantsLua.grants_parts_text,
   grantsLua.GRANT_STATUS,
   eventsLua.events_available,
@@ -98,7 +99,7 @@ else
 P(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
 end
 end
-return i>0 and Au(g,e)or''
+return i>0 and Av(g,e)or''
 end
 local b=D(KEYS,ARGV)
 b.holdsActiveKey,b.holdsEndedKey=KEYS[5],KEYS[6]
@@ -128,7 +129,7 @@ return z
 end
 local z=o~=''
 if z then
-local aa=A8(f,p,q,b.now)
+local aa=A9(f,p,q,b.now)
 if aa then
 return y(aa)
 end
@@ -136,7 +137,7 @@ end
 local function aa(ab,ac)
 A(b,x)
 if z then
-A9(f,q)
+A_(f,q)
 end
 return y({ab,ac,0})
 end
@@ -152,7 +153,7 @@ and(h=='items'or ac.reserved==m)then
 local ad=cjson.encode(L(ac))
 A(b,x)
 if z then
-Ax(f,p,0,ad,r)
+Ay(f,p,0,ad,r)
 end
 return y({12,ad,0})
 end
@@ -174,7 +175,7 @@ if ah>=ae then
 local ai=cjson.encode({active=ah,cap=ae})
 A(b,x)
 if z then
-Ax(f,p,6,ai,r)
+Ay(f,p,6,ai,r)
 end
 return y({6,ai,0})
 end
@@ -215,11 +216,11 @@ redis.call('ZADD',b.holdsActiveKey,am,g)
 redis.call('ZADD',c,al,g)
 local ap=L(ao)
 if z then
-Ax(f,p,0,cjson.encode(ap),r)
+Ay(f,p,0,cjson.encode(ap),r)
 end
 return{0,ap,0,B(b)}`;
 
-const SHA1 = "25743593b546e8f302691153246f02444c314116";
+const SHA1 = "609ecb4133f2f7591cc0aeb19ef0d1a4cd031a35";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

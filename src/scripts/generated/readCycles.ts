@@ -42,7 +42,7 @@ return{3,''}
 end
 return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
 
-const SHA1 = "250af6feaf7dc480d5a7d37880d99d908b11df0f";
+const SHA1 = "67a9865f11f51aef7104ef59d03d85a1151a0334";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -60,7 +60,7 @@ end
 end
 return c`;
 
-const SHA1 = "f6d98811c175bfa8f155dccce20fc6237ae3276f";
+const SHA1 = "e522dd361fde4b107ff85d7f6b6d4907316258c5";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

@@ -123,10 +123,10 @@ q[4],q[5]=B(a)
 return Ah(q,p)
 end
 local x={}
-for y,z in ipairs(Av(v,s-u-g,g,true))do
+for y,z in ipairs(Aw(v,s-u-g,g,true))do
 local aa=z.amount
 if z.kind=='g'then
-AV(a,h,z.id,aa,'spent','remaining')
+AW(a,h,z.id,aa,'spent','remaining')
 P(a,'refund_charge',aa,h.cycle,e,'g'..z.id)
 elseif z.id==h.cycle then
 h.spent,h.balance=h.spent-aa,h.balance+aa
@@ -156,7 +156,7 @@ Q(b,m,j,
 string.format('%s %d %s %s %s .',aa,g,i,z,c),a.now,f,aa)
 return Ah({0,g,h.balance+h.grantSum,B(a)},z)`;
 
-const SHA1 = "944951dd46a605890389fb91540c0f4e666bcf6e";
+const SHA1 = "c315d2b35925ed4adc3db1b55f142fd05b5ea99b";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

@@ -87,7 +87,7 @@ local d=V(a)
 if not d then
 return{3,0,0,0}
 end
-local e,f=A3(a,d,b,nil)
+local e,f=A4(a,d,b,nil)
 A(a,d)
 if not e then
 if f==9 then
@@ -95,9 +95,9 @@ return{9,0,B(a)}
 end
 return{10,0,B(a)}
 end
-return{0,tonumber(A5(a,e,c)),B(a)}`;
+return{0,tonumber(A6(a,e,c)),B(a)}`;
 
-const SHA1 = "131a825a723c5c6d231d8c9adaf487c0d5a050ba";
+const SHA1 = "57d46344eb7882f895c7f122f2fc77f99264788d";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

@@ -75,9 +75,9 @@ end
 end
 Ac(a,d,'p',e)
 end
-return{0,AR(d,tonumber(ARGV[8])),B(a)}`;
+return{0,AS(d,tonumber(ARGV[8])),B(a)}`;
 
-const SHA1 = "caea6c4cf989e068bb45077e5222f449566985a9";
+const SHA1 = "8e30ba53e5bd79f2e6ae7e3960912735667b46b4";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {

@@ -101,7 +101,7 @@ local l='i:'..d
 if redis.call('HEXISTS',b,l)==1 then
 return k(12,N(b))
 end
-local m,n,o=A3(a,j,b,c)
+local m,n,o=A4(a,j,b,c)
 if not m then
 return k(n,o)
 end
@@ -119,7 +119,7 @@ end
 A(a,j)
 local p='settled'
 if c=='budget'then
-A6(a,j,m,g)
+A7(a,j,m,g)
 if g>0 then
 m.delivered=m.delivered+1
 end
@@ -135,12 +135,12 @@ q[#q+1]=r..'='..s
 end
 redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-A6(a,j,m,m.required+f)
+A7(a,j,m,m.required+f)
 m.delivered=m.delivered+1
 m.optionalSpent=m.optionalSpent+f
 end
 m.settled=m.settled+1
-A5(a,m,h)
+A6(a,m,h)
 redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
 'os',m.optionalSpent,'sp',m.spent)
 if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
@@ -149,7 +149,7 @@ end
 O(a,j)
 return{0,L(m),B(a)}`;
 
-const SHA1 = "d75d77db8e315c8433a48bea25b2e61ac01c1188";
+const SHA1 = "f04fe7839adcdd7f1be0f2a61b638f484e217dfb";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

@@ -68,11 +68,11 @@ if not d then
 return{3,0,0,0,0,0}
 end
 A(a,d)
-AM(a,d,b,c)
+AN(a,d,b,c)
 A(a,d)
 return{0,d.cycle,d.cycleStart,d.cycleEnd,B(a)}`;
 
-const SHA1 = "421710b85dcb3a83e4245683718685a187c15152";
+const SHA1 = "5122537e8652ffa4e58ccffbfc7158afdb451f80";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

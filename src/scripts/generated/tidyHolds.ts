@@ -144,7 +144,7 @@ end
 local k=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
 local l={}
 if k>0 then
-for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AE-1))do
+for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AF-1))do
 l[n]=true
 end
 end
@@ -171,16 +171,16 @@ local o=Aa(a.accountKey)
 if e and o.grantTerms then
 g(o)
 end
-n=AR(o,f)
+n=AS(o,f)
 end
 local o,p=B(a)
-local q={0,#i,#m,BC(a),n,o,p}
-for r,s in ipairs(A7(a,true))do
+local q={0,#i,#m,BD(a),n,o,p}
+for r,s in ipairs(A8(a,true))do
 q[#q+1]=s
 end
 return q`;
 
-const SHA1 = "75b72207d8a757b27fbd026723113a6dd08ed251";
+const SHA1 = "03721f119400c2a63a8625153bf7fce9f81fcd68";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

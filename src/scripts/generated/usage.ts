@@ -84,7 +84,7 @@ local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
 a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[8])
 if d~=''then
 local f=redis.call('HGET',a.accountKey,'k:'..d)
-local g=A_(a.accountKey,d,f,e,b,a.now)
+local g=Ba(a.accountKey,d,f,e,b,a.now)
 if g then
 return{18,g}
 end
@@ -106,7 +106,7 @@ f.active=redis.call('ZCARD',a.holdsActiveKey)
 f.now=a.now
 f.available=f.balance+(f.grantSum or 0)
 if f.grantOrder then
-f.nextExpiry=A1(f)
+f.nextExpiry=A2(f)
 end
 f.grants,f.grantTerms,f.grantCredits=nil,nil,nil
 local i=I(g,f.counters[b],a.now,0,c)
@@ -115,7 +115,7 @@ i[#i+1]=cjson.encode(f)
 i[#i+1],i[#i+2]=B(a)
 return i`;
 
-const SHA1 = "fa3b4482ac54d8a86e68bd02a15cada82511bba7";
+const SHA1 = "5415c76ee51aa5680f4b587d4248db7bea95d63e";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

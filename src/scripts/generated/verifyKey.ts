@@ -53,9 +53,9 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/verifyKey.lua's own code, compiled. */
-const BODY = String.raw`return AJ(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
+const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "f49186c003fdfc185b5b22b7f18212968a61b46e";
+const SHA1 = "15545cd6c40ec89d8b2427e77f40c51c95ae5047";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -104,7 +104,7 @@ local o=string.format('%d',a.now)
 Q(b,k,i,o..' '..n..' '..h,a.now,e,o)
 return{0,n,B(a)}`;
 
-const SHA1 = "770017a5a55d78101d2f515f170f360b8c21f72b";
+const SHA1 = "6f847fc8bd40b531d92d87c4ca6237b5f6579149";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {

@@ -17,7 +17,7 @@ local b,c,d=string.match(a,'^(%d+) (%-?%d+) (%w+)')
 return tonumber(b),tonumber(c),d,string.byte(a,-1)==101
 end`;
 
-export const account_behind = String.raw`local function AH(a,b)
+export const account_behind = String.raw`local function AI(a,b)
 if a==b or b==''then
 return false
 end
@@ -70,7 +70,7 @@ end
 redis.call('HSET',a,unpack(e))
 end`;
 
-export const account_write_windows = String.raw`local function AI(a,b,c)
+export const account_write_windows = String.raw`local function AJ(a,b,c)
 local d,e,f='w:',{},{}
 for g,h in string.gmatch(c,'([^=;]+)=([^;]+)')do
 e[g]=true
@@ -85,8 +85,8 @@ end
 end
 end`;
 
-export const account_write_plan = String.raw`local function Bm(a,b,c,d,e,f,g,h,i)
-AI(a,b,h)
+export const account_write_plan = String.raw`local function Bn(a,b,c,d,e,f,g,h,i)
+AJ(a,b,h)
 b.plan,b.nextAllowance=c,d
 b.holdsCap,b.holdsMaxItems,b.holdsSurfaces=e,f,g
 b.plansVersion=i

@@ -3,7 +3,7 @@
 
 export const HOLDS_TIDY_BATCH = String.raw`local Am=32`;
 
-export const HOLDS_TIDY_SLACK = String.raw`local AE=15`;
+export const HOLDS_TIDY_SLACK = String.raw`local AF=15`;
 
 export const hold_load = String.raw`local function N(a)
 local b,c={},{}
@@ -29,7 +29,7 @@ end
 return e
 end`;
 
-export const hold_write = String.raw`local function BB(a,b,c)
+export const hold_write = String.raw`local function BC(a,b,c)
 local d,e=({kind='k',status='st',surface='sf',items='n',required='rq',optional='op',reserved='rv',settled='ns',delivered='dl',optionalSpent='os',spent='sp',refunded='rf',refundedToEndedCycle='re',cycleId='cy',createdAt='ca',endedAt='ea',leaseExpiresAt='ls',endReason='er',labels='nl',failedLabels='fl',leaseMs='lm',sources='so'}),{}
 for f,g in ipairs(c)do
 e[#e+1]=d[g]
@@ -38,7 +38,7 @@ end
 redis.call('HSET',a,unpack(e))
 end`;
 
-export const hold_sources = String.raw`local function BA(a)
+export const hold_sources = String.raw`local function BB(a)
 if a.sources~=''or a.reserved==0 then
 return a.sources
 end
@@ -54,7 +54,7 @@ b[11],b[12],b[13]=a.optionalSpent,a.spent,a.refunded
 b[14],b[15]=a.refundedToEndedCycle,a.cycleId
 b[16],b[17],b[18]=a.createdAt,a.endedAt,a.leaseExpiresAt
 b[19],b[20]=a.endReason,a.labels
-b[21]=BA(a)
+b[21]=BB(a)
 for c,d in pairs(a.failed)do
 b[#b+1]=c
 b[#b+1]=d
@@ -99,14 +99,14 @@ end
 redis.call('HSET',a.accountKey,unpack(c))
 end`;
 
-export const hold_journal = String.raw`local function Aw(a,b,c,d,e)
+export const hold_journal = String.raw`local function Ax(a,b,c,d,e)
 b.journalGrant=G(a,c,d,e.cycleId,e.id,b.cycle,b.journalGrant)
 end`;
 
-export const hold_part = String.raw`local function A4(a,b,c,d,e)
+export const hold_part = String.raw`local function A5(a,b,c,d,e)
 local f=d.amount
 if d.kind=='g'then
-local g=AV(a,b,d.id,f,'held',e and'remaining'or'spent')
+local g=AW(a,b,d.id,f,'held',e and'remaining'or'spent')
 if e and not g then
 c.refundedToEndedCycle=c.refundedToEndedCycle+f
 end
@@ -129,13 +129,13 @@ b.journalGrant=G(a,e and'refund_ended'or'spend',f,d.id,c.id,b.cycle,b.journalGra
 end
 end`;
 
-export const hold_spend = String.raw`local function A6(a,b,c,d)
+export const hold_spend = String.raw`local function A7(a,b,c,d)
 if d<=0 then
 return
 end
 if c.sources~=''then
-for e,f in ipairs(Av(c.sources,c.spent,d))do
-A4(a,b,c,f,false)
+for e,f in ipairs(Aw(c.sources,c.spent,d))do
+A5(a,b,c,f,false)
 end
 c.spent=c.spent+d
 M(a,'s',d)
@@ -149,17 +149,17 @@ redis.call('HINCRBY',a.cyclesKey,c.cycleId..':'..'h',-d)
 redis.call('HINCRBY',a.cyclesKey,c.cycleId..':'..'s',d)
 end
 c.spent=c.spent+d
-Aw(a,b,'spend',d,c)
+Ax(a,b,'spend',d,c)
 M(a,'s',d)
 end`;
 
-export const hold_refund = String.raw`local function Bz(a,b,c,d)
+export const hold_refund = String.raw`local function BA(a,b,c,d)
 if d<=0 then
 return
 end
 if c.sources~=''then
-for e,f in ipairs(Av(c.sources,c.reserved-c.refunded-d,d,true))do
-A4(a,b,c,f,true)
+for e,f in ipairs(Aw(c.sources,c.reserved-c.refunded-d,d,true))do
+A5(a,b,c,f,true)
 end
 c.refunded=c.refunded+d
 M(a,'r',d)
@@ -168,12 +168,12 @@ end
 if c.cycleId==b.cycle then
 b.held=b.held-d
 b.balance=b.balance+d
-Aw(a,b,'refund',d,c)
+Ax(a,b,'refund',d,c)
 else
 redis.call('HINCRBY',a.cyclesKey,c.cycleId..':'..'h',-d)
 redis.call('HINCRBY',a.cyclesKey,c.cycleId..':'..'r',d)
 c.refundedToEndedCycle=c.refundedToEndedCycle+d
-Aw(a,b,'refund_ended',d,c)
+Ax(a,b,'refund_ended',d,c)
 end
 c.refunded=c.refunded+d
 M(a,'r',d)
@@ -181,30 +181,30 @@ end`;
 
 export const hold_end = String.raw`local function Ai(a,b,c,d,e)
 if b.events and e=='lease_expired'then
-Br(a,b.events,c)
+Bs(a,b.events,c)
 end
-Bz(a,b,c,c.reserved-c.spent-c.refunded)
+BA(a,b,c,c.reserved-c.spent-c.refunded)
 c.status,c.endReason,c.endedAt=d,e,a.now
-BB(c.key,c,{'status','endReason','endedAt','spent','refunded','refundedToEndedCycle'})
+BC(c.key,c,{'status','endReason','endedAt','spent','refunded','refundedToEndedCycle'})
 redis.call('ZREM',a.holdsActiveKey,c.id)
 redis.call('ZADD',a.holdsEndedKey,a.now,c.id)
 redis.call('PEXPIRE',c.key,a.endedKeepMs)
 end`;
 
-export const holds_due = String.raw`local function A7(a,b)
+export const holds_due = String.raw`local function A8(a,b)
 local c=redis.call('ZRANGEBYSCORE',a.holdsActiveKey,'-inf',a.now,'LIMIT',0,Am)
 if not b or#c>0 then
 return c
 end
 local d=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
 if d>0 then
-return redis.call('ZRANGE',a.holdsEndedKey,0,math.min(Am,d+AE)-1)
+return redis.call('ZRANGE',a.holdsEndedKey,0,math.min(Am,d+AF)-1)
 end
 return redis.call('ZRANGEBYSCORE',a.holdsEndedKey,'-inf',a.now-a.endedKeepMs,'LIMIT',0,Am)
 end`;
 
 export const holds_due_reply = String.raw`local function Aj(a,b)
-local c=A7(a,b)
+local c=A8(a,b)
 if#c==0 then
 return nil
 end
@@ -212,7 +212,7 @@ table.insert(c,1,24)
 return c
 end`;
 
-export const holds_next_lease = String.raw`local function BC(a)
+export const holds_next_lease = String.raw`local function BD(a)
 local b=redis.call('ZRANGE',a.holdsActiveKey,0,0,'WITHSCORES')
 if#b==0 then
 return-1
@@ -220,7 +220,7 @@ end
 return tonumber(b[2])
 end`;
 
-export const hold_renew = String.raw`local function A5(a,b,c)
+export const hold_renew = String.raw`local function A6(a,b,c)
 if b.leaseMs>0 then
 c=b.leaseMs
 end
@@ -231,7 +231,7 @@ redis.call('HSET',b.key,'ls',d)
 return d
 end`;
 
-export const hold_accepting = String.raw`local function A3(a,b,c,d)
+export const hold_accepting = String.raw`local function A4(a,b,c,d)
 local e=N(c)
 if not e then
 return nil,9

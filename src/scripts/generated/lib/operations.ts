@@ -3,17 +3,17 @@
 
 export const OPERATIONS_META = String.raw`local Y='^'`;
 
-export const OPERATIONS_MAX = String.raw`local Bl=1000`;
+export const OPERATIONS_MAX = String.raw`local Bm=1000`;
 
-export const OPERATIONS_FLOOR_MS = String.raw`local AF=60000`;
+export const OPERATIONS_FLOOR_MS = String.raw`local AG=60000`;
 
-export const OPERATIONS_LIBRARY_KEEP_MS = String.raw`local AG=120000`;
+export const OPERATIONS_LIBRARY_KEEP_MS = String.raw`local AH=120000`;
 
-export const OPERATIONS_CLEANUP_EVERY = String.raw`local Bk=32`;
+export const OPERATIONS_CLEANUP_EVERY = String.raw`local Bl=32`;
 
-export const OPERATIONS_CLEANUP_COUNT = String.raw`local Bj=64`;
+export const OPERATIONS_CLEANUP_COUNT = String.raw`local Bk=64`;
 
-export const operations_cleanup = String.raw`local function BF(a,b,c,d,e)
+export const operations_cleanup = String.raw`local function BG(a,b,c,d,e)
 local f,g,h=string.match(b.tail,'^ (%d+) (%d+) (%d+)$')
 f,g,h=f or'0',tonumber(g)or 0,tonumber(h)or 0
 if c<g and g-c<=e then
@@ -22,11 +22,11 @@ end
 if f=='0'then
 h=c+e
 end
-local i=redis.call('HLEN',a)>Bl
-local j=redis.call('HSCAN',a,f,'COUNT',Bj)
+local i=redis.call('HLEN',a)>Bm
+local j=redis.call('HSCAN',a,f,'COUNT',Bk)
 local k,l=j[2],{}
 local m=c-(i and e or d)
-local n=c-(i and AF or AG)
+local n=c-(i and AG or AH)
 for o=1,#k,2 do
 local p=k[o+1]
 if k[o]~=Y then
@@ -56,11 +56,11 @@ end`;
 
 export const operations_add = String.raw`local function Q(a,b,c,d,e,f,g)
 b.adds=b.adds+1
-if b.adds>=Bk then
-BF(a,b,e,f,math.min(f,AF))
+if b.adds>=Bl then
+BG(a,b,e,f,math.min(f,AG))
 b.adds=0
 end
-local h=math.max(f,AG)
+local h=math.max(f,AH)
 local i=b.setAt<0 or e-b.setAt>=h or e<b.setAt
 if i then
 b.setAt,b.setAtText=e,g or string.format('%d',e)

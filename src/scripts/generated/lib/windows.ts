@@ -11,7 +11,7 @@ end
 return c,a-c*b
 end`;
 
-export const windows_bucket = String.raw`local function Bb(a,b,c,d,e,f)
+export const windows_bucket = String.raw`local function Bc(a,b,c,d,e,f)
 local g,h=string.match(d or'','^b(%d+):(%d+)$')
 local i,j=0,c*b
 g=tonumber(g)
@@ -29,17 +29,17 @@ end
 return 0,0,i,k
 end`;
 
-export const windows_bucket_state = String.raw`local function Bc(a,b,c,d)
+export const windows_bucket_state = String.raw`local function Bd(a,b,c,d)
 local e,f=Al(d,a)
 return(Al(c*b-d,b)),f>0 and e+1 or e
 end`;
 
-export const windows_bucket_word = String.raw`local function Bd(a,b,c)
+export const windows_bucket_word = String.raw`local function Be(a,b,c)
 local d,e=Al(b,a)
 return string.format('b%d:%d',c+d,e)
 end`;
 
-export const windows_many = String.raw`local function AB(a,b,c,d,e,f)
+export const windows_many = String.raw`local function AC(a,b,c,d,e,f)
 local function g(h,i,j,k)
 return math.floor(h*(k-j)/k)+i
 end
@@ -87,7 +87,7 @@ local v=tonumber(p)*1000
 if q=='b'then
 local w
 t.burst,t.windowMs=tonumber(r),v
-w,t.retryMs,t.debt,t.after=Bb(t.limit,v,t.burst,j[p],c,d)
+w,t.retryMs,t.debt,t.after=Bc(t.limit,v,t.burst,j[p],c,d)
 j[p]=nil
 if u and(w==16 or(w==1 and m==0))then
 m=w
@@ -140,10 +140,10 @@ for q,r in ipairs(l)do
 local s=#p
 if r.burst then
 local t=o and r.after or r.debt
-p[s+1],p[s+2]=Bc(r.limit,r.windowMs,r.burst,t)
+p[s+1],p[s+2]=Bd(r.limit,r.windowMs,r.burst,t)
 p[s+3]=r.retryMs
 if t>0 then
-next[#next+1]=r.name..':'..Bd(r.limit,t,c)
+next[#next+1]=r.name..':'..Be(r.limit,t,c)
 end
 else
 if o then
@@ -163,25 +163,25 @@ end
 return p
 end`;
 
-export const windows_plain = String.raw`local function Be(a,b,c,d,e)
+export const windows_plain = String.raw`local function Bf(a,b,c,d,e)
 local f,g,h=string.match(a,'^(%d+)/(%d+)b?(%d*)$')
 if h and h~=''then
 local i,j=string.match(b or'','^(%d+):(b%d+:%d+)$')
 if b and i~=g then
-return AB(a,b,c,d,e)
+return AC(a,b,c,d,e)
 end
 f,h=tonumber(f),tonumber(h)
 local k=g*1000
-local l,m,n,o=Bb(f,k,h,j,c,d)
-local p,q=Bc(f,k,h,o)
+local l,m,n,o=Bc(f,k,h,j,c,d)
+local p,q=Bd(f,k,h,o)
 local r={l,a,p,q,m}
 if l==0 and d>0 then
-return r,g..':'..Bd(f,o,c),2*math.max(k,q)
+return r,g..':'..Be(f,o,c),2*math.max(k,q)
 end
 return r
 end
 if not f then
-return AB(a,b,c,d,e)
+return AC(a,b,c,d,e)
 end
 f=tonumber(f)
 local i=g*1000
@@ -192,7 +192,7 @@ local m,n=0,0
 if b then
 local o,p,q,r=string.match(b,'^(%d+):(%d+):(%d+):?(%d*)$')
 if o~=g then
-return AB(a,b,c,d,e,true)
+return AC(a,b,c,d,e,true)
 end
 p=tonumber(p)
 if p==k then
@@ -212,7 +212,7 @@ local o=n>0 and string.format(':%d:%d:%d',k,m,n)or string.format(':%d:%d',k,m)
 return{0,a,f-m,l},g..o,2*i
 end`;
 
-export const windows_long_form = String.raw`local function AA(a,b)
+export const windows_long_form = String.raw`local function AB(a,b)
 if#a==4 and string.find(a[2],'^%d+/%d+$')then
 local c=a[1]
 b[#b+1],b[#b+2]=a[3],a[4]
@@ -224,7 +224,7 @@ b[#b+1]=a[c]
 end
 end`;
 
-export const windows_leased = String.raw`local function BH(a,b,c,d,e)
+export const windows_leased = String.raw`local function BI(a,b,c,d,e)
 local f,g,h=string.match(a,'^(.-) ?(%d+)c(%d+)$')
 g,h=tonumber(g),tonumber(h)
 local i=b and string.match(b,'L=%S*')
@@ -250,9 +250,9 @@ local n=d>0 and#l>=g
 local o,p,next,q={0,a},0,nil,0
 if f~=''then
 local r
-r,next,q=Be(f,j,c,n and 0 or d,e)
+r,next,q=Bf(f,j,c,n and 0 or d,e)
 p=r[1]
-AA(r,o)
+AB(r,o)
 end
 local r,s=0,0
 if n then
@@ -275,23 +275,23 @@ end
 return o
 end`;
 
-export const windows_inner = String.raw`local function Az(a,b,c,d,e)
+export const windows_inner = String.raw`local function AA(a,b,c,d,e)
 if string.find(a,'c',1,true)then
-return BH(a,b,c,d,e)
+return BI(a,b,c,d,e)
 end
-return Be(a,b,c,d,e)
+return Bf(a,b,c,d,e)
 end`;
 
 export const windows_count = String.raw`local function I(a,b,c,d,e)
 if not b or string.byte(b,1)~=111 then
-return Az(a,b,c,d,e)
+return AA(a,b,c,d,e)
 end
 local f,g,h,i=string.match(b,'^(o=(%S+)@(%d+)) ?(.*)$')
 h=tonumber(h)
 if h~=0 and c>=h then
-return Az(a,i~=''and i or nil,c,d,e)
+return AA(a,i~=''and i or nil,c,d,e)
 end
-local j,next,k=Az((string.gsub(g,',',' ')),i~=''and i or nil,c,d,e)
+local j,next,k=AA((string.gsub(g,',',' ')),i~=''and i or nil,c,d,e)
 if next then
 next=f..' '..next
 k=h==0 and-1 or math.max(k,h-c)
@@ -299,7 +299,7 @@ end
 return j,next,k
 end`;
 
-export const windows_forget = String.raw`local function BG(a,b)
+export const windows_forget = String.raw`local function BH(a,b)
 local c=b and string.match(b,'^o=%S+')
 local d,e={},{c}
 for f,g in string.gmatch(a..' '..(c or''),'(%d+)/(%d+)')do
