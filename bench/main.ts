@@ -95,7 +95,9 @@ const HOLD_ORDER: ReadonlyArray<readonly [HoldKey, number]> = [
   ['rawOpen', 2],
   ['reserve01', 2],
 ];
-// Before and after grants side by side, then again, so drift and noise show in the ratios.
+// Before and after grants side by side, then twice again in the mirrored order (each pair
+// before-after, then after-before), so a drift during the run weighs on both sides alike and
+// noise shows in the ratios.
 const GRANTS_ORDER: ReadonlyArray<readonly [GrantsKey, number]> = [
   ['chargeBefore', 1],
   ['charge0', 1],
@@ -106,12 +108,20 @@ const GRANTS_ORDER: ReadonlyArray<readonly [GrantsKey, number]> = [
   ['admit0', 1],
   ['admit1', 1],
   ['admit64', 1],
-  ['chargeBefore', 2],
-  ['charge0', 2],
-  ['charge64', 2],
-  ['admitBefore', 2],
-  ['admit0', 2],
   ['admit64', 2],
+  ['admit0', 2],
+  ['admitBefore', 2],
+  ['charge64', 2],
+  ['charge0', 2],
+  ['chargeBefore', 2],
+  ['chargeBefore', 3],
+  ['charge0', 3],
+  ['admitBefore', 3],
+  ['admit0', 3],
+  ['admit0', 4],
+  ['admitBefore', 4],
+  ['charge0', 4],
+  ['chargeBefore', 4],
 ];
 
 const IN_PROCESS_ORDER: ReadonlyArray<readonly [InProcessKey, number]> = [
