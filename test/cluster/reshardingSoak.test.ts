@@ -19,6 +19,10 @@ import { EXAMPLE_PLANS } from '../helpers/plans.ts';
 const ACCOUNTS = 12;
 const CALLERS = 12;
 const LOAD_MS = Number(process.env.RESHARD_SOAK_MS ?? 6_000);
+// The calls of a run at most: four calls spend at most 4 credits of an account (a charge of
+// up to 2, a hold that spends 2), so each account, on the "pro" plan's 5,000, keeps credits
+// however fast the machine runs the load.
+const MAX_CALLS = ACCOUNTS * 4_000;
 
 interface Tally {
   /** Credits each account's acknowledged movements spent. */
@@ -79,7 +83,7 @@ describe('resharding soak: slots move under load', () => {
         let sequence = 0;
 
         const caller = async (c: number) => {
-          while (Date.now() < end) {
+          while (Date.now() < end && tally.calls < MAX_CALLS) {
             const id = ids[(c + sequence++) % ids.length]!;
             const n = sequence;
             tally.calls++;
