@@ -10,7 +10,8 @@
   ARGV[6] plansVersion  string   the caller's plan table (lib/account.lua); '' never refreshes
   Returns: {code, windows windows, balance integer?, available integer?}   windows:
     lib/windows.lua's reply (the spec, then each window's numbers); balance (the cycle's) and
-    available (every active source's, docs/grants.md) only with a pre-check
+    available (every active source's, docs/grants.md) only with a pre-check, available only
+    where it is not the balance (an account with grants)
     Codes: OK, RATE_LIMITED, COST_EXCEEDS_LIMIT and CONCURRENCY (nothing counted), INSUFFICIENT
     (counted, credits short), NO_ACCOUNT, UNKNOWN_SURFACE, PLANS_BEHIND (nothing counted)
   Returns PLANS_BEHIND: {code, plan string}   the account's plan, whose numbers are older

@@ -69,14 +69,14 @@ end
 local _, startMs, endMs = current_period(anchorMs, unit, length, now)
 
 -- Fields are stored in the order the hot scripts look them up (a small hash is a list that
--- Redis walks from the front): windows first, then the credits and the extras, the rest last.
+-- Redis walks from the front): windows first, then the extras and the credits, the rest last.
 -- The journal starts with the cycle's first movement (lib/journal.lua).
 local a = { allowance = allowance, balance = allowance, spent = 0, held = 0, cycle = 1, extras = '',
   cycleStart = startMs, cycleEnd = endMs, anchor = anchorMs, interval = unit .. length, 
   plan = plan, nextAllowance = allowance, holdsCap = holdsCap, holdsMaxItems = holdsMaxItems,
   holdsSurfaces = holdsSurfaces, plansVersion = plansVersion }
 account_write_windows(accountKey, a, windows)
-account_write(accountKey, a, { 'plansVersion', 'balance', 'spent', 'cycleEnd', 'cycle', 'extras', 'held', 'allowance',
+account_write(accountKey, a, { 'plansVersion', 'extras', 'balance', 'spent', 'cycleEnd', 'cycle', 'held', 'allowance',
   'nextAllowance', 'cycleStart', 'holdsCap', 'holdsMaxItems', 'holdsSurfaces', 'plan', 'anchor', 'interval' })
 if events ~= 'none' then
   events_configure({ accountKey = accountKey, outboxKey = KEYS[7] }, a, 'p', events)

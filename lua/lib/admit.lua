@@ -118,7 +118,9 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
   end
   if credits > 0 then
     reply[#reply + 1] = balance
-    reply[#reply + 1] = available
+    if available ~= balance then
+      reply[#reply + 1] = available
+    end
     if reply[1] == CODE.OK and available < credits then
       reply[1] = CODE.INSUFFICIENT
     end

@@ -91,7 +91,9 @@ end
 end
 if k>0 then
 u[#u+1]=q
+if r~=q then
 u[#u+1]=r
+end
 if u[1]==0 and r<k then
 u[1]=2
 end
