@@ -58,6 +58,16 @@ local function account_extras(order, grantSum, grantNext, events)
   return text
 end
 
+-- The grants' sum and next roll in an extras text (nil without grants): all a credit pre-check
+-- reads of it, taken without the rest.
+local function account_extras_grants(text)
+  if not text or text == '' then
+    return nil, nil
+  end
+  local sum, nextRoll = string.match(text, '^(%d+) (%-?%d+)')
+  return tonumber(sum), tonumber(nextRoll)
+end
+
 -- An extras text read (nil: an account from before extras, which has neither): grantSum,
 -- grantNext and the front of the spend order (all nil without grants), and whether the account
 -- has events.

@@ -69,7 +69,7 @@ local function admit_account(accountKey, now, surface, costArg, creditsArg, stag
         balance = tonumber(redis.call('HGET', accountKey, ACCOUNT.nextAllowance))
       end
       available = balance
-      local grantSum, nextRoll = account_extras_read(v[6])
+      local grantSum, nextRoll = account_extras_grants(v[6])
       if grantSum then
         available = balance + ((nextRoll >= 0 and now >= nextRoll) and grants_available_at(accountKey, now) or grantSum)
       end

@@ -109,7 +109,7 @@ end
 A(a,i)
 if o then
 o[5],o[6]=B(a)
-return Ah(o,p)
+return Ag(o,p)
 end
 local q,r=0,'-'
 if h>0 then
@@ -120,7 +120,7 @@ r='g'..q..'='..c
 n=n+h
 else
 local s=string.format('%d',i.cycle)
-local t,u,v,w=Af(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
+local t,u,v,w=Ae(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
 w[#w+1],w[#w+2]='b',u
 w[#w+1],w[#w+2]='s',i.spent+i.balance-u
 if i.events then
@@ -145,9 +145,9 @@ end
 local s=string.format('%d',a.now)
 Q(b,m,k,s..' '..q..' '..j..' '..r,a.now,
 f,s)
-return Ah({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
+return Ag({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
 
-const SHA1 = "f5066dd5709610b231952a05f791f16f6963e5fe";
+const SHA1 = "7fd99d5b7b87915df5c1c5cfdf172b89d7a414e3";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

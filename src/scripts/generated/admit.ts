@@ -24,7 +24,7 @@ export type AdmitReply =
 /** The lib/ helpers admit uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
-  accountLua.account_extras_read,
+  accountLua.account_extras_grants,
   accountLua.account_behind,
   apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
@@ -52,7 +52,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "71978602363c893d11434bf2a3174a455acbb173";
+const SHA1 = "3f030033965f7f4ba8f61d8ef4352bca0a4800ce";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

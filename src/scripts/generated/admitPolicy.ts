@@ -40,7 +40,7 @@ end
 end
 return b`;
 
-const SHA1 = "64b6cea4a0d05d8943bfadbad96a5cc73355a76f";
+const SHA1 = "494a9faab7b1b67930689e7e0bf574f7ecfe9edb";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -33,10 +33,10 @@ local g=A9(a,c,d,f)
 if g then
 return g
 end
-BE(a,c,d,f,e)
+BF(a,c,d,f,e)
 return{0,'',0}`;
 
-const SHA1 = "a1ab6f573e8989cbdd7a4c41bfba425ce3bc2181";
+const SHA1 = "a6f9c15851dd0f9450d9b3236a3bf718aaeb3f4b";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

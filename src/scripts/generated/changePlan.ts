@@ -87,13 +87,13 @@ return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 if l and b==''then
 n.plansVersion=k
-Ab(a.accountKey,n,{'plansVersion'})
+Aa(a.accountKey,n,{'plansVersion'})
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 A(a,n)
-Bn(a.accountKey,n,b,c,d,e,f,g,k)
+Bo(a.accountKey,n,b,c,d,e,f,g,k)
 if not(n.events and string.sub(n.events,1,1)=='o')then
-Ac(a,n,'p',m)
+Ab(a,n,'p',m)
 end
 if h==1 then
 AN(a,n,i,j)
@@ -101,7 +101,7 @@ A(a,n)
 end
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}`;
 
-const SHA1 = "75ce74abe657aec764d9b3677d50a6fdce8d79be";
+const SHA1 = "69b2abaf6ce1ded292e2882262e1604218c35681";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -74,10 +74,10 @@ const HELPERS = [
 /** lua/charge.lua's own code, compiled. */
 const BODY = String.raw`local function a(b,c,d,e,f,g,h,i,j,k,
 l,m,n)
-local o,p,q,r=Af(b.accountKey,d,e,g,false)
+local o,p,q,r=Ae(b.accountKey,d,e,g,false)
 if q+e-p<g then
 c=c or redis.call('HGET',b.accountKey,'go')
-o,p,q,r=Af(b.accountKey,c,e,g,false)
+o,p,q,r=Ae(b.accountKey,c,e,g,false)
 end
 if p<e then
 r[#r+1],r[#r+2]='b',p
@@ -115,7 +115,7 @@ if not n[1]then
 return{3,0,0,f,0,''}
 end
 local o,p,q,r=tonumber(n[1]),tonumber(n[2]),n[4],n[5]
-local s,t,u,v=Z(n[6])
+local s,t,u,v=Am(n[6])
 local w,x
 if v then
 b.outboxKey,b.eventsMax=l,tonumber(m)
@@ -190,7 +190,7 @@ M(b,'s',ae,af)
 end
 return AR(b,{0,ae,o,f,z,ag})`;
 
-const SHA1 = "b3ed7b0006ea15afdfe7105e2916caba36bc5f0c";
+const SHA1 = "4b41574bb5af01f38de954861394ccee5b2d741a";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

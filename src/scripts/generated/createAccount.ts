@@ -70,14 +70,14 @@ cycleStart=u,cycleEnd=v,anchor=n,interval=o..p,
 plan=h,nextAllowance=i,holdsCap=j,holdsMaxItems=k,
 holdsSurfaces=l,plansVersion=q}
 AJ(a,w,m)
-Ab(a,w,{'plansVersion','extras','balance','spent','cycleEnd','cycle','held','allowance',
+Aa(a,w,{'plansVersion','extras','balance','spent','cycleEnd','cycle','held','allowance',
 'nextAllowance','cycleStart','holdsCap','holdsMaxItems','holdsSurfaces','plan','anchor','interval'})
 if r~='none'then
-Ac({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
+Ab({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
 return{0,1,u,v,''}`;
 
-const SHA1 = "4f2c30959c2c2b0d846640124a55f6fb00030f55";
+const SHA1 = "8920c1c13d246d6df8eeb261432515f200885fcc";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

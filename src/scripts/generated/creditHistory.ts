@@ -29,12 +29,12 @@ return{3}
 end
 local e=math.floor(C(c)/AE)
 local f={0}
-for g,h in ipairs(By(b,e-d+1))do
+for g,h in ipairs(Bz(b,e-d+1))do
 f[#f+1]=h
 end
 return f`;
 
-const SHA1 = "d5f415f07f086101b748ce2edd94b12a397c898d";
+const SHA1 = "dd8baed277d44427995000c0b6396901fe91a991";
 const FUNCTION = `tg${BUILD_ID}_creditHistory`;
 
 export const creditHistory: Script<CreditHistoryParams, CreditHistoryReply> = {

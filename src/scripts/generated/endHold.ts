@@ -96,11 +96,11 @@ end
 if f.status~='open'then
 return{10,L(f),B(a)}
 end
-Ai(a,e,f,c,d)
+Ah(a,e,f,c,d)
 O(a,e)
 return{0,L(f),B(a)}`;
 
-const SHA1 = "8098e2cfdc7b2857c3307b1f64258f97a74ccfdd";
+const SHA1 = "820ae31bb6a40c9bb6ecc03ffdf98eec5701f931";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -107,7 +107,7 @@ local w=string.format('%d',a.now)
 Q(b,t,r,w..' '..v..' '..q,a.now,j,w)
 return{0,'g'..v,B(a)}`;
 
-const SHA1 = "b9820895bcfa4878be5f9c1d584c3de8f50b4ff9";
+const SHA1 = "fea798035ebba3dfd432adabbe3f77abf3ebb801";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

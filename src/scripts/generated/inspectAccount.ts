@@ -56,7 +56,7 @@ const BODY = String.raw`local a=W(KEYS,ARGV)
 local b,c=KEYS[2],KEYS[3]
 a.cyclesKey=b
 local d=tonumber(ARGV[2])
-local e=Aa(a.accountKey)
+local e=Z(a.accountKey)
 if not e then
 return{3,''}
 end
@@ -74,7 +74,7 @@ e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
 local h=redis.call('ZREVRANGE',c,0,-1)
 return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "75e3e3f41b8925197e5111b847944ce5635dffee";
+const SHA1 = "9f87613eb8aaf655d552c8f71bafd7c62357e4f2";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -57,7 +57,7 @@ end
 if n>0 and#r>=i then
 table.sort(r,function(s,t)return s.expiresAt<t.expiresAt end)
 for s=1,#r-i+1 do
-for t,u in ipairs(Ak(r[s].keyId,r[s].limits))do
+for t,u in ipairs(Aj(r[s].keyId,r[s].limits))do
 p[#p+1]=u
 end
 end
@@ -72,7 +72,7 @@ redis.call('HSET',a,l,d..' '..n..' '..f..' L',m,k..' '..g,l..'.l',j)
 end
 return{0,k,n}`;
 
-const SHA1 = "7a4544743a0e661d5356ea629d532a9cb5383270";
+const SHA1 = "a129940da7c93b163b34c5353e27509f51c18109";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {

@@ -67,6 +67,7 @@ import { voidGrant } from "./voidGrant.ts";
 /** Every lib/ helper the scripts use, compiled once for the function library (generated/lib/). */
 const HELPERS = [
   accountLua.account_extras,
+  accountLua.account_extras_grants,
   accountLua.account_extras_read,
   accountLua.account_behind,
   accountLua.account_load,

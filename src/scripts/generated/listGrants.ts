@@ -81,7 +81,7 @@ end
 A(a,c)
 return{0,cjson.encode(d),B(a)}`;
 
-const SHA1 = "f560c9d488e29e989f1b3db50e94ce1cf85bf89b";
+const SHA1 = "dd138e545919aeb5c426f065567fd8b7ca8b6015";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

@@ -45,7 +45,7 @@ local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3,0,0}
 end
-local e=Aj(a,false)
+local e=Ai(a,false)
 if e then
 return e
 end
@@ -57,7 +57,7 @@ end
 end
 return f`;
 
-const SHA1 = "a92544e81d9af59baa373703c1966fdf24d05885";
+const SHA1 = "d758805ec8130340cab102e1a9f5ec30e69f5ff8";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

@@ -28,7 +28,7 @@ redis.call('HDEL',a,unpack(d))
 end
 return{0,cjson.encode(c)}`;
 
-const SHA1 = "55a7111b05592f521821b7d46debbebe6496f0a6";
+const SHA1 = "c873af3a54f4ba5aeaba896d79f43fdd6cb4f06a";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

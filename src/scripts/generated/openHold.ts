@@ -85,7 +85,7 @@ const HELPERS = [
 
 /** lua/openHold.lua's own code, compiled. */
 const BODY = String.raw`local function a(b,c,d,e,f)
-local g,h,i,j=Af(b.accountKey,c.grantOrder,c.balance,d,true)
+local g,h,i,j=Ae(b.accountKey,c.grantOrder,c.balance,d,true)
 c.held=c.held+c.balance-h
 c.balance,c.grantSum=h,c.grantSum-i
 if#j>0 then
@@ -141,7 +141,7 @@ A_(f,q)
 end
 return y({ab,ac,0})
 end
-local ab=Aj(b,true)
+local ab=Ai(b,true)
 if ab then
 return ab
 end
@@ -220,7 +220,7 @@ Ay(f,p,0,cjson.encode(ap),r)
 end
 return{0,ap,0,B(b)}`;
 
-const SHA1 = "609ecb4133f2f7591cc0aeb19ef0d1a4cd031a35";
+const SHA1 = "fb79524b102bf9d6bf78b80f83f603b505b7657a";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

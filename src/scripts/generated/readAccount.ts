@@ -19,14 +19,14 @@ const HELPERS = [
 
 /** lua/readAccount.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
-local b=Aa(a)
+local b=Z(a)
 if not b then
 return{3,''}
 end
 b.counters=nil
 return{0,cjson.encode(b)}`;
 
-const SHA1 = "4e6565e0136e8b3e1cbbe5df278a325132b79e6e";
+const SHA1 = "d134a81af447f51eb3a6ec3d8f0e250b7b023922";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -42,7 +42,7 @@ return{3,''}
 end
 return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
 
-const SHA1 = "67a9865f11f51aef7104ef59d03d85a1151a0334";
+const SHA1 = "f1fffc01e13502b85210a9ab3127bca54fe34f33";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -47,7 +47,7 @@ a.holdsActiveKey=KEYS[2]
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3}
 end
-local b=ARGV[2]~='1'and Aj(a,false)
+local b=ARGV[2]~='1'and Ai(a,false)
 if b then
 return b
 end
@@ -60,7 +60,7 @@ end
 end
 return c`;
 
-const SHA1 = "e522dd361fde4b107ff85d7f6b6d4907316258c5";
+const SHA1 = "9e9ad988c85bebcfa80e4944b2c90db45319be90";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

@@ -55,7 +55,7 @@ return{3}
 end
 A(a,b)
 local c,d,e,f,g=0,0,0,0,0
-for h,i in ipairs(BF(a.journalKey))do
+for h,i in ipairs(BG(a.journalKey))do
 if i.cycle==b.cycle and not i.source then
 local j=i.amount
 g=g+1
@@ -79,7 +79,7 @@ c,d,e,f=1,b.allowance,0,0
 end
 return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,B(a)}`;
 
-const SHA1 = "f6dbadcf05ea81889ee49fc0f25820d16abbcdfe";
+const SHA1 = "3126d079aa957924b6469ee24e063874067286b8";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

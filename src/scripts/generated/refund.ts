@@ -120,7 +120,7 @@ end
 A(a,h)
 if q then
 q[4],q[5]=B(a)
-return Ah(q,p)
+return Ag(q,p)
 end
 local x={}
 for y,z in ipairs(Aw(v,s-u-g,g,true))do
@@ -154,9 +154,9 @@ M(a,'r',g)
 local aa=string.format('%d',a.now)
 Q(b,m,j,
 string.format('%s %d %s %s %s .',aa,g,i,z,c),a.now,f,aa)
-return Ah({0,g,h.balance+h.grantSum,B(a)},z)`;
+return Ag({0,g,h.balance+h.grantSum,B(a)},z)`;
 
-const SHA1 = "c315d2b35925ed4adc3db1b55f142fd05b5ea99b";
+const SHA1 = "ec8deee2c5a44376430676d80678cdc8da40a05e";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

@@ -97,7 +97,7 @@ return{10,0,B(a)}
 end
 return{0,tonumber(A6(a,e,c)),B(a)}`;
 
-const SHA1 = "57d46344eb7882f895c7f122f2fc77f99264788d";
+const SHA1 = "03a3731a9e664fec1ca160c68f6c26955491af85";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

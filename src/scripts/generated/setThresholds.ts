@@ -65,7 +65,7 @@ return{3,0,0,0}
 end
 A(a,d)
 if b then
-Ac(a,d,'o',c)
+Ab(a,d,'o',c)
 else
 local e='none'
 for f,g in string.gmatch(c,'([^=;]+)=([^;]*)')do
@@ -73,11 +73,11 @@ if f==d.plan then
 e=g
 end
 end
-Ac(a,d,'p',e)
+Ab(a,d,'p',e)
 end
 return{0,AS(d,tonumber(ARGV[8])),B(a)}`;
 
-const SHA1 = "8e30ba53e5bd79f2e6ae7e3960912735667b46b4";
+const SHA1 = "b47cb4252062d99a27c128b8645eff6cf2899e1b";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {

@@ -144,12 +144,12 @@ A6(a,m,h)
 redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
 'os',m.optionalSpent,'sp',m.spent)
 if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
-Ai(a,j,m,'completed',p)
+Ah(a,j,m,'completed',p)
 end
 O(a,j)
 return{0,L(m),B(a)}`;
 
-const SHA1 = "f04fe7839adcdd7f1be0f2a61b638f484e217dfb";
+const SHA1 = "987fb7ff4d28c7515733e1aa96d123154337a94c";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

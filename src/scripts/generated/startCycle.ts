@@ -72,7 +72,7 @@ AN(a,d,b,c)
 A(a,d)
 return{0,d.cycle,d.cycleStart,d.cycleEnd,B(a)}`;
 
-const SHA1 = "5122537e8652ffa4e58ccffbfc7158afdb451f80";
+const SHA1 = "45b5cb3a63dc3323108f89b85871e04c7f9d5215";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

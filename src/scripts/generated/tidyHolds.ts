@@ -111,12 +111,12 @@ return k.n<l.n
 end)
 for k,l in ipairs(j)do
 if l.remaining>0 then
-F(a,i,'grant.expiring',Ad(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
+F(a,i,'grant.expiring',Ac(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
 ..',"remaining":'..l.remaining..'}')
 end
 l.noticed=true
 h.grantTerms[l.n]=As(l)
-redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ae(i))
+redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ad(i))
 end
 end
 local h=V(a)
@@ -137,7 +137,7 @@ end
 A(a,h)
 if#i>0 then
 for k,l in ipairs(i)do
-Ai(a,h,l,'completed','lease_expired')
+Ah(a,h,l,'completed','lease_expired')
 end
 O(a,h)
 end
@@ -167,20 +167,20 @@ end
 end
 local n=-1
 if h.events then
-local o=Aa(a.accountKey)
+local o=Z(a.accountKey)
 if e and o.grantTerms then
 g(o)
 end
 n=AS(o,f)
 end
 local o,p=B(a)
-local q={0,#i,#m,BD(a),n,o,p}
+local q={0,#i,#m,BE(a),n,o,p}
 for r,s in ipairs(A8(a,true))do
 q[#q+1]=s
 end
 return q`;
 
-const SHA1 = "03721f119400c2a63a8625153bf7fce9f81fcd68";
+const SHA1 = "899d578ebf24aad712ede566b96572fae90cd631";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

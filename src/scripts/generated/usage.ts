@@ -97,7 +97,7 @@ local g=f.windows[b]
 if not g then
 return{17,''}
 end
-local h=Aj(a,false)
+local h=Ai(a,false)
 if h then
 return h
 end
@@ -115,7 +115,7 @@ i[#i+1]=cjson.encode(f)
 i[#i+1],i[#i+2]=B(a)
 return i`;
 
-const SHA1 = "5415c76ee51aa5680f4b587d4248db7bea95d63e";
+const SHA1 = "1a52694941486331fb05455d7d306c6943b5bc52";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -27,7 +27,7 @@ export type VerifyKeyReply =
 /** The lib/ helpers verifyKey uses, compiled, in order (generated/lib/). */
 const HELPERS = [
   clockLua.clock_now,
-  accountLua.account_extras_read,
+  accountLua.account_extras_grants,
   accountLua.account_behind,
   apiKeysLua.key_fields,
   apiKeysLua.key_refusal,
@@ -55,7 +55,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "502f3b4b190f86edd2aea196cdac35bb45bd5c41";
+const SHA1 = "1ab8b2cdcb76eb56d774849ab46e3822a1d804cc";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -97,14 +97,14 @@ end
 local n=0
 if m then
 n=At(g,m,'v',a.now,d)
-Ag(a,g)
+Af(a,g)
 end
 A(a,g)
 local o=string.format('%d',a.now)
 Q(b,k,i,o..' '..n..' '..h,a.now,e,o)
 return{0,n,B(a)}`;
 
-const SHA1 = "6f847fc8bd40b531d92d87c4ca6237b5f6579149";
+const SHA1 = "3110c013b5537dae72bfcb8997ebaa198d05f33f";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {

@@ -9,7 +9,15 @@ end
 return e
 end`;
 
-export const account_extras_read = String.raw`local function Z(a)
+export const account_extras_grants = String.raw`local function Bn(a)
+if not a or a==''then
+return nil,nil
+end
+local b,c=string.match(a,'^(%d+) (%-?%d+)')
+return tonumber(b),tonumber(c)
+end`;
+
+export const account_extras_read = String.raw`local function Am(a)
 if not a or a==''then
 return nil,nil,nil,false
 end
@@ -28,7 +36,7 @@ end
 return true
 end`;
 
-export const account_load = String.raw`local function Aa(a)
+export const account_load = String.raw`local function Z(a)
 local b=redis.call('HGETALL',a)
 if#b==0 then
 return nil
@@ -57,11 +65,11 @@ g.grantCredits=g.grantCredits or{}
 g.grantCredits[tonumber(string.sub(i,3))]=j
 end
 end
-g.grantSum,g.grantNext=Z(g.extras)
+g.grantSum,g.grantNext=Am(g.extras)
 return g
 end`;
 
-export const account_write = String.raw`local function Ab(a,b,c)
+export const account_write = String.raw`local function Aa(a,b,c)
 local d,e=({plan='p',allowance='a',nextAllowance='na',balance='b',spent='s',held='h',cycle='c',cycleStart='cs',cycleEnd='ce',anchor='an',interval='iv',holdsCap='hc',holdsMaxItems='hm',holdsSurfaces='hs',journalGrant='jg',plansVersion='pv',events='ev',grantOrder='go',extras='x',grantSeq='gs'}),{}
 for f,g in ipairs(c)do
 e[#e+1]=d[g]
@@ -85,10 +93,10 @@ end
 end
 end`;
 
-export const account_write_plan = String.raw`local function Bn(a,b,c,d,e,f,g,h,i)
+export const account_write_plan = String.raw`local function Bo(a,b,c,d,e,f,g,h,i)
 AJ(a,b,h)
 b.plan,b.nextAllowance=c,d
 b.holdsCap,b.holdsMaxItems,b.holdsSurfaces=e,f,g
 b.plansVersion=i
-Ab(a,b,{'plansVersion','plan','nextAllowance','holdsCap','holdsMaxItems','holdsSurfaces'})
+Aa(a,b,{'plansVersion','plan','nextAllowance','holdsCap','holdsMaxItems','holdsSurfaces'})
 end`;

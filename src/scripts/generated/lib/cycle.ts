@@ -27,17 +27,17 @@ end`;
 export const cycle_save = String.raw`local function A(a,b)
 local c=b.archive
 if b.events and(c or b.grantsDirty)then
-Bt(a,b,c)
+Bu(a,b,c)
 end
 if b.grantsDirty then
-Bx(a,b)
+By(a,b)
 end
 if not c then
 return
 end
 redis.call('HSET',a.cyclesKey,unpack(c))
 b.archive=nil
-Ab(a.accountKey,b,{'cycle','allowance','balance','spent','held','cycleStart','cycleEnd',
+Aa(a.accountKey,b,{'cycle','allowance','balance','spent','held','cycleStart','cycleEnd',
 'anchor','interval'})
 end`;
 
@@ -45,7 +45,7 @@ export const cycle_unit = String.raw`local function AO(a)
 return string.sub(a.interval,1,1),tonumber(string.sub(a.interval,2))
 end`;
 
-export const cycle_roll = String.raw`local function Bp(a,b)
+export const cycle_roll = String.raw`local function Bq(a,b)
 if a.now<b.cycleEnd then
 return false
 end
@@ -56,9 +56,9 @@ return true
 end`;
 
 export const cycle_current_account = String.raw`local function E(a)
-local b=Aa(a.accountKey)
+local b=Z(a.accountKey)
 if b then
-Bw(a,b,Bp(a,b))
+Bx(a,b,Bq(a,b))
 end
 return b
 end`;
@@ -75,7 +75,7 @@ b.anchor=a.now
 b.interval=c..d
 AM(b,a.now,S(a.now,c,d,1),a.now)
 if b.grantOrder then
-Ag(a,b)
+Af(a,b)
 end
 end`;
 

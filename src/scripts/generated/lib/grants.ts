@@ -76,13 +76,13 @@ end
 return a.n<b.n
 end`;
 
-export const grants_cycle_source = String.raw`local function Bv(a)
+export const grants_cycle_source = String.raw`local function Bw(a)
 return{n=0,token='c',kind='plan',priority=X,expiresAt=a.cycleEnd,
 effectiveAt=a.cycleStart,createdAt=a.cycleStart}
 end`;
 
-export const grants_refresh = String.raw`local function Ag(a,b)
-local c,d,e,f={Bv(b)},0,-1,0
+export const grants_refresh = String.raw`local function Af(a,b)
+local c,d,e,f={Bw(b)},0,-1,0
 for g,h in pairs(H(b))do
 f=f+1
 local i
@@ -129,7 +129,7 @@ a.grantsDirty=true
 return f
 end`;
 
-export const grants_roll = String.raw`local function Bw(a,b,c)
+export const grants_roll = String.raw`local function Bx(a,b,c)
 if not b.grantOrder then
 return
 end
@@ -149,10 +149,10 @@ end)
 for f,g in ipairs(e)do
 At(b,g,'e',g.expiresAt)
 end
-Ag(a,b)
+Af(a,b)
 end`;
 
-export const grants_save = String.raw`local function Bx(a,b)
+export const grants_save = String.raw`local function By(a,b)
 b.grantsDirty=nil
 local c={}
 for d,e in pairs(b.grants or{})do
@@ -246,7 +246,7 @@ b.grantJournal=nil
 end
 end`;
 
-export const grants_draw = String.raw`local function Af(a,b,c,d,e)
+export const grants_draw = String.raw`local function Ae(a,b,c,d,e)
 local f,g,h={},{},0
 for i in string.gmatch(b,'%S+')do
 if i=='c'then
@@ -293,7 +293,7 @@ end
 return table.concat(c,',')
 end`;
 
-export const grants_sources_reply = String.raw`local function Ah(a,b)
+export const grants_sources_reply = String.raw`local function Ag(a,b)
 for c,d,e in string.gmatch(b or'','(%a)(%d+)=(%d+)')do
 a[#a+1]=c=='c'and'cycle:'..d or'g'..d
 a[#a+1]=tonumber(e)
@@ -379,7 +379,7 @@ expiresAt=f,amount=g,remaining=g,spent=0,held=0,expired=0,voided=0,
 refundedAfterEnd=0,dirty=true,new=true}
 b.grantJournal=b.grantJournal or{}
 b.grantJournal[#b.grantJournal+1]={kind='grant',amount=g,n=i,ref=h}
-Ag(a,b)
+Af(a,b)
 return i
 end`;
 
@@ -459,7 +459,7 @@ end
 return d
 end`;
 
-export const grants_available_at = String.raw`local function Bu(a,b)
+export const grants_available_at = String.raw`local function Bv(a,b)
 local c,d,e=redis.call('HGETALL',a),{},{}
 for f=1,#c,2 do
 local g=string.sub(c[f],1,2)

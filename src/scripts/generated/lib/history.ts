@@ -3,7 +3,7 @@
 
 export const HISTORY_DAY_MS = String.raw`local AE=86400000`;
 
-export const history_trim = String.raw`local function Bz(a,b)
+export const history_trim = String.raw`local function BA(a,b)
 local c={}
 for d,e in ipairs(redis.call('HKEYS',a))do
 if tonumber(string.sub(e,1,-2))<b then
@@ -21,11 +21,11 @@ return
 end
 local e=math.floor(a.now/AE)
 if redis.call('HINCRBY',a.historyKey,e..b,d or c)==c then
-Bz(a.historyKey,e-a.historyDays+1)
+BA(a.historyKey,e-a.historyDays+1)
 end
 end`;
 
-export const history_read = String.raw`local function By(a,b)
+export const history_read = String.raw`local function Bz(a,b)
 local c,d,e=redis.call('HGETALL',a),{},{}
 for f=1,#c,2 do
 local g,h=tonumber(string.sub(c[f],1,-2)),string.sub(c[f],-1)

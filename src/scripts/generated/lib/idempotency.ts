@@ -21,7 +21,7 @@ end
 return nil
 end`;
 
-export const idempotency_claim = String.raw`local function BE(a,b,c,d,e)
+export const idempotency_claim = String.raw`local function BF(a,b,c,d,e)
 redis.call('HSET',a,'fp',b,'st','pending','tok',c,'exp',d+e)
 redis.call('PEXPIRE',a,e)
 end`;

@@ -22,7 +22,7 @@ end
 Az(a,b,c,d,e,f)
 end`;
 
-export const journal_read = String.raw`local function BF(a)
+export const journal_read = String.raw`local function BG(a)
 local b,c={},{}
 for d,e in pairs(({kind='k',amount='n',cycle='c',ref='r',source='s'}))do
 b[e]=d

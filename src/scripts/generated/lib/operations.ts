@@ -13,7 +13,7 @@ export const OPERATIONS_CLEANUP_EVERY = String.raw`local Bl=32`;
 
 export const OPERATIONS_CLEANUP_COUNT = String.raw`local Bk=64`;
 
-export const operations_cleanup = String.raw`local function BG(a,b,c,d,e)
+export const operations_cleanup = String.raw`local function BH(a,b,c,d,e)
 local f,g,h=string.match(b.tail,'^ (%d+) (%d+) (%d+)$')
 f,g,h=f or'0',tonumber(g)or 0,tonumber(h)or 0
 if c<g and g-c<=e then
@@ -57,7 +57,7 @@ end`;
 export const operations_add = String.raw`local function Q(a,b,c,d,e,f,g)
 b.adds=b.adds+1
 if b.adds>=Bl then
-BG(a,b,e,f,math.min(f,AG))
+BH(a,b,e,f,math.min(f,AG))
 b.adds=0
 end
 local h=math.max(f,AH)
