@@ -89,18 +89,20 @@ if not v[1] then
 end
 local balance, spent, cycle, grant = tonumber(v[1]), tonumber(v[2]), v[4], v[5]
 local fromGrants, grantNext, front, hasEvents = account_extras_read(v[6])
-local order, events
-if hasEvents then
+local rolls = ctx.now >= tonumber(v[3]) or (grantNext and grantNext >= 0 and ctx.now >= grantNext)
+if rolls or hasEvents then
+  -- Only a rollover or an account with events may write an event: the outbox.
   ctx.outboxKey, ctx.eventsMax = outboxKey, tonumber(eventsMax)
-  events = redis.call('HGET', ctx.accountKey, ACCOUNT.events) or nil
 end
-local a
-if ctx.now >= tonumber(v[3]) or (grantNext and grantNext >= 0 and ctx.now >= grantNext) then
-  ctx.outboxKey, ctx.eventsMax = outboxKey, tonumber(eventsMax)
+local order, events, a
+if rolls then
+  -- The whole account, events and spend order with it, brought to now.
   a = cycle_current_account(ctx)
   balance, spent, cycle, grant = a.balance, a.spent, tostring(a.cycle), a.journalGrant and tostring(a.journalGrant)
   order, fromGrants, grantNext = a.grantOrder, a.grantSum, a.grantNext
   front = order and string.match(order, '^%S+')
+elseif hasEvents then
+  events = redis.call('HGET', ctx.accountKey, ACCOUNT.events) or nil
 end
 if not front then
   fromGrants = 0

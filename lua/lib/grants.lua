@@ -535,18 +535,8 @@ end
 -- pre-check when a roll is due: activations and expiries counted, nothing written).
 --@rare
 local function grants_available_at(accountKey, now)
-  local flat, terms, credits = redis.call('HGETALL', accountKey), {}, {}
-  for i = 1, #flat, 2 do
-    local prefix = string.sub(flat[i], 1, 2)
-    if prefix == ACCOUNT_PREFIX.grantTerms then
-      terms[string.sub(flat[i], 3)] = flat[i + 1]
-    elseif prefix == ACCOUNT_PREFIX.grantCredits then
-      credits[string.sub(flat[i], 3)] = flat[i + 1]
-    end
-  end
   local sum = 0
-  for n, text in pairs(terms) do
-    local g = grant_parse(n, text, credits[n])
+  for _, g in pairs(grants_of(account_load(accountKey))) do
     if g.effectiveAt <= now and (g.expiresAt == 0 or now < g.expiresAt) then
       sum = sum + g.remaining
     end

@@ -101,7 +101,7 @@ else
 o={12,h>0 and'g'..q or'',n,0}
 p=s
 end
-elseif h>0 and not A3(a,i,g)then
+elseif h>0 and not A2(a,i,g)then
 o={30,'',n,0}
 elseif h<0 and n<-h then
 o={2,'',n,-h}
@@ -113,7 +113,7 @@ return Ag(o,p)
 end
 local q,r=0,'-'
 if h>0 then
-q=AZ(a,i,'adjustment',X,a.now,0,h,e)
+q=AY(a,i,'adjustment',Y,a.now,0,h,e)
 A(a,i)
 redis.call('HSET',a.cyclesKey,'gr'..q,d)
 r='g'..q..'='..c
@@ -124,7 +124,7 @@ local t,u,v,w=Ae(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
 w[#w+1],w[#w+2]='b',u
 w[#w+1],w[#w+2]='s',i.spent+i.balance-u
 if i.events then
-i.events=T(a,i.events,u,i.cycle,i.grantSum-v)
+i.events=U(a,i.events,u,i.cycle,i.grantSum-v)
 w[#w+1],w[#w+2]='ev',i.events
 end
 if i.grantOrder then
@@ -147,7 +147,7 @@ Q(b,m,k,s..' '..q..' '..j..' '..r,a.now,
 f,s)
 return Ag({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
 
-const SHA1 = "7fd99d5b7b87915df5c1c5cfdf172b89d7a414e3";
+const SHA1 = "0f812ad776b1ad213ee6dc02dad957967277e950";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

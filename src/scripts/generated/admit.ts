@@ -44,7 +44,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
   grantsLua.GRANT_STATUS,
-  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, accountLua.account_extras_read, accountLua.account_load]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
@@ -52,7 +52,7 @@ const HELPERS = [
 /** lua/admit.lua's own code, compiled. */
 const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6])`;
 
-const SHA1 = "3f030033965f7f4ba8f61d8ef4352bca0a4800ce";
+const SHA1 = "536ab0882065034545b51197fe044525a6befc96";
 const FUNCTION = `tg${BUILD_ID}_admit`;
 
 export const admit: Script<AdmitParams, AdmitReply> = {

@@ -40,7 +40,7 @@ end
 end
 return b`;
 
-const SHA1 = "494a9faab7b1b67930689e7e0bf574f7ecfe9edb";
+const SHA1 = "34faacc83852812a54a7bba768eda30e2a21efca";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -29,14 +29,14 @@ local c=ARGV[2]
 local d=ARGV[3]
 local e=tonumber(ARGV[4])
 local f=C(b)
-local g=A9(a,c,d,f)
+local g=A8(a,c,d,f)
 if g then
 return g
 end
 BF(a,c,d,f,e)
 return{0,'',0}`;
 
-const SHA1 = "a6f9c15851dd0f9450d9b3236a3bf718aaeb3f4b";
+const SHA1 = "42a04c4507cf3f83fb85e0dec9513030d5925fea";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

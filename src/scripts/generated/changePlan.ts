@@ -91,7 +91,7 @@ Aa(a.accountKey,n,{'plansVersion'})
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 A(a,n)
-Bo(a.accountKey,n,b,c,d,e,f,g,k)
+Bn(a.accountKey,n,b,c,d,e,f,g,k)
 if not(n.events and string.sub(n.events,1,1)=='o')then
 Ab(a,n,'p',m)
 end
@@ -101,7 +101,7 @@ A(a,n)
 end
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}`;
 
-const SHA1 = "69b2abaf6ce1ded292e2882262e1604218c35681";
+const SHA1 = "4d19248cd6403cc4f9f962daa836ce519c17504e";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

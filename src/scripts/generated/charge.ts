@@ -84,7 +84,7 @@ r[#r+1],r[#r+2]='b',p
 r[#r+1],r[#r+2]='s',f+e-p
 end
 if n then
-n=T(b,n,p,k,i-q)
+n=U(b,n,p,k,i-q)
 r[#r+1],r[#r+2]='ev',n
 end
 r[#r+1],r[#r+2]='x',K(d,i-q,j,n)
@@ -116,81 +116,81 @@ return{3,0,0,f,0,''}
 end
 local o,p,q,r=tonumber(n[1]),tonumber(n[2]),n[4],n[5]
 local s,t,u,v=Am(n[6])
-local w,x
-if v then
+local w=b.now>=tonumber(n[3])or(t and t>=0 and b.now>=t)
+if w or v then
 b.outboxKey,b.eventsMax=l,tonumber(m)
-x=redis.call('HGET',b.accountKey,'ev')or nil
 end
-local y
-if b.now>=tonumber(n[3])or(t and t>=0 and b.now>=t)then
-b.outboxKey,b.eventsMax=l,tonumber(m)
-y=E(b)
-o,p,q,r=y.balance,y.spent,tostring(y.cycle),y.journalGrant and tostring(y.journalGrant)
-w,s,t=y.grantOrder,y.grantSum,y.grantNext
-u=w and string.match(w,'^%S+')
+local x,y,z
+if w then
+z=E(b)
+o,p,q,r=z.balance,z.spent,tostring(z.cycle),z.journalGrant and tostring(z.journalGrant)
+x,s,t=z.grantOrder,z.grantSum,z.grantNext
+u=x and string.match(x,'^%S+')
+elseif v then
+y=redis.call('HGET',b.accountKey,'ev')or nil
 end
 if not u then
 s=0
 end
-local z=o+s
-local aa,ab
+local aa=o+s
+local ab,ac
 if h~=''then
-aa,ab=R(c,i)
+ab,ac=R(c,i)
 end
-local ac,ad
+local ad,ae
 if h~=''then
-ad=d..':'..e
+ae=d..':'..e
 end
-if aa then
-local ae,af=string.match(aa,'^%d+ (%d+) ?(%S*)')
-if af~=''and af~=ad then
-ac={26,0,o,f,z,''}
+if ab then
+local af,ag=string.match(ab,'^%d+ (%d+) ?(%S*)')
+if ag~=''and ag~=ae then
+ad={26,0,o,f,aa,''}
 else
-local ag=string.match(aa,'^%d+ %d+ %S+ %d+ (%S+)')
-ac={12,tonumber(ae),o,f,z,ag~='-'and ag or''}
+local ah=string.match(ab,'^%d+ %d+ %S+ %d+ (%S+)')
+ad={12,tonumber(af),o,f,aa,ah~='-'and ah or''}
 end
-elseif z<f then
-ac={2,0,o,f,z,''}
+elseif aa<f then
+ad={2,0,o,f,aa,''}
 end
+if z then
+A(b,z)
+y=z.events
+end
+if ad then
+return AR(b,ad)
+end
+local af=f+math.min(g,aa-f)
+aa=aa-af
+local ag=af==f and d or string.format('%d',af)
+local ah=''
+if not u or(u=='c'and o>=af)then
+o=o-af
+p=p+af
 if y then
-A(b,y)
-x=y.events
-end
-if ac then
-return AR(b,ac)
-end
-local ae=f+math.min(g,z-f)
-z=z-ae
-local af=ae==f and d or string.format('%d',ae)
-local ag=''
-if not u or(u=='c'and o>=ae)then
-o=o-ae
-p=p+ae
-if x then
 redis.call('HSET',b.accountKey,'b',o,'s',p,'ev',
-T(b,x,o,q,s))
+U(b,y,o,q,s))
 else
 redis.call('HSET',b.accountKey,'b',o,'s',p)
 end
-if ae>0 then
-ag=Au('c',q,af)
-G(b,'charge',af,q,h,q,r)
+if af>0 then
+ah=Au('c',q,ag)
+G(b,'charge',ag,q,h,q,r)
 end
 else
-ag,o=a(b,w,u,o,p,ae,af,s,t,
-q,r,h,x)
+ah,o=a(b,x,u,o,p,af,ag,s,t,
+q,r,h,y)
 end
 if h~=''then
-local ah=string.format('%d',b.now)
-Q(c,ab,i,ah..' '..af..' '..ad..' 0 '
-..(ag==''and'-'or ag)..j,b.now,k,ah)
+local ai=string.format('%d',b.now)
+Q(c,ac,i,ai..' '..ag..' '..ae..' 0 '
+..(ah==''and'-'or ah)..j,b.now,k,ai)
 end
-if ae>0 then
-M(b,'s',ae,af)
+if af>0 then
+M(b,'s',af,ag)
 end
-return AR(b,{0,ae,o,f,z,ag})`;
+return AR(b,{0,af,o,f,aa,ah})`;
 
-const SHA1 = "4b41574bb5af01f38de954861394ccee5b2d741a";
+const SHA1 = "80fce5643e45f102e58fd4c48b5d65ea49ea38ce";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

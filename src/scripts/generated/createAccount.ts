@@ -77,7 +77,7 @@ Ab({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
 return{0,1,u,v,''}`;
 
-const SHA1 = "8920c1c13d246d6df8eeb261432515f200885fcc";
+const SHA1 = "57ab5e0bb13a628468b1e556922cce7727824c86";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

@@ -84,7 +84,7 @@ local b=KEYS[7]
 local c,d=ARGV[5],ARGV[6]
 a.endedKeepMs=tonumber(ARGV[7])
 a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[8])
-local e=V(a)
+local e=W(a)
 if not e then
 return{3,''}
 end
@@ -100,7 +100,7 @@ Ah(a,e,f,c,d)
 O(a,e)
 return{0,L(f),B(a)}`;
 
-const SHA1 = "820ae31bb6a40c9bb6ecc03ffdf98eec5701f931";
+const SHA1 = "eefde221d3377d8de9382e8f2ffc83617ce64455";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

@@ -90,7 +90,7 @@ local v,w=string.match(s,'^%d+ (%d+) (%S*)')
 u=w==q and{12,'g'..v}or{26,''}
 elseif n>0 and n<=math.max(o,a.now)then
 u={34,''}
-elseif not A3(a,p,k)then
+elseif not A2(a,p,k)then
 u={30,''}
 end
 A(a,p)
@@ -98,7 +98,7 @@ if u then
 u[3],u[4]=B(a)
 return u
 end
-local v=AZ(a,p,d,m,o,n,l,i)
+local v=AY(a,p,d,m,o,n,l,i)
 A(a,p)
 if h~=''then
 redis.call('HSET',a.cyclesKey,'gr'..v,h)
@@ -107,7 +107,7 @@ local w=string.format('%d',a.now)
 Q(b,t,r,w..' '..v..' '..q,a.now,j,w)
 return{0,'g'..v,B(a)}`;
 
-const SHA1 = "fea798035ebba3dfd432adabbe3f77abf3ebb801";
+const SHA1 = "5addedbf25959448e79cb5f1a7b21bb83164a9a5";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

@@ -52,11 +52,11 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local a=W(KEYS,ARGV)
+const BODY = String.raw`local a=X(KEYS,ARGV)
 local b,c=KEYS[2],KEYS[3]
 a.cyclesKey=b
 local d=tonumber(ARGV[2])
-local e=Z(a.accountKey)
+local e=T(a.accountKey)
 if not e then
 return{3,''}
 end
@@ -67,14 +67,14 @@ end
 e.counters=nil
 e.available=e.balance+(e.grantSum or 0)
 if e.grantOrder then
-e.nextExpiry=A2(e)
+e.nextExpiry=A1(e)
 end
-local g=A1(a,e,true)
+local g=A0(a,e,true)
 e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
 local h=redis.call('ZREVRANGE',c,0,-1)
 return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "9f87613eb8aaf655d552c8f71bafd7c62357e4f2";
+const SHA1 = "0ae2930496d220a151442fc879713a114ddafa83";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -42,7 +42,7 @@ local n=0
 if e>0 then
 n=k+e
 end
-local o,p=Bb(a,k)
+local o,p=Ba(a,k)
 local q,r={},{}
 for s,t in ipairs(o)do
 if t.expiresAt==0 then
@@ -72,7 +72,7 @@ redis.call('HSET',a,l,d..' '..n..' '..f..' L',m,k..' '..g,l..'.l',j)
 end
 return{0,k,n}`;
 
-const SHA1 = "a129940da7c93b163b34c5353e27509f51c18109";
+const SHA1 = "07a6fa0ce18e096002d108a7b3675e0d21847947";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {

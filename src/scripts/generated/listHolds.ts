@@ -38,7 +38,7 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listHolds.lua's own code, compiled. */
-const BODY = String.raw`local a=W(KEYS,ARGV)
+const BODY = String.raw`local a=X(KEYS,ARGV)
 a.holdsActiveKey=KEYS[2]
 local b=KEYS[3]
 local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
@@ -57,7 +57,7 @@ end
 end
 return f`;
 
-const SHA1 = "d758805ec8130340cab102e1a9f5ec30e69f5ff8";
+const SHA1 = "c431e121963f4536ee739055a946920334237cc3";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

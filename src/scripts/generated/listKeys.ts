@@ -22,13 +22,13 @@ const HELPERS = [
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-local c,d=Bb(a,C(b))
+local c,d=Ba(a,C(b))
 if#d>0 then
 redis.call('HDEL',a,unpack(d))
 end
 return{0,cjson.encode(c)}`;
 
-const SHA1 = "c873af3a54f4ba5aeaba896d79f43fdd6cb4f06a";
+const SHA1 = "420d2238468b1e4b5a7d661e7da114b2271158ca";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

@@ -117,7 +117,7 @@ if t>0 then
 n=t
 end
 local u,v,w=tonumber(j),tonumber(k),tonumber(l)
-local x=V(b)
+local x=W(b)
 if not x then
 return{3,'',0}
 end
@@ -129,7 +129,7 @@ return z
 end
 local z=o~=''
 if z then
-local aa=A9(f,p,q,b.now)
+local aa=A8(f,p,q,b.now)
 if aa then
 return y(aa)
 end
@@ -137,7 +137,7 @@ end
 local function aa(ab,ac)
 A(b,x)
 if z then
-A_(f,q)
+A9(f,q)
 end
 return y({ab,ac,0})
 end
@@ -220,7 +220,7 @@ Ay(f,p,0,cjson.encode(ap),r)
 end
 return{0,ap,0,B(b)}`;
 
-const SHA1 = "fb79524b102bf9d6bf78b80f83f603b505b7657a";
+const SHA1 = "65d65a4f23f447f707e72f9f8abfe93269855a4d";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

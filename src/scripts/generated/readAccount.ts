@@ -19,14 +19,14 @@ const HELPERS = [
 
 /** lua/readAccount.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
-local b=Z(a)
+local b=T(a)
 if not b then
 return{3,''}
 end
 b.counters=nil
 return{0,cjson.encode(b)}`;
 
-const SHA1 = "d134a81af447f51eb3a6ec3d8f0e250b7b023922";
+const SHA1 = "06e0bc8b4d9a4b07c30edd842d6ec1e458a4300f";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

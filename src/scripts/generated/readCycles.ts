@@ -34,7 +34,7 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readCycles.lua's own code, compiled. */
-const BODY = String.raw`local a=W(KEYS,ARGV)
+const BODY = String.raw`local a=X(KEYS,ARGV)
 a.cyclesKey=KEYS[2]
 local b=E(a)
 if not b then
@@ -42,7 +42,7 @@ return{3,''}
 end
 return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
 
-const SHA1 = "f1fffc01e13502b85210a9ab3127bca54fe34f33";
+const SHA1 = "ddef200d96f408d2fb24bf16e16d8d300846afbb";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -42,7 +42,7 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
-const BODY = String.raw`local a=W(KEYS,ARGV)
+const BODY = String.raw`local a=X(KEYS,ARGV)
 a.holdsActiveKey=KEYS[2]
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3}
@@ -60,7 +60,7 @@ end
 end
 return c`;
 
-const SHA1 = "9e9ad988c85bebcfa80e4944b2c90db45319be90";
+const SHA1 = "fa7baeabcdafef0874d3b9426c81a6258b5c1970";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

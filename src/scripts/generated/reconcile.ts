@@ -79,7 +79,7 @@ c,d,e,f=1,b.allowance,0,0
 end
 return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,B(a)}`;
 
-const SHA1 = "3126d079aa957924b6469ee24e063874067286b8";
+const SHA1 = "2fe5c7c161f8d4a3fe59f528ce7a84422fc02147";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -140,7 +140,7 @@ x[#x+1]=z.kind..z.id..'='..string.format('%d',aa)
 end
 local y={'b',h.balance,'s',h.spent}
 if h.events then
-h.events=T(a,h.events,h.balance,h.cycle,h.grantSum)
+h.events=U(a,h.events,h.balance,h.cycle,h.grantSum)
 y[5],y[6]='ev',h.events
 end
 if h.grantOrder then
@@ -156,7 +156,7 @@ Q(b,m,j,
 string.format('%s %d %s %s %s .',aa,g,i,z,c),a.now,f,aa)
 return Ag({0,g,h.balance+h.grantSum,B(a)},z)`;
 
-const SHA1 = "ec8deee2c5a44376430676d80678cdc8da40a05e";
+const SHA1 = "d31243de514de3030d32318641e14ac1c2669b82";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

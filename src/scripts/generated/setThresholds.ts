@@ -77,7 +77,7 @@ Ab(a,d,'p',e)
 end
 return{0,AS(d,tonumber(ARGV[8])),B(a)}`;
 
-const SHA1 = "b47cb4252062d99a27c128b8645eff6cf2899e1b";
+const SHA1 = "1cc73714974e24a1f4bbee9ac508630d81c69a15";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {

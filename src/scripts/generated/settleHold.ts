@@ -89,7 +89,7 @@ local f,g,h=tonumber(ARGV[8]),tonumber(ARGV[9]),tonumber(ARGV[10])
 a.endedKeepMs=tonumber(ARGV[11])
 a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[12])
 local i=16
-local j=V(a)
+local j=W(a)
 if not j then
 return{3,''}
 end
@@ -101,7 +101,7 @@ local l='i:'..d
 if redis.call('HEXISTS',b,l)==1 then
 return k(12,N(b))
 end
-local m,n,o=A4(a,j,b,c)
+local m,n,o=A3(a,j,b,c)
 if not m then
 return k(n,o)
 end
@@ -119,7 +119,7 @@ end
 A(a,j)
 local p='settled'
 if c=='budget'then
-A7(a,j,m,g)
+A6(a,j,m,g)
 if g>0 then
 m.delivered=m.delivered+1
 end
@@ -135,12 +135,12 @@ q[#q+1]=r..'='..s
 end
 redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-A7(a,j,m,m.required+f)
+A6(a,j,m,m.required+f)
 m.delivered=m.delivered+1
 m.optionalSpent=m.optionalSpent+f
 end
 m.settled=m.settled+1
-A6(a,m,h)
+A5(a,m,h)
 redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
 'os',m.optionalSpent,'sp',m.spent)
 if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
@@ -149,7 +149,7 @@ end
 O(a,j)
 return{0,L(m),B(a)}`;
 
-const SHA1 = "987fb7ff4d28c7515733e1aa96d123154337a94c";
+const SHA1 = "cb80f699223818c6efedfd8207972cbae2fb9c27";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

@@ -72,7 +72,7 @@ AN(a,d,b,c)
 A(a,d)
 return{0,d.cycle,d.cycleStart,d.cycleEnd,B(a)}`;
 
-const SHA1 = "45b5cb3a63dc3323108f89b85871e04c7f9d5215";
+const SHA1 = "b359345810e717d9a969d8931be33165e58ab586";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -100,7 +100,7 @@ local d=tonumber(ARGV[7])
 a.outboxKey,a.eventsMax=KEYS[9],tonumber(ARGV[8])
 local e,f=ARGV[9]=='1',tonumber(ARGV[10])
 local function g(h)
-local i,j=U(a,h.events),{}
+local i,j=V(a,h.events),{}
 for k,l in pairs(H(h))do
 if l.expiresAt>0 and not l.noticed and l.expiresAt-f<=a.now then
 j[#j+1]=l
@@ -119,7 +119,7 @@ h.grantTerms[l.n]=As(l)
 redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ad(i))
 end
 end
-local h=V(a)
+local h=W(a)
 if not h then
 return{3,0,0,-1,-1,0,0}
 end
@@ -156,7 +156,7 @@ m[#m+1]=o
 end
 end
 if#m>0 then
-local n,o=R(c,Y)
+local n,o=R(c,Z)
 for p,q in ipairs(m)do
 redis.call('DEL',q.key)
 redis.call('ZREM',a.holdsEndedKey,q.id)
@@ -167,7 +167,7 @@ end
 end
 local n=-1
 if h.events then
-local o=Z(a.accountKey)
+local o=T(a.accountKey)
 if e and o.grantTerms then
 g(o)
 end
@@ -175,12 +175,12 @@ n=AS(o,f)
 end
 local o,p=B(a)
 local q={0,#i,#m,BE(a),n,o,p}
-for r,s in ipairs(A8(a,true))do
+for r,s in ipairs(A7(a,true))do
 q[#q+1]=s
 end
 return q`;
 
-const SHA1 = "899d578ebf24aad712ede566b96572fae90cd631";
+const SHA1 = "cf358776f6480dd4db24a8d13abce810fe5f8cff";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

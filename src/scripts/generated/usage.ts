@@ -77,14 +77,14 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
-const BODY = String.raw`local a=W(KEYS,ARGV)
+const BODY = String.raw`local a=X(KEYS,ARGV)
 a.cyclesKey,a.holdsActiveKey,a.journalKey=KEYS[2],KEYS[3],KEYS[4]
 a.journalTrim,a.journalBound=ARGV[6],ARGV[7]
 local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
 a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[8])
 if d~=''then
 local f=redis.call('HGET',a.accountKey,'k:'..d)
-local g=Ba(a.accountKey,d,f,e,b,a.now)
+local g=A_(a.accountKey,d,f,e,b,a.now)
 if g then
 return{18,g}
 end
@@ -106,7 +106,7 @@ f.active=redis.call('ZCARD',a.holdsActiveKey)
 f.now=a.now
 f.available=f.balance+(f.grantSum or 0)
 if f.grantOrder then
-f.nextExpiry=A2(f)
+f.nextExpiry=A1(f)
 end
 f.grants,f.grantTerms,f.grantCredits=nil,nil,nil
 local i=I(g,f.counters[b],a.now,0,c)
@@ -115,7 +115,7 @@ i[#i+1]=cjson.encode(f)
 i[#i+1],i[#i+2]=B(a)
 return i`;
 
-const SHA1 = "1a52694941486331fb05455d7d306c6943b5bc52";
+const SHA1 = "1ad759671e0867d11a010d74ae631fbeb48b83f2";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

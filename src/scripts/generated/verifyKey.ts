@@ -47,7 +47,7 @@ const HELPERS = [
   grantsLua.GRANT_KIND_NAME,
   grantsLua.GRANT_KIND_RANK,
   grantsLua.GRANT_STATUS,
-  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse]),
+  withHelpers(grantsLua.grants_available_at, [grantsLua.grant_terms_parse, grantsLua.grant_parse, grantsLua.grants_of, accountLua.account_extras_read, accountLua.account_load]),
   admitLua.admit_with_key,
   admitLua.admit_account,
 ].join("\n");
@@ -55,7 +55,7 @@ const HELPERS = [
 /** lua/verifyKey.lua's own code, compiled. */
 const BODY = String.raw`return AK(KEYS[1],C(ARGV[1]),ARGV[2],ARGV[3],ARGV[4],ARGV[5],ARGV[6],ARGV[7],ARGV[8])`;
 
-const SHA1 = "1ab8b2cdcb76eb56d774849ab46e3822a1d804cc";
+const SHA1 = "3ef2272eaca951b9fbb5d9c673455865f7424867";
 const FUNCTION = `tg${BUILD_ID}_verifyKey`;
 
 export const verifyKey: Script<VerifyKeyParams, VerifyKeyReply> = {

@@ -104,7 +104,7 @@ local o=string.format('%d',a.now)
 Q(b,k,i,o..' '..n..' '..h,a.now,e,o)
 return{0,n,B(a)}`;
 
-const SHA1 = "3110c013b5537dae72bfcb8997ebaa198d05f33f";
+const SHA1 = "0f73b6d3155d00d231ac14082fd76c5d4f781a6a";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {

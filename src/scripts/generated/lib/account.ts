@@ -9,7 +9,7 @@ end
 return e
 end`;
 
-export const account_extras_grants = String.raw`local function Bn(a)
+export const account_extras_grants = String.raw`local function Bm(a)
 if not a or a==''then
 return nil,nil
 end
@@ -36,7 +36,7 @@ end
 return true
 end`;
 
-export const account_load = String.raw`local function Z(a)
+export const account_load = String.raw`local function T(a)
 local b=redis.call('HGETALL',a)
 if#b==0 then
 return nil
@@ -93,7 +93,7 @@ end
 end
 end`;
 
-export const account_write_plan = String.raw`local function Bo(a,b,c,d,e,f,g,h,i)
+export const account_write_plan = String.raw`local function Bn(a,b,c,d,e,f,g,h,i)
 AJ(a,b,h)
 b.plan,b.nextAllowance=c,d
 b.holdsCap,b.holdsMaxItems,b.holdsSurfaces=e,f,g

@@ -13,7 +13,7 @@ end
 return d
 end`;
 
-export const keys_load = String.raw`local function Bb(a,b)
+export const keys_load = String.raw`local function Ba(a,b)
 local c,d,e,f=redis.call('HGETALL',a),{},{},{}
 local g,h='k:','.i'
 for i=1,#c,2 do
@@ -46,7 +46,7 @@ table.sort(e,function(i,j)return(i.createdAt or 0)<(j.createdAt or 0)end)
 return e,f
 end`;
 
-export const key_refusal = String.raw`local function Ba(a,b,c,d,e,f)
+export const key_refusal = String.raw`local function A_(a,b,c,d,e,f)
 if not c then
 return'unknown'
 end

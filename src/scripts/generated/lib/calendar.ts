@@ -27,7 +27,7 @@ if i<=2 then e=e+1 end
 return e,i,h
 end`;
 
-export const days_in_month = String.raw`local function Br(a,b)
+export const days_in_month = String.raw`local function Bq(a,b)
 local c,d=a,b+1
 if d>12 then c,d=a+1,1 end
 return Ap(c,d,1)-Ap(a,b,1)
@@ -43,7 +43,7 @@ local g,h,i=An(e)
 local j=g*12+(h-1)+d*c
 local k=math.floor(j/12)
 local l=j-k*12+1
-local m=math.min(i,Br(k,l))
+local m=math.min(i,Bq(k,l))
 return Ap(k,l,m)*J+f
 end`;
 

@@ -27,7 +27,7 @@ end`;
 export const cycle_save = String.raw`local function A(a,b)
 local c=b.archive
 if b.events and(c or b.grantsDirty)then
-Bu(a,b,c)
+Bt(a,b,c)
 end
 if b.grantsDirty then
 By(a,b)
@@ -45,7 +45,7 @@ export const cycle_unit = String.raw`local function AO(a)
 return string.sub(a.interval,1,1),tonumber(string.sub(a.interval,2))
 end`;
 
-export const cycle_roll = String.raw`local function Bq(a,b)
+export const cycle_roll = String.raw`local function Bp(a,b)
 if a.now<b.cycleEnd then
 return false
 end
@@ -56,9 +56,9 @@ return true
 end`;
 
 export const cycle_current_account = String.raw`local function E(a)
-local b=Z(a.accountKey)
+local b=T(a.accountKey)
 if b then
-Bx(a,b,Bq(a,b))
+Bx(a,b,Bp(a,b))
 end
 return b
 end`;

@@ -62,7 +62,7 @@ end
 return b
 end`;
 
-export const holds_credits = String.raw`local function V(a)
+export const holds_credits = String.raw`local function W(a)
 local b=redis.call('HMGET',a.accountKey,'b','s','h',
 'c','ce','jg','x')
 if not b[1]then
@@ -90,7 +90,7 @@ return
 end
 local c={'b',b.balance,'s',b.spent,'h',b.held}
 if b.events then
-b.events=T(a,b.events,b.balance,b.cycle,b.grantSum)
+b.events=U(a,b.events,b.balance,b.cycle,b.grantSum)
 c[7],c[8]='ev',b.events
 end
 if b.grantOrder then
@@ -103,7 +103,7 @@ export const hold_journal = String.raw`local function Ax(a,b,c,d,e)
 b.journalGrant=G(a,c,d,e.cycleId,e.id,b.cycle,b.journalGrant)
 end`;
 
-export const hold_part = String.raw`local function A5(a,b,c,d,e)
+export const hold_part = String.raw`local function A4(a,b,c,d,e)
 local f=d.amount
 if d.kind=='g'then
 local g=AW(a,b,d.id,f,'held',e and'remaining'or'spent')
@@ -129,13 +129,13 @@ b.journalGrant=G(a,e and'refund_ended'or'spend',f,d.id,c.id,b.cycle,b.journalGra
 end
 end`;
 
-export const hold_spend = String.raw`local function A7(a,b,c,d)
+export const hold_spend = String.raw`local function A6(a,b,c,d)
 if d<=0 then
 return
 end
 if c.sources~=''then
 for e,f in ipairs(Aw(c.sources,c.spent,d))do
-A5(a,b,c,f,false)
+A4(a,b,c,f,false)
 end
 c.spent=c.spent+d
 M(a,'s',d)
@@ -159,7 +159,7 @@ return
 end
 if c.sources~=''then
 for e,f in ipairs(Aw(c.sources,c.reserved-c.refunded-d,d,true))do
-A5(a,b,c,f,true)
+A4(a,b,c,f,true)
 end
 c.refunded=c.refunded+d
 M(a,'r',d)
@@ -181,7 +181,7 @@ end`;
 
 export const hold_end = String.raw`local function Ah(a,b,c,d,e)
 if b.events and e=='lease_expired'then
-Bt(a,b.events,c)
+Bs(a,b.events,c)
 end
 BB(a,b,c,c.reserved-c.spent-c.refunded)
 c.status,c.endReason,c.endedAt=d,e,a.now
@@ -191,7 +191,7 @@ redis.call('ZADD',a.holdsEndedKey,a.now,c.id)
 redis.call('PEXPIRE',c.key,a.endedKeepMs)
 end`;
 
-export const holds_due = String.raw`local function A8(a,b)
+export const holds_due = String.raw`local function A7(a,b)
 local c=redis.call('ZRANGEBYSCORE',a.holdsActiveKey,'-inf',a.now,'LIMIT',0,Al)
 if not b or#c>0 then
 return c
@@ -204,7 +204,7 @@ return redis.call('ZRANGEBYSCORE',a.holdsEndedKey,'-inf',a.now-a.endedKeepMs,'LI
 end`;
 
 export const holds_due_reply = String.raw`local function Ai(a,b)
-local c=A8(a,b)
+local c=A7(a,b)
 if#c==0 then
 return nil
 end
@@ -220,7 +220,7 @@ end
 return tonumber(b[2])
 end`;
 
-export const hold_renew = String.raw`local function A6(a,b,c)
+export const hold_renew = String.raw`local function A5(a,b,c)
 if b.leaseMs>0 then
 c=b.leaseMs
 end
@@ -231,7 +231,7 @@ redis.call('HSET',b.key,'ls',d)
 return d
 end`;
 
-export const hold_accepting = String.raw`local function A4(a,b,c,d)
+export const hold_accepting = String.raw`local function A3(a,b,c,d)
 local e=N(c)
 if not e then
 return nil,9

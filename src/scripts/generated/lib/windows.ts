@@ -11,7 +11,7 @@ end
 return c,a-c*b
 end`;
 
-export const windows_bucket = String.raw`local function Bc(a,b,c,d,e,f)
+export const windows_bucket = String.raw`local function Bb(a,b,c,d,e,f)
 local g,h=string.match(d or'','^b(%d+):(%d+)$')
 local i,j=0,c*b
 g=tonumber(g)
@@ -29,12 +29,12 @@ end
 return 0,0,i,k
 end`;
 
-export const windows_bucket_state = String.raw`local function Bd(a,b,c,d)
+export const windows_bucket_state = String.raw`local function Bc(a,b,c,d)
 local e,f=Ak(d,a)
 return(Ak(c*b-d,b)),f>0 and e+1 or e
 end`;
 
-export const windows_bucket_word = String.raw`local function Be(a,b,c)
+export const windows_bucket_word = String.raw`local function Bd(a,b,c)
 local d,e=Ak(b,a)
 return string.format('b%d:%d',c+d,e)
 end`;
@@ -87,7 +87,7 @@ local v=tonumber(p)*1000
 if q=='b'then
 local w
 t.burst,t.windowMs=tonumber(r),v
-w,t.retryMs,t.debt,t.after=Bc(t.limit,v,t.burst,j[p],c,d)
+w,t.retryMs,t.debt,t.after=Bb(t.limit,v,t.burst,j[p],c,d)
 j[p]=nil
 if u and(w==16 or(w==1 and m==0))then
 m=w
@@ -140,10 +140,10 @@ for q,r in ipairs(l)do
 local s=#p
 if r.burst then
 local t=o and r.after or r.debt
-p[s+1],p[s+2]=Bd(r.limit,r.windowMs,r.burst,t)
+p[s+1],p[s+2]=Bc(r.limit,r.windowMs,r.burst,t)
 p[s+3]=r.retryMs
 if t>0 then
-next[#next+1]=r.name..':'..Be(r.limit,t,c)
+next[#next+1]=r.name..':'..Bd(r.limit,t,c)
 end
 else
 if o then
@@ -163,7 +163,7 @@ end
 return p
 end`;
 
-export const windows_plain = String.raw`local function Bf(a,b,c,d,e)
+export const windows_plain = String.raw`local function Be(a,b,c,d,e)
 local f,g,h=string.match(a,'^(%d+)/(%d+)b?(%d*)$')
 if h and h~=''then
 local i,j=string.match(b or'','^(%d+):(b%d+:%d+)$')
@@ -172,11 +172,11 @@ return AC(a,b,c,d,e)
 end
 f,h=tonumber(f),tonumber(h)
 local k=g*1000
-local l,m,n,o=Bc(f,k,h,j,c,d)
-local p,q=Bd(f,k,h,o)
+local l,m,n,o=Bb(f,k,h,j,c,d)
+local p,q=Bc(f,k,h,o)
 local r={l,a,p,q,m}
 if l==0 and d>0 then
-return r,g..':'..Be(f,o,c),2*math.max(k,q)
+return r,g..':'..Bd(f,o,c),2*math.max(k,q)
 end
 return r
 end
@@ -250,7 +250,7 @@ local n=d>0 and#l>=g
 local o,p,next,q={0,a},0,nil,0
 if f~=''then
 local r
-r,next,q=Bf(f,j,c,n and 0 or d,e)
+r,next,q=Be(f,j,c,n and 0 or d,e)
 p=r[1]
 AB(r,o)
 end
@@ -279,7 +279,7 @@ export const windows_inner = String.raw`local function AA(a,b,c,d,e)
 if string.find(a,'c',1,true)then
 return BJ(a,b,c,d,e)
 end
-return Bf(a,b,c,d,e)
+return Be(a,b,c,d,e)
 end`;
 
 export const windows_count = String.raw`local function I(a,b,c,d,e)
