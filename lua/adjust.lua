@@ -24,6 +24,7 @@
 --@include "lib/cycle.lua"
 --@include "lib/operations.lua"
 --@include "lib/events.lua"
+--@include "lib/debit.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 local operationsKey = KEYS[5]
@@ -72,26 +73,9 @@ if amount > 0 then
   available = available + amount
 else
   local cycle = string.format('%d', a.cycle)
-  local parts, left, taken, fields = grants_draw(ctx.accountKey, a.grantOrder or 'c', a.balance, -amount, false)
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.balance, left
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.spent, a.spent + a.balance - left
-  if a.events then
-    a.events = events_moved(ctx, a.events, left, a.cycle, a.grantSum - taken)
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, a.events
-  end
-  if a.grantOrder then
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(a.grantOrder, a.grantSum - taken, a.grantNext,
-      a.events)
-  end
-  redis.call('HSET', ctx.accountKey, unpack(fields))
-  for i = 1, #parts, 2 do
-    if parts[i] == 'c' then
-      a.journalGrant = journal_append(ctx, 'adjust', parts[i + 1], a.cycle, operationId, a.cycle, a.journalGrant)
-    else
-      journal_source(ctx, 'adjust', parts[i + 1], a.cycle, operationId, 'g' .. parts[i])
-    end
-  end
-  sources = grants_parts_text(parts, cycle)
+  sources = debit_in_order(ctx, { balance = a.balance, spent = a.spent, grantSum = a.grantOrder and a.grantSum,
+    grantNext = a.grantNext, order = a.grantOrder, events = a.events, cycle = cycle, journalGrant = a.journalGrant and string.format('%d', a.journalGrant) },
+    -amount, string.format('%d', -amount), 'adjust', operationId)
   available = available + amount
 end
 local nowText = string.format('%d', ctx.now)

@@ -35,38 +35,7 @@
 --@include "lib/history.lua"
 --@include "lib/operations.lua"
 --@include "lib/events.lua"
-
--- The charge of an account with grants, drawn in spend order (lib/grants.lua): from the front
--- source alone when it pays the whole charge (then the order is not read), else from the whole
--- order. Written, and journalled one entry per source. Returns the drawn list and the cycle's
--- new balance.
-local function charges_from_sources(ctx, order, front, balance, spent, charged, chargedText, fromGrants, grantNext, cycle,
-  grant, operationId, events)
-  local parts, left, taken, fields = grants_draw(ctx.accountKey, front, balance, charged, false)
-  if taken + balance - left < charged then
-    order = order or redis.call('HGET', ctx.accountKey, ACCOUNT.grantOrder)
-    parts, left, taken, fields = grants_draw(ctx.accountKey, order, balance, charged, false)
-  end
-  if left < balance then
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.balance, left
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.spent, spent + balance - left
-  end
-  if events then
-    events = events_moved(ctx, events, left, cycle, fromGrants - taken)
-    fields[#fields + 1], fields[#fields + 2] = ACCOUNT.events, events
-  end
-  fields[#fields + 1], fields[#fields + 2] = ACCOUNT.extras, account_extras(front, fromGrants - taken, grantNext, events)
-  redis.call('HSET', ctx.accountKey, unpack(fields))
-  for i = 1, #parts, 2 do
-    local amount = #parts == 2 and chargedText or string.format('%d', parts[i + 1])
-    if parts[i] == 'c' then
-      grant = journal_append(ctx, 'charge', amount, cycle, operationId, cycle, grant)
-    else
-      journal_source(ctx, 'charge', amount, cycle, operationId, 'g' .. parts[i])
-    end
-  end
-  return #parts > 0 and grants_parts_text(parts, cycle) or '', left
-end
+--@include "lib/debit.lua"
 
 local ctx = prologue_move(KEYS, ARGV)
 local operationsKey  = KEYS[5]
@@ -159,8 +128,10 @@ if not front or (front == 'c' and balance >= charged) then
     journal_append(ctx, 'charge', chargedText, cycle, operationId, cycle, grant)
   end
 else
-  sources, balance = charges_from_sources(ctx, order, front, balance, spent, charged, chargedText, fromGrants, grantNext,
-    cycle, grant, operationId, events)
+  -- From the front source alone when it pays it all (the order is not read), else in spend order.
+  sources, balance = debit_in_order(ctx, { balance = balance, spent = spent, grantSum = fromGrants, grantNext = grantNext,
+    front = front, order = order, events = events, cycle = cycle, journalGrant = grant }, charged, chargedText, 'charge',
+    operationId)
 end
 if operationId ~= '' then
   local nowText = string.format('%d', ctx.now)

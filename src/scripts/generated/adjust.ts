@@ -8,6 +8,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as debitLua from "./lib/debit.ts";
 import * as eventsLua from "./lib/events.ts";
 import * as grantsLua from "./lib/grants.ts";
 import * as journalLua from "./lib/journal.ts";
@@ -74,6 +75,7 @@ const HELPERS = [
   operationsLua.operations_cleanup,
   operationsLua.operations_read,
   operationsLua.operations_add,
+  debitLua.debit_in_order,
 ].join("\n");
 
 /** lua/adjust.lua's own code, compiled. */
@@ -90,7 +92,7 @@ end
 i.grantSum=i.grantSum or 0
 local j='adjust:'..c
 local k='o'..e
-local l,m=R(b,k)
+local l,m=Q(b,k)
 local n=i.balance+i.grantSum
 local o,p
 if l then
@@ -101,7 +103,7 @@ else
 o={12,h>0 and'g'..q or'',n,0}
 p=s
 end
-elseif h>0 and not A2(a,i,g)then
+elseif h>0 and not A3(a,i,g)then
 o={30,'',n,0}
 elseif h<0 and n<-h then
 o={2,'',n,-h}
@@ -109,45 +111,28 @@ end
 A(a,i)
 if o then
 o[5],o[6]=B(a)
-return Ag(o,p)
+return Af(o,p)
 end
 local q,r=0,'-'
 if h>0 then
-q=AY(a,i,'adjustment',Y,a.now,0,h,e)
+q=AY(a,i,'adjustment',X,a.now,0,h,e)
 A(a,i)
 redis.call('HSET',a.cyclesKey,'gr'..q,d)
 r='g'..q..'='..c
 n=n+h
 else
 local s=string.format('%d',i.cycle)
-local t,u,v,w=Ae(a.accountKey,i.grantOrder or'c',i.balance,-h,false)
-w[#w+1],w[#w+2]='b',u
-w[#w+1],w[#w+2]='s',i.spent+i.balance-u
-if i.events then
-i.events=U(a,i.events,u,i.cycle,i.grantSum-v)
-w[#w+1],w[#w+2]='ev',i.events
-end
-if i.grantOrder then
-w[#w+1],w[#w+2]='x',K(i.grantOrder,i.grantSum-v,i.grantNext,
-i.events)
-end
-redis.call('HSET',a.accountKey,unpack(w))
-for x=1,#t,2 do
-if t[x]=='c'then
-i.journalGrant=G(a,'adjust',t[x+1],i.cycle,e,i.cycle,i.journalGrant)
-else
-P(a,'adjust',t[x+1],i.cycle,e,'g'..t[x])
-end
-end
-r=Av(t,s)
+r=AO(a,{balance=i.balance,spent=i.spent,grantSum=i.grantOrder and i.grantSum,
+grantNext=i.grantNext,order=i.grantOrder,events=i.events,cycle=s,journalGrant=i.journalGrant and string.format('%d',i.journalGrant)},
+-h,string.format('%d',-h),'adjust',e)
 n=n+h
 end
 local s=string.format('%d',a.now)
-Q(b,m,k,s..' '..q..' '..j..' '..r,a.now,
+P(b,m,k,s..' '..q..' '..j..' '..r,a.now,
 f,s)
-return Ag({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
+return Af({0,q>0 and'g'..q or'',n,0,B(a)},r)`;
 
-const SHA1 = "0f812ad776b1ad213ee6dc02dad957967277e950";
+const SHA1 = "0c846b3b84a116cd912e15c28fcbc5244cb3f0c6";
 const FUNCTION = `tg${BUILD_ID}_adjust`;
 
 export const adjust: Script<AdjustParams, AdjustReply> = {

@@ -40,7 +40,7 @@ end
 end
 return b`;
 
-const SHA1 = "34faacc83852812a54a7bba768eda30e2a21efca";
+const SHA1 = "26ee59989e11b8a8e72144e4c59abcb3920c8368";
 const FUNCTION = `tg${BUILD_ID}_admitPolicy`;
 
 export const admitPolicy: Script<AdmitPolicyParams, AdmitPolicyReply> = {

@@ -29,14 +29,14 @@ local c=ARGV[2]
 local d=ARGV[3]
 local e=tonumber(ARGV[4])
 local f=C(b)
-local g=A8(a,c,d,f)
+local g=A9(a,c,d,f)
 if g then
 return g
 end
-BF(a,c,d,f,e)
+BG(a,c,d,f,e)
 return{0,'',0}`;
 
-const SHA1 = "42a04c4507cf3f83fb85e0dec9513030d5925fea";
+const SHA1 = "5a241377a97798cc0a6d00d8b4d90608f5d59023";
 const FUNCTION = `tg${BUILD_ID}_beginIdempotency`;
 
 export const beginIdempotency: Script<BeginIdempotencyParams, BeginIdempotencyReply> = {

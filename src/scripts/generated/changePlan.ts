@@ -82,26 +82,26 @@ local n=E(a)
 if not n then
 return{3,0,0,0,0,0}
 end
-if l and not AI(n.plansVersion,k)then
+if l and not AH(n.plansVersion,k)then
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 if l and b==''then
 n.plansVersion=k
-Aa(a.accountKey,n,{'plansVersion'})
+Z(a.accountKey,n,{'plansVersion'})
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}
 end
 A(a,n)
-Bn(a.accountKey,n,b,c,d,e,f,g,k)
+Bo(a.accountKey,n,b,c,d,e,f,g,k)
 if not(n.events and string.sub(n.events,1,1)=='o')then
-Ab(a,n,'p',m)
+Aa(a,n,'p',m)
 end
 if h==1 then
-AN(a,n,i,j)
+AM(a,n,i,j)
 A(a,n)
 end
 return{0,n.cycle,n.cycleStart,n.cycleEnd,B(a)}`;
 
-const SHA1 = "4d19248cd6403cc4f9f962daa836ce519c17504e";
+const SHA1 = "e307251ec15b936855983d8e6ec2e611cc399246";
 const FUNCTION = `tg${BUILD_ID}_changePlan`;
 
 export const changePlan: Script<ChangePlanParams, ChangePlanReply> = {

@@ -8,6 +8,7 @@ import * as accountLua from "./lib/account.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as debitLua from "./lib/debit.ts";
 import * as eventsLua from "./lib/events.ts";
 import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
@@ -69,128 +70,103 @@ const HELPERS = [
   operationsLua.operations_cleanup,
   operationsLua.operations_read,
   operationsLua.operations_add,
+  debitLua.debit_in_order,
 ].join("\n");
 
 /** lua/charge.lua's own code, compiled. */
-const BODY = String.raw`local function a(b,c,d,e,f,g,h,i,j,k,
-l,m,n)
-local o,p,q,r=Ae(b.accountKey,d,e,g,false)
-if q+e-p<g then
-c=c or redis.call('HGET',b.accountKey,'go')
-o,p,q,r=Ae(b.accountKey,c,e,g,false)
-end
-if p<e then
-r[#r+1],r[#r+2]='b',p
-r[#r+1],r[#r+2]='s',f+e-p
-end
-if n then
-n=U(b,n,p,k,i-q)
-r[#r+1],r[#r+2]='ev',n
-end
-r[#r+1],r[#r+2]='x',K(d,i-q,j,n)
-redis.call('HSET',b.accountKey,unpack(r))
-for s=1,#o,2 do
-local t=#o==2 and h or string.format('%d',o[s+1])
-if o[s]=='c'then
-l=G(b,'charge',t,k,m,k,l)
-else
-P(b,'charge',t,k,m,'g'..o[s])
-end
-end
-return#o>0 and Av(o,k)or'',p
-end
-local b=D(KEYS,ARGV)
-local c=KEYS[5]
-local d,e=ARGV[5],ARGV[6]
+const BODY = String.raw`local a=D(KEYS,ARGV)
+local b=KEYS[5]
+local c,d=ARGV[5],ARGV[6]
+local e=tonumber(c)
 local f=tonumber(d)
-local g=tonumber(e)
-local h=ARGV[7]
-local i='o'..h
-local j=ARGV[8]=='1'and' r'or''
-local k=tonumber(ARGV[9])
-local l,m=KEYS[6],ARGV[10]
-local n=redis.call('HMGET',b.accountKey,'b','s','ce','c',
+local g=ARGV[7]
+local h='o'..g
+local i=ARGV[8]=='1'and' r'or''
+local j=tonumber(ARGV[9])
+local k,l=KEYS[6],ARGV[10]
+local m=redis.call('HMGET',a.accountKey,'b','s','ce','c',
 'jg','x')
-if not n[1]then
-return{3,0,0,f,0,''}
+if not m[1]then
+return{3,0,0,e,0,''}
 end
-local o,p,q,r=tonumber(n[1]),tonumber(n[2]),n[4],n[5]
-local s,t,u,v=Am(n[6])
-local w=b.now>=tonumber(n[3])or(t and t>=0 and b.now>=t)
-if w or v then
-b.outboxKey,b.eventsMax=l,tonumber(m)
+local n,o,p,q=tonumber(m[1]),tonumber(m[2]),m[4],m[5]
+local r,s,t,u=Al(m[6])
+local v=a.now>=tonumber(m[3])or(s and s>=0 and a.now>=s)
+if v or u then
+a.outboxKey,a.eventsMax=k,tonumber(l)
 end
-local x,y,z
-if w then
-z=E(b)
-o,p,q,r=z.balance,z.spent,tostring(z.cycle),z.journalGrant and tostring(z.journalGrant)
-x,s,t=z.grantOrder,z.grantSum,z.grantNext
-u=x and string.match(x,'^%S+')
-elseif v then
-y=redis.call('HGET',b.accountKey,'ev')or nil
+local w,x,y
+if v then
+y=E(a)
+n,o,p,q=y.balance,y.spent,tostring(y.cycle),y.journalGrant and tostring(y.journalGrant)
+w,r,s=y.grantOrder,y.grantSum,y.grantNext
+t=w and string.match(w,'^%S+')
+elseif u then
+x=redis.call('HGET',a.accountKey,'ev')or nil
 end
-if not u then
-s=0
+if not t then
+r=0
 end
-local aa=o+s
-local ab,ac
-if h~=''then
-ab,ac=R(c,i)
+local z=n+r
+local aa,ab
+if g~=''then
+aa,ab=Q(b,h)
 end
-local ad,ae
-if h~=''then
-ae=d..':'..e
+local ac,ad
+if g~=''then
+ad=c..':'..d
 end
-if ab then
-local af,ag=string.match(ab,'^%d+ (%d+) ?(%S*)')
-if ag~=''and ag~=ae then
-ad={26,0,o,f,aa,''}
+if aa then
+local ae,af=string.match(aa,'^%d+ (%d+) ?(%S*)')
+if af~=''and af~=ad then
+ac={26,0,n,e,z,''}
 else
-local ah=string.match(ab,'^%d+ %d+ %S+ %d+ (%S+)')
-ad={12,tonumber(af),o,f,aa,ah~='-'and ah or''}
+local ag=string.match(aa,'^%d+ %d+ %S+ %d+ (%S+)')
+ac={12,tonumber(ae),n,e,z,ag~='-'and ag or''}
 end
-elseif aa<f then
-ad={2,0,o,f,aa,''}
+elseif z<e then
+ac={2,0,n,e,z,''}
 end
-if z then
-A(b,z)
-y=z.events
-end
-if ad then
-return AR(b,ad)
-end
-local af=f+math.min(g,aa-f)
-aa=aa-af
-local ag=af==f and d or string.format('%d',af)
-local ah=''
-if not u or(u=='c'and o>=af)then
-o=o-af
-p=p+af
 if y then
-redis.call('HSET',b.accountKey,'b',o,'s',p,'ev',
-U(b,y,o,q,s))
+A(a,y)
+x=y.events
+end
+if ac then
+return AR(a,ac)
+end
+local ae=e+math.min(f,z-e)
+z=z-ae
+local af=ae==e and c or string.format('%d',ae)
+local ag=''
+if not t or(t=='c'and n>=ae)then
+n=n-ae
+o=o+ae
+if x then
+redis.call('HSET',a.accountKey,'b',n,'s',o,'ev',
+Ac(a,x,n,p,r))
 else
-redis.call('HSET',b.accountKey,'b',o,'s',p)
+redis.call('HSET',a.accountKey,'b',n,'s',o)
 end
-if af>0 then
-ah=Au('c',q,ag)
-G(b,'charge',ag,q,h,q,r)
+if ae>0 then
+ag=Au('c',p,af)
+H(a,'charge',af,p,g,p,q)
 end
 else
-ah,o=a(b,x,u,o,p,af,ag,s,t,
-q,r,h,y)
+ag,n=AO(a,{balance=n,spent=o,grantSum=r,grantNext=s,
+front=t,order=w,events=x,cycle=p,journalGrant=q},ae,af,'charge',
+g)
 end
-if h~=''then
-local ai=string.format('%d',b.now)
-Q(c,ac,i,ai..' '..ag..' '..ae..' 0 '
-..(ah==''and'-'or ah)..j,b.now,k,ai)
+if g~=''then
+local ah=string.format('%d',a.now)
+P(b,ab,h,ah..' '..af..' '..ad..' 0 '
+..(ag==''and'-'or ag)..i,a.now,j,ah)
 end
-if af>0 then
-M(b,'s',af,ag)
+if ae>0 then
+M(a,'s',ae,af)
 end
-return AR(b,{0,af,o,f,aa,ah})`;
+return AR(a,{0,ae,n,e,z,ag})`;
 
-const SHA1 = "80fce5643e45f102e58fd4c48b5d65ea49ea38ce";
+const SHA1 = "7e7d3ec8a1d3dd80adfae093127ad97454e1bf76";
 const FUNCTION = `tg${BUILD_ID}_charge`;
 
 export const charge: Script<ChargeParams, ChargeReply> = {

@@ -64,20 +64,20 @@ local s=C(g)
 if n<0 then
 n=s
 end
-local t,u,v=AL(n,o,p,s)
+local t,u,v=AK(n,o,p,s)
 local w={allowance=i,balance=i,spent=0,held=0,cycle=1,extras='',
 cycleStart=u,cycleEnd=v,anchor=n,interval=o..p,
 plan=h,nextAllowance=i,holdsCap=j,holdsMaxItems=k,
 holdsSurfaces=l,plansVersion=q}
-AJ(a,w,m)
-Aa(a,w,{'plansVersion','extras','balance','spent','cycleEnd','cycle','held','allowance',
+AI(a,w,m)
+Z(a,w,{'plansVersion','extras','balance','spent','cycleEnd','cycle','held','allowance',
 'nextAllowance','cycleStart','holdsCap','holdsMaxItems','holdsSurfaces','plan','anchor','interval'})
 if r~='none'then
-Ab({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
+Aa({accountKey=a,outboxKey=KEYS[7]},w,'p',r)
 end
 return{0,1,u,v,''}`;
 
-const SHA1 = "57ab5e0bb13a628468b1e556922cce7727824c86";
+const SHA1 = "4695fa5a6fb2ab479dcdfba17979dadede25870a";
 const FUNCTION = `tg${BUILD_ID}_createAccount`;
 
 export const createAccount: Script<CreateAccountParams, CreateAccountReply> = {

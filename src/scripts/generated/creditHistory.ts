@@ -27,14 +27,14 @@ local d=tonumber(ARGV[2])
 if redis.call('EXISTS',a)==0 then
 return{3}
 end
-local e=math.floor(C(c)/AE)
+local e=math.floor(C(c)/AD)
 local f={0}
-for g,h in ipairs(Bz(b,e-d+1))do
+for g,h in ipairs(BA(b,e-d+1))do
 f[#f+1]=h
 end
 return f`;
 
-const SHA1 = "dd8baed277d44427995000c0b6396901fe91a991";
+const SHA1 = "772dd283c56a89575ef966f26bb6e680f88d4cdb";
 const FUNCTION = `tg${BUILD_ID}_creditHistory`;
 
 export const creditHistory: Script<CreditHistoryParams, CreditHistoryReply> = {

@@ -84,7 +84,7 @@ local b=KEYS[7]
 local c,d=ARGV[5],ARGV[6]
 a.endedKeepMs=tonumber(ARGV[7])
 a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[8])
-local e=W(a)
+local e=U(a)
 if not e then
 return{3,''}
 end
@@ -94,13 +94,13 @@ if not f then
 return{9,'',B(a)}
 end
 if f.status~='open'then
-return{10,L(f),B(a)}
+return{10,K(f),B(a)}
 end
-Ah(a,e,f,c,d)
+Ag(a,e,f,c,d)
 O(a,e)
-return{0,L(f),B(a)}`;
+return{0,K(f),B(a)}`;
 
-const SHA1 = "eefde221d3377d8de9382e8f2ffc83617ce64455";
+const SHA1 = "705a8f4fb1c760924a510285e056b65df8835b6f";
 const FUNCTION = `tg${BUILD_ID}_endHold`;
 
 export const endHold: Script<EndHoldParams, EndHoldReply> = {

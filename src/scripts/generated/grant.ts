@@ -83,14 +83,14 @@ end
 local q='grant:'..c..':'..d..':'..e..':'..f..':'
 ..(n>0 and g or'')
 local r='o'..i
-local s,t=R(b,r)
+local s,t=Q(b,r)
 local u
 if s then
 local v,w=string.match(s,'^%d+ (%d+) (%S*)')
 u=w==q and{12,'g'..v}or{26,''}
 elseif n>0 and n<=math.max(o,a.now)then
 u={34,''}
-elseif not A2(a,p,k)then
+elseif not A3(a,p,k)then
 u={30,''}
 end
 A(a,p)
@@ -104,10 +104,10 @@ if h~=''then
 redis.call('HSET',a.cyclesKey,'gr'..v,h)
 end
 local w=string.format('%d',a.now)
-Q(b,t,r,w..' '..v..' '..q,a.now,j,w)
+P(b,t,r,w..' '..v..' '..q,a.now,j,w)
 return{0,'g'..v,B(a)}`;
 
-const SHA1 = "5addedbf25959448e79cb5f1a7b21bb83164a9a5";
+const SHA1 = "41584a3560291518c218b5f8b34d7f00fcbf058d";
 const FUNCTION = `tg${BUILD_ID}_grant`;
 
 export const grant: Script<GrantParams, GrantReply> = {

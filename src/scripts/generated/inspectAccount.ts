@@ -52,11 +52,11 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/inspectAccount.lua's own code, compiled. */
-const BODY = String.raw`local a=X(KEYS,ARGV)
+const BODY = String.raw`local a=W(KEYS,ARGV)
 local b,c=KEYS[2],KEYS[3]
 a.cyclesKey=b
 local d=tonumber(ARGV[2])
-local e=T(a.accountKey)
+local e=S(a.accountKey)
 if not e then
 return{3,''}
 end
@@ -72,9 +72,9 @@ end
 local g=A0(a,e,true)
 e.grants,e.grantTerms,e.grantCredits=nil,nil,nil
 local h=redis.call('ZREVRANGE',c,0,-1)
-return{0,cjson.encode({account=e,cycles=Ao(b),holdIds=h,windows=f,grants=g})}`;
+return{0,cjson.encode({account=e,cycles=An(b),holdIds=h,windows=f,grants=g})}`;
 
-const SHA1 = "0ae2930496d220a151442fc879713a114ddafa83";
+const SHA1 = "542bedacc8c51c5348a4e405685bf142fd98b3ec";
 const FUNCTION = `tg${BUILD_ID}_inspectAccount`;
 
 export const inspectAccount: Script<InspectAccountParams, InspectAccountReply> = {

@@ -42,7 +42,7 @@ local n=0
 if e>0 then
 n=k+e
 end
-local o,p=Ba(a,k)
+local o,p=Bb(a,k)
 local q,r={},{}
 for s,t in ipairs(o)do
 if t.expiresAt==0 then
@@ -57,7 +57,7 @@ end
 if n>0 and#r>=i then
 table.sort(r,function(s,t)return s.expiresAt<t.expiresAt end)
 for s=1,#r-i+1 do
-for t,u in ipairs(Aj(r[s].keyId,r[s].limits))do
+for t,u in ipairs(Ai(r[s].keyId,r[s].limits))do
 p[#p+1]=u
 end
 end
@@ -72,7 +72,7 @@ redis.call('HSET',a,l,d..' '..n..' '..f..' L',m,k..' '..g,l..'.l',j)
 end
 return{0,k,n}`;
 
-const SHA1 = "07a6fa0ce18e096002d108a7b3675e0d21847947";
+const SHA1 = "6f16aea685502e6f6f236527b8464716a6607231";
 const FUNCTION = `tg${BUILD_ID}_issueKey`;
 
 export const issueKey: Script<IssueKeyParams, IssueKeyReply> = {

@@ -7,6 +7,7 @@ import * as apiKeysLua from "./lib/apiKeys.ts";
 import * as calendarLua from "./lib/calendar.ts";
 import * as clockLua from "./lib/clock.ts";
 import * as cycleLua from "./lib/cycle.ts";
+import * as debitLua from "./lib/debit.ts";
 import * as eventsLua from "./lib/events.ts";
 import * as grantsLua from "./lib/grants.ts";
 import * as historyLua from "./lib/history.ts";
@@ -154,6 +155,7 @@ const HELPERS = [
   cycleLua.cycle_current_account,
   cycleLua.cycle_reanchor,
   cycleLua.cycles_load,
+  debitLua.debit_in_order,
   historyLua.HISTORY_DAY_MS,
   historyLua.history_trim,
   historyLua.history_add,

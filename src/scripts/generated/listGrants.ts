@@ -61,7 +61,7 @@ local c=E(a)
 if not c then
 return{3,'',0,0}
 end
-local d={{grantId='cycle:'..c.cycle,kind='plan',priority=Y,amount=c.allowance,
+local d={{grantId='cycle:'..c.cycle,kind='plan',priority=X,amount=c.allowance,
 remaining=c.balance,spent=c.spent,held=c.held,expired=0,voided=0,refundedAfterEnd=0,
 effectiveAt=c.cycleStart,expiresAt=c.cycleEnd,createdAt=c.cycleStart,
 status=c.balance>0 and'active'or'used'}}
@@ -69,10 +69,10 @@ for e,f in ipairs(A0(a,c,b))do
 d[#d+1]=f
 end
 if b then
-local e=Ao(a.cyclesKey,c)
+local e=An(a.cyclesKey,c)
 for f=#e,1,-1 do
 local g=e[f]
-d[#d+1]={grantId='cycle:'..g.id,kind='plan',priority=Y,amount=g.allowance,
+d[#d+1]={grantId='cycle:'..g.id,kind='plan',priority=X,amount=g.allowance,
 remaining=0,spent=g.spent,held=g.held,expired=g.unused,voided=0,refundedAfterEnd=g.refunded,
 effectiveAt=g.cycleStart,expiresAt=g.plannedEnd or g.cycleEnd,createdAt=g.cycleStart,endedAt=g.cycleEnd,
 status='expired'}
@@ -81,7 +81,7 @@ end
 A(a,c)
 return{0,cjson.encode(d),B(a)}`;
 
-const SHA1 = "87d6100527e8a5516bfc978874ab4e81463fdd23";
+const SHA1 = "20bde261d65f4587e891cba405439bd703b3c4ef";
 const FUNCTION = `tg${BUILD_ID}_listGrants`;
 
 export const listGrants: Script<ListGrantsParams, ListGrantsReply> = {

@@ -38,14 +38,14 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/listHolds.lua's own code, compiled. */
-const BODY = String.raw`local a=X(KEYS,ARGV)
+const BODY = String.raw`local a=W(KEYS,ARGV)
 a.holdsActiveKey=KEYS[2]
 local b=KEYS[3]
 local c,d=tonumber(ARGV[2]),tonumber(ARGV[3])
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3,0,0}
 end
-local e=Ai(a,false)
+local e=Ah(a,false)
 if e then
 return e
 end
@@ -57,7 +57,7 @@ end
 end
 return f`;
 
-const SHA1 = "c431e121963f4536ee739055a946920334237cc3";
+const SHA1 = "ffac578b45ea8b1cb3f464b3c84b96819ce7c15a";
 const FUNCTION = `tg${BUILD_ID}_listHolds`;
 
 export const listHolds: Script<ListHoldsParams, ListHoldsReply> = {

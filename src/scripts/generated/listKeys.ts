@@ -22,13 +22,13 @@ const HELPERS = [
 /** lua/listKeys.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-local c,d=Ba(a,C(b))
+local c,d=Bb(a,C(b))
 if#d>0 then
 redis.call('HDEL',a,unpack(d))
 end
 return{0,cjson.encode(c)}`;
 
-const SHA1 = "420d2238468b1e4b5a7d661e7da114b2271158ca";
+const SHA1 = "ecd6b70ee88efc966fe66dcba86708fe83d6cb4b";
 const FUNCTION = `tg${BUILD_ID}_listKeys`;
 
 export const listKeys: Script<ListKeysParams, ListKeysReply> = {

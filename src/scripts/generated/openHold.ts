@@ -85,7 +85,7 @@ const HELPERS = [
 
 /** lua/openHold.lua's own code, compiled. */
 const BODY = String.raw`local function a(b,c,d,e,f)
-local g,h,i,j=Ae(b.accountKey,c.grantOrder,c.balance,d,true)
+local g,h,i,j=As(b.accountKey,c.grantOrder,c.balance,d,true)
 c.held=c.held+c.balance-h
 c.balance,c.grantSum=h,c.grantSum-i
 if#j>0 then
@@ -94,12 +94,12 @@ end
 O(b,c)
 for k=1,#g,2 do
 if g[k]=='c'then
-c.journalGrant=G(b,'reserve',g[k+1],c.cycle,f,c.cycle,c.journalGrant)
+c.journalGrant=H(b,'reserve',g[k+1],c.cycle,f,c.cycle,c.journalGrant)
 else
-P(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
+V(b,'reserve',g[k+1],c.cycle,f,'g'..g[k])
 end
 end
-return i>0 and Av(g,e)or''
+return i>0 and A2(g,e)or''
 end
 local b=D(KEYS,ARGV)
 b.holdsActiveKey,b.holdsEndedKey=KEYS[5],KEYS[6]
@@ -117,7 +117,7 @@ if t>0 then
 n=t
 end
 local u,v,w=tonumber(j),tonumber(k),tonumber(l)
-local x=W(b)
+local x=U(b)
 if not x then
 return{3,'',0}
 end
@@ -129,7 +129,7 @@ return z
 end
 local z=o~=''
 if z then
-local aa=A8(f,p,q,b.now)
+local aa=A9(f,p,q,b.now)
 if aa then
 return y(aa)
 end
@@ -137,11 +137,11 @@ end
 local function aa(ab,ac)
 A(b,x)
 if z then
-A9(f,q)
+A_(f,q)
 end
 return y({ab,ac,0})
 end
-local ab=Ai(b,true)
+local ab=Ah(b,true)
 if ab then
 return ab
 end
@@ -150,10 +150,10 @@ if ac then
 if ac.kind==h and ac.surface==i and ac.items==u
 and ac.required==v and ac.optional==w
 and(h=='items'or ac.reserved==m)then
-local ad=cjson.encode(L(ac))
+local ad=cjson.encode(K(ac))
 A(b,x)
 if z then
-Ay(f,p,0,ad,r)
+Ax(f,p,0,ad,r)
 end
 return y({12,ad,0})
 end
@@ -175,7 +175,7 @@ if ah>=ae then
 local ai=cjson.encode({active=ah,cap=ae})
 A(b,x)
 if z then
-Ay(f,p,6,ai,r)
+Ax(f,p,6,ai,r)
 end
 return y({6,ai,0})
 end
@@ -196,7 +196,7 @@ else
 x.balance=x.balance-ai
 x.held=x.held+ai
 O(b,x)
-G(b,'reserve',aj,ak,g,ak,x.journalGrant and string.format('%d',x.journalGrant))
+H(b,'reserve',aj,ak,g,ak,x.journalGrant and string.format('%d',x.journalGrant))
 end
 local ao={id=g,kind=h,status='open',surface=i,items=u,
 required=v,optional=w,reserved=ai,settled=0,delivered=0,
@@ -214,13 +214,13 @@ redis.call('HSET',e,'so',an)
 end
 redis.call('ZADD',b.holdsActiveKey,am,g)
 redis.call('ZADD',c,al,g)
-local ap=L(ao)
+local ap=K(ao)
 if z then
-Ay(f,p,0,cjson.encode(ap),r)
+Ax(f,p,0,cjson.encode(ap),r)
 end
 return{0,ap,0,B(b)}`;
 
-const SHA1 = "65d65a4f23f447f707e72f9f8abfe93269855a4d";
+const SHA1 = "dbbe3b0ab84d9cb8fb15ce5dcaa88028ca951e53";
 const FUNCTION = `tg${BUILD_ID}_openHold`;
 
 export const openHold: Script<OpenHoldParams, OpenHoldReply> = {

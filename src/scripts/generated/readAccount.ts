@@ -19,14 +19,14 @@ const HELPERS = [
 
 /** lua/readAccount.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
-local b=T(a)
+local b=S(a)
 if not b then
 return{3,''}
 end
 b.counters=nil
 return{0,cjson.encode(b)}`;
 
-const SHA1 = "06e0bc8b4d9a4b07c30edd842d6ec1e458a4300f";
+const SHA1 = "75e2080e714f42cb07fafa2824ce7dda6c65ce28";
 const FUNCTION = `tg${BUILD_ID}_readAccount`;
 
 export const readAccount: Script<ReadAccountParams, ReadAccountReply> = {

@@ -34,15 +34,15 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readCycles.lua's own code, compiled. */
-const BODY = String.raw`local a=X(KEYS,ARGV)
+const BODY = String.raw`local a=W(KEYS,ARGV)
 a.cyclesKey=KEYS[2]
 local b=E(a)
 if not b then
 return{3,''}
 end
-return{0,cjson.encode(Ao(a.cyclesKey,b))}`;
+return{0,cjson.encode(An(a.cyclesKey,b))}`;
 
-const SHA1 = "ddef200d96f408d2fb24bf16e16d8d300846afbb";
+const SHA1 = "b2e839fb0010ef4e1eed48ff93b7076413157f01";
 const FUNCTION = `tg${BUILD_ID}_readCycles`;
 
 export const readCycles: Script<ReadCyclesParams, ReadCyclesReply> = {

@@ -42,12 +42,12 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/readHold.lua's own code, compiled. */
-const BODY = String.raw`local a=X(KEYS,ARGV)
+const BODY = String.raw`local a=W(KEYS,ARGV)
 a.holdsActiveKey=KEYS[2]
 if redis.call('EXISTS',a.accountKey)==0 then
 return{3}
 end
-local b=ARGV[2]~='1'and Ai(a,false)
+local b=ARGV[2]~='1'and Ah(a,false)
 if b then
 return b
 end
@@ -55,12 +55,12 @@ local c={0}
 for d=3,#KEYS do
 local e=N(KEYS[d])
 if e then
-c[#c+1]=L(e)
+c[#c+1]=K(e)
 end
 end
 return c`;
 
-const SHA1 = "fa7baeabcdafef0874d3b9426c81a6258b5c1970";
+const SHA1 = "34af0d0037193cd38ca43fbeb6a525f828dacb2a";
 const FUNCTION = `tg${BUILD_ID}_readHold`;
 
 export const readHold: Script<ReadHoldParams, ReadHoldReply> = {

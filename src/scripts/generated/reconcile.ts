@@ -55,7 +55,7 @@ return{3}
 end
 A(a,b)
 local c,d,e,f,g=0,0,0,0,0
-for h,i in ipairs(BG(a.journalKey))do
+for h,i in ipairs(BH(a.journalKey))do
 if i.cycle==b.cycle and not i.source then
 local j=i.amount
 g=g+1
@@ -79,7 +79,7 @@ c,d,e,f=1,b.allowance,0,0
 end
 return{0,c,b.cycle,d,e,f,b.balance,b.spent,b.held,g,B(a)}`;
 
-const SHA1 = "2fe5c7c161f8d4a3fe59f528ce7a84422fc02147";
+const SHA1 = "cc0fb5da1d83794a47e21422c878d3ef50259c72";
 const FUNCTION = `tg${BUILD_ID}_reconcile`;
 
 export const reconcile: Script<ReconcileParams, ReconcileReply> = {

@@ -86,7 +86,7 @@ end
 h.grantSum=h.grantSum or 0
 local i='refund:'..(g>0 and d or'')
 local j,k='o'..e,'o'..c
-local l,m=R(b,j)
+local l,m=Q(b,j)
 local n=redis.call('HGET',b,k)
 local o=h.balance+h.grantSum
 local p
@@ -120,31 +120,31 @@ end
 A(a,h)
 if q then
 q[4],q[5]=B(a)
-return Ag(q,p)
+return Af(q,p)
 end
 local x={}
-for y,z in ipairs(Aw(v,s-u-g,g,true))do
+for y,z in ipairs(Av(v,s-u-g,g,true))do
 local aa=z.amount
 if z.kind=='g'then
 AW(a,h,z.id,aa,'spent','remaining')
-P(a,'refund_charge',aa,h.cycle,e,'g'..z.id)
+V(a,'refund_charge',aa,h.cycle,e,'g'..z.id)
 elseif z.id==h.cycle then
 h.spent,h.balance=h.spent-aa,h.balance+aa
-h.journalGrant=G(a,'refund_charge',aa,z.id,e,h.cycle,h.journalGrant)
+h.journalGrant=H(a,'refund_charge',aa,z.id,e,h.cycle,h.journalGrant)
 else
 redis.call('HINCRBY',a.cyclesKey,z.id..':'..'s',-aa)
 redis.call('HINCRBY',a.cyclesKey,z.id..':'..'r',aa)
-h.journalGrant=G(a,'refund_charge',aa,z.id,e,h.cycle,h.journalGrant)
+h.journalGrant=H(a,'refund_charge',aa,z.id,e,h.cycle,h.journalGrant)
 end
 x[#x+1]=z.kind..z.id..'='..string.format('%d',aa)
 end
 local y={'b',h.balance,'s',h.spent}
 if h.events then
-h.events=U(a,h.events,h.balance,h.cycle,h.grantSum)
+h.events=Ac(a,h.events,h.balance,h.cycle,h.grantSum)
 y[5],y[6]='ev',h.events
 end
 if h.grantOrder then
-y[#y+1],y[#y+2]='x',K(h.grantOrder,h.grantSum,h.grantNext,h.events)
+y[#y+1],y[#y+2]='x',L(h.grantOrder,h.grantSum,h.grantNext,h.events)
 end
 redis.call('HSET',a.accountKey,unpack(y))
 local z=table.concat(x,',')
@@ -152,11 +152,11 @@ redis.call('HSET',b,k,
 string.format('%s %d %s %d %s',r,s,t,u+g,v))
 M(a,'r',g)
 local aa=string.format('%d',a.now)
-Q(b,m,j,
+P(b,m,j,
 string.format('%s %d %s %s %s .',aa,g,i,z,c),a.now,f,aa)
-return Ag({0,g,h.balance+h.grantSum,B(a)},z)`;
+return Af({0,g,h.balance+h.grantSum,B(a)},z)`;
 
-const SHA1 = "d31243de514de3030d32318641e14ac1c2669b82";
+const SHA1 = "903e88afe4651be7c909aeedaff8d37ba083ae7a";
 const FUNCTION = `tg${BUILD_ID}_refund`;
 
 export const refund: Script<RefundParams, RefundReply> = {

@@ -19,10 +19,10 @@ const HELPERS = [
 /** lua/releaseIdempotency.lua's own code, compiled. */
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
-A9(a,b)
+A_(a,b)
 return{0}`;
 
-const SHA1 = "64c044828cd3043c8bb6946e451edf15d54b473e";
+const SHA1 = "53a515487da57aad2163b1ec306cf92a2c3adce1";
 const FUNCTION = `tg${BUILD_ID}_releaseIdempotency`;
 
 export const releaseIdempotency: Script<ReleaseIdempotencyParams, ReleaseIdempotencyReply> = {

@@ -83,11 +83,11 @@ local b=KEYS[7]
 local c=tonumber(ARGV[5])
 a.endedKeepMs=tonumber(ARGV[6])
 a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[7])
-local d=W(a)
+local d=U(a)
 if not d then
 return{3,0,0,0}
 end
-local e,f=A3(a,d,b,nil)
+local e,f=A4(a,d,b,nil)
 A(a,d)
 if not e then
 if f==9 then
@@ -95,9 +95,9 @@ return{9,0,B(a)}
 end
 return{10,0,B(a)}
 end
-return{0,tonumber(A5(a,e,c)),B(a)}`;
+return{0,tonumber(A6(a,e,c)),B(a)}`;
 
-const SHA1 = "f01cb4ec7a573bcdee56f223dc6f32e5a3194b6d";
+const SHA1 = "00f3ca51e3c0fa183b363632e66aa705652c62e0";
 const FUNCTION = `tg${BUILD_ID}_renewHold`;
 
 export const renewHold: Script<RenewHoldParams, RenewHoldReply> = {

@@ -37,7 +37,7 @@ return{3}
 end
 return{17}
 end
-local e=BI(d[1],d[2]or nil)
+local e=BJ(d[1],d[2]or nil)
 if e then
 redis.call('HSET',a,c,e)
 else
@@ -45,7 +45,7 @@ redis.call('HDEL',a,c)
 end
 return{0}`;
 
-const SHA1 = "90bef42355ca339bf26be2ba4cf06459c4ba02aa";
+const SHA1 = "cf64e37d13854ffc333b14a86669ebb53fffcf18";
 const FUNCTION = `tg${BUILD_ID}_resetLimits`;
 
 export const resetLimits: Script<ResetLimitsParams, ResetLimitsReply> = {

@@ -20,10 +20,10 @@ const HELPERS = [
 const BODY = String.raw`local a=KEYS[1]
 local b=ARGV[1]
 local c=redis.call('HGET',a,'k:'..b..'.l')
-local d=redis.call('HDEL',a,unpack(Aj(b,c or nil)))>0 and 1 or 0
+local d=redis.call('HDEL',a,unpack(Ai(b,c or nil)))>0 and 1 or 0
 return{0,d}`;
 
-const SHA1 = "de218bdb42a35086afa814eb4a754d921024b454";
+const SHA1 = "5fe7006694b8ba90f1bcd39f3c898b136d9c6e1f";
 const FUNCTION = `tg${BUILD_ID}_revokeKey`;
 
 export const revokeKey: Script<RevokeKeyParams, RevokeKeyReply> = {

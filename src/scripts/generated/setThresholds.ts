@@ -65,7 +65,7 @@ return{3,0,0,0}
 end
 A(a,d)
 if b then
-Ab(a,d,'o',c)
+Aa(a,d,'o',c)
 else
 local e='none'
 for f,g in string.gmatch(c,'([^=;]+)=([^;]*)')do
@@ -73,11 +73,11 @@ if f==d.plan then
 e=g
 end
 end
-Ab(a,d,'p',e)
+Aa(a,d,'p',e)
 end
 return{0,AS(d,tonumber(ARGV[8])),B(a)}`;
 
-const SHA1 = "1cc73714974e24a1f4bbee9ac508630d81c69a15";
+const SHA1 = "f324956f70089c86c7f861ac63433a9e8214413b";
 const FUNCTION = `tg${BUILD_ID}_setThresholds`;
 
 export const setThresholds: Script<SetThresholdsParams, SetThresholdsReply> = {

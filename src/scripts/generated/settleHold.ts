@@ -89,19 +89,19 @@ local f,g,h=tonumber(ARGV[8]),tonumber(ARGV[9]),tonumber(ARGV[10])
 a.endedKeepMs=tonumber(ARGV[11])
 a.outboxKey,a.eventsMax=KEYS[8],tonumber(ARGV[12])
 local i=16
-local j=W(a)
+local j=U(a)
 if not j then
 return{3,''}
 end
 local function k(l,m)
 A(a,j)
-return{l,m and L(m)or{},B(a)}
+return{l,m and K(m)or{},B(a)}
 end
 local l='i:'..d
 if redis.call('HEXISTS',b,l)==1 then
 return k(12,N(b))
 end
-local m,n,o=A3(a,j,b,c)
+local m,n,o=A4(a,j,b,c)
 if not m then
 return k(n,o)
 end
@@ -119,7 +119,7 @@ end
 A(a,j)
 local p='settled'
 if c=='budget'then
-A6(a,j,m,g)
+A7(a,j,m,g)
 if g>0 then
 m.delivered=m.delivered+1
 end
@@ -135,21 +135,21 @@ q[#q+1]=r..'='..s
 end
 redis.call('HSET',b,'nl',m.labels,'fl',table.concat(q,' '))
 else
-A6(a,j,m,m.required+f)
+A7(a,j,m,m.required+f)
 m.delivered=m.delivered+1
 m.optionalSpent=m.optionalSpent+f
 end
 m.settled=m.settled+1
-A5(a,m,h)
+A6(a,m,h)
 redis.call('HSET',b,l,1,'ns',m.settled,'dl',m.delivered,
 'os',m.optionalSpent,'sp',m.spent)
 if(c=='items'and m.settled>=m.items)or(c=='budget'and m.spent>=m.reserved)then
-Ah(a,j,m,'completed',p)
+Ag(a,j,m,'completed',p)
 end
 O(a,j)
-return{0,L(m),B(a)}`;
+return{0,K(m),B(a)}`;
 
-const SHA1 = "cb80f699223818c6efedfd8207972cbae2fb9c27";
+const SHA1 = "19459d95708f3a52cfc5f18f62f094f9e5fad27f";
 const FUNCTION = `tg${BUILD_ID}_settleHold`;
 
 export const settleHold: Script<SettleHoldParams, SettleHoldReply> = {

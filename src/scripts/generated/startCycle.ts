@@ -68,11 +68,11 @@ if not d then
 return{3,0,0,0,0,0}
 end
 A(a,d)
-AN(a,d,b,c)
+AM(a,d,b,c)
 A(a,d)
 return{0,d.cycle,d.cycleStart,d.cycleEnd,B(a)}`;
 
-const SHA1 = "b359345810e717d9a969d8931be33165e58ab586";
+const SHA1 = "700c04a66384ec8f62b416470425a33bf1869685";
 const FUNCTION = `tg${BUILD_ID}_startCycle`;
 
 export const startCycle: Script<StartCycleParams, StartCycleReply> = {

@@ -100,8 +100,8 @@ local d=tonumber(ARGV[7])
 a.outboxKey,a.eventsMax=KEYS[9],tonumber(ARGV[8])
 local e,f=ARGV[9]=='1',tonumber(ARGV[10])
 local function g(h)
-local i,j=V(a,h.events),{}
-for k,l in pairs(H(h))do
+local i,j=T(a,h.events),{}
+for k,l in pairs(G(h))do
 if l.expiresAt>0 and not l.noticed and l.expiresAt-f<=a.now then
 j[#j+1]=l
 end
@@ -111,15 +111,15 @@ return k.n<l.n
 end)
 for k,l in ipairs(j)do
 if l.remaining>0 then
-F(a,i,'grant.expiring',Ac(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
+F(a,i,'grant.expiring',Ab(l)..',"expiresAt":'..string.format('%d',l.expiresAt)
 ..',"remaining":'..l.remaining..'}')
 end
 l.noticed=true
-h.grantTerms[l.n]=As(l)
+h.grantTerms[l.n]=Ar(l)
 redis.call('HSET',a.accountKey,'g:'..l.n,h.grantTerms[l.n],'ev',Ad(i))
 end
 end
-local h=W(a)
+local h=U(a)
 if not h then
 return{3,0,0,-1,-1,0,0}
 end
@@ -137,14 +137,14 @@ end
 A(a,h)
 if#i>0 then
 for k,l in ipairs(i)do
-Ah(a,h,l,'completed','lease_expired')
+Ag(a,h,l,'completed','lease_expired')
 end
 O(a,h)
 end
 local k=redis.call('ZCARD',a.holdsEndedKey)-a.endedMax+1
 local l={}
 if k>0 then
-for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AF-1))do
+for m,n in ipairs(redis.call('ZRANGE',a.holdsEndedKey,0,k+AE-1))do
 l[n]=true
 end
 end
@@ -156,31 +156,31 @@ m[#m+1]=o
 end
 end
 if#m>0 then
-local n,o=R(c,Z)
+local n,o=Q(c,Y)
 for p,q in ipairs(m)do
 redis.call('DEL',q.key)
 redis.call('ZREM',a.holdsEndedKey,q.id)
 redis.call('ZREM',a.holdsActiveKey,q.id)
 redis.call('ZREM',b,q.id)
-Q(c,o,'h'..q.id,string.format('%d',a.now),a.now,d)
+P(c,o,'h'..q.id,string.format('%d',a.now),a.now,d)
 end
 end
 local n=-1
 if h.events then
-local o=T(a.accountKey)
+local o=S(a.accountKey)
 if e and o.grantTerms then
 g(o)
 end
 n=AS(o,f)
 end
 local o,p=B(a)
-local q={0,#i,#m,BE(a),n,o,p}
-for r,s in ipairs(A7(a,true))do
+local q={0,#i,#m,BF(a),n,o,p}
+for r,s in ipairs(A8(a,true))do
 q[#q+1]=s
 end
 return q`;
 
-const SHA1 = "cf358776f6480dd4db24a8d13abce810fe5f8cff";
+const SHA1 = "0f91bafedf109a031cac7f6ae74b5f42f07e401d";
 const FUNCTION = `tg${BUILD_ID}_tidyHolds`;
 
 export const tidyHolds: Script<TidyHoldsParams, TidyHoldsReply> = {

@@ -77,14 +77,14 @@ const HELPERS = [
 ].join("\n");
 
 /** lua/usage.lua's own code, compiled. */
-const BODY = String.raw`local a=X(KEYS,ARGV)
+const BODY = String.raw`local a=W(KEYS,ARGV)
 a.cyclesKey,a.holdsActiveKey,a.journalKey=KEYS[2],KEYS[3],KEYS[4]
 a.journalTrim,a.journalBound=ARGV[6],ARGV[7]
 local b,c,d,e=ARGV[2],tonumber(ARGV[3]),ARGV[4],ARGV[5]
 a.outboxKey,a.eventsMax=KEYS[5],tonumber(ARGV[8])
 if d~=''then
 local f=redis.call('HGET',a.accountKey,'k:'..d)
-local g=A_(a.accountKey,d,f,e,b,a.now)
+local g=Ba(a.accountKey,d,f,e,b,a.now)
 if g then
 return{18,g}
 end
@@ -97,7 +97,7 @@ local g=f.windows[b]
 if not g then
 return{17,''}
 end
-local h=Ai(a,false)
+local h=Ah(a,false)
 if h then
 return h
 end
@@ -115,7 +115,7 @@ i[#i+1]=cjson.encode(f)
 i[#i+1],i[#i+2]=B(a)
 return i`;
 
-const SHA1 = "1ad759671e0867d11a010d74ae631fbeb48b83f2";
+const SHA1 = "c4b0d084421e6cf087b8dbe55042494c1edf9457";
 const FUNCTION = `tg${BUILD_ID}_usage`;
 
 export const usage: Script<UsageParams, UsageReply> = {

@@ -74,9 +74,9 @@ return{3,0,0,0}
 end
 local h='void:g'..c
 local i='o'..d
-local j,k=R(b,i)
+local j,k=Q(b,i)
 local l
-local m=H(g)[f]
+local m=G(g)[f]
 if j then
 local n,o=string.match(j,'^%d+ (%d+) (%S*)')
 l=o==h and{12,tonumber(n)}or{26,0}
@@ -97,14 +97,14 @@ end
 local n=0
 if m then
 n=At(g,m,'v',a.now,d)
-Af(a,g)
+Ae(a,g)
 end
 A(a,g)
 local o=string.format('%d',a.now)
-Q(b,k,i,o..' '..n..' '..h,a.now,e,o)
+P(b,k,i,o..' '..n..' '..h,a.now,e,o)
 return{0,n,B(a)}`;
 
-const SHA1 = "0f73b6d3155d00d231ac14082fd76c5d4f781a6a";
+const SHA1 = "759d81ff8a12f8821ac3a18b1d7247142a76047e";
 const FUNCTION = `tg${BUILD_ID}_voidGrant`;
 
 export const voidGrant: Script<VoidGrantParams, VoidGrantReply> = {

@@ -3,7 +3,7 @@
 
 export const DAY_MS = String.raw`local J=86400000`;
 
-export const days_from_civil = String.raw`local function Ap(a,b,c)
+export const days_from_civil = String.raw`local function Ao(a,b,c)
 if b<=2 then a=a-1 end
 local d=math.floor(a/400)
 local e=a-d*400
@@ -13,7 +13,7 @@ local h=e*365+math.floor(e/4)-math.floor(e/100)+g
 return d*146097+h-719468
 end`;
 
-export const civil_from_days = String.raw`local function An(a)
+export const civil_from_days = String.raw`local function Am(a)
 a=a+719468
 local b=math.floor(a/146097)
 local c=a-b*146097
@@ -27,39 +27,39 @@ if i<=2 then e=e+1 end
 return e,i,h
 end`;
 
-export const days_in_month = String.raw`local function Bq(a,b)
+export const days_in_month = String.raw`local function Br(a,b)
 local c,d=a,b+1
 if d>12 then c,d=a+1,1 end
-return Ap(c,d,1)-Ap(a,b,1)
+return Ao(c,d,1)-Ao(a,b,1)
 end`;
 
-export const period_start = String.raw`local function S(a,b,c,d)
+export const period_start = String.raw`local function R(a,b,c,d)
 if b=='d'then
 return a+d*c*J
 end
 local e=math.floor(a/J)
 local f=a-e*J
-local g,h,i=An(e)
+local g,h,i=Am(e)
 local j=g*12+(h-1)+d*c
 local k=math.floor(j/12)
 local l=j-k*12+1
-local m=math.min(i,Bq(k,l))
-return Ap(k,l,m)*J+f
+local m=math.min(i,Br(k,l))
+return Ao(k,l,m)*J+f
 end`;
 
-export const current_period = String.raw`local function AL(a,b,c,d)
+export const current_period = String.raw`local function AK(a,b,c,d)
 if d<a then
-return 0,a,S(a,b,c,1)
+return 0,a,R(a,b,c,1)
 end
 local e
 if b=='d'then
 e=math.floor((d-a)/(c*J))
 else
-local f,g=An(math.floor(a/J))
-local h,i=An(math.floor(d/J))
+local f,g=Am(math.floor(a/J))
+local h,i=Am(math.floor(d/J))
 e=math.floor(((h-f)*12+(i-g))/c)
-while e>0 and S(a,b,c,e)>d do e=e-1 end
-while S(a,b,c,e+1)<=d do e=e+1 end
+while e>0 and R(a,b,c,e)>d do e=e-1 end
+while R(a,b,c,e+1)<=d do e=e+1 end
 end
-return e,S(a,b,c,e),S(a,b,c,e+1)
+return e,R(a,b,c,e),R(a,b,c,e+1)
 end`;
